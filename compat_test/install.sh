@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Installs the non-Go Kafka clients that compat_test drives: kcat and the two
+# Python clients from Debian, kafkajs and its codecs from npm (exact versions in
+# package-lock.json). Idempotent: does nothing when everything is already there.
+#
+#   bash compat_test/install.sh
+#
+# The Go clients (kgo, sarama, kafka-go, confluent-kafka-go) come from go.mod.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+# Debian's python3 packages land in /usr/bin/python3's dist-packages; the tests
+# run that interpreter, not whatever python3 is first on PATH.
+debs=(kcat python3-confluent-kafka python3-kafka python3-snappy python3-lz4 python3-zstandard nodejs npm)
+missing=()
+for p in "${debs[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+# nodejs/npm may come from elsewhere (e.g. NodeSource); only ask apt for them if absent.
+if command -v node >/dev/null && command -v npm >/dev/null; then
+  keep=()
+  for p in "${missing[@]}"; do
+    case "$p" in nodejs|npm) ;; *) keep+=("$p") ;; esac
+  done
+  missing=("${keep[@]+"${keep[@]}"}")
+fi
+if [ "${#missing[@]}" -gt 0 ]; then
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# npm ci wipes node_modules and rebuilds lz4's native addon, so run it only
+# when the lockfile changed since the last install.
+stamp=node_modules/.minikafka-lock.sha256
+want=$(sha256sum package-lock.json | cut -d' ' -f1)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  npm ci --no-audit --no-fund
+  echo "$want" > "$stamp"
+fi
+
+kcat -V >/dev/null
+/usr/bin/python3 -c 'import confluent_kafka, kafka, snappy, lz4, zstandard'
+node -e "require('kafkajs'); require('kafkajs-snappy'); require('kafkajs-lz4'); require('@mongodb-js/zstd')"
+echo "compat_test/install.sh: kcat, python3-confluent-kafka, python3-kafka, kafkajs ready"
