@@ -1,0 +1,307 @@
+package protocol
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+const (
+	readBufSize = 64 << 10
+	// flushAt is how much coalesced output the writer buffers before
+	// writing even if more replies are queued.
+	flushAt = 256 << 10
+	// keepBuf is the largest write buffer kept between responses, so one
+	// huge response does not pin its buffer for the connection's life.
+	keepBuf = 1 << 20
+)
+
+// pending is a queued reply.
+type pending struct {
+	key, version  int16
+	correlationID int32
+	reply         Reply
+	closeAfter    error // non-nil: close the connection after the replies before it
+}
+
+type conn struct {
+	s    *Server
+	nc   net.Conn
+	info *ConnInfo
+	log  *slog.Logger
+
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	queue    chan pending
+	inflight atomic.Int32
+	// lastActive is the unix-nano time of the last byte read or written.
+	lastActive atomic.Int64
+
+	abortOnce sync.Once
+}
+
+func newConn(s *Server, nc net.Conn) *conn {
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &conn{
+		s:      s,
+		nc:     nc,
+		ctx:    ctx,
+		cancel: cancel,
+		queue:  make(chan pending, s.cfg.MaxInFlight),
+	}
+	c.info = &ConnInfo{ID: s.nextID.Add(1), Remote: nc.RemoteAddr(), c: c}
+	c.log = s.log.With("conn", c.info.ID, "remote", c.info.Remote.String())
+	c.lastActive.Store(time.Now().UnixNano())
+	return c
+}
+
+func (c *conn) run() {
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		c.writeLoop()
+	}()
+	c.readLoop()
+	<-writerDone
+	c.abort()
+	c.s.removeConn(c)
+}
+
+// abort closes the connection now; queued replies are dropped.
+func (c *conn) abort() {
+	c.abortOnce.Do(func() {
+		c.cancel()
+		c.nc.Close()
+	})
+}
+
+// stopReading makes the reader stop at its next read (graceful shutdown).
+// The reader re-checks Server.closing after arming its own deadline, so
+// either it sees the flag or this deadline lands after its own.
+func (c *conn) stopReading() {
+	c.nc.SetReadDeadline(time.Unix(1, 0))
+}
+
+// readLoop reads frames and serves them in order until an error, an
+// invalid request, shutdown or idle timeout; it then closes the queue so
+// the writer finishes the queued replies and closes the connection.
+func (c *conn) readLoop() {
+	defer close(c.queue)
+	br := bufio.NewReaderSize(c.nc, readBufSize)
+	var sizeBuf [4]byte
+	idle := c.s.cfg.IdleTimeout
+	for {
+		// Idle: wait for the next frame's size, re-arming while the
+		// connection is busy (a long poll in flight, a recent write).
+		deadline := time.Now().Add(idle)
+		for {
+			c.nc.SetReadDeadline(deadline)
+			if c.s.closing.Load() {
+				return
+			}
+			n, err := io.ReadFull(br, sizeBuf[:])
+			if err == nil {
+				break
+			}
+			if n == 0 && isTimeout(err) && !c.s.closing.Load() {
+				last := time.Unix(0, c.lastActive.Load())
+				if c.inflight.Load() > 0 {
+					deadline = time.Now().Add(idle)
+					continue
+				}
+				if d := last.Add(idle); time.Until(d) > 0 {
+					deadline = d
+					continue
+				}
+				c.log.Debug("closing idle connection", "idle", idle)
+				return
+			}
+			if n > 0 || !isEOF(err) && !c.s.closing.Load() {
+				c.log.Debug("read failed", "err", err)
+			}
+			return
+		}
+		size := int32(binary.BigEndian.Uint32(sizeBuf[:]))
+		if size < 0 || size > c.s.cfg.MaxRequestBytes {
+			// Kafka's InvalidReceiveException: log and close, never
+			// allocate what the client claims.
+			c.log.Warn("request frame size invalid or over the cap; closing connection",
+				"size", size, "max", c.s.cfg.MaxRequestBytes)
+			return
+		}
+		// A frame that started must finish within the idle timeout.
+		c.nc.SetReadDeadline(time.Now().Add(idle))
+		frame := make([]byte, size)
+		if _, err := io.ReadFull(br, frame); err != nil {
+			if !c.s.closing.Load() {
+				c.log.Debug("truncated request frame", "size", size, "err", err)
+			}
+			return
+		}
+		c.lastActive.Store(time.Now().UnixNano())
+
+		h, body, err := parseRequest(frame)
+		if err != nil {
+			c.log.Warn("invalid request; closing connection",
+				"key", h.key, "version", h.version, "correlation_id", h.correlationID, "err", err)
+			c.enqueue(pending{closeAfter: err})
+			return
+		}
+		req := &Request{
+			Key:           h.key,
+			Version:       h.version,
+			CorrelationID: h.correlationID,
+			ClientID:      h.clientID,
+			Body:          body,
+			Conn:          c.info,
+		}
+		reply := c.s.h.Serve(c.ctx, req)
+		if reply.Err != nil {
+			c.log.Warn("handler failed; closing connection",
+				"key", h.key, "version", h.version, "correlation_id", h.correlationID, "err", reply.Err)
+			c.enqueue(pending{key: h.key, version: h.version, correlationID: h.correlationID, closeAfter: reply.Err})
+			return
+		}
+		if reply.Response == nil && reply.Wait == nil {
+			continue // acks=0: nothing to answer
+		}
+		if !c.enqueue(pending{key: h.key, version: h.version, correlationID: h.correlationID, reply: reply}) {
+			return
+		}
+	}
+}
+
+func (c *conn) enqueue(p pending) bool {
+	c.inflight.Add(1)
+	select {
+	case c.queue <- p:
+		return true
+	case <-c.ctx.Done():
+		c.inflight.Add(-1)
+		release(p.reply.Response)
+		return false
+	}
+}
+
+// writeLoop writes replies in queue order; after a failure it keeps
+// draining (so the reader never blocks) and releases what it drops.
+func (c *conn) writeLoop() {
+	var buf []byte
+	failed := false
+	fail := func(msg string, args ...any) {
+		if !failed && c.ctx.Err() == nil {
+			c.log.Warn(msg, args...)
+		}
+		failed = true
+		c.abort()
+	}
+	flush := func() {
+		if len(buf) == 0 || failed {
+			buf = buf[:0]
+			return
+		}
+		c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.IdleTimeout))
+		if _, err := c.nc.Write(buf); err != nil {
+			fail("write failed; closing connection", "err", err)
+		}
+		c.lastActive.Store(time.Now().UnixNano())
+		if cap(buf) > keepBuf {
+			buf = nil
+		} else {
+			buf = buf[:0]
+		}
+	}
+	for p := range c.queue {
+		if failed {
+			c.drop(p)
+			continue
+		}
+		if p.closeAfter != nil {
+			flush()
+			c.inflight.Add(-1)
+			failed = true
+			c.abort()
+			continue
+		}
+		resp := p.reply.Response
+		if resp == nil {
+			// Flush what is ready before blocking on a long poll or
+			// an fsync wait.
+			flush()
+			r, err := p.reply.Wait()
+			if err != nil {
+				c.inflight.Add(-1)
+				release(r)
+				fail("reply failed; closing connection", "key", p.key, "correlation_id", p.correlationID, "err", err)
+				continue
+			}
+			resp = r
+		}
+		if resp == nil {
+			c.inflight.Add(-1)
+			continue
+		}
+		start := len(buf)
+		buf = appendResponseHeader(buf, p.key, p.correlationID, resp.IsFlexible())
+		if bw, ok := resp.(BodyWriter); ok {
+			n := int64(len(buf)-start-4) + bw.BodyLen()
+			binary.BigEndian.PutUint32(buf[start:], uint32(n))
+			c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.IdleTimeout))
+			err := bw.WriteBody(c.nc, buf)
+			buf = buf[:0]
+			c.lastActive.Store(time.Now().UnixNano())
+			release(resp)
+			c.inflight.Add(-1)
+			if err != nil {
+				fail("write failed; closing connection", "err", err)
+			}
+			continue
+		}
+		buf = resp.AppendTo(buf)
+		binary.BigEndian.PutUint32(buf[start:], uint32(len(buf)-start-4))
+		release(resp)
+		c.inflight.Add(-1)
+		if len(c.queue) == 0 || len(buf) >= flushAt {
+			flush()
+		}
+	}
+	flush()
+}
+
+// drop disposes of a reply that will not be written: its Wait still runs
+// (the connection context is cancelled, so it should return promptly) so the
+// handler can release what the response holds.
+func (c *conn) drop(p pending) {
+	defer c.inflight.Add(-1)
+	if p.reply.Response != nil {
+		release(p.reply.Response)
+		return
+	}
+	if p.reply.Wait != nil {
+		r, _ := p.reply.Wait()
+		release(r)
+	}
+}
+
+func release(r kmsg.Response) {
+	if rl, ok := r.(Releaser); ok {
+		rl.Release()
+	}
+}
+
+func isTimeout(err error) bool { return errors.Is(err, os.ErrDeadlineExceeded) }
+
+func isEOF(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed)
+}

@@ -1,0 +1,62 @@
+// Package protocol is minikafka's wire server: it accepts TCP connections,
+// splits the byte stream into Kafka frames, parses request headers, decodes
+// request bodies with kmsg and hands them to a Handler; it encodes the
+// responses and writes them back in request order.
+//
+// # Frames and headers
+//
+// Every request and response is a frame: a big-endian int32 length followed
+// by that many bytes. The length is checked against Config.MaxRequestBytes
+// (Kafka's socket.request.max.bytes, 100 MiB by default) before any buffer
+// is allocated; a frame over the cap, or with a negative length, is logged
+// and the connection closed, as Kafka does.
+//
+// A request frame starts with a header:
+//
+//	v0: api_key int16, api_version int16, correlation_id int32
+//	v1: v0 + client_id nullable string (int16 length, -1 = null)
+//	v2: v1 + tagged fields (uvarint count, then {uvarint tag, uvarint size, bytes})
+//
+// The header version follows from the key and version: v2 when the request is
+// flexible (KIP-482; kmsg's IsFlexible at that version), v0 only for
+// ControlledShutdown v0, v1 otherwise. The client id stays a classic int16
+// string even in v2, a quirk of the protocol. Response headers are v0
+// (correlation id) or v1 (v0 + empty tagged fields) when the response is
+// flexible — except ApiVersions, which always answers with v0 so that a
+// client that does not yet know the broker's versions can parse the answer.
+//
+// # Bad input
+//
+// An unknown api key, a version newer than kmsg can decode, or a body kmsg
+// cannot decode closes that connection (after the responses to the requests
+// before it were written); other connections are untouched. ApiVersions is
+// the exception: a version kmsg cannot decode still reaches the Handler, as
+// an empty ApiVersionsRequest carrying the client's version, so the broker
+// can answer v0 with UNSUPPORTED_VERSION and its ranges (KIP-511).
+//
+// # Concurrency
+//
+// Each connection has a reader and a writer goroutine. The reader reads
+// frames and calls Handler.Serve in arrival order (produce ordering and
+// idempotent sequence numbers depend on it), then queues the Reply; at most
+// Config.MaxInFlight replies wait in the queue, after which the reader stops
+// reading (back-pressure on the client). The writer takes replies in order,
+// calls Reply.Wait when the response is not ready yet (long-poll fetch,
+// acks=all waiting for fsync), encodes into a reused buffer and writes each
+// frame with a single write; responses that are already available when the
+// queue is non-empty are coalesced into one write. Before blocking in a
+// Wait, the writer flushes what it has.
+//
+// A response may implement BodyWriter to write its own body to the
+// connection (a fetch response sending file ranges with sendfile), and
+// Releaser to give back resources once written or dropped.
+//
+// # Timeouts and shutdown
+//
+// A connection with no request in flight and no traffic either way for
+// Config.IdleTimeout (Kafka's connections.max.idle.ms, 10 minutes) is closed.
+// Server.Close stops accepting, stops reading new requests, lets each
+// connection write the replies to requests already read (calling their Wait),
+// then closes them; if its context ends first, the remaining connections are
+// closed at once and their contexts cancelled.
+package protocol

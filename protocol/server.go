@@ -1,0 +1,258 @@
+package protocol
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Defaults for Config fields left zero.
+const (
+	// DefaultMaxRequestBytes is Kafka's socket.request.max.bytes.
+	DefaultMaxRequestBytes int32 = 100 << 20
+	// DefaultIdleTimeout is Kafka's connections.max.idle.ms.
+	DefaultIdleTimeout = 10 * time.Minute
+	// DefaultMaxInFlight bounds the replies queued per connection; kgo
+	// pipelines up to 5 produce requests per connection, Java up to 5.
+	DefaultMaxInFlight = 32
+)
+
+// Request is one decoded request.
+type Request struct {
+	Key, Version  int16
+	CorrelationID int32
+	ClientID      *string
+	// Body is the decoded request, its version set.
+	Body kmsg.Request
+	Conn *ConnInfo
+}
+
+// ConnInfo identifies the connection a request arrived on.
+type ConnInfo struct {
+	ID     uint64
+	Remote net.Addr
+	c      *conn
+}
+
+// Close closes the connection at once, dropping replies not yet written.
+func (ci *ConnInfo) Close() {
+	if ci.c != nil {
+		ci.c.abort()
+	}
+}
+
+// Handler serves requests. Serve is called on the connection's reader
+// goroutine in arrival order; ctx is cancelled when the connection closes.
+type Handler interface {
+	Serve(ctx context.Context, req *Request) Reply
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(ctx context.Context, req *Request) Reply
+
+// Serve calls f.
+func (f HandlerFunc) Serve(ctx context.Context, req *Request) Reply { return f(ctx, req) }
+
+// Reply is a Handler's answer to one request. Response carries the response
+// now, or Wait (called on the writer goroutine, in request order) produces
+// it later. Both nil: no response is written (produce with acks=0). Err:
+// the error is logged and the connection closed. The response's version is
+// written as set; the handler sets it (normally to the request's version).
+type Reply struct {
+	Response kmsg.Response
+	Wait     func() (kmsg.Response, error)
+	Err      error
+}
+
+// BodyWriter may be implemented by a response to write its own body to
+// the connection instead of being encoded with AppendTo, so that file bytes
+// can go out without being copied through user space.
+type BodyWriter interface {
+	// BodyLen is the exact number of bytes WriteBody writes after head.
+	BodyLen() int64
+	// WriteBody writes head (the frame length and response header,
+	// possibly preceded by earlier coalesced responses) and then exactly
+	// BodyLen bytes of body to w. w is the connection itself (a
+	// *net.TCPConn for TCP, whose ReadFrom uses sendfile for *os.File
+	// sources).
+	WriteBody(w io.Writer, head []byte) error
+}
+
+// Releaser may be implemented by a response that holds resources (file
+// references); Release is called once the response was written or dropped.
+type Releaser interface {
+	Release()
+}
+
+// Config configures a Server.
+type Config struct {
+	// Addr is the listen address, host:port; port 0 picks a free port.
+	Addr string
+	// MaxRequestBytes caps a request frame (default 100 MiB).
+	MaxRequestBytes int32
+	// IdleTimeout closes connections idle that long (default 10 min).
+	IdleTimeout time.Duration
+	// MaxInFlight bounds the replies queued per connection (default 32).
+	MaxInFlight int
+	// Logger receives connection-level events; nil discards them.
+	Logger *slog.Logger
+	// Listener, if set, is used instead of listening on Addr (tests,
+	// custom transports).
+	Listener net.Listener
+}
+
+// Server is a Kafka wire server.
+type Server struct {
+	cfg Config
+	h   Handler
+	ln  net.Listener
+	log *slog.Logger
+
+	nextID  atomic.Uint64
+	closing atomic.Bool
+
+	mu      sync.Mutex
+	conns   map[*conn]struct{}
+	closed  chan struct{} // closed once Close starts
+	conWG   sync.WaitGroup
+	serving sync.WaitGroup
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Listen binds the listener; Serve accepts connections.
+func Listen(cfg Config, h Handler) (*Server, error) {
+	if h == nil {
+		return nil, errors.New("protocol: nil handler")
+	}
+	if cfg.MaxRequestBytes <= 0 {
+		cfg.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.MaxInFlight <= 0 {
+		cfg.MaxInFlight = DefaultMaxInFlight
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ln := cfg.Listener
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", cfg.Addr); err != nil {
+			return nil, err
+		}
+	}
+	return &Server{
+		cfg:    cfg,
+		h:      h,
+		ln:     ln,
+		log:    log,
+		conns:  make(map[*conn]struct{}),
+		closed: make(chan struct{}),
+	}, nil
+}
+
+// Addr is the bound address (with the real port when Addr had port 0).
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// Serve accepts connections until Close; it returns nil after Close and the
+// accept error otherwise.
+func (s *Server) Serve() error {
+	s.serving.Add(1)
+	defer s.serving.Done()
+	var backoff time.Duration
+	for {
+		nc, err := s.ln.Accept()
+		if err != nil {
+			if s.closing.Load() {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || isTemporary(err) {
+				// Out of file descriptors and the like: back off
+				// instead of spinning, as net/http does.
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				s.log.Warn("accept failed; retrying", "err", err, "backoff", backoff)
+				select {
+				case <-time.After(backoff):
+				case <-s.closed:
+					return nil
+				}
+				continue
+			}
+			return err
+		}
+		backoff = 0
+		s.startConn(nc)
+	}
+}
+
+func isTemporary(err error) bool {
+	var t interface{ Temporary() bool }
+	return errors.As(err, &t) && t.Temporary()
+}
+
+func (s *Server) startConn(nc net.Conn) {
+	c := newConn(s, nc)
+	s.mu.Lock()
+	if s.closing.Load() {
+		s.mu.Unlock()
+		nc.Close()
+		return
+	}
+	s.conns[c] = struct{}{}
+	s.conWG.Add(1)
+	s.mu.Unlock()
+	go c.run()
+}
+
+func (s *Server) removeConn(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+	s.conWG.Done()
+}
+
+// Close stops accepting, stops reading new requests, writes the replies to
+// requests already read, and closes every connection. If ctx ends first,
+// the remaining connections are closed at once (their contexts cancelled)
+// and ctx's error returned. Close is idempotent.
+func (s *Server) Close(ctx context.Context) error {
+	s.closeOnce.Do(func() {
+		s.closing.Store(true)
+		close(s.closed)
+		s.ln.Close()
+		s.mu.Lock()
+		for c := range s.conns {
+			c.stopReading()
+		}
+		s.mu.Unlock()
+
+		done := make(chan struct{})
+		go func() { s.conWG.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			s.closeErr = ctx.Err()
+			s.mu.Lock()
+			for c := range s.conns {
+				c.abort()
+			}
+			s.mu.Unlock()
+			<-done
+		}
+		s.serving.Wait()
+	})
+	return s.closeErr
+}
