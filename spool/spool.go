@@ -1,0 +1,835 @@
+package spool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/minikafka/minikafka/internal/vfs"
+)
+
+// Codec selects how segment payloads are compressed. The zero value is zstd.
+type Codec int
+
+const (
+	CodecZstd Codec = iota // zstd, fastest level (default)
+	CodecNone              // store records uncompressed
+)
+
+// Options configure a Spool. Zero values take the defaults noted.
+type Options struct {
+	FS  vfs.FS // nil: vfs.Default
+	Dir string // required; created if missing
+
+	// MaxBytes bounds the spool: bytes on disk plus bytes reserved by records
+	// not yet flushed. Append fails with ErrFull rather than exceed it.
+	// Default 1 GiB.
+	MaxBytes int64
+	// A batch is sealed into one segment when it holds BatchRecords records
+	// (default 16384) or BatchBytes bytes of framed records (default 4 MiB),
+	// when FlushInterval (default 100 ms; negative: never) has passed since
+	// its first record, on Flush, or when WaitDurable asks for one of its
+	// records.
+	BatchRecords  int
+	BatchBytes    int
+	FlushInterval time.Duration
+	// MaxRecordBytes bounds one record (default 16 MiB).
+	MaxRecordBytes int
+	// MaxDecodedBytes bounds the decoded payload of one segment: reading a
+	// segment that claims more is refused before allocating. Default (and
+	// minimum) BatchBytes + MaxRecordBytes + 32, the most a batch can hold.
+	MaxDecodedBytes int
+
+	Compression Codec
+	Cipher      Cipher // nil: segments are not encrypted
+
+	// StartSeq is the first sequence number of a spool that has never held
+	// a record. Ignored once the directory has state.
+	StartSeq int64
+	Logger   *slog.Logger // nil: discard
+}
+
+func (o *Options) setDefaults() error {
+	if o.Dir == "" {
+		return errors.New("spool: Options.Dir is required")
+	}
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
+	if o.MaxBytes == 0 {
+		o.MaxBytes = 1 << 30
+	}
+	if o.BatchRecords == 0 {
+		o.BatchRecords = 16384
+	}
+	if o.BatchBytes == 0 {
+		o.BatchBytes = 4 << 20
+	}
+	if o.FlushInterval == 0 {
+		o.FlushInterval = 100 * time.Millisecond
+	}
+	if o.MaxRecordBytes == 0 {
+		o.MaxRecordBytes = 16 << 20
+	}
+	if minDec := o.BatchBytes + o.MaxRecordBytes + 32; o.MaxDecodedBytes < minDec {
+		o.MaxDecodedBytes = minDec
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	switch {
+	case o.MaxBytes < 0 || o.BatchRecords < 0 || o.BatchBytes < 0 || o.MaxRecordBytes < 0:
+		return errors.New("spool: negative size option")
+	case o.StartSeq < 0:
+		return errors.New("spool: negative StartSeq")
+	case o.Compression != CodecZstd && o.Compression != CodecNone:
+		return fmt.Errorf("spool: unknown codec %d", o.Compression)
+	case int64(o.MaxDecodedBytes) > math.MaxUint32:
+		return errors.New("spool: batches must stay below 4 GiB")
+	}
+	return nil
+}
+
+// Record is one spooled record. It occupies sequence numbers
+// [Seq, Seq+Span-1]; Data must not be modified (it may be shared with other
+// readers).
+type Record struct {
+	Seq  int64
+	Span int
+	Data []byte
+}
+
+// Last is the last sequence number the record occupies.
+func (r Record) Last() int64 { return r.Seq + int64(r.Span) - 1 }
+
+// segment is a durable segment file.
+type segment struct {
+	first, last int64
+	count       int64
+	size        int64 // file bytes
+	encrypted   bool
+	name        string // base name
+}
+
+// batch is an in-memory run of records that becomes one segment. Its buf is
+// append-only, so slices into it handed to readers stay valid and unchanged.
+type batch struct {
+	first, next int64    // sequence range [first, next)
+	buf         []byte   // framed records, exactly the segment's raw payload
+	seqs        []int64  // first sequence of each record
+	offs        []uint32 // offset of each record's frame in buf
+	reserved    int64    // bytes reserved against MaxBytes
+	started     time.Time
+}
+
+// Spool is a bounded, durable queue of byte records; see the package doc.
+type Spool struct {
+	opts Options
+	fs   vfs.FS
+	dir  string
+	log  *slog.Logger
+	dec  *segDecoder
+	enc  *segEncoder // used only by the flusher goroutine
+	// segOverhead is reserved per batch on top of its records: header plus
+	// cipher overhead, the most a segment adds to its raw payload.
+	segOverhead int64
+
+	// ackMu serialises DeleteAcked (marker file, removals) without holding mu
+	// across that I/O. Lock order: ackMu before mu.
+	ackMu     sync.Mutex
+	markerSeq int64 // acked sequence recorded by the newest marker file; -1 none
+
+	cacheMu sync.Mutex // guards the one decoded segment kept for sequential readers
+	cache   struct {
+		name string
+		recs []Record
+	}
+
+	kick chan struct{} // wakes the flusher; capacity 1
+	done chan struct{} // closed when the flusher exits
+
+	mu        sync.Mutex
+	open      *batch   // batch taking appends; nil when empty
+	sealed    []*batch // handed to the flusher, oldest first; still readable
+	segs      []segment
+	nextSeq   int64
+	durable   int64 // every sequence < durable is in a durable segment or acknowledged
+	acked     int64 // highest acknowledged sequence; Head() == acked+1
+	used      int64 // disk + reserved
+	disk      int64
+	diskRecs  int64
+	err       error // sticky: the first flush failure
+	closing   bool
+	wantFlush bool          // a WaitDurable is waiting on the open batch
+	durableCh chan struct{} // closed and replaced whenever durable, err or closing change
+	corrupt   []CorruptSegment
+}
+
+// Open recovers the spool in opts.Dir (see recover.go) and starts its
+// flusher. The report says what recovery removed and set aside.
+func Open(opts Options) (*Spool, *RecoveryReport, error) {
+	if err := opts.setDefaults(); err != nil {
+		return nil, nil, err
+	}
+	s := &Spool{
+		opts:      opts,
+		fs:        opts.FS,
+		dir:       opts.Dir,
+		log:       opts.Logger,
+		kick:      make(chan struct{}, 1),
+		done:      make(chan struct{}),
+		durableCh: make(chan struct{}),
+		markerSeq: -1,
+	}
+	s.segOverhead = headerLen
+	if opts.Cipher != nil {
+		s.segOverhead += int64(opts.Cipher.Overhead())
+	}
+	var err error
+	if s.dec, err = newSegDecoder(opts.Cipher, opts.MaxDecodedBytes); err != nil {
+		return nil, nil, err
+	}
+	if s.enc, err = newSegEncoder(opts.Compression, opts.Cipher); err != nil {
+		return nil, nil, err
+	}
+	rep, err := s.recover()
+	if err != nil {
+		return nil, rep, err
+	}
+	go s.flushLoop()
+	return s, rep, nil
+}
+
+// Append adds a record occupying one sequence number and returns it.
+func (s *Spool) Append(data []byte) (int64, error) { return s.AppendSpan(data, 1) }
+
+// AppendSpan adds a record occupying span consecutive sequence numbers (a
+// Kafka batch of span records) and returns the first. The record is held in
+// memory until its batch is flushed: it is readable at once but durable only
+// once WaitDurable(seq) returns nil. data is copied.
+func (s *Spool) AppendSpan(data []byte, span int) (int64, error) {
+	if span < 1 || span > math.MaxInt32 {
+		return 0, fmt.Errorf("spool: span %d out of range [1, 2^31)", span)
+	}
+	if len(data) > s.opts.MaxRecordBytes {
+		return 0, fmt.Errorf("%w: %d bytes, MaxRecordBytes is %d", ErrTooLarge, len(data), s.opts.MaxRecordBytes)
+	}
+	need := int64(frameLen(span, len(data)))
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return 0, ErrClosed
+	}
+	if s.err != nil {
+		err := s.err
+		s.mu.Unlock()
+		return 0, err
+	}
+	if s.nextSeq > math.MaxInt64-int64(span) {
+		s.mu.Unlock()
+		return 0, errors.New("spool: sequence numbers exhausted")
+	}
+	b := s.open
+	if b != nil && len(b.buf)+int(need) > s.opts.BatchBytes {
+		s.sealLocked()
+		b = nil
+	}
+	res := need
+	if b == nil {
+		res += s.segOverhead
+	}
+	if s.used+res > s.opts.MaxBytes {
+		used := s.used
+		s.mu.Unlock()
+		if need+s.segOverhead > s.opts.MaxBytes {
+			return 0, fmt.Errorf("%w: %d bytes cannot fit in MaxBytes %d", ErrTooLarge, len(data), s.opts.MaxBytes)
+		}
+		return 0, &FullError{Need: res, Used: used, Max: s.opts.MaxBytes}
+	}
+	if b == nil {
+		b = &batch{first: s.nextSeq, next: s.nextSeq, started: time.Now()}
+		s.open = b
+		if s.opts.FlushInterval > 0 {
+			s.wake() // so the flusher arms the interval timer
+		}
+	}
+	seq := s.nextSeq
+	b.seqs = append(b.seqs, seq)
+	b.offs = append(b.offs, uint32(len(b.buf)))
+	b.buf = appendFrame(b.buf, span, data)
+	s.nextSeq += int64(span)
+	b.next = s.nextSeq
+	b.reserved += res
+	s.used += res
+	if len(b.seqs) >= s.opts.BatchRecords || len(b.buf) >= s.opts.BatchBytes {
+		s.sealLocked()
+	}
+	s.mu.Unlock()
+	return seq, nil
+}
+
+// sealLocked hands the open batch to the flusher. REQUIRES: s.mu held.
+func (s *Spool) sealLocked() {
+	if s.open == nil {
+		return
+	}
+	s.sealed = append(s.sealed, s.open)
+	s.open = nil
+	s.wake()
+}
+
+func (s *Spool) wake() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// broadcastLocked wakes every WaitDurable. REQUIRES: s.mu held.
+func (s *Spool) broadcastLocked() {
+	close(s.durableCh)
+	s.durableCh = make(chan struct{})
+}
+
+// Flush seals the records appended so far and waits until they are durable.
+func (s *Spool) Flush() error {
+	s.mu.Lock()
+	s.sealLocked()
+	target := s.nextSeq - 1
+	s.mu.Unlock()
+	return s.WaitDurable(context.Background(), target)
+}
+
+// WaitDurable blocks until sequence seq is durable: written to a segment
+// file that was fsynced and whose rename was fsynced (or acknowledged, which
+// makes durability moot). It asks the flusher to seal the open batch if seq
+// is in it; concurrent waiters share one segment write (group commit).
+// Returns the spool's sticky write error if flushing failed, ErrClosed if the
+// spool closed first.
+func (s *Spool) WaitDurable(ctx context.Context, seq int64) error {
+	for {
+		s.mu.Lock()
+		if seq < s.durable || seq <= s.acked {
+			s.mu.Unlock()
+			return nil
+		}
+		if s.err != nil {
+			err := s.err
+			s.mu.Unlock()
+			return err
+		}
+		if seq >= s.nextSeq {
+			next := s.nextSeq
+			s.mu.Unlock()
+			return fmt.Errorf("spool: WaitDurable(%d): sequence not assigned yet (next is %d)", seq, next)
+		}
+		if s.closing && isClosed(s.done) {
+			s.mu.Unlock()
+			return ErrClosed
+		}
+		if s.open != nil && seq >= s.open.first {
+			s.wantFlush = true
+			s.wake()
+		}
+		ch := s.durableCh
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// flushLoop is the single flusher: it writes sealed batches in sequence
+// order, one segment each, never holding mu across I/O. While it writes,
+// appends accumulate in the next batch, which is how waiters share fsyncs.
+func (s *Spool) flushLoop() {
+	defer close(s.done)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	var buf []byte
+	for {
+		s.mu.Lock()
+		if len(s.sealed) == 0 && s.open != nil &&
+			(s.wantFlush || s.closing || (s.opts.FlushInterval > 0 && time.Since(s.open.started) >= s.opts.FlushInterval)) {
+			s.wantFlush = false
+			s.sealLocked()
+		}
+		if len(s.sealed) > 0 && s.err == nil {
+			b := s.sealed[0]
+			acked := s.acked
+			s.mu.Unlock()
+			seg, skipped, err := s.writeBatch(b, acked, &buf)
+			s.mu.Lock()
+			s.commitLocked(b, seg, skipped, err)
+			again := !skipped && err == nil && seg.last <= s.acked
+			ackedNow := s.acked
+			s.mu.Unlock()
+			if again {
+				// Acknowledged while being written: DeleteAcked could not see it.
+				if _, err := s.DeleteAcked(ackedNow); err != nil {
+					s.log.Warn("spool: deleting acknowledged segment", "err", err)
+				}
+			}
+			continue
+		}
+		if s.closing {
+			s.broadcastLocked()
+			s.mu.Unlock()
+			return
+		}
+		var deadline <-chan time.Time
+		if s.open != nil && s.opts.FlushInterval > 0 && s.err == nil {
+			timer.Reset(time.Until(s.open.started.Add(s.opts.FlushInterval)))
+			deadline = timer.C
+		}
+		s.mu.Unlock()
+		select {
+		case <-s.kick:
+		case <-deadline:
+		}
+		timer.Stop()
+	}
+}
+
+func segName(first, last int64) string { return fmt.Sprintf("%020d-%020d.seg", first, last) }
+
+// writeBatch writes b as one segment: .tmp, fsync, close, rename, fsync dir.
+// A batch entirely acknowledged before it was written is skipped.
+func (s *Spool) writeBatch(b *batch, acked int64, buf *[]byte) (segment, bool, error) {
+	if b.next-1 <= acked {
+		return segment{}, true, nil
+	}
+	seg := segment{first: b.first, last: b.next - 1, count: int64(len(b.seqs)), encrypted: s.opts.Cipher != nil}
+	seg.name = segName(seg.first, seg.last)
+	data, err := s.enc.encode(*buf, seg.first, seg.last, len(b.seqs), b.buf)
+	if err != nil {
+		return seg, false, err
+	}
+	*buf = data
+	seg.size = int64(len(data))
+	final := filepath.Join(s.dir, seg.name)
+	tmp := final + ".tmp"
+	if err := s.writeFileSync(tmp, data); err != nil {
+		_ = s.fs.Remove(tmp)
+		return seg, false, err
+	}
+	if err := s.fs.Rename(tmp, final); err != nil {
+		_ = s.fs.Remove(tmp)
+		return seg, false, err
+	}
+	if err := s.fs.SyncDir(s.dir); err != nil {
+		// The rename may or may not survive a crash; either way the data is
+		// whole, so leaving the file is safe. Not acknowledging it is what
+		// matters.
+		return seg, false, err
+	}
+	return seg, false, nil
+}
+
+func (s *Spool) writeFileSync(name string, data []byte) error {
+	f, err := s.fs.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	n, err := f.Write(data)
+	if err == nil && n != len(data) {
+		err = io.ErrShortWrite
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// commitLocked records the outcome of writing the oldest sealed batch.
+// REQUIRES: s.mu held.
+func (s *Spool) commitLocked(b *batch, seg segment, skipped bool, err error) {
+	if err != nil {
+		// Sticky: later batches must not be written past a hole, and after a
+		// failed fsync the page cache cannot be trusted. The records stay
+		// readable in memory; reopening the spool is the way out.
+		s.err = fmt.Errorf("spool: flushing [%d..%d]: %w", b.first, b.next-1, err)
+		s.log.Error("spool: flush failed; spool refuses writes until reopened", "err", err)
+		s.broadcastLocked()
+		return
+	}
+	s.sealed[0] = nil
+	s.sealed = s.sealed[1:]
+	s.used -= b.reserved
+	if !skipped {
+		s.segs = append(s.segs, seg)
+		s.used += seg.size
+		s.disk += seg.size
+		s.diskRecs += seg.count
+	}
+	s.durable = b.next
+	s.broadcastLocked()
+}
+
+// Close flushes what was appended, stops the flusher and returns the sticky
+// error if any flush failed. Records appended but never flushed because of
+// such an error are lost with the process; they were never reported durable.
+func (s *Spool) Close() error {
+	s.mu.Lock()
+	s.closing = true
+	s.mu.Unlock()
+	s.wake()
+	<-s.done
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.broadcastLocked()
+	return s.err
+}
+
+// Read returns records from sequence seq on: the record containing seq (if
+// not yet acknowledged) and those after it, up to maxRecords records and
+// maxBytes of data (at least one record when any is available). Sealed
+// segments are read first, then the in-memory tail. Sequences below Head()
+// are skipped. Gaps appear only where a corrupt segment was set aside.
+//
+// When Read meets a corrupt segment it sets it aside and returns a
+// *SegmentError wrapping ErrCorrupt (with the records before it, if any, on
+// the next call), so the loss is always reported; the call after continues
+// past it.
+func (s *Spool) Read(seq int64, maxRecords, maxBytes int) ([]Record, error) {
+	var out []Record
+	size := 0
+	full := func() bool { return len(out) >= maxRecords || (len(out) > 0 && size >= maxBytes) }
+	add := func(r Record) bool {
+		if len(out) > 0 && size+len(r.Data) > maxBytes {
+			return false
+		}
+		out = append(out, r)
+		size += len(r.Data)
+		return true
+	}
+	for maxRecords > 0 && !full() {
+		s.mu.Lock()
+		if seq <= s.acked {
+			seq = s.acked + 1
+		}
+		if seq >= s.nextSeq {
+			s.mu.Unlock()
+			break
+		}
+		i := sort.Search(len(s.segs), func(i int) bool { return s.segs[i].last >= seq })
+		if i < len(s.segs) {
+			seg := s.segs[i]
+			s.mu.Unlock()
+			recs, err := s.readSegment(seg)
+			if err != nil {
+				if errors.Is(err, ErrCorrupt) || errors.Is(err, ErrTooBig) || errors.Is(err, ErrUnsupported) {
+					if len(out) > 0 {
+						return out, nil // report it on the next call
+					}
+					s.setAside(seg, err)
+					return nil, &SegmentError{Path: filepath.Join(s.dir, seg.name), First: seg.first, Last: seg.last, Err: err}
+				}
+				if errors.Is(err, os.ErrNotExist) && s.Head() > seg.last {
+					seq = seg.last + 1 // acknowledged and deleted under us
+					continue
+				}
+				if len(out) > 0 {
+					return out, nil
+				}
+				return nil, &SegmentError{Path: filepath.Join(s.dir, seg.name), First: seg.first, Last: seg.last, Err: err}
+			}
+			j := sort.Search(len(recs), func(j int) bool { return recs[j].Last() >= seq })
+			for ; j < len(recs) && !full(); j++ {
+				if !add(recs[j]) {
+					return out, nil
+				}
+			}
+			seq = seg.last + 1
+			continue
+		}
+		// The rest is in memory. mu is held so the batches cannot be
+		// flushed (and vanish from view) while we copy slices out.
+		batches := s.sealed
+		if s.open != nil {
+			batches = append(batches[:len(batches):len(batches)], s.open)
+		}
+		for _, b := range batches {
+			if b.next <= seq {
+				continue
+			}
+			j := sort.Search(len(b.seqs), func(j int) bool {
+				end := b.next
+				if j+1 < len(b.seqs) {
+					end = b.seqs[j+1]
+				}
+				return end-1 >= seq
+			})
+			for ; j < len(b.seqs) && !full(); j++ {
+				span, data, _, err := readFrame(b.buf, int(b.offs[j]))
+				if err != nil {
+					s.mu.Unlock()
+					panic("spool: in-memory batch framing broken: " + err.Error())
+				}
+				if !add(Record{Seq: b.seqs[j], Span: int(span), Data: data}) {
+					s.mu.Unlock()
+					return out, nil
+				}
+			}
+		}
+		s.mu.Unlock()
+		break
+	}
+	return out, nil
+}
+
+// ReadFrom is Read without a byte limit.
+func (s *Spool) ReadFrom(seq int64, limit int) ([]Record, error) {
+	return s.Read(seq, limit, math.MaxInt)
+}
+
+// readSegment returns a segment's records, from the cache when the same
+// segment was read last (the forwarding pattern: many reads walking one
+// segment).
+func (s *Spool) readSegment(seg segment) ([]Record, error) {
+	s.cacheMu.Lock()
+	if s.cache.name == seg.name {
+		recs := s.cache.recs
+		s.cacheMu.Unlock()
+		return recs, nil
+	}
+	s.cacheMu.Unlock()
+	data, err := s.readFile(seg.name)
+	if err != nil {
+		return nil, err
+	}
+	h, recs, err := s.dec.decode(data)
+	if err != nil {
+		return nil, err
+	}
+	if h.First != seg.first || h.Last != seg.last {
+		return nil, corruptf("header range [%d..%d] does not match file name", h.First, h.Last)
+	}
+	s.cacheMu.Lock()
+	s.cache.name, s.cache.recs = seg.name, recs
+	s.cacheMu.Unlock()
+	return recs, nil
+}
+
+func (s *Spool) readFile(name string) ([]byte, error) {
+	f, err := s.fs.OpenFile(filepath.Join(s.dir, name), os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	// Bound the read by what a valid segment can be before allocating.
+	if limit := headerLen + int64(maxStored(s.opts.MaxDecodedBytes, s.opts.Cipher)); fi.Size() > limit {
+		return nil, fmt.Errorf("%w: file is %d bytes, limit %d", ErrTooBig, fi.Size(), limit)
+	}
+	data := make([]byte, fi.Size())
+	if _, err := io.ReadFull(io.NewSectionReader(f, 0, fi.Size()), data); err != nil {
+		return nil, corruptf("read: %v", err)
+	}
+	return data, nil
+}
+
+// setAside renames a corrupt segment to *.corrupt, drops it from the live
+// set and records it for Corrupt().
+func (s *Spool) setAside(seg segment, cause error) {
+	path := filepath.Join(s.dir, seg.name)
+	rerr := s.fs.Rename(path, path+".corrupt")
+	if rerr == nil {
+		rerr = s.fs.SyncDir(s.dir)
+	}
+	s.log.Error("spool: corrupt segment set aside", "file", path, "first", seg.first, "last", seg.last, "err", cause, "rename_err", rerr)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range s.segs {
+		if s.segs[i].name == seg.name {
+			segs := make([]segment, 0, len(s.segs)-1)
+			segs = append(append(segs, s.segs[:i]...), s.segs[i+1:]...)
+			s.segs = segs // copy: readers may hold the old slice
+			s.disk -= seg.size
+			s.used -= seg.size
+			s.diskRecs -= seg.count
+			s.corrupt = append(s.corrupt, CorruptSegment{Name: seg.name, First: seg.first, Last: seg.last, Err: cause})
+			break
+		}
+	}
+}
+
+// DeleteAcked acknowledges every sequence ≤ seq and removes every segment
+// whose last sequence is ≤ seq; it returns how many were removed. Records of
+// a partially acknowledged segment stay on disk until the rest is acked but
+// are no longer returned by Read. The acknowledged sequence is recorded in a
+// marker file (made durable before any segment is removed) so Head and
+// NextSeq survive a restart even when the spool is empty.
+func (s *Spool) DeleteAcked(seq int64) (int, error) {
+	s.ackMu.Lock()
+	defer s.ackMu.Unlock()
+	s.mu.Lock()
+	if seq >= s.nextSeq {
+		seq = s.nextSeq - 1 // sequences not handed out cannot be acknowledged
+	}
+	if seq < s.acked {
+		// Never move backwards, but still remove segments a flush registered
+		// after the previous call (the flusher calls us for exactly that).
+		seq = s.acked
+	}
+	closing := s.closing && isClosed(s.done)
+	s.mu.Unlock()
+	if closing {
+		return 0, ErrClosed
+	}
+	if seq > s.markerSeq && seq >= 0 {
+		if err := s.writeMarker(seq); err != nil {
+			return 0, err
+		}
+	}
+	s.mu.Lock()
+	if seq > s.acked {
+		s.acked = seq
+	}
+	n := sort.Search(len(s.segs), func(i int) bool { return s.segs[i].last > seq })
+	victims := append([]segment(nil), s.segs[:n]...)
+	s.segs = s.segs[n:]
+	s.broadcastLocked() // WaitDurable treats acknowledged as done
+	s.mu.Unlock()
+
+	var firstErr error
+	removed := 0
+	for _, v := range victims {
+		err := s.fs.Remove(filepath.Join(s.dir, v.name))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			// Leave it: recovery deletes segments at or below the marker.
+			if firstErr == nil {
+				firstErr = err
+			}
+		} else {
+			removed++
+		}
+		s.mu.Lock()
+		s.disk -= v.size
+		s.used -= v.size
+		s.diskRecs -= v.count
+		s.mu.Unlock()
+	}
+	// No directory fsync for the removals: a segment that reappears after a
+	// crash is at or below the durable marker and recovery removes it.
+	return removed, firstErr
+}
+
+// writeMarker records acked sequence seq as the empty file acked-<seq>, made
+// durable with a directory fsync, then drops the previous marker.
+// REQUIRES: s.ackMu held.
+func (s *Spool) writeMarker(seq int64) error {
+	f, err := s.fs.OpenFile(filepath.Join(s.dir, markerName(seq)), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("spool: ack marker: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("spool: ack marker: %w", err)
+	}
+	if err := s.fs.SyncDir(s.dir); err != nil {
+		return fmt.Errorf("spool: ack marker: %w", err)
+	}
+	if s.markerSeq >= 0 {
+		_ = s.fs.Remove(filepath.Join(s.dir, markerName(s.markerSeq)))
+	}
+	s.markerSeq = seq
+	return nil
+}
+
+func markerName(seq int64) string { return fmt.Sprintf("acked-%020d", seq) }
+
+// Head is the first unacknowledged sequence number (what a consumer resumes
+// from).
+func (s *Spool) Head() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.acked + 1
+}
+
+// NextSeq is the sequence number the next Append gets.
+func (s *Spool) NextSeq() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.nextSeq
+}
+
+// Stats is a snapshot of the spool's state.
+type Stats struct {
+	Head           int64 // first unacknowledged sequence
+	NextSeq        int64 // sequence of the next append
+	DurableSeq     int64 // every sequence below it is durable or acknowledged
+	PendingRecords int   // records in memory, not yet durable
+	PendingBytes   int64 // bytes reserved by them
+	DiskRecords    int64 // records in segment files (including acknowledged ones of a partly acknowledged segment)
+	DiskSegments   int
+	DiskBytes      int64
+	UsedBytes      int64 // DiskBytes + PendingBytes, what MaxBytes bounds
+	MaxBytes       int64
+	Corrupt        int   // segments set aside since Open, including by Open
+	Err            error // sticky flush error, if any
+}
+
+// Stats returns a snapshot.
+func (s *Spool) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := Stats{
+		Head: s.acked + 1, NextSeq: s.nextSeq, DurableSeq: s.durable,
+		DiskRecords: s.diskRecs, DiskSegments: len(s.segs), DiskBytes: s.disk,
+		UsedBytes: s.used, MaxBytes: s.opts.MaxBytes, Corrupt: len(s.corrupt), Err: s.err,
+	}
+	for _, b := range s.sealed {
+		st.PendingRecords += len(b.seqs)
+		st.PendingBytes += b.reserved
+	}
+	if s.open != nil {
+		st.PendingRecords += len(s.open.seqs)
+		st.PendingBytes += s.open.reserved
+	}
+	return st
+}
+
+// Pressure is the fraction of MaxBytes in use, in [0, 1]: bytes on disk
+// plus bytes reserved by records not yet flushed (they are on their way to
+// disk and count against the same bound Append enforces, so Pressure reaches
+// 1 exactly when Append starts failing with ErrFull).
+func (s *Spool) Pressure() float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return min(1, max(0, float64(s.used)/float64(s.opts.MaxBytes)))
+}
+
+// IsOverloaded reports Pressure() > 0.9.
+func (s *Spool) IsOverloaded() bool { return s.Pressure() > 0.9 }
+
+// Corrupt lists the segments set aside since Open (including by Open).
+func (s *Spool) Corrupt() []CorruptSegment {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]CorruptSegment(nil), s.corrupt...)
+}
