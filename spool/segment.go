@@ -53,9 +53,9 @@ type segHeader struct {
 	PayloadCRC  uint32
 }
 
-func (h segHeader) codec() uint8     { return h.Flags & flagCodecMask }
-func (h segHeader) encrypted() bool  { return h.Flags&flagEncrypted != 0 }
-func (h segHeader) fileSize() int64  { return headerLen + int64(h.StoredLen) }
+func (h segHeader) codec() uint8    { return h.Flags & flagCodecMask }
+func (h segHeader) encrypted() bool { return h.Flags&flagEncrypted != 0 }
+func (h segHeader) fileSize() int64 { return headerLen + int64(h.StoredLen) }
 func (h segHeader) String() string {
 	return fmt.Sprintf("v%d flags=%#x seq=[%d..%d] count=%d raw=%d stored=%d", h.Version, h.Flags, h.First, h.Last, h.Count, h.RawLen, h.StoredLen)
 }
