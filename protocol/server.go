@@ -41,6 +41,17 @@ type ConnInfo struct {
 	c      *conn
 }
 
+// Draining is closed when the server begins a graceful shutdown: a long
+// poll waiting in Reply.Wait should answer with what it has, so the
+// shutdown does not wait out its max wait time. Nil (never ready) for a
+// ConnInfo not made by a Server.
+func (ci *ConnInfo) Draining() <-chan struct{} {
+	if ci.c == nil {
+		return nil
+	}
+	return ci.c.s.closed
+}
+
 // Close closes the connection at once, dropping replies not yet written.
 func (ci *ConnInfo) Close() {
 	if ci.c != nil {

@@ -473,3 +473,40 @@ func TestListenBusyPort(t *testing.T) {
 		t.Fatal("second Listen on a busy port succeeded")
 	}
 }
+
+func TestDrainingSignalsLongPolls(t *testing.T) {
+	h := &fakeHandler{hook: func(ctx context.Context, req *Request) (Reply, bool) {
+		resp := defaultResponse(req)
+		return Reply{Wait: func() (kmsg.Response, error) {
+			select {
+			case <-req.Conn.Draining():
+				return resp, nil
+			case <-time.After(time.Minute):
+				return nil, errors.New("long poll not woken by shutdown")
+			}
+		}}, true
+	}}
+	s, err := Listen(Config{Addr: "127.0.0.1:0"}, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve()
+	c := dial(t, s)
+	send(t, c, frame(1, nil, metadataReq(1)))
+	time.Sleep(20 * time.Millisecond)
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if corr, _ := mustReadFrame(t, c); corr != 1 {
+		t.Fatalf("corr %d", corr)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("shutdown took %v", d)
+	}
+	if (&ConnInfo{}).Draining() != nil {
+		t.Fatal("Draining of a ConnInfo without a server is not nil")
+	}
+}
