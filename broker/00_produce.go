@@ -1,0 +1,256 @@
+package broker
+
+// Produce v3–v13.
+//
+// Each partition gets exactly one v2 record batch (Kafka rejects more, or
+// none, with INVALID_RECORD since v3). The batch is validated before it is
+// stored as sent: framing and CRC (CORRUPT_MESSAGE), size against the
+// topic's max.message.bytes (MESSAGE_TOO_LARGE), every record decoded —
+// compressed bodies decompressed with a hard output bound — (INVALID_RECORD),
+// CreateTime timestamps against message.timestamp.{before,after}.max.ms
+// (INVALID_TIMESTAMP). Idempotent batches (producer ID >= 0) are checked
+// against the producer's last sequence on that partition: a retry of one of
+// the last five batches is acknowledged with its original offset (Kafka's
+// DUPLICATE_SEQUENCE handling), a gap is OUT_OF_ORDER_SEQUENCE_NUMBER, an
+// old epoch INVALID_PRODUCER_EPOCH.
+//
+// acks=0 gets no response, unless a partition failed: then, as Kafka does,
+// the connection is closed so the producer notices. acks=1 is answered once
+// appended. acks=-1 is answered once the durability policy is met
+// (logstore.WaitDurable, on the writer goroutine so the reader keeps
+// reading). Other acks values: INVALID_REQUIRED_ACKS.
+//
+// Version notes: v8 adds per-record errors and error messages, v9 flexible,
+// v13 (KIP-516) names topics by ID (UNKNOWN_TOPIC_ID when unknown).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minikafka/minikafka/internal/records"
+	"github.com/minikafka/minikafka/logstore"
+	"github.com/minikafka/minikafka/protocol"
+)
+
+// maxDecompressedBatch bounds what one compressed batch may inflate to
+// while its records are validated (at least this, or 4x the topic's
+// max.message.bytes if larger). Producers batch far less than this.
+const maxDecompressedBatch = 64 << 20
+
+type produceWait struct {
+	log *logstore.Log
+	end int64
+	rp  *kmsg.ProduceResponseTopicPartition
+}
+
+func (b *Broker) handleProduce(ctx context.Context, req *protocol.Request) protocol.Reply {
+	r := req.Body.(*kmsg.ProduceRequest)
+	resp := r.ResponseKind().(*kmsg.ProduceResponse)
+	resp.Version = req.Version
+
+	acksOK := r.Acks == 0 || r.Acks == 1 || r.Acks == -1
+	now := b.now()
+	var (
+		waits    []produceWait
+		failed   int
+		firstErr string
+	)
+	resp.Topics = make([]kmsg.ProduceResponseTopic, len(r.Topics))
+	for ti := range r.Topics {
+		rt := &r.Topics[ti]
+		st := &resp.Topics[ti]
+		*st = kmsg.NewProduceResponseTopic()
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		var t *topic
+		if req.Version >= 13 {
+			t = b.lookupTopic("", rt.TopicID)
+		} else {
+			t = b.lookupTopic(rt.Topic, [16]byte{})
+		}
+		st.Partitions = make([]kmsg.ProduceResponseTopicPartition, len(rt.Partitions))
+		for pi := range rt.Partitions {
+			rp := &rt.Partitions[pi]
+			sp := &st.Partitions[pi]
+			*sp = kmsg.NewProduceResponseTopicPartition()
+			sp.Partition = rp.Partition
+			var code int16
+			var msg string
+			switch {
+			case !acksOK:
+				code, msg = kerr.InvalidRequiredAcks.Code, fmt.Sprintf("acks %d", r.Acks)
+			case r.TransactionID != nil:
+				code, msg = kerr.TransactionalIDAuthorizationFailed.Code, "transactions are not supported"
+			case t == nil && req.Version >= 13:
+				code, msg = kerr.UnknownTopicID.Code, "unknown topic id"
+			case t == nil && validateTopicName(rt.Topic) != nil:
+				code, msg = kerr.InvalidTopicException.Code, validateTopicName(rt.Topic).Error()
+			case t == nil:
+				code, msg = kerr.UnknownTopicOrPartition.Code, "unknown topic "+rt.Topic
+			default:
+				p := t.partition(rp.Partition)
+				if p == nil {
+					code, msg = kerr.UnknownTopicOrPartition.Code, fmt.Sprintf("unknown partition %s-%d", t.name, rp.Partition)
+					break
+				}
+				var end int64
+				var err error
+				code, end, err = b.produceTo(p, rp.Records, r.Acks, sp, now)
+				if err != nil {
+					msg = err.Error()
+				}
+				if code == 0 && r.Acks == -1 && b.cfg.Sync.Mode == logstore.SyncAlways {
+					waits = append(waits, produceWait{log: p.log, end: end, rp: sp})
+				}
+			}
+			if code != 0 {
+				sp.ErrorCode = code
+				if req.Version >= 8 && msg != "" {
+					m := msg
+					sp.ErrorMessage = &m
+				}
+				if failed == 0 {
+					firstErr = fmt.Sprintf("%s[%d]: %s: %s", rt.Topic, rp.Partition, kerr.ErrorForCode(code), msg)
+				}
+				failed++
+			}
+		}
+	}
+	if failed > 0 {
+		b.logBad(req, "produce rejected", "partitions", failed, "first", firstErr)
+	}
+	if r.Acks == 0 {
+		if failed > 0 {
+			return protocol.Reply{Err: errors.New("acks=0 produce failed: " + firstErr)}
+		}
+		return protocol.Reply{}
+	}
+	if len(waits) == 0 {
+		return protocol.Reply{Response: resp}
+	}
+	timeout := time.Duration(r.TimeoutMillis) * time.Millisecond
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	return protocol.Reply{Wait: func() (kmsg.Response, error) {
+		wctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		for _, w := range waits {
+			if err := w.log.WaitDurable(wctx, w.end); err != nil {
+				w.rp.ErrorCode = errCode(err)
+				w.rp.BaseOffset = -1
+				if req.Version >= 8 {
+					w.rp.ErrorMessage = errMessage(err)
+				}
+			}
+		}
+		return resp, nil
+	}}
+}
+
+// produceTo validates and appends one partition's batch, filling sp. It
+// returns the error code, the offset after the batch (for WaitDurable) and
+// an error describing a failure.
+func (b *Broker) produceTo(p *partition, batch []byte, acks int16, sp *kmsg.ProduceResponseTopicPartition, now time.Time) (int16, int64, error) {
+	cfg := p.topic.cfg.Load()
+	if acks == -1 && cfg.minInsync > 1 {
+		return kerr.NotEnoughReplicas.Code, 0, fmt.Errorf("min.insync.replicas is %d but this broker is the only replica", cfg.minInsync)
+	}
+	if len(batch) == 0 {
+		return kerr.InvalidRecord.Code, 0, errors.New("produce requests since v3 must carry exactly one record batch per partition")
+	}
+	h, err := records.Validate(batch)
+	if err != nil {
+		return errCode(err), 0, err
+	}
+	if h.Size() != len(batch) {
+		if h.Size() < len(batch) {
+			return kerr.InvalidRecord.Code, 0, errors.New("produce requests since v3 must carry exactly one record batch per partition")
+		}
+		return kerr.CorruptMessage.Code, 0, errors.New("record batch is truncated")
+	}
+	if int64(len(batch)) > int64(cfg.maxMessageBytes) {
+		return kerr.MessageTooLarge.Code, 0, fmt.Errorf("record batch of %d bytes exceeds max.message.bytes %d", len(batch), cfg.maxMessageBytes)
+	}
+	if h.IsControl() {
+		return kerr.InvalidRecord.Code, 0, errors.New("clients may not write control batches")
+	}
+	if h.IsTransactional() {
+		return kerr.TransactionalIDAuthorizationFailed.Code, 0, errors.New("transactions are not supported")
+	}
+	if err := validateRecords(&h, batch, cfg, now); err != nil {
+		if errors.Is(err, errBadTimestamp) {
+			return kerr.InvalidTimestamp.Code, 0, err
+		}
+		return errCode(err), 0, err
+	}
+	// All batches carry the single leader epoch 0 (not covered by the
+	// CRC), so OffsetForLeaderEpoch answers match what consumers saw.
+	records.SetPartitionLeaderEpoch(batch, 0)
+
+	idempotent := h.ProducerID >= 0 && h.BaseSequence >= 0
+	if idempotent {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		dup, code := p.checkSequence(&h)
+		if code != 0 {
+			return code, 0, fmt.Errorf("producer %d epoch %d sequence %d", h.ProducerID, h.ProducerEpoch, h.BaseSequence)
+		}
+		if dup != nil {
+			sp.BaseOffset = dup.firstOffset
+			sp.LogAppendTime = dup.appendTime
+			sp.LogStartOffset = p.log.LogStartOffset()
+			return 0, dup.lastOffs + 1, nil
+		}
+	}
+	res, err := p.log.Append(batch)
+	if err != nil {
+		code := errCode(err)
+		if code == kerr.KafkaStorageError.Code {
+			b.log.Error("append failed", "topic", p.topic.name, "partition", p.index, "err", err)
+		}
+		return code, 0, err
+	}
+	if idempotent {
+		p.recordSequence(&h, res.BaseOffset, res.LastOffset, res.AppendTimeMs, now)
+	}
+	sp.BaseOffset = res.BaseOffset
+	sp.LogAppendTime = res.AppendTimeMs
+	sp.LogStartOffset = res.LogStartOffset
+	return 0, res.LastOffset + 1, nil
+}
+
+var errBadTimestamp = errors.New("record timestamp out of range")
+
+// validateRecords decodes every record of the batch (decompressing into a
+// bounded buffer) and checks CreateTime timestamps, as Kafka's LogValidator.
+func validateRecords(h *records.BatchHeader, batch []byte, cfg *topicConfig, now time.Time) error {
+	limit := maxDecompressedBatch
+	if l := 4 * int(cfg.maxMessageBytes); l > limit {
+		limit = l
+	}
+	it, err := records.Records(*h, batch[records.BatchHeaderLen:], limit)
+	if err != nil {
+		return err
+	}
+	checkTS := !cfg.logAppendTimestamps && (cfg.tsAfterMax != maxInt64 || cfg.tsBeforeMax != maxInt64)
+	nowMs := now.UnixMilli()
+	for it.Next() {
+		if checkTS {
+			ts := h.FirstTimestamp + it.Record().TimestampDelta
+			if cfg.tsAfterMax != maxInt64 && ts-nowMs > cfg.tsAfterMax {
+				return fmt.Errorf("%w: timestamp %d is more than message.timestamp.after.max.ms=%d in the future", errBadTimestamp, ts, cfg.tsAfterMax)
+			}
+			if cfg.tsBeforeMax != maxInt64 && nowMs-ts > cfg.tsBeforeMax {
+				return fmt.Errorf("%w: timestamp %d is more than message.timestamp.before.max.ms=%d in the past", errBadTimestamp, ts, cfg.tsBeforeMax)
+			}
+		}
+	}
+	return it.Err()
+}
+
+const maxInt64 = 1<<63 - 1

@@ -1,0 +1,261 @@
+package broker
+
+// Fetch v4–v18.
+//
+// Reads whole batches from each partition's log, bounded by the request's
+// MaxBytes and each partition's PartitionMaxBytes; the first partition that
+// has data returns at least one batch even if it exceeds both (KIP-74), so
+// a consumer never stalls on a large batch. Every partition reports its
+// high watermark, last stable offset (equal to the high watermark: no
+// transactions) and log start offset. An offset outside [log start, log
+// end] is OFFSET_OUT_OF_RANGE.
+//
+// Long poll: if fewer than MinBytes are available and MaxWaitMillis > 0,
+// the reply's Wait func (run on the connection's writer goroutine) blocks
+// on the partitions' logstore Changed() channels, the max-wait timer, the
+// connection context and broker shutdown — no polling. Channels are taken
+// before the read that found too little, so an append in between is never
+// missed. As Kafka does, any partition error answers at once.
+//
+// Fetch sessions (KIP-227): this broker does not keep sessions. A
+// sessionless fetch (epoch -1) is answered in full; a request to open a
+// session (epoch 0) is answered in full with session ID 0, which is how
+// Kafka declines when its session cache is full, and clients then keep
+// sending full fetches; an incremental fetch (epoch > 0) names a session we
+// never created: FETCH_SESSION_ID_NOT_FOUND, and the client starts over.
+//
+// Version notes: v7 sessions, v9 CurrentLeaderEpoch (FENCED_LEADER_EPOCH /
+// UNKNOWN_LEADER_EPOCH against our single epoch 0), v11 rack and preferred
+// read replica (always -1), v12 flexible, v13 topic IDs (UNKNOWN_TOPIC_ID).
+
+import (
+	"context"
+	"reflect"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minikafka/minikafka/logstore"
+	"github.com/minikafka/minikafka/protocol"
+)
+
+// leaderEpoch is the single leader epoch of every partition.
+const leaderEpoch int32 = 0
+
+type fetchPart struct {
+	p      *partition
+	offset int64
+	max    int32
+	out    *kmsg.FetchResponseTopicPartition
+	done   bool // has data or an error; not read again
+}
+
+type fetchState struct {
+	b        *Broker
+	parts    []fetchPart
+	maxBytes int64
+	total    int64
+	errored  bool
+}
+
+func (b *Broker) handleFetch(ctx context.Context, req *protocol.Request) protocol.Reply {
+	r := req.Body.(*kmsg.FetchRequest)
+	resp := r.ResponseKind().(*kmsg.FetchResponse)
+	resp.Version = req.Version
+
+	if r.SessionEpoch > 0 {
+		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
+		return protocol.Reply{Response: resp}
+	}
+	resp.SessionID = 0
+
+	fs := &fetchState{b: b, maxBytes: int64(r.MaxBytes)}
+	resp.Topics = make([]kmsg.FetchResponseTopic, len(r.Topics))
+	n := 0
+	for i := range r.Topics {
+		n += len(r.Topics[i].Partitions)
+	}
+	fs.parts = make([]fetchPart, 0, n)
+	for ti := range r.Topics {
+		rt := &r.Topics[ti]
+		st := &resp.Topics[ti]
+		*st = kmsg.NewFetchResponseTopic()
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		var t *topic
+		if req.Version >= 13 {
+			t = b.lookupTopic("", rt.TopicID)
+		} else {
+			t = b.lookupTopic(rt.Topic, [16]byte{})
+		}
+		if t != nil {
+			st.Topic = t.name
+		}
+		st.Partitions = make([]kmsg.FetchResponseTopicPartition, len(rt.Partitions))
+		for pi := range rt.Partitions {
+			rp := &rt.Partitions[pi]
+			sp := &st.Partitions[pi]
+			*sp = kmsg.NewFetchResponseTopicPartition()
+			sp.Partition = rp.Partition
+			var p *partition
+			switch {
+			case t == nil && req.Version >= 13:
+				sp.ErrorCode = kerr.UnknownTopicID.Code
+			case t == nil:
+				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			default:
+				if p = t.partition(rp.Partition); p == nil {
+					sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+				}
+			}
+			if sp.ErrorCode == 0 && req.Version >= 9 {
+				sp.ErrorCode = checkLeaderEpoch(rp.CurrentLeaderEpoch)
+			}
+			if sp.ErrorCode != 0 {
+				fs.errored = true
+				fs.parts = append(fs.parts, fetchPart{out: sp, done: true})
+				continue
+			}
+			fs.parts = append(fs.parts, fetchPart{p: p, offset: rp.FetchOffset, max: rp.PartitionMaxBytes, out: sp})
+		}
+	}
+
+	wait := time.Duration(r.MaxWaitMillis) * time.Millisecond
+	var chans []<-chan struct{}
+	if wait > 0 && !fs.errored {
+		chans = fs.changed(nil)
+	}
+	fs.read()
+	if wait <= 0 || fs.errored || fs.total >= int64(r.MinBytes) || len(fs.parts) == 0 {
+		fs.logErrors(req)
+		return protocol.Reply{Response: resp}
+	}
+	deadline := time.Now().Add(wait)
+	return protocol.Reply{Wait: func() (kmsg.Response, error) {
+		timer := time.NewTimer(time.Until(deadline))
+		defer timer.Stop()
+		for {
+			if !waitAny(ctx, b.closing, timer.C, chans) {
+				return resp, nil // max wait elapsed, or shutting down
+			}
+			chans = fs.changed(chans[:0])
+			fs.read()
+			if fs.errored || fs.total >= int64(r.MinBytes) {
+				fs.logErrors(req)
+				return resp, nil
+			}
+		}
+	}}
+}
+
+// checkLeaderEpoch compares a client's CurrentLeaderEpoch with ours.
+func checkLeaderEpoch(e int32) int16 {
+	switch {
+	case e < 0:
+		return 0 // no check requested
+	case e > leaderEpoch:
+		return kerr.UnknownLeaderEpoch.Code
+	case e < leaderEpoch:
+		return kerr.FencedLeaderEpoch.Code
+	}
+	return 0
+}
+
+// changed appends the Changed channel of every partition still waiting.
+func (fs *fetchState) changed(dst []<-chan struct{}) []<-chan struct{} {
+	for i := range fs.parts {
+		if fp := &fs.parts[i]; !fp.done {
+			dst = append(dst, fp.p.log.Changed())
+		}
+	}
+	return dst
+}
+
+// read fills every partition that has no data yet.
+func (fs *fetchState) read() {
+	for i := range fs.parts {
+		fp := &fs.parts[i]
+		if fp.done {
+			continue
+		}
+		limit := int64(fp.max)
+		if rem := fs.maxBytes - fs.total; rem < limit {
+			limit = rem
+		}
+		if limit < 0 {
+			limit = 0
+		}
+		minOne := fs.total == 0
+		rr, err := fp.p.log.Read(readOptions(fp.offset, int(limit), minOne))
+		out := fp.out
+		if err != nil {
+			out.ErrorCode = errCode(err)
+			out.HighWatermark = fp.p.log.HighWatermark()
+			out.LastStableOffset = out.HighWatermark
+			out.LogStartOffset = fp.p.log.LogStartOffset()
+			fp.done = true
+			fs.errored = true
+			continue
+		}
+		out.HighWatermark = rr.HighWatermark
+		out.LastStableOffset = rr.HighWatermark
+		out.LogStartOffset = rr.LogStartOffset
+		if rr.Size > 0 {
+			buf, err := rr.AppendTo(make([]byte, 0, rr.Size))
+			rr.Release()
+			if err != nil {
+				out.ErrorCode = errCode(err)
+				fs.b.log.Error("reading partition", "topic", fp.p.topic.name, "partition", fp.p.index, "err", err)
+				fp.done = true
+				fs.errored = true
+				continue
+			}
+			out.RecordBatches = buf
+			fs.total += int64(len(buf))
+			fp.done = true
+		} else {
+			rr.Release()
+		}
+	}
+}
+
+func (fs *fetchState) logErrors(req *protocol.Request) {
+	if !fs.errored {
+		return
+	}
+	for i := range fs.parts {
+		if c := fs.parts[i].out.ErrorCode; c != 0 {
+			fs.b.logBad(req, "fetch partition error", "partition", fs.parts[i].out.Partition, "error", kerr.ErrorForCode(c))
+			return
+		}
+	}
+}
+
+// waitAny blocks until one of chans is closed (true), or the timer fires,
+// ctx ends or the broker closes (false).
+func waitAny(ctx context.Context, closing <-chan struct{}, timer <-chan time.Time, chans []<-chan struct{}) bool {
+	if len(chans) == 1 {
+		select {
+		case <-chans[0]:
+			return true
+		case <-timer:
+		case <-ctx.Done():
+		case <-closing:
+		}
+		return false
+	}
+	cases := make([]reflect.SelectCase, 0, len(chans)+3)
+	cases = append(cases,
+		reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(timer)},
+		reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())},
+		reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(closing)})
+	for _, c := range chans {
+		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(c)})
+	}
+	i, _, _ := reflect.Select(cases)
+	return i >= 3
+}
+
+func readOptions(offset int64, maxBytes int, minOne bool) logstore.ReadOptions {
+	return logstore.ReadOptions{Offset: offset, MaxBytes: maxBytes, MinOneBatch: minOne}
+}

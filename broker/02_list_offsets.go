@@ -1,0 +1,93 @@
+package broker
+
+// ListOffsets v1–v11.
+//
+// Special timestamps: -1 latest (the high watermark; with no transactions
+// it is also the last stable offset, so both isolation levels agree), -2
+// earliest (log start offset), -3 max timestamp (v7+, KIP-734: the offset
+// and timestamp of the record with the largest timestamp), -4 earliest
+// local (v8+, KIP-405: the log start offset, everything is local), -5
+// latest tiered (v9+: nothing is tiered, so -1/-1, as Kafka without remote
+// storage). Any other timestamp finds the first record with a timestamp at
+// or after it below the high watermark, or -1/-1 when there is none.
+// LeaderEpoch is our single epoch 0 for found offsets, -1 otherwise.
+// CurrentLeaderEpoch (v4+) is checked like Fetch.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minikafka/minikafka/protocol"
+)
+
+func (b *Broker) handleListOffsets(_ context.Context, req *protocol.Request) protocol.Reply {
+	r := req.Body.(*kmsg.ListOffsetsRequest)
+	resp := r.ResponseKind().(*kmsg.ListOffsetsResponse)
+	resp.Version = req.Version
+	resp.Topics = make([]kmsg.ListOffsetsResponseTopic, len(r.Topics))
+	for ti := range r.Topics {
+		rt := &r.Topics[ti]
+		st := &resp.Topics[ti]
+		*st = kmsg.NewListOffsetsResponseTopic()
+		st.Topic = rt.Topic
+		t := b.lookupTopic(rt.Topic, [16]byte{})
+		st.Partitions = make([]kmsg.ListOffsetsResponseTopicPartition, len(rt.Partitions))
+		for pi := range rt.Partitions {
+			rp := &rt.Partitions[pi]
+			sp := &st.Partitions[pi]
+			*sp = kmsg.NewListOffsetsResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.Offset, sp.Timestamp, sp.LeaderEpoch = -1, -1, -1
+			var p *partition
+			if t != nil {
+				p = t.partition(rp.Partition)
+			}
+			if p == nil {
+				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+				b.logBad(req, "list offsets: unknown topic or partition", "topic", rt.Topic, "partition", rp.Partition)
+				continue
+			}
+			if req.Version >= 4 {
+				if sp.ErrorCode = checkLeaderEpoch(rp.CurrentLeaderEpoch); sp.ErrorCode != 0 {
+					continue
+				}
+			}
+			off, ts, found, err := listOffset(p, rp.Timestamp)
+			if err != nil {
+				sp.ErrorCode = errCode(err)
+				b.log.Error("list offsets", "topic", t.name, "partition", p.index, "err", err)
+				continue
+			}
+			if found {
+				sp.Offset, sp.Timestamp, sp.LeaderEpoch = off, ts, leaderEpoch
+			}
+		}
+	}
+	return protocol.Reply{Response: resp}
+}
+
+// listOffset resolves one ListOffsets timestamp.
+func listOffset(p *partition, target int64) (offset, ts int64, found bool, err error) {
+	l := p.log
+	switch target {
+	case -1:
+		return l.HighWatermark(), -1, true, nil
+	case -2, -4:
+		return l.LogStartOffset(), -1, true, nil
+	case -3:
+		off, ts := l.MaxTimestamp()
+		if off < 0 {
+			return -1, -1, false, nil
+		}
+		return off, ts, true, nil
+	case -5:
+		return -1, -1, false, nil
+	}
+	off, ts, ok, err := l.OffsetForTimestamp(target)
+	if err != nil || !ok || off >= l.HighWatermark() {
+		return -1, -1, false, err
+	}
+	return off, ts, true, nil
+}

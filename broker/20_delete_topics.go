@@ -1,0 +1,73 @@
+package broker
+
+// DeleteTopics v0–v6.
+//
+// Deletes by name (v0–v5 TopicNames, v6 Topics[].Name) or by ID (v6
+// Topics[].TopicID). Unknown names: UNKNOWN_TOPIC_OR_PARTITION; unknown IDs:
+// UNKNOWN_TOPIC_ID; both or neither given: INVALID_REQUEST. Deletion closes
+// the partition logs (waking long-polling fetches), removes the data and
+// calls the OnTopicDeleted hooks before answering.
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minikafka/minikafka/protocol"
+)
+
+func (b *Broker) handleDeleteTopics(_ context.Context, req *protocol.Request) protocol.Reply {
+	r := req.Body.(*kmsg.DeleteTopicsRequest)
+	resp := r.ResponseKind().(*kmsg.DeleteTopicsResponse)
+	resp.Version = req.Version
+	reqs := r.Topics
+	if req.Version < 6 {
+		reqs = make([]kmsg.DeleteTopicsRequestTopic, len(r.TopicNames))
+		for i := range r.TopicNames {
+			reqs[i] = kmsg.NewDeleteTopicsRequestTopic()
+			reqs[i].Topic = &r.TopicNames[i]
+		}
+	}
+	b.adminMu.Lock()
+	defer b.adminMu.Unlock()
+	for _, rt := range reqs {
+		st := kmsg.NewDeleteTopicsResponseTopic()
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		var err error
+		hasName, hasID := rt.Topic != nil && *rt.Topic != "", rt.TopicID != ([16]byte{})
+		var t *topic
+		switch {
+		case hasName && hasID, !hasName && !hasID:
+			st.ErrorCode, err = kerr.InvalidRequest.Code, fmt.Errorf("give exactly one of topic name and topic ID")
+		case hasName:
+			if t = b.lookupTopic(*rt.Topic, [16]byte{}); t == nil {
+				st.ErrorCode, err = kerr.UnknownTopicOrPartition.Code, fmt.Errorf("unknown topic %s", *rt.Topic)
+			}
+		default:
+			if t = b.lookupTopic("", rt.TopicID); t == nil {
+				st.ErrorCode, err = kerr.UnknownTopicID.Code, fmt.Errorf("unknown topic ID %s", uuidString(rt.TopicID))
+			}
+		}
+		if t != nil {
+			name := t.name
+			st.Topic, st.TopicID = &name, t.id
+			if derr := b.deleteTopic(t); derr != nil {
+				// The topic is gone from the table either way; leftover
+				// files are swept on the next start.
+				b.log.Error("deleting topic data", "topic", t.name, "err", derr)
+			} else {
+				b.log.Info("deleted topic", "topic", t.name)
+			}
+		}
+		if st.ErrorCode != 0 {
+			if req.Version >= 5 {
+				st.ErrorMessage = errMessage(err)
+			}
+			b.logBad(req, "delete topics rejected", "error", kerr.ErrorForCode(st.ErrorCode), "reason", err)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return protocol.Reply{Response: resp}
+}

@@ -1,0 +1,80 @@
+package broker
+
+// CreatePartitions v0–v3.
+//
+// Grows a topic to Count partitions. Unknown topic:
+// UNKNOWN_TOPIC_OR_PARTITION; a topic named twice: INVALID_REQUEST; Count
+// not above the current count: INVALID_PARTITIONS; an assignment that is
+// not one [this node] list per new partition: INVALID_REPLICA_ASSIGNMENT.
+// ValidateOnly answers without creating.
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minikafka/minikafka/protocol"
+)
+
+func (b *Broker) handleCreatePartitions(_ context.Context, req *protocol.Request) protocol.Reply {
+	r := req.Body.(*kmsg.CreatePartitionsRequest)
+	resp := r.ResponseKind().(*kmsg.CreatePartitionsResponse)
+	resp.Version = req.Version
+	seen := map[string]int{}
+	for _, rt := range r.Topics {
+		seen[rt.Topic]++
+	}
+	b.adminMu.Lock()
+	defer b.adminMu.Unlock()
+	for _, rt := range r.Topics {
+		st := kmsg.NewCreatePartitionsResponseTopic()
+		st.Topic = rt.Topic
+		code, err := b.createPartitions(&rt, seen[rt.Topic] > 1, r.ValidateOnly)
+		if code != 0 {
+			st.ErrorCode, st.ErrorMessage = code, errMessage(err)
+			b.logBad(req, "create partitions rejected", "topic", rt.Topic, "error", kerr.ErrorForCode(code), "reason", err)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return protocol.Reply{Response: resp}
+}
+
+func (b *Broker) createPartitions(rt *kmsg.CreatePartitionsRequestTopic, dup, validateOnly bool) (int16, error) {
+	if dup {
+		return kerr.InvalidRequest.Code, fmt.Errorf("duplicate topic %s in request", rt.Topic)
+	}
+	t := b.lookupTopic(rt.Topic, [16]byte{})
+	if t == nil {
+		return kerr.UnknownTopicOrPartition.Code, fmt.Errorf("unknown topic %s", rt.Topic)
+	}
+	cur := int32(len(t.partitions()))
+	switch {
+	case rt.Count < cur:
+		return kerr.InvalidPartitions.Code, fmt.Errorf("topic currently has %d partitions, which is higher than the requested %d", cur, rt.Count)
+	case rt.Count == cur:
+		return kerr.InvalidPartitions.Code, fmt.Errorf("topic already has %d partitions", cur)
+	case rt.Count > maxPartitionsPerTopic:
+		return kerr.InvalidPartitions.Code, fmt.Errorf("%d partitions: at most %d per topic are supported", rt.Count, maxPartitionsPerTopic)
+	}
+	if rt.Assignment != nil {
+		if int32(len(rt.Assignment)) != rt.Count-cur {
+			return kerr.InvalidReplicaAssignment.Code, fmt.Errorf("increasing the number of partitions by %d but %d assignments provided", rt.Count-cur, len(rt.Assignment))
+		}
+		for _, a := range rt.Assignment {
+			if len(a.Replicas) != 1 || a.Replicas[0] != b.cfg.NodeID {
+				return kerr.InvalidReplicaAssignment.Code, fmt.Errorf("replicas %v: node %d is the only broker", a.Replicas, b.cfg.NodeID)
+			}
+		}
+	}
+	if validateOnly {
+		return 0, nil
+	}
+	if err := b.addPartitions(t, rt.Count); err != nil {
+		b.log.Error("creating partitions", "topic", t.name, "err", err)
+		return kerr.UnknownServerError.Code, err
+	}
+	b.log.Info("created partitions", "topic", t.name, "count", rt.Count)
+	return 0, nil
+}

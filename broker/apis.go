@@ -1,0 +1,55 @@
+package broker
+
+import (
+	"context"
+
+	"github.com/minikafka/minikafka/protocol"
+)
+
+// handler serves one request whose version is already known to be within
+// the API's range.
+type handler func(b *Broker, ctx context.Context, req *protocol.Request) protocol.Reply
+
+// api is one row of the table that drives dispatch, version checks and the
+// ApiVersions answer.
+type api struct {
+	key      int16
+	min, max int16
+	fn       handler
+}
+
+// apis is THE table, sorted by key (TestAPITable checks it and that no max
+// exceeds what kmsg can encode). Minimums follow Kafka 4.x (KIP-896 dropped
+// the oldest versions) except where older clients still need more.
+var apis []api
+
+// apiIndex maps a key to its row.
+var apiIndex map[int16]*api
+
+// The table is filled in init because its handlers refer back to it
+// (ApiVersions lists it), which a package-level initializer cannot.
+func init() {
+	apis = []api{
+		{0, 3, 13, (*Broker).handleProduce},        // v3+: only v2 record batches
+		{1, 4, 18, (*Broker).handleFetch},          // v4+: v2 record batches, LSO
+		{2, 1, 11, (*Broker).handleListOffsets},    // v0's multi-offset shape dropped as in Kafka 4
+		{3, 0, 13, (*Broker).handleMetadata},       //
+		{18, 0, 4, (*Broker).handleApiVersions},    // v5 (KIP-1242) is not in Kafka 4.1
+		{19, 0, 7, (*Broker).handleCreateTopics},   //
+		{20, 0, 6, (*Broker).handleDeleteTopics},   //
+		{21, 0, 2, (*Broker).handleDeleteRecords},  //
+		{22, 0, 5, (*Broker).handleInitProducerID}, //
+		{23, 0, 4, (*Broker).handleOffsetForLeaderEpoch},
+		{32, 0, 4, (*Broker).handleDescribeConfigs},  //
+		{33, 0, 2, (*Broker).handleAlterConfigs},     //
+		{37, 0, 3, (*Broker).handleCreatePartitions}, //
+		{44, 0, 1, (*Broker).handleIncrementalAlterConfigs},
+		{60, 0, 2, (*Broker).handleDescribeCluster},
+	}
+	apiIndex = make(map[int16]*api, len(apis))
+	for i := range apis {
+		apiIndex[apis[i].key] = &apis[i]
+	}
+}
+
+func lookupAPI(key int16) *api { return apiIndex[key] }

@@ -1,0 +1,361 @@
+package broker
+
+// Narrow methods for the other subsystems of this package (the group
+// coordinator in group*.go and 08–16, 42, 47, 68, 69):
+//
+//	(*Broker).TopicExists(name string) bool
+//	(*Broker).PartitionCount(name string) (int32, bool)
+//	(*Broker).TopicID(name string) ([16]byte, bool)
+//	(*Broker).TopicName(id [16]byte) (string, bool)
+//	(*Broker).OnTopicDeleted(fn func(name string, id [16]byte))
+//	(*Broker).Logger() *slog.Logger, (*Broker).Now() time.Time, (*Broker).NodeID() int32
+//	(*Broker).Advertised() (host string, port int32)
+//
+// Lifecycle: a subsystem sets newGroupCoordinator from an init func; New
+// calls it after storage is recovered and Close calls its Close before the
+// partition logs are closed. Its handlers reach it as b.groups.
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/minikafka/minikafka/internal/vfs"
+	"github.com/minikafka/minikafka/logstore"
+	"github.com/minikafka/minikafka/protocol"
+)
+
+// Config configures a Broker.
+type Config struct {
+	// DataDir holds the topics and every other piece of broker state.
+	DataDir string
+	// FS is the filesystem under DataDir; nil means the OS. vfs.NewMem()
+	// gives an in-memory broker.
+	FS vfs.FS
+	// NodeID is this broker's node ID (Kafka node.id).
+	NodeID int32
+	// AdvertisedHost and AdvertisedPort are what Metadata hands clients.
+	AdvertisedHost string
+	AdvertisedPort int32
+	// ClusterID is reported in Metadata and DescribeCluster; empty means
+	// one is generated on first start and persisted in DataDir.
+	ClusterID string
+	// DefaultPartitions is Kafka's num.partitions (default 1).
+	DefaultPartitions int32
+	// AutoCreateTopics is Kafka's auto.create.topics.enable.
+	AutoCreateTopics bool
+	// Sync is the durability policy of every partition log.
+	Sync logstore.SyncPolicy
+	// Logger receives one line per rejected request, with the client
+	// address; nil discards.
+	Logger *slog.Logger
+	// GroupInitialRebalanceDelay is group.initial.rebalance.delay.ms.
+	GroupInitialRebalanceDelay time.Duration
+	// Now is the clock (tests); nil means time.Now.
+	Now func() time.Time
+	// RetentionCheckInterval is log.retention.check.interval.ms (default
+	// 5 minutes).
+	RetentionCheckInterval time.Duration
+}
+
+// groupCoordinator is what the broker needs from the group coordinator.
+type groupCoordinator interface {
+	Close() error
+}
+
+// newGroupCoordinator is set by the group coordinator's init func; nil
+// means the broker runs without one.
+var newGroupCoordinator func(b *Broker) (groupCoordinator, error)
+
+// Broker is a single-node Kafka broker: the API table, topics, partition
+// logs and producer state. It implements protocol.Handler.
+type Broker struct {
+	cfg   Config
+	fs    vfs.FS
+	log   *slog.Logger
+	now   func() time.Time
+	files *logstore.FileCache
+
+	clusterID string
+	advHost   atomic.Pointer[string]
+	advPort   atomic.Int32
+
+	// topics is a copy-on-write table: readers load it without locking,
+	// writers replace it while holding adminMu.
+	topics  atomic.Pointer[topicTable]
+	adminMu sync.Mutex
+
+	producers *producerIDs
+
+	groups groupCoordinator
+
+	hookMu    sync.Mutex
+	onDeleted []func(name string, id [16]byte)
+
+	closing   chan struct{}
+	closeOnce sync.Once
+	closeErr  error
+	bg        sync.WaitGroup
+}
+
+// New opens (or creates) the broker state under cfg.DataDir, recovering
+// every partition log, and starts the retention ticker.
+func New(cfg Config) (*Broker, error) {
+	if cfg.FS == nil {
+		cfg.FS = vfs.Default
+	}
+	if cfg.DataDir == "" {
+		return nil, errors.New("broker: DataDir is required")
+	}
+	if cfg.DefaultPartitions <= 0 {
+		cfg.DefaultPartitions = 1
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.RetentionCheckInterval <= 0 {
+		cfg.RetentionCheckInterval = 5 * time.Minute
+	}
+	if cfg.AdvertisedHost == "" {
+		cfg.AdvertisedHost = "localhost"
+	}
+	if cfg.AdvertisedPort == 0 {
+		cfg.AdvertisedPort = 9092
+	}
+	b := &Broker{
+		cfg:     cfg,
+		fs:      cfg.FS,
+		log:     cfg.Logger,
+		now:     cfg.Now,
+		files:   logstore.NewFileCache(maxOpenSegmentFiles),
+		closing: make(chan struct{}),
+	}
+	b.advHost.Store(&cfg.AdvertisedHost)
+	b.advPort.Store(cfg.AdvertisedPort)
+	b.topics.Store(&topicTable{byName: map[string]*topic{}, byID: map[[16]byte]*topic{}})
+
+	if err := b.fs.MkdirAll(b.topicsDir(), 0o755); err != nil {
+		return nil, fmt.Errorf("broker: creating data dir: %w", err)
+	}
+	id, err := b.loadClusterID()
+	if err != nil {
+		return nil, err
+	}
+	b.clusterID = id
+	if b.producers, err = openProducerIDs(b.fs, path.Join(cfg.DataDir, "producer_ids")); err != nil {
+		return nil, err
+	}
+	if err := b.loadTopics(); err != nil {
+		b.closeLogs()
+		return nil, err
+	}
+	if newGroupCoordinator != nil {
+		g, err := newGroupCoordinator(b)
+		if err != nil {
+			b.closeLogs()
+			return nil, fmt.Errorf("broker: starting group coordinator: %w", err)
+		}
+		b.groups = g
+	}
+	b.bg.Add(1)
+	go b.retentionLoop()
+	return b, nil
+}
+
+// SetAdvertised changes the address Metadata and DescribeCluster hand out;
+// used after binding port 0.
+func (b *Broker) SetAdvertised(host string, port int32) {
+	b.advHost.Store(&host)
+	b.advPort.Store(port)
+}
+
+// Advertised returns the advertised host and port.
+func (b *Broker) Advertised() (string, int32) { return *b.advHost.Load(), b.advPort.Load() }
+
+// NodeID is this broker's node ID.
+func (b *Broker) NodeID() int32 { return b.cfg.NodeID }
+
+// ClusterID is the cluster ID reported to clients.
+func (b *Broker) ClusterID() string { return b.clusterID }
+
+// Logger is the broker's logger.
+func (b *Broker) Logger() *slog.Logger { return b.log }
+
+// Now is the broker's clock.
+func (b *Broker) Now() time.Time { return b.now() }
+
+// TopicExists reports whether the topic exists.
+func (b *Broker) TopicExists(name string) bool {
+	_, ok := b.topics.Load().byName[name]
+	return ok
+}
+
+// PartitionCount returns the topic's partition count.
+func (b *Broker) PartitionCount(name string) (int32, bool) {
+	t, ok := b.topics.Load().byName[name]
+	if !ok {
+		return 0, false
+	}
+	return int32(len(t.partitions())), true
+}
+
+// TopicID returns the topic's ID.
+func (b *Broker) TopicID(name string) ([16]byte, bool) {
+	t, ok := b.topics.Load().byName[name]
+	if !ok {
+		return [16]byte{}, false
+	}
+	return t.id, true
+}
+
+// TopicName returns the name of the topic with this ID.
+func (b *Broker) TopicName(id [16]byte) (string, bool) {
+	t, ok := b.topics.Load().byID[id]
+	if !ok {
+		return "", false
+	}
+	return t.name, true
+}
+
+// OnTopicDeleted registers fn to be called (synchronously, after the topic
+// is gone from the table and its data removed) whenever a topic is deleted.
+func (b *Broker) OnTopicDeleted(fn func(name string, id [16]byte)) {
+	b.hookMu.Lock()
+	b.onDeleted = append(b.onDeleted, fn)
+	b.hookMu.Unlock()
+}
+
+func (b *Broker) topicDeleted(name string, id [16]byte) {
+	b.hookMu.Lock()
+	hooks := slices.Clone(b.onDeleted)
+	b.hookMu.Unlock()
+	for _, fn := range hooks {
+		fn(name, id)
+	}
+}
+
+// Serve dispatches one request through the API table. It implements
+// protocol.Handler.
+func (b *Broker) Serve(ctx context.Context, req *protocol.Request) protocol.Reply {
+	a := lookupAPI(req.Key)
+	if a == nil {
+		b.logBad(req, "unsupported api key")
+		return protocol.Reply{Err: fmt.Errorf("unsupported api key %d", req.Key)}
+	}
+	if req.Key != 18 && (req.Version < a.min || req.Version > a.max) {
+		// Kafka treats a version it does not support as an invalid
+		// request and closes the connection; only ApiVersions answers.
+		b.logBad(req, "unsupported version", "min", a.min, "max", a.max)
+		return protocol.Reply{Err: fmt.Errorf("unsupported version %d of api key %d", req.Version, req.Key)}
+	}
+	select {
+	case <-b.closing:
+		return protocol.Reply{Err: errors.New("broker closed")}
+	default:
+	}
+	return a.fn(b, ctx, req)
+}
+
+// logBad logs one rejected request with the client's address.
+func (b *Broker) logBad(req *protocol.Request, msg string, args ...any) {
+	var remote string
+	if req.Conn != nil && req.Conn.Remote != nil {
+		remote = req.Conn.Remote.String()
+	}
+	args = append([]any{"client", remote, "api", req.Key, "version", req.Version}, args...)
+	b.log.Warn(msg, args...)
+}
+
+// Close stops background work and closes every partition log; it is
+// idempotent.
+func (b *Broker) Close() error {
+	b.closeOnce.Do(func() {
+		close(b.closing)
+		b.bg.Wait()
+		var errs []error
+		if b.groups != nil {
+			errs = append(errs, b.groups.Close())
+		}
+		errs = append(errs, b.closeLogs())
+		b.closeErr = errors.Join(errs...)
+	})
+	return b.closeErr
+}
+
+func (b *Broker) closeLogs() error {
+	b.adminMu.Lock()
+	defer b.adminMu.Unlock()
+	var errs []error
+	for _, t := range b.topics.Load().byName {
+		for _, p := range t.partitions() {
+			if err := p.log.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("closing %s-%d: %w", t.name, p.index, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// retentionLoop enforces retention.ms / retention.bytes on a ticker, as
+// Kafka's log.retention.check.interval.ms does.
+func (b *Broker) retentionLoop() {
+	defer b.bg.Done()
+	tk := time.NewTicker(b.cfg.RetentionCheckInterval)
+	defer tk.Stop()
+	for {
+		select {
+		case <-b.closing:
+			return
+		case <-tk.C:
+			b.enforceRetention()
+		}
+	}
+}
+
+func (b *Broker) enforceRetention() {
+	now := b.now()
+	for _, t := range b.topics.Load().byName {
+		for _, p := range t.partitions() {
+			if _, err := p.log.EnforceRetention(now); err != nil && !errors.Is(err, logstore.ErrClosed) {
+				b.log.Error("enforcing retention", "topic", t.name, "partition", p.index, "err", err)
+			}
+		}
+	}
+}
+
+// loadClusterID returns cfg.ClusterID, or the persisted one, or a new one
+// (persisted), in Kafka's 22-character base64url form.
+func (b *Broker) loadClusterID() (string, error) {
+	if b.cfg.ClusterID != "" {
+		return b.cfg.ClusterID, nil
+	}
+	p := path.Join(b.cfg.DataDir, "cluster_id")
+	if data, err := readFile(b.fs, p); err == nil && len(data) > 0 {
+		return string(data), nil
+	}
+	var u [16]byte
+	if _, err := rand.Read(u[:]); err != nil {
+		return "", err
+	}
+	id := uuidString(u)
+	if err := writeFileAtomic(b.fs, p, []byte(id)); err != nil {
+		return "", fmt.Errorf("broker: persisting cluster id: %w", err)
+	}
+	return id, nil
+}
+
+// maxOpenSegmentFiles bounds descriptors held by segment files across all
+// partitions (idle ones are closed LRU-first), leaving room under a typical
+// 1024 soft limit for client connections.
+const maxOpenSegmentFiles = 512

@@ -1,0 +1,160 @@
+package broker
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/minikafka/minikafka/internal/records"
+	"github.com/minikafka/minikafka/internal/vfs"
+)
+
+// producerIDs hands out producer IDs for InitProducerId. IDs are reserved
+// in persisted blocks so that a restarted broker never gives a new
+// producer an ID an old producer may still be writing with.
+type producerIDs struct {
+	fs    vfs.FS
+	path  string
+	mu    sync.Mutex
+	next  int64
+	limit int64 // first ID not covered by the persisted reservation
+}
+
+const producerIDBlock = 1000
+
+func openProducerIDs(fsys vfs.FS, p string) (*producerIDs, error) {
+	pi := &producerIDs{fs: fsys, path: p}
+	data, err := readFile(fsys, p)
+	switch {
+	case err == nil && len(data) == 8:
+		pi.next = int64(binary.BigEndian.Uint64(data))
+		pi.limit = pi.next
+	case err == nil:
+		return nil, fmt.Errorf("broker: %s: %d bytes, want 8", p, len(data))
+	case !errors.Is(err, os.ErrNotExist):
+		return nil, fmt.Errorf("broker: reading %s: %w", p, err)
+	}
+	return pi, nil
+}
+
+// allocate returns a fresh producer ID.
+func (pi *producerIDs) allocate() (int64, error) {
+	pi.mu.Lock()
+	defer pi.mu.Unlock()
+	if pi.next >= pi.limit {
+		limit := pi.next + producerIDBlock
+		var buf [8]byte
+		binary.BigEndian.PutUint64(buf[:], uint64(limit))
+		if err := writeFileAtomic(pi.fs, pi.path, buf[:]); err != nil {
+			return 0, err
+		}
+		pi.limit = limit
+	}
+	id := pi.next
+	pi.next++
+	return id, nil
+}
+
+// producerState is what a partition remembers about one idempotent
+// producer: its epoch, its last sequence and its last five batches, so that
+// a retried batch is recognized and answered with its original offset
+// (Kafka's ProducerStateEntry, NUM_BATCHES_TO_RETAIN = 5).
+type producerState struct {
+	epoch   int16
+	lastSeq int32
+	batches [5]seqBatch
+	n       int // valid entries in batches, newest at (head-1)
+	head    int
+	updated time.Time
+}
+
+type seqBatch struct {
+	firstSeq, lastSeq     int32
+	firstOffset, lastOffs int64
+	appendTime            int64
+}
+
+// producerExpiry is Kafka's producer.id.expiration.ms.
+const producerExpiry = 24 * time.Hour
+
+// lastSequence is Kafka's DefaultRecordBatch.incrementSequence.
+func lastSequence(base int32, delta int32) int32 {
+	if base > math.MaxInt32-delta {
+		return delta - (math.MaxInt32 - base) - 1
+	}
+	return base + delta
+}
+
+func inSequence(last, next int32) bool {
+	return next == last+1 || (last == math.MaxInt32 && next == 0)
+}
+
+// checkSequence judges an idempotent batch against the partition's state
+// for its producer, as Kafka's ProducerAppendInfo does. It returns the
+// cached batch when h is a retry of one of the last five, or an error code.
+// The caller holds p.mu.
+func (p *partition) checkSequence(h *records.BatchHeader) (*seqBatch, int16) {
+	st := p.producers[h.ProducerID]
+	if st == nil {
+		// No state (new producer, or its batches were deleted, or the
+		// broker restarted): Kafka accepts any sequence.
+		return nil, 0
+	}
+	if h.ProducerEpoch < st.epoch {
+		return nil, kerr.InvalidProducerEpoch.Code
+	}
+	if h.ProducerEpoch > st.epoch {
+		if h.BaseSequence != 0 {
+			return nil, kerr.OutOfOrderSequenceNumber.Code
+		}
+		return nil, 0
+	}
+	last := lastSequence(h.BaseSequence, h.LastOffsetDelta)
+	for i := 0; i < st.n; i++ {
+		b := &st.batches[i]
+		if b.firstSeq == h.BaseSequence && b.lastSeq == last {
+			return b, 0
+		}
+	}
+	if !inSequence(st.lastSeq, h.BaseSequence) {
+		return nil, kerr.OutOfOrderSequenceNumber.Code
+	}
+	return nil, 0
+}
+
+// recordSequence updates producer state after a successful append. The
+// caller holds p.mu.
+func (p *partition) recordSequence(h *records.BatchHeader, base, last, appendTime int64, now time.Time) {
+	st := p.producers[h.ProducerID]
+	if st == nil {
+		if len(p.producers) >= 1024 {
+			p.expireProducers(now)
+		}
+		st = &producerState{}
+		p.producers[h.ProducerID] = st
+	} else if st.epoch != h.ProducerEpoch {
+		*st = producerState{}
+	}
+	st.epoch = h.ProducerEpoch
+	st.lastSeq = lastSequence(h.BaseSequence, h.LastOffsetDelta)
+	st.batches[st.head] = seqBatch{firstSeq: h.BaseSequence, lastSeq: st.lastSeq, firstOffset: base, lastOffs: last, appendTime: appendTime}
+	st.head = (st.head + 1) % len(st.batches)
+	if st.n < len(st.batches) {
+		st.n++
+	}
+	st.updated = now
+}
+
+func (p *partition) expireProducers(now time.Time) {
+	for id, st := range p.producers {
+		if now.Sub(st.updated) > producerExpiry {
+			delete(p.producers, id)
+		}
+	}
+}

@@ -1,0 +1,363 @@
+package broker
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/minikafka/minikafka/internal/vfs"
+	"github.com/minikafka/minikafka/logstore"
+)
+
+// On-disk layout under DataDir:
+//
+//	cluster_id                    the cluster ID, written once
+//	producer_ids                  next unallocated producer ID block
+//	topics/<id-hex>/topic.json    topicMeta: name, ID, partition count, configs
+//	topics/<id-hex>/<partition>/  one logstore.Log per partition
+//
+// Directories are named by topic ID so a topic deleted and re-created under
+// the same name never meets the old one's files. topic.json is replaced
+// atomically (tmp, fsync, rename, fsync dir); a topic directory without it
+// is debris from an interrupted create or delete and is removed on start.
+
+// maxTopicNameLen is Kafka's limit (249: 255 minus room for the partition
+// suffix and a marker Kafka appends on deletion).
+const maxTopicNameLen = 249
+
+type topicTable struct {
+	byName map[string]*topic
+	byID   map[[16]byte]*topic
+}
+
+func (tt *topicTable) clone() *topicTable {
+	n := &topicTable{byName: make(map[string]*topic, len(tt.byName)+1), byID: make(map[[16]byte]*topic, len(tt.byID)+1)}
+	for k, v := range tt.byName {
+		n.byName[k] = v
+	}
+	for k, v := range tt.byID {
+		n.byID[k] = v
+	}
+	return n
+}
+
+type topic struct {
+	name string
+	id   [16]byte
+	dir  string
+	// parts grows under adminMu (CreatePartitions); readers load it.
+	parts atomic.Pointer[[]*partition]
+	// cfg is replaced whole by AlterConfigs.
+	cfg atomic.Pointer[topicConfig]
+}
+
+func (t *topic) partitions() []*partition { return *t.parts.Load() }
+
+func (t *topic) partition(i int32) *partition {
+	ps := t.partitions()
+	if i < 0 || int(i) >= len(ps) {
+		return nil
+	}
+	return ps[i]
+}
+
+type partition struct {
+	topic *topic
+	index int32
+	log   *logstore.Log
+
+	// mu serializes the idempotence check, the append and the update of
+	// producer state, so that a sequence is judged against the log it
+	// lands in.
+	mu        sync.Mutex
+	producers map[int64]*producerState
+}
+
+// topicMeta is the persisted form of a topic.
+type topicMeta struct {
+	Version    int               `json:"version"`
+	Name       string            `json:"name"`
+	ID         string            `json:"id"`
+	Partitions int32             `json:"partitions"`
+	Configs    map[string]string `json:"configs,omitempty"`
+}
+
+func (b *Broker) topicsDir() string { return path.Join(b.cfg.DataDir, "topics") }
+
+// validateTopicName applies Kafka's Topic.validate rules.
+func validateTopicName(name string) error {
+	switch {
+	case name == "":
+		return errors.New("topic name is empty")
+	case name == "." || name == "..":
+		return fmt.Errorf("topic name cannot be %q", name)
+	case len(name) > maxTopicNameLen:
+		return fmt.Errorf("topic name is longer than %d characters", maxTopicNameLen)
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return fmt.Errorf("topic name %q contains a character other than ASCII alphanumerics, '.', '_' and '-'", name)
+		}
+	}
+	return nil
+}
+
+// uuidString is Kafka's printed form of a UUID: unpadded base64url.
+func uuidString(u [16]byte) string { return base64.RawURLEncoding.EncodeToString(u[:]) }
+
+func newTopicID() ([16]byte, error) {
+	for {
+		var u [16]byte
+		if _, err := rand.Read(u[:]); err != nil {
+			return u, err
+		}
+		// Kafka reserves the zero UUID and the one with only the last
+		// bit set (METADATA_TOPIC_ID); base64 forms starting with '-'
+		// are avoided too since they read as flags on a command line.
+		if u != ([16]byte{}) && u != [16]byte{15: 1} && uuidString(u)[0] != '-' {
+			return u, nil
+		}
+	}
+}
+
+// loadTopics opens every persisted topic and its partition logs.
+func (b *Broker) loadTopics() error {
+	names, err := b.fs.ReadDir(b.topicsDir())
+	if err != nil {
+		return fmt.Errorf("broker: listing topics: %w", err)
+	}
+	tt := b.topics.Load().clone()
+	for _, dn := range names {
+		dir := path.Join(b.topicsDir(), dn)
+		if strings.HasSuffix(dn, ".tmp") || strings.HasSuffix(dn, ".deleted") {
+			if err := b.fs.RemoveAll(dir); err != nil {
+				return fmt.Errorf("broker: removing debris %s: %w", dir, err)
+			}
+			continue
+		}
+		data, err := readFile(b.fs, path.Join(dir, "topic.json"))
+		if errors.Is(err, os.ErrNotExist) {
+			b.log.Warn("removing topic directory without topic.json (interrupted create)", "dir", dir)
+			if err := b.fs.RemoveAll(dir); err != nil {
+				return fmt.Errorf("broker: removing debris %s: %w", dir, err)
+			}
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("broker: reading %s: %w", dir, err)
+		}
+		var m topicMeta
+		if err := json.Unmarshal(data, &m); err != nil {
+			return fmt.Errorf("broker: decoding %s/topic.json: %w", dir, err)
+		}
+		if m.Version != 1 {
+			return fmt.Errorf("broker: %s/topic.json: unsupported version %d", dir, m.Version)
+		}
+		idb, err := hex.DecodeString(m.ID)
+		if err != nil || len(idb) != 16 || m.ID != dn {
+			return fmt.Errorf("broker: %s/topic.json: bad topic id %q", dir, m.ID)
+		}
+		cfg, err := parseTopicConfigs(m.Configs)
+		if err != nil {
+			return fmt.Errorf("broker: %s/topic.json: %w", dir, err)
+		}
+		t := &topic{name: m.Name, id: [16]byte(idb), dir: dir}
+		t.cfg.Store(cfg)
+		ps := make([]*partition, 0, m.Partitions)
+		t.parts.Store(&ps)
+		// Register before opening logs so closeLogs sees what was
+		// opened if a later partition fails.
+		tt.byName[t.name] = t
+		tt.byID[t.id] = t
+		b.topics.Store(tt)
+		for i := int32(0); i < m.Partitions; i++ {
+			p, err := b.openPartition(t, i)
+			if err != nil {
+				return err
+			}
+			ps = append(ps, p)
+			cp := ps
+			t.parts.Store(&cp)
+		}
+	}
+	return nil
+}
+
+func (b *Broker) openPartition(t *topic, i int32) (*partition, error) {
+	dir := path.Join(t.dir, strconv.Itoa(int(i)))
+	l, rep, err := logstore.Open(logstore.Options{
+		FS:     b.fs,
+		Dir:    dir,
+		Config: t.cfg.Load().log,
+		Sync:   b.cfg.Sync,
+		Logger: b.log.With("topic", t.name, "partition", i),
+		Now:    b.now,
+		Files:  b.files,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("broker: opening %s-%d: %w", t.name, i, err)
+	}
+	_ = rep // logstore logs what recovery dropped
+	return &partition{topic: t, index: i, log: l, producers: map[int64]*producerState{}}, nil
+}
+
+func (b *Broker) writeTopicMeta(t *topic, nparts int32, configs map[string]string) error {
+	m := topicMeta{Version: 1, Name: t.name, ID: hex.EncodeToString(t.id[:]), Partitions: nparts, Configs: configs}
+	data, err := json.MarshalIndent(&m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(b.fs, path.Join(t.dir, "topic.json"), data)
+}
+
+// createTopic creates and registers a topic; the caller holds adminMu and
+// has validated everything.
+func (b *Broker) createTopic(name string, nparts int32, configs map[string]string, cfg *topicConfig) (*topic, error) {
+	id, err := newTopicID()
+	if err != nil {
+		return nil, err
+	}
+	t := &topic{name: name, id: id, dir: path.Join(b.topicsDir(), hex.EncodeToString(id[:]))}
+	t.cfg.Store(cfg)
+	if err := b.fs.MkdirAll(t.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("broker: creating %s: %w", t.dir, err)
+	}
+	ps := make([]*partition, 0, nparts)
+	fail := func(err error) (*topic, error) {
+		for _, p := range ps {
+			_ = p.log.Close()
+		}
+		_ = b.fs.RemoveAll(t.dir)
+		return nil, err
+	}
+	for i := int32(0); i < nparts; i++ {
+		p, err := b.openPartition(t, i)
+		if err != nil {
+			return fail(err)
+		}
+		ps = append(ps, p)
+	}
+	t.parts.Store(&ps)
+	// topic.json last: its presence is what makes the topic exist.
+	if err := b.writeTopicMeta(t, nparts, configs); err != nil {
+		return fail(fmt.Errorf("broker: persisting topic %s: %w", name, err))
+	}
+	if err := b.fs.SyncDir(b.topicsDir()); err != nil {
+		return fail(fmt.Errorf("broker: persisting topic %s: %w", name, err))
+	}
+	tt := b.topics.Load().clone()
+	tt.byName[name] = t
+	tt.byID[id] = t
+	b.topics.Store(tt)
+	return t, nil
+}
+
+// deleteTopic removes a topic; the caller holds adminMu.
+func (b *Broker) deleteTopic(t *topic) error {
+	tt := b.topics.Load().clone()
+	delete(tt.byName, t.name)
+	delete(tt.byID, t.id)
+	b.topics.Store(tt)
+	// Rename first so a crash mid-removal never resurrects a partial
+	// topic: the .deleted directory is swept on the next start.
+	gone := t.dir + ".deleted"
+	var errs []error
+	for _, p := range t.partitions() {
+		if err := p.log.Close(); err != nil && !errors.Is(err, logstore.ErrClosed) {
+			errs = append(errs, err)
+		}
+	}
+	if err := b.fs.Rename(t.dir, gone); err != nil {
+		errs = append(errs, err)
+	} else {
+		if err := b.fs.SyncDir(b.topicsDir()); err != nil {
+			errs = append(errs, err)
+		}
+		if err := b.fs.RemoveAll(gone); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	b.topicDeleted(t.name, t.id)
+	return errors.Join(errs...)
+}
+
+// addPartitions grows t to n partitions; the caller holds adminMu.
+func (b *Broker) addPartitions(t *topic, n int32) error {
+	old := t.partitions()
+	ps := append([]*partition(nil), old...)
+	for i := int32(len(old)); i < n; i++ {
+		p, err := b.openPartition(t, i)
+		if err != nil {
+			for _, p := range ps[len(old):] {
+				_ = p.log.Destroy()
+			}
+			return err
+		}
+		ps = append(ps, p)
+	}
+	if err := b.writeTopicMeta(t, n, t.cfg.Load().set); err != nil {
+		for _, p := range ps[len(old):] {
+			_ = p.log.Destroy()
+		}
+		return err
+	}
+	t.parts.Store(&ps)
+	return nil
+}
+
+// lookupTopic finds a topic by name, or by ID when the name is empty.
+func (b *Broker) lookupTopic(name string, id [16]byte) *topic {
+	tt := b.topics.Load()
+	if name != "" {
+		return tt.byName[name]
+	}
+	return tt.byID[id]
+}
+
+func readFile(fsys vfs.FS, name string) ([]byte, error) {
+	f, err := fsys.OpenFile(name, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
+// writeFileAtomic replaces name with data: tmp, fsync, rename, fsync dir.
+func writeFileAtomic(fsys vfs.FS, name string, data []byte) error {
+	tmp := name + ".tmp"
+	f, err := fsys.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		fsys.Remove(tmp)
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		fsys.Remove(tmp)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		fsys.Remove(tmp)
+		return err
+	}
+	if err := fsys.Rename(tmp, name); err != nil {
+		fsys.Remove(tmp)
+		return err
+	}
+	return fsys.SyncDir(path.Dir(name))
+}
