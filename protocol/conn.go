@@ -18,6 +18,9 @@ import (
 
 const (
 	readBufSize = 64 << 10
+	// directReadMin is the frame size from which the part of a frame not
+	// yet buffered is read straight into the frame.
+	directReadMin = 8 << 10
 	// flushAt is how much coalesced output the writer buffers before
 	// writing even if more replies are queued.
 	flushAt = 256 << 10
@@ -143,7 +146,7 @@ func (c *conn) readLoop() {
 		// A frame that started must finish within the idle timeout.
 		c.nc.SetReadDeadline(time.Now().Add(idle))
 		frame := make([]byte, size)
-		if _, err := io.ReadFull(br, frame); err != nil {
+		if err := readFrameBody(br, c.nc, frame); err != nil {
 			if !c.s.closing.Load() {
 				c.log.Debug("truncated request frame", "size", size, "err", err)
 			}
@@ -180,6 +183,18 @@ func (c *conn) readLoop() {
 			return
 		}
 	}
+}
+
+// readFrameBody fills frame from what br has buffered, then, for a large frame,
+// straight from the connection, saving a copy through br's buffer.
+func readFrameBody(br *bufio.Reader, nc net.Conn, frame []byte) error {
+	if len(frame) < directReadMin {
+		_, err := io.ReadFull(br, frame)
+		return err
+	}
+	n, _ := br.Read(frame[:min(len(frame), br.Buffered())])
+	_, err := io.ReadFull(nc, frame[n:])
+	return err
 }
 
 func (c *conn) enqueue(p pending) bool {
