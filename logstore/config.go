@@ -1,0 +1,106 @@
+package logstore
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/minikafka/minikafka/internal/vfs"
+)
+
+// SyncMode says when appended data is fsynced.
+type SyncMode int
+
+const (
+	// SyncNever leaves writeback to the OS (segments are still fsynced when
+	// they are sealed, and on Sync/Close).
+	SyncNever SyncMode = iota
+	// SyncInterval fsyncs at most every Interval after an append.
+	SyncInterval
+	// SyncAlways makes appends visible (high watermark) and WaitDurable
+	// return only after fsync; concurrent appenders share one fsync.
+	SyncAlways
+)
+
+// SyncPolicy is the durability policy of a log.
+type SyncPolicy struct {
+	Mode     SyncMode
+	Interval time.Duration
+}
+
+// ParseSyncPolicy parses "always", "never" or "interval=100ms".
+func ParseSyncPolicy(s string) (SyncPolicy, error) {
+	switch {
+	case s == "always":
+		return SyncPolicy{Mode: SyncAlways}, nil
+	case s == "never":
+		return SyncPolicy{Mode: SyncNever}, nil
+	case strings.HasPrefix(s, "interval="):
+		d, err := time.ParseDuration(strings.TrimPrefix(s, "interval="))
+		if err != nil || d <= 0 {
+			return SyncPolicy{}, fmt.Errorf("logstore: bad sync interval in %q", s)
+		}
+		return SyncPolicy{Mode: SyncInterval, Interval: d}, nil
+	}
+	return SyncPolicy{}, fmt.Errorf("logstore: unknown sync policy %q (want always, never or interval=D)", s)
+}
+
+func (p SyncPolicy) String() string {
+	switch p.Mode {
+	case SyncAlways:
+		return "always"
+	case SyncInterval:
+		return "interval=" + p.Interval.String()
+	}
+	return "never"
+}
+
+// Config holds the per-topic settings, named after Kafka's topic configs.
+type Config struct {
+	SegmentBytes       int64         // segment.bytes: roll when the active segment would exceed this
+	SegmentMs          time.Duration // segment.ms: roll a non-empty segment this long after its first append; <=0 never
+	RetentionMs        time.Duration // retention.ms: delete sealed segments whose newest record is older; <0 unlimited
+	RetentionBytes     int64         // retention.bytes: keep the log below this size (whole sealed segments); <0 unlimited
+	IndexIntervalBytes int           // index.interval.bytes: log bytes between offset index entries
+	LogAppendTime      bool          // message.timestamp.type=LogAppendTime
+}
+
+// maxSegmentBytes keeps positions in 32-bit index entries.
+const maxSegmentBytes = 1<<31 - 1
+
+// DefaultConfig returns Kafka's defaults.
+func DefaultConfig() Config {
+	return Config{
+		SegmentBytes:       1 << 30,
+		SegmentMs:          7 * 24 * time.Hour,
+		RetentionMs:        7 * 24 * time.Hour,
+		RetentionBytes:     -1,
+		IndexIntervalBytes: 4096,
+	}
+}
+
+func (c Config) normalized() Config {
+	if c.SegmentBytes <= 0 || c.SegmentBytes > maxSegmentBytes {
+		c.SegmentBytes = maxSegmentBytes
+	}
+	if c.IndexIntervalBytes <= 0 {
+		c.IndexIntervalBytes = 4096
+	}
+	return c
+}
+
+// Options configures Open.
+type Options struct {
+	FS     vfs.FS // nil: vfs.Default
+	Dir    string // the partition directory; created if missing
+	Config Config
+	Sync   SyncPolicy
+	Logger *slog.Logger     // nil: discard
+	Now    func() time.Time // nil: time.Now
+	Files  *FileCache       // shared descriptor cache; nil: the log gets its own, unbounded
+	// VerifyAll checks the CRC of every batch of every segment at open, not
+	// only of segments being rescanned (the active one after an unclean
+	// shutdown, and any whose index is missing or stale). Slow for big logs.
+	VerifyAll bool
+}

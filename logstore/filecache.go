@@ -1,0 +1,143 @@
+package logstore
+
+import (
+	"container/list"
+	"os"
+	"sync"
+
+	"github.com/minikafka/minikafka/internal/vfs"
+)
+
+// FileCache bounds the number of segment files held open across many logs.
+// Each segment has a handle; a handle opens its file on first use and keeps
+// it open while referenced. Unreferenced open handles sit in an LRU list and
+// are closed when the cache needs room. The limit is soft: if every open file
+// is in use, opening one more exceeds it rather than failing a read.
+type FileCache struct {
+	mu   sync.Mutex
+	max  int // <=0: unbounded
+	open int
+	idle list.List // of *fileHandle, most recently used at the front
+}
+
+// NewFileCache returns a cache holding at most maxOpen idle-or-busy files
+// (<=0: unbounded).
+func NewFileCache(maxOpen int) *FileCache { return &FileCache{max: maxOpen} }
+
+// Open returns how many files the cache holds open now.
+func (c *FileCache) Open() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.open
+}
+
+type fileHandle struct {
+	c    *FileCache
+	fs   vfs.FS
+	path string // guarded by c.mu (renamed on deletion)
+	f    vfs.File
+	refs int
+	elem *list.Element // in c.idle when open and unreferenced
+	dead bool          // closed for good
+}
+
+func (c *FileCache) handle(fsys vfs.FS, path string) *fileHandle {
+	return &fileHandle{c: c, fs: fsys, path: path}
+}
+
+// acquire returns the open file, opening it if needed, and pins it until
+// release.
+func (h *fileHandle) acquire() (vfs.File, error) {
+	c := h.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if h.dead {
+		return nil, ErrClosed
+	}
+	if h.f == nil {
+		for c.max > 0 && c.open >= c.max && c.idle.Len() > 0 {
+			c.evictLocked(c.idle.Back().Value.(*fileHandle))
+		}
+		f, err := h.fs.OpenFile(h.path, os.O_RDWR, 0)
+		if err != nil {
+			return nil, err
+		}
+		h.f = f
+		c.open++
+	} else if h.elem != nil {
+		c.idle.Remove(h.elem)
+		h.elem = nil
+	}
+	h.refs++
+	return h.f, nil
+}
+
+func (h *fileHandle) release() {
+	c := h.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h.refs--
+	if h.refs > 0 || h.f == nil {
+		return
+	}
+	if h.dead {
+		h.f.Close()
+		h.f = nil
+		c.open--
+		return
+	}
+	h.elem = c.idle.PushFront(h)
+}
+
+func (c *FileCache) evictLocked(h *fileHandle) {
+	c.idle.Remove(h.elem)
+	h.elem = nil
+	h.f.Close()
+	h.f = nil
+	c.open--
+}
+
+// setFile installs an already open file (a freshly created segment) as idle.
+func (h *fileHandle) setFile(f vfs.File) {
+	c := h.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h.f = f
+	c.open++
+	h.elem = c.idle.PushFront(h)
+	for c.max > 0 && c.open > c.max && c.idle.Len() > 1 {
+		c.evictLocked(c.idle.Back().Value.(*fileHandle))
+	}
+}
+
+func (h *fileHandle) setPath(p string) {
+	h.c.mu.Lock()
+	h.path = p
+	h.c.mu.Unlock()
+}
+
+func (h *fileHandle) getPath() string {
+	h.c.mu.Lock()
+	defer h.c.mu.Unlock()
+	return h.path
+}
+
+// close closes the file for good once nobody uses it.
+func (h *fileHandle) close() {
+	c := h.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if h.dead {
+		return
+	}
+	h.dead = true
+	if h.f != nil && h.refs == 0 {
+		if h.elem != nil {
+			c.idle.Remove(h.elem)
+			h.elem = nil
+		}
+		h.f.Close()
+		h.f = nil
+		c.open--
+	}
+}

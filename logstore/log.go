@@ -1,0 +1,547 @@
+package logstore
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/minikafka/minikafka/internal/records"
+	"github.com/minikafka/minikafka/internal/vfs"
+)
+
+// Log is one partition's log. Append, Truncate, DeleteRecords, retention and
+// Close serialize on mu (one writer); readers work from an immutable
+// snapshot of the segment list and the published high watermark and never
+// take mu.
+type Log struct {
+	fs     vfs.FS
+	dir    string
+	logger *slog.Logger
+	now    func() time.Time
+	files  *FileCache
+	sync   SyncPolicy
+
+	cfg atomic.Pointer[Config]
+
+	mu     sync.Mutex // the writer lock
+	active *segment   // guarded by mu
+	segs   atomic.Pointer[[]*segment]
+
+	leo      atomic.Int64
+	logStart atomic.Int64
+	hw       atomic.Pointer[hwMark]
+	closed   atomic.Bool
+	sticky   atomic.Pointer[WriteError]
+
+	// Group commit (SyncAlways) and the interval flusher.
+	syncMu     sync.Mutex
+	syncing    bool
+	syncDone   chan struct{}
+	timerArmed bool
+	timer      *time.Timer
+	gen        atomic.Uint64 // bumped by Truncate so a stale sync cannot raise the HW
+
+	notifyMu sync.Mutex
+	changed  chan struct{}
+}
+
+// hwMark is the published high watermark: offsets below off are visible, and
+// their bytes end at pos in seg (segments before seg are wholly visible).
+type hwMark struct {
+	off int64
+	seg *segment
+	pos int64
+}
+
+// AppendResult describes a successful Append.
+type AppendResult struct {
+	BaseOffset     int64
+	LastOffset     int64
+	AppendTimeMs   int64 // -1 unless the log uses LogAppendTime
+	LogStartOffset int64
+}
+
+func (l *Log) config() Config { return *l.cfg.Load() }
+
+// SetConfig changes the per-topic settings; they apply from the next append
+// or retention pass.
+func (l *Log) SetConfig(c Config) {
+	c = c.normalized()
+	l.cfg.Store(&c)
+}
+
+func (l *Log) segments() []*segment { return *l.segs.Load() }
+
+func (l *Log) path(base int64, ext string) string { return filepath.Join(l.dir, segName(base, ext)) }
+
+func (l *Log) setSticky(op string, err error) error {
+	we := &WriteError{Op: op, Err: err}
+	if l.sticky.CompareAndSwap(nil, we) {
+		l.logger.Error("logstore: write failure, log now refuses writes", "dir", l.dir, "op", op, "err", err)
+		l.notify()
+	}
+	return l.sticky.Load()
+}
+
+func (l *Log) stickyErr() error {
+	if e := l.sticky.Load(); e != nil {
+		return e
+	}
+	return nil
+}
+
+// Append validates every batch in batches (a concatenation of v2
+// RecordBatches), then assigns offsets by rewriting base offsets in place
+// (and stamps LogAppendTime if configured) and writes all of it with one
+// write. On a validation error nothing is written and the error is a
+// *BatchError. Under SyncAlways the data becomes visible only after
+// WaitDurable (or another appender's fsync) covers it.
+func (l *Log) Append(batches []byte) (AppendResult, error) {
+	if len(batches) == 0 {
+		return AppendResult{}, ErrEmptyAppend
+	}
+	// Validation (CRC) runs before the lock so appenders overlap.
+	if err := records.Split(batches, func(int, records.BatchHeader, []byte) error { return nil }); err != nil {
+		return AppendResult{}, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed.Load() {
+		return AppendResult{}, ErrClosed
+	}
+	if err := l.stickyErr(); err != nil {
+		return AppendResult{}, err
+	}
+	cfg := l.config()
+	now := l.now()
+	seg := l.active
+	size := seg.size.Load()
+	n := int64(len(batches))
+	if size > 0 && (size+n > cfg.SegmentBytes || (cfg.SegmentMs > 0 && now.Sub(seg.created) >= cfg.SegmentMs)) {
+		if err := l.rollLocked(); err != nil {
+			return AppendResult{}, err
+		}
+		seg, size = l.active, 0
+	}
+	if size+n > maxSegmentBytes {
+		return AppendResult{}, &BatchError{Index: 0, Err: fmt.Errorf("%w: %d bytes do not fit in a segment", records.ErrCorrupt, n)}
+	}
+	base := l.leo.Load()
+	appendTime := int64(-1)
+	if cfg.LogAppendTime {
+		appendTime = now.UnixMilli()
+	}
+	off := base
+	for p := batches; len(p) > 0; {
+		bsize := int(int32(binary.BigEndian.Uint32(p[8:]))) + 12
+		records.SetBaseOffset(p, off)
+		if appendTime >= 0 {
+			records.SetLogAppendTime(p[:bsize], appendTime)
+		}
+		off += int64(int32(binary.BigEndian.Uint32(p[23:]))) + 1
+		p = p[bsize:]
+	}
+	f, err := seg.h.acquire()
+	if err != nil {
+		return AppendResult{}, l.setSticky("open", err)
+	}
+	wn, err := f.WriteAt(batches, size)
+	seg.h.release()
+	if err == nil && wn != len(batches) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		return AppendResult{}, l.setSticky("write", err)
+	}
+	if size == 0 {
+		seg.created = now
+	}
+	interval := int64(cfg.IndexIntervalBytes)
+	seg.mu.Lock()
+	pos := size
+	for p := batches; len(p) > 0; {
+		bsize := int64(int32(binary.BigEndian.Uint32(p[8:]))) + 12
+		bbase := int64(binary.BigEndian.Uint64(p))
+		maxTs := int64(binary.BigEndian.Uint64(p[35:]))
+		seg.noteBatch(pos, bbase, bsize, maxTs, interval)
+		pos += bsize
+		p = p[bsize:]
+	}
+	seg.mu.Unlock()
+	seg.size.Store(pos)
+	seg.next.Store(off)
+	l.leo.Store(off)
+	switch l.sync.Mode {
+	case SyncAlways:
+		// Visible once fsynced: see WaitDurable.
+	case SyncInterval:
+		l.publish(&hwMark{off: off, seg: seg, pos: pos})
+		l.armTimer()
+	default:
+		l.publish(&hwMark{off: off, seg: seg, pos: pos})
+	}
+	return AppendResult{BaseOffset: base, LastOffset: off - 1, AppendTimeMs: appendTime, LogStartOffset: l.logStart.Load()}, nil
+}
+
+// publish raises the high watermark and wakes waiters.
+func (l *Log) publish(m *hwMark) {
+	l.hw.Store(m)
+	l.notify()
+}
+
+// Changed returns a channel closed when the high watermark moves, on
+// truncation, deletion, a write failure or close. Call it again after it
+// fires to get the next one.
+func (l *Log) Changed() <-chan struct{} {
+	l.notifyMu.Lock()
+	defer l.notifyMu.Unlock()
+	if l.changed == nil {
+		l.changed = make(chan struct{})
+		if l.closed.Load() {
+			close(l.changed)
+			ch := l.changed
+			l.changed = nil
+			return ch
+		}
+	}
+	return l.changed
+}
+
+func (l *Log) notify() {
+	l.notifyMu.Lock()
+	if l.changed != nil {
+		close(l.changed)
+		l.changed = nil
+	}
+	l.notifyMu.Unlock()
+}
+
+// armTimer schedules an fsync Interval after the first unsynced append.
+func (l *Log) armTimer() {
+	l.syncMu.Lock()
+	defer l.syncMu.Unlock()
+	if l.timerArmed || l.closed.Load() {
+		return
+	}
+	l.timerArmed = true
+	if l.timer == nil {
+		l.timer = time.AfterFunc(l.sync.Interval, l.timerFired)
+	} else {
+		l.timer.Reset(l.sync.Interval)
+	}
+}
+
+func (l *Log) timerFired() {
+	l.syncMu.Lock()
+	l.timerArmed = false
+	l.syncMu.Unlock()
+	if l.closed.Load() {
+		return
+	}
+	if err := l.Sync(); err != nil && err != ErrClosed {
+		l.logger.Error("logstore: interval fsync failed", "dir", l.dir, "err", err)
+	}
+}
+
+// WaitDurable blocks until every offset below end is fsynced (SyncAlways) and
+// returns the sticky error if the log failed. Concurrent callers share one
+// fsync: the first becomes the leader and syncs everything written so far,
+// the others wait for its round and re-check. Under other policies it
+// returns at once.
+func (l *Log) WaitDurable(ctx context.Context, end int64) error {
+	if l.sync.Mode != SyncAlways {
+		return l.stickyErr()
+	}
+	for {
+		if err := l.stickyErr(); err != nil {
+			return err
+		}
+		if l.HighWatermark() >= end {
+			return nil
+		}
+		if end > l.leo.Load() {
+			return ErrTruncated
+		}
+		if l.closed.Load() {
+			return ErrClosed
+		}
+		l.syncMu.Lock()
+		if l.syncing {
+			ch := l.syncDone
+			l.syncMu.Unlock()
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			continue
+		}
+		l.syncing = true
+		l.syncDone = make(chan struct{})
+		l.syncMu.Unlock()
+		err := l.syncRound()
+		l.syncMu.Lock()
+		l.syncing = false
+		close(l.syncDone)
+		l.syncMu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// syncRound fsyncs the active segment up to what has been written and
+// publishes that as the high watermark.
+func (l *Log) syncRound() error {
+	l.mu.Lock()
+	if l.closed.Load() {
+		l.mu.Unlock()
+		return ErrClosed
+	}
+	seg := l.active
+	target := l.leo.Load()
+	pos := seg.size.Load()
+	gen := l.gen.Load()
+	l.mu.Unlock()
+	if cur := l.hw.Load(); cur != nil && cur.off >= target {
+		return nil
+	}
+	f, err := seg.h.acquire()
+	if err != nil {
+		return l.setSticky("open", err)
+	}
+	err = f.Sync()
+	seg.h.release()
+	if err != nil {
+		return l.setSticky("fsync", err)
+	}
+	l.mu.Lock()
+	if l.gen.Load() == gen {
+		if cur := l.hw.Load(); cur == nil || cur.off < target {
+			l.publish(&hwMark{off: target, seg: seg, pos: pos})
+		}
+	}
+	l.mu.Unlock()
+	return nil
+}
+
+// Sync fsyncs everything appended so far (under any policy).
+func (l *Log) Sync() error {
+	if err := l.stickyErr(); err != nil {
+		return err
+	}
+	if l.sync.Mode == SyncAlways {
+		return l.WaitDurable(context.Background(), l.leo.Load())
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed.Load() {
+		return ErrClosed
+	}
+	return l.syncActiveLocked()
+}
+
+func (l *Log) syncActiveLocked() error {
+	f, err := l.active.h.acquire()
+	if err != nil {
+		return l.setSticky("open", err)
+	}
+	err = f.Sync()
+	l.active.h.release()
+	if err != nil {
+		return l.setSticky("fsync", err)
+	}
+	return nil
+}
+
+// rollLocked seals the active segment (fsync, index files) and starts a new
+// one at the log end.
+func (l *Log) rollLocked() error {
+	old := l.active
+	if err := l.syncActiveLocked(); err != nil {
+		return err
+	}
+	if err := l.writeIndexes(old); err != nil {
+		return l.setSticky("write index", err)
+	}
+	leo := l.leo.Load()
+	seg, err := l.createSegment(leo)
+	if err != nil {
+		return l.setSticky("create segment", err)
+	}
+	if err := l.fs.SyncDir(l.dir); err != nil {
+		return l.setSticky("sync dir", err)
+	}
+	segs := append(append([]*segment(nil), l.segments()...), seg)
+	l.segs.Store(&segs)
+	l.active = seg
+	if l.sync.Mode == SyncAlways {
+		if cur := l.hw.Load(); cur == nil || cur.off < leo {
+			l.publish(&hwMark{off: leo, seg: old, pos: old.size.Load()})
+		}
+	}
+	return nil
+}
+
+// Roll seals the active segment now if it holds data (as segment.ms would).
+func (l *Log) Roll() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed.Load() {
+		return ErrClosed
+	}
+	if err := l.stickyErr(); err != nil {
+		return err
+	}
+	if l.active.size.Load() == 0 {
+		return nil
+	}
+	return l.rollLocked()
+}
+
+func (l *Log) createSegment(base int64) (*segment, error) {
+	f, err := l.fs.OpenFile(l.path(base, ".log"), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	h := l.files.handle(l.fs, l.path(base, ".log"))
+	h.setFile(f)
+	s := newSegment(base, h)
+	s.onFinal = l.finalSegment
+	return s, nil
+}
+
+// writeIndexes writes s's offset and time index files atomically (tmp,
+// fsync, rename); the caller syncs the directory.
+func (l *Log) writeIndexes(s *segment) error {
+	s.mu.RLock()
+	hdr := indexHeader{logSize: s.size.Load(), next: s.next.Load()}
+	oi := encodeOffsetIndex(hdr, s.idx)
+	ti := encodeTimeIndex(hdr, s.timeIndexForDisk())
+	s.mu.RUnlock()
+	if err := writeFileAtomic(l.fs, l.path(s.base, ".index"), oi); err != nil {
+		return err
+	}
+	return writeFileAtomic(l.fs, l.path(s.base, ".timeindex"), ti)
+}
+
+// writeFileAtomic writes name via name.tmp, fsync and rename. The caller
+// fsyncs the directory.
+func writeFileAtomic(fsys vfs.FS, name string, data []byte) error {
+	tmp := name + ".tmp"
+	f, err := fsys.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = fsys.Rename(tmp, name)
+	}
+	if err != nil {
+		fsys.Remove(tmp)
+	}
+	return err
+}
+
+// HighWatermark is the end of the visible log: the fsynced end under
+// SyncAlways, else the log end.
+func (l *Log) HighWatermark() int64 {
+	if m := l.hw.Load(); m != nil {
+		return m.off
+	}
+	return 0
+}
+
+// LogStartOffset is the first offset that can be read.
+func (l *Log) LogStartOffset() int64 { return l.logStart.Load() }
+
+// LogEndOffset is the offset the next appended record will get.
+func (l *Log) LogEndOffset() int64 { return l.leo.Load() }
+
+// Size is the total size of the segment files in bytes.
+func (l *Log) Size() int64 {
+	var n int64
+	for _, s := range l.segments() {
+		n += s.size.Load()
+	}
+	return n
+}
+
+// Dir returns the partition directory.
+func (l *Log) Dir() string { return l.dir }
+
+// Close syncs the active segment, writes its indexes (so the next open need
+// not rescan it) and releases the files. Readers holding ranges keep their
+// files open until they Release them.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed.Swap(true) {
+		return nil
+	}
+	l.syncMu.Lock()
+	if l.timer != nil {
+		l.timer.Stop()
+	}
+	l.syncMu.Unlock()
+	var err error
+	if l.stickyErr() == nil {
+		if err = l.syncActiveLocked(); err == nil {
+			if err = l.writeIndexes(l.active); err == nil {
+				err = l.fs.SyncDir(l.dir)
+			}
+		}
+	}
+	if l.sync.Mode == SyncAlways && err == nil {
+		// Everything is durable now; let readers see it until they notice
+		// the close.
+		l.hw.Store(&hwMark{off: l.leo.Load(), seg: l.active, pos: l.active.size.Load()})
+	}
+	for _, s := range l.segments() {
+		s.h.close()
+	}
+	l.notify()
+	return err
+}
+
+// Destroy closes the log and removes its directory.
+func (l *Log) Destroy() error {
+	l.mu.Lock()
+	closed := l.closed.Swap(true)
+	if !closed {
+		l.syncMu.Lock()
+		if l.timer != nil {
+			l.timer.Stop()
+		}
+		l.syncMu.Unlock()
+		for _, s := range l.segments() {
+			s.h.close()
+		}
+	}
+	l.mu.Unlock()
+	l.notify()
+	if err := l.fs.RemoveAll(l.dir); err != nil {
+		return err
+	}
+	return l.fs.SyncDir(filepath.Dir(l.dir))
+}
+
+// findSegment returns the index of the segment holding off (the last one
+// whose base is <= off), or -1.
+func findSegment(segs []*segment, off int64) int {
+	return sort.Search(len(segs), func(i int) bool { return segs[i].base > off }) - 1
+}

@@ -1,0 +1,387 @@
+package logstore
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/minikafka/minikafka/internal/vfs"
+)
+
+// RecoveryReport says what Open found and repaired.
+type RecoveryReport struct {
+	Segments       int
+	Rescanned      []string     // segment files whose batches were rescanned
+	IndexesRebuilt []string     // segment files whose index files were missing or stale
+	Truncated      []Truncation // torn or damaged tails cut off the active segment
+	RemovedFiles   []string     // leftover *.tmp, *.deleted and orphan index files
+	LogStartOffset int64
+	LogEndOffset   int64
+}
+
+// Truncation describes data dropped from the end of the active segment.
+type Truncation struct {
+	File    string
+	Pos     int64 // where the file was cut
+	Dropped int64 // bytes removed
+	Reason  string
+}
+
+// Clean reports whether recovery changed nothing that held data.
+func (r *RecoveryReport) Clean() bool { return len(r.Truncated) == 0 }
+
+const logStartFile = "logstart"
+
+// Open opens (creating if needed) the log in opts.Dir and recovers it:
+// leftover temporary files are removed, index files are loaded or rebuilt,
+// the active segment is rescanned unless its index proves it was closed
+// cleanly, a torn or damaged tail of the active segment is truncated and
+// reported, and damage anywhere else fails with a *CorruptionError.
+func Open(opts Options) (*Log, *RecoveryReport, error) {
+	if opts.FS == nil {
+		opts.FS = vfs.Default
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Files == nil {
+		opts.Files = NewFileCache(0)
+	}
+	if opts.Sync.Mode == SyncInterval && opts.Sync.Interval <= 0 {
+		return nil, nil, fmt.Errorf("logstore: sync interval must be positive")
+	}
+	l := &Log{fs: opts.FS, dir: opts.Dir, logger: opts.Logger, now: opts.Now, files: opts.Files, sync: opts.Sync}
+	l.SetConfig(opts.Config)
+	rep := &RecoveryReport{}
+	if err := l.recover(rep, opts.VerifyAll); err != nil {
+		for _, s := range l.segmentsOrNil() {
+			s.h.close()
+		}
+		return nil, nil, err
+	}
+	rep.LogStartOffset = l.logStart.Load()
+	rep.LogEndOffset = l.leo.Load()
+	if !rep.Clean() {
+		l.logger.Warn("logstore: recovered log with data loss at the tail", "dir", l.dir, "truncated", rep.Truncated)
+	}
+	return l, rep, nil
+}
+
+func (l *Log) segmentsOrNil() []*segment {
+	if p := l.segs.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+func (l *Log) recover(rep *RecoveryReport, verifyAll bool) error {
+	fsys := l.fs
+	if err := fsys.MkdirAll(l.dir, 0o755); err != nil {
+		return err
+	}
+	names, err := fsys.ReadDir(l.dir)
+	if err != nil {
+		return err
+	}
+	var bases []int64
+	logs := map[int64]bool{}
+	removed := false
+	for _, n := range names {
+		if strings.HasSuffix(n, ".tmp") || strings.HasSuffix(n, ".deleted") {
+			if err := fsys.Remove(filepath.Join(l.dir, n)); err != nil {
+				return err
+			}
+			rep.RemovedFiles = append(rep.RemovedFiles, n)
+			removed = true
+			continue
+		}
+		if b, ok := parseSegName(n, ".log"); ok {
+			bases = append(bases, b)
+			logs[b] = true
+		}
+	}
+	for _, n := range names {
+		for _, ext := range []string{".index", ".timeindex"} {
+			if b, ok := parseSegName(n, ext); ok && !logs[b] {
+				if err := fsys.Remove(filepath.Join(l.dir, n)); err != nil {
+					return err
+				}
+				rep.RemovedFiles = append(rep.RemovedFiles, n)
+				removed = true
+			}
+		}
+	}
+	sort.Slice(bases, func(i, j int) bool { return bases[i] < bases[j] })
+
+	logStart, err := readLogStart(fsys, filepath.Join(l.dir, logStartFile))
+	if err != nil {
+		return err
+	}
+
+	var segs []*segment
+	l.segs.Store(&segs)
+	for i, base := range bases {
+		last := i == len(bases)-1
+		s, err := l.loadSegment(base, last, verifyAll, rep)
+		if err != nil {
+			for _, s := range segs {
+				s.h.close()
+			}
+			return err
+		}
+		if len(segs) > 0 {
+			prev := segs[len(segs)-1]
+			if prev.next.Load() != s.base {
+				s.h.close()
+				for _, s := range segs {
+					s.h.close()
+				}
+				return &CorruptionError{File: l.path(base, ".log"), Pos: 0,
+					Err: fmt.Errorf("segment starts at offset %d but the previous one ends at %d", s.base, prev.next.Load())}
+			}
+		}
+		segs = append(segs, s)
+	}
+	if len(segs) == 0 {
+		s, err := l.createSegment(max(logStart, 0))
+		if err != nil {
+			return err
+		}
+		segs = append(segs, s)
+		removed = true
+	}
+	l.segs.Store(&segs)
+	l.active = segs[len(segs)-1]
+	rep.Segments = len(segs)
+	leo := l.active.next.Load()
+	if logStart < segs[0].base {
+		logStart = segs[0].base
+	}
+	if logStart > leo {
+		// The data DeleteRecords had cut up to was lost with an unsynced tail.
+		logStart = leo
+	}
+	l.leo.Store(leo)
+	l.logStart.Store(logStart)
+	l.hw.Store(&hwMark{off: leo, seg: l.active, pos: l.active.size.Load()})
+	if len(rep.Truncated) > 0 || len(rep.Rescanned) > 0 {
+		// Make what recovery kept durable before exposing it as the high
+		// watermark, which WaitDurable callers rely on.
+		f, err := l.active.h.acquire()
+		if err != nil {
+			return err
+		}
+		err = f.Sync()
+		l.active.h.release()
+		if err != nil {
+			return err
+		}
+	}
+	if removed || len(rep.IndexesRebuilt) > 0 {
+		if err := fsys.SyncDir(l.dir); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func parseSegName(name, ext string) (int64, bool) {
+	if !strings.HasSuffix(name, ext) || len(name) != 20+len(ext) {
+		return 0, false
+	}
+	b, err := strconv.ParseInt(name[:20], 10, 64)
+	return b, err == nil && b >= 0
+}
+
+// loadSegment opens one segment. A segment's index files are trusted if
+// they describe exactly the current file (size and next offset, checksum);
+// otherwise the segment is rescanned (verifying every batch) and the index
+// files rewritten. In the active segment a bad batch ends the log: the file
+// is truncated there and the loss reported. Elsewhere it is corruption.
+func (l *Log) loadSegment(base int64, active, verifyAll bool, rep *RecoveryReport) (*segment, error) {
+	name := l.path(base, ".log")
+	f, err := l.fs.OpenFile(name, os.O_RDWR, 0)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	size := st.Size()
+	h := l.files.handle(l.fs, name)
+	h.setFile(f)
+	s := newSegment(base, h)
+	s.onFinal = l.finalSegment
+	cfg := l.config()
+	interval := int64(cfg.IndexIntervalBytes)
+
+	if !verifyAll && l.loadIndexes(s, size) {
+		s.size.Store(size)
+		if active && size > 0 {
+			s.created = l.now()
+		}
+		return s, nil
+	}
+	rep.Rescanned = append(rep.Rescanned, filepath.Base(name))
+	rf, err := h.acquire()
+	if err != nil {
+		h.close()
+		return nil, err
+	}
+	res := scanBatches(rf, size, base, true, func(b batchInfo) {
+		s.noteBatch(b.pos, b.base, b.size, b.maxTs, interval)
+	})
+	h.release()
+	if res.err != nil && !errors.Is(res.err, errTorn) && !errors.Is(res.err, errBadBatch) {
+		h.close()
+		return nil, fmt.Errorf("logstore: reading %s at %d: %w", name, res.end, res.err)
+	}
+	if res.err != nil {
+		if !active {
+			h.close()
+			return nil, &CorruptionError{File: name, Pos: res.end, Err: res.err}
+		}
+		rep.Truncated = append(rep.Truncated, Truncation{File: filepath.Base(name), Pos: res.end, Dropped: size - res.end, Reason: res.err.Error()})
+		l.logger.Warn("logstore: truncating damaged tail", "file", name, "pos", res.end, "dropped", size-res.end, "reason", res.err)
+		// Stale index files must go before the log changes size.
+		l.removeIndexes(base)
+		wf, err := h.acquire()
+		if err != nil {
+			h.close()
+			return nil, err
+		}
+		err = wf.Truncate(res.end)
+		if err == nil {
+			err = wf.Sync()
+		}
+		h.release()
+		if err != nil {
+			h.close()
+			return nil, err
+		}
+	}
+	s.size.Store(res.end)
+	s.next.Store(res.next)
+	if active && res.end > 0 {
+		s.created = l.now()
+	}
+	if !active {
+		if err := l.writeIndexes(s); err != nil {
+			h.close()
+			return nil, err
+		}
+		rep.IndexesRebuilt = append(rep.IndexesRebuilt, filepath.Base(name))
+	}
+	return s, nil
+}
+
+// loadIndexes loads s's index files if both are valid for a log of size
+// bytes. It restores the segment's next offset and timestamp maximum.
+func (l *Log) loadIndexes(s *segment, size int64) bool {
+	ob, err := readFile(l.fs, l.path(s.base, ".index"))
+	if err != nil {
+		return false
+	}
+	oh, idx, err := decodeOffsetIndex(ob)
+	if err != nil || oh.logSize != size || oh.next < s.base || (size == 0) != (oh.next == s.base) {
+		return false
+	}
+	tb, err := readFile(l.fs, l.path(s.base, ".timeindex"))
+	if err != nil {
+		return false
+	}
+	th, tidx, err := decodeTimeIndex(tb)
+	if err != nil || th.logSize != size || th.next != oh.next {
+		return false
+	}
+	s.idx = idx
+	s.tidx = tidx
+	if n := len(tidx); n > 0 {
+		e := tidx[n-1]
+		s.maxTs, s.maxTsBase, s.maxTsPos = e.ts, s.base+int64(e.rel), int64(e.pos)
+	}
+	s.next.Store(oh.next)
+	// Appends continue the interval counting from the end of the file.
+	if n := len(idx); n > 0 {
+		s.sinceIdx = size - int64(idx[n-1].pos)
+	} else {
+		s.sinceIdx = size
+	}
+	if n := len(tidx); n > 0 {
+		s.sinceTidx = size - int64(tidx[n-1].pos)
+	} else {
+		s.sinceTidx = size
+	}
+	return true
+}
+
+func (l *Log) removeIndexes(base int64) {
+	for _, ext := range []string{".index", ".timeindex"} {
+		if err := l.fs.Remove(l.path(base, ext)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			l.logger.Warn("logstore: removing index", "file", l.path(base, ext), "err", err)
+		}
+	}
+}
+
+func readFile(fsys vfs.FS, name string) ([]byte, error) {
+	f, err := fsys.OpenFile(name, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() > 1<<30 {
+		return nil, fmt.Errorf("logstore: %s is implausibly large", name)
+	}
+	buf := make([]byte, st.Size())
+	if _, err := f.ReadAt(buf, 0); err != nil && err != io.EOF {
+		return nil, err
+	}
+	return buf, nil
+}
+
+// The logstart file: "MKLS", version 1, 3 zero bytes, int64 offset, CRC32C
+// of the preceding 16 bytes. Written by atomic replace.
+const logStartLen = 20
+
+func encodeLogStart(off int64) []byte {
+	b := make([]byte, logStartLen)
+	copy(b, "MKLS")
+	b[4] = 1
+	binary.BigEndian.PutUint64(b[8:], uint64(off))
+	binary.BigEndian.PutUint32(b[16:], crc32.Checksum(b[:16], castagnoli))
+	return b
+}
+
+func readLogStart(fsys vfs.FS, name string) (int64, error) {
+	b, err := readFile(fsys, name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if len(b) != logStartLen || string(b[:4]) != "MKLS" || b[4] != 1 || crc32.Checksum(b[:16], castagnoli) != binary.BigEndian.Uint32(b[16:]) {
+		// Written by atomic replace, so damage is not a torn write.
+		return 0, &CorruptionError{File: name, Pos: 0, Err: errors.New("bad log start offset file")}
+	}
+	return int64(binary.BigEndian.Uint64(b[8:])), nil
+}
