@@ -131,11 +131,15 @@ func (b *Broker) handleFetch(ctx context.Context, req *protocol.Request) protoco
 		return protocol.Reply{Response: resp}
 	}
 	deadline := time.Now().Add(wait)
+	var draining <-chan struct{}
+	if req.Conn != nil {
+		draining = req.Conn.Draining()
+	}
 	return protocol.Reply{Wait: func() (kmsg.Response, error) {
 		timer := time.NewTimer(time.Until(deadline))
 		defer timer.Stop()
 		for {
-			if !waitAny(ctx, b.closing, timer.C, chans) {
+			if !waitAny(ctx, b.closing, draining, timer.C, chans) {
 				return resp, nil // max wait elapsed, or shutting down
 			}
 			chans = fs.changed(chans[:0])
@@ -232,8 +236,8 @@ func (fs *fetchState) logErrors(req *protocol.Request) {
 }
 
 // waitAny blocks until one of chans is closed (true), or the timer fires,
-// ctx ends or the broker closes (false).
-func waitAny(ctx context.Context, closing <-chan struct{}, timer <-chan time.Time, chans []<-chan struct{}) bool {
+// ctx ends, the broker closes or the server drains (false).
+func waitAny(ctx context.Context, closing, draining <-chan struct{}, timer <-chan time.Time, chans []<-chan struct{}) bool {
 	if len(chans) == 1 {
 		select {
 		case <-chans[0]:
@@ -241,19 +245,22 @@ func waitAny(ctx context.Context, closing <-chan struct{}, timer <-chan time.Tim
 		case <-timer:
 		case <-ctx.Done():
 		case <-closing:
+		case <-draining:
 		}
 		return false
 	}
-	cases := make([]reflect.SelectCase, 0, len(chans)+3)
+	const fixed = 4
+	cases := make([]reflect.SelectCase, 0, len(chans)+fixed)
 	cases = append(cases,
 		reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(timer)},
 		reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())},
-		reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(closing)})
+		reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(closing)},
+		reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(draining)})
 	for _, c := range chans {
 		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(c)})
 	}
 	i, _, _ := reflect.Select(cases)
-	return i >= 3
+	return i >= fixed
 }
 
 func readOptions(offset int64, maxBytes int, minOne bool) logstore.ReadOptions {
