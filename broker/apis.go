@@ -30,10 +30,19 @@ var apiIndex map[int16]*api
 // (ApiVersions lists it), which a package-level initializer cannot.
 func init() {
 	apis = []api{
-		{0, 3, 13, (*Broker).handleProduce},        // v3+: only v2 record batches
-		{1, 4, 18, (*Broker).handleFetch},          // v4+: v2 record batches, LSO
-		{2, 1, 11, (*Broker).handleListOffsets},    // v0's multi-offset shape dropped as in Kafka 4
-		{3, 0, 13, (*Broker).handleMetadata},       //
+		{0, 3, 13, (*Broker).handleProduce},     // v3+: only v2 record batches
+		{1, 4, 18, (*Broker).handleFetch},       // v4+: v2 record batches, LSO
+		{2, 1, 11, (*Broker).handleListOffsets}, // v0's multi-offset shape dropped as in Kafka 4
+		{3, 0, 13, (*Broker).handleMetadata},    //
+		{8, 0, 8, (*Broker).handleOffsetCommit}, // v9+ are KIP-848 member epochs
+		{9, 0, 8, (*Broker).handleOffsetFetch},  // v9+ are KIP-848 member epochs
+		{10, 0, 6, (*Broker).handleFindCoordinator},
+		{11, 0, 9, (*Broker).handleJoinGroup},
+		{12, 0, 4, (*Broker).handleHeartbeat},
+		{13, 0, 5, (*Broker).handleLeaveGroup},
+		{14, 0, 5, (*Broker).handleSyncGroup},
+		{15, 0, 6, (*Broker).handleDescribeGroups},
+		{16, 0, 5, (*Broker).handleListGroups},
 		{18, 0, 4, (*Broker).handleApiVersions},    // v5 (KIP-1242) is not in Kafka 4.1
 		{19, 0, 7, (*Broker).handleCreateTopics},   //
 		{20, 0, 6, (*Broker).handleDeleteTopics},   //
@@ -43,7 +52,9 @@ func init() {
 		{32, 0, 4, (*Broker).handleDescribeConfigs},  //
 		{33, 0, 2, (*Broker).handleAlterConfigs},     //
 		{37, 0, 3, (*Broker).handleCreatePartitions}, //
+		{42, 0, 2, (*Broker).handleDeleteGroups},
 		{44, 0, 1, (*Broker).handleIncrementalAlterConfigs},
+		{47, 0, 0, (*Broker).handleOffsetDelete},
 		{60, 0, 2, (*Broker).handleDescribeCluster},
 	}
 	apiIndex = make(map[int16]*api, len(apis))

@@ -1,0 +1,133 @@
+package broker
+
+// OffsetCommit v0–v8.
+//
+// Behavior: validates the committer as Kafka's classic coordinator does,
+// then stores every valid partition's offset in one groupstore change
+// (under fsync=always the response waits for the fsync, shared with
+// concurrent commits).
+//   - generation < 0 and no members (a "simple" consumer, e.g. kadm or a
+//     manual-assignment client): accepted, creating the group if needed.
+//   - a group unknown to the coordinator with generation >= 0:
+//     ILLEGAL_GENERATION.
+//   - a replaced static member: FENCED_INSTANCE_ID; CompletingRebalance:
+//     REBALANCE_IN_PROGRESS; not a member: UNKNOWN_MEMBER_ID; wrong
+//     generation: ILLEGAL_GENERATION. Commits during PreparingRebalance from
+//     the current generation are accepted (clients commit while revoking).
+//   - per partition: UNKNOWN_TOPIC_OR_PARTITION for a missing topic or
+//     partition, OFFSET_METADATA_TOO_LARGE over offset.metadata.max.bytes.
+//
+// Version notes: v1 carries a per-partition commit timestamp, v2–v4 a
+// retention time (an explicit expiry), v6 the leader epoch, v7 the
+// instance id. v9+ (KIP-848 member epochs) and v10 (topic ids) are not
+// offered.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minikafka/minikafka/groupstore"
+	"github.com/minikafka/minikafka/protocol"
+)
+
+func (b *Broker) handleOffsetCommit(_ context.Context, req *protocol.Request) protocol.Reply {
+	r := req.Body.(*kmsg.OffsetCommitRequest)
+	resp := r.ResponseKind().(*kmsg.OffsetCommitResponse)
+	code := b.validateCommit(r)
+	nowMs := b.Now().UnixMilli()
+	expire := int64(-1)
+	if r.Version >= 2 && r.Version <= 4 && r.RetentionTimeMillis >= 0 {
+		expire = nowMs + r.RetentionTimeMillis
+	}
+	var commits []groupstore.Commit
+	type ref struct{ t, p int }
+	var refs []ref
+	for i, t := range r.Topics {
+		rt := kmsg.NewOffsetCommitResponseTopic()
+		rt.Topic = t.Topic
+		nparts, exists := b.PartitionCount(t.Topic)
+		for j, p := range t.Partitions {
+			rp := kmsg.NewOffsetCommitResponseTopicPartition()
+			rp.Partition = p.Partition
+			switch {
+			case code != 0:
+				rp.ErrorCode = code
+			case !exists || p.Partition < 0 || p.Partition >= nparts:
+				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			case p.Metadata != nil && len(*p.Metadata) > offsetMetadataMaxBytes:
+				rp.ErrorCode = kerr.OffsetMetadataTooLarge.Code
+			default:
+				o := groupstore.Offset{Offset: p.Offset, LeaderEpoch: -1, CommitMs: nowMs, ExpireMs: expire}
+				if r.Version >= 6 {
+					o.LeaderEpoch = p.LeaderEpoch
+				}
+				if r.Version == 1 && p.Timestamp >= 0 {
+					o.CommitMs = p.Timestamp
+				}
+				if p.Metadata != nil {
+					o.Metadata = *p.Metadata
+				}
+				commits = append(commits, groupstore.Commit{Topic: t.Topic, Partition: p.Partition, Offset: o})
+				refs = append(refs, ref{i, j})
+			}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	if len(commits) > 0 {
+		if err := b.coord().store.Commit(r.Group, commits); err != nil {
+			b.log.Error("committing offsets", "group", r.Group, "err", err)
+			for _, rf := range refs {
+				resp.Topics[rf.t].Partitions[rf.p].ErrorCode = storeErrCode(err)
+			}
+		}
+	}
+	return protocol.Reply{Response: resp}
+}
+
+// validateCommit applies Kafka's membership and generation checks.
+func (b *Broker) validateCommit(r *kmsg.OffsetCommitRequest) int16 {
+	c := b.coord()
+	if c == nil {
+		return kerr.CoordinatorNotAvailable.Code
+	}
+	if r.Group == "" {
+		return kerr.InvalidGroupID.Code
+	}
+	generation := r.Generation
+	if r.Version == 0 {
+		generation = -1
+	}
+	g := c.get(r.Group)
+	if g == nil {
+		if generation >= 0 {
+			return kerr.IllegalGeneration.Code
+		}
+		g = c.getOrCreate(r.Group)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch {
+	case g.state == stateDead:
+		return kerr.CoordinatorNotAvailable.Code
+	case g.fenced(r.InstanceID, r.MemberID):
+		return kerr.FencedInstanceID.Code
+	case generation < 0 && g.state == stateEmpty:
+		return 0
+	case g.state == stateCompletingRebalance:
+		return kerr.RebalanceInProgress.Code
+	}
+	m := g.members[r.MemberID]
+	if m == nil {
+		return kerr.UnknownMemberID.Code
+	}
+	if generation != g.generation {
+		return kerr.IllegalGeneration.Code
+	}
+	if m.joinCh == nil && m.syncCh == nil && m.session > 0 {
+		g.armSession(m) // a commit counts as a heartbeat, as in Kafka
+	}
+	return 0
+}

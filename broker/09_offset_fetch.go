@@ -1,0 +1,124 @@
+package broker
+
+// OffsetFetch v0–v8.
+//
+// Behavior: returns committed offsets (-1 and an empty metadata string for
+// partitions without one). Null topics (v2+) mean every committed offset
+// of the group. v8+ batches several groups. RequireStable (v7+) asks for
+// UNSTABLE_OFFSET_COMMIT while transactional offsets are pending; the
+// group coordinator holds no pending transactional offsets, so every
+// offset is stable. v9+ (KIP-848 member epochs) and v10 (topic ids) are not
+// offered.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minikafka/minikafka/protocol"
+)
+
+// fetchedPartition is one partition of an OffsetFetch answer.
+type fetchedPartition struct {
+	partition int32
+	offset    int64
+	epoch     int32
+	metadata  string
+}
+
+type fetchedTopic struct {
+	topic string
+	parts []fetchedPartition
+}
+
+// fetchOffsets answers one group: the requested topics (nil = all).
+func (b *Broker) fetchOffsets(group string, topics map[string][]int32, order []string, all bool) ([]fetchedTopic, int16) {
+	c := b.coord()
+	if c == nil {
+		return nil, kerr.CoordinatorNotAvailable.Code
+	}
+	if all {
+		var out []fetchedTopic
+		for _, cm := range c.store.GroupOffsets(group) {
+			if len(out) == 0 || out[len(out)-1].topic != cm.Topic {
+				out = append(out, fetchedTopic{topic: cm.Topic})
+			}
+			t := &out[len(out)-1]
+			t.parts = append(t.parts, fetchedPartition{cm.Partition, cm.Offset.Offset, cm.Offset.LeaderEpoch, cm.Offset.Metadata})
+		}
+		return out, 0
+	}
+	out := make([]fetchedTopic, 0, len(order))
+	for _, name := range order {
+		ft := fetchedTopic{topic: name}
+		for _, p := range topics[name] {
+			fp := fetchedPartition{partition: p, offset: -1, epoch: -1}
+			if o, ok := c.store.Get(group, name, p); ok {
+				fp = fetchedPartition{p, o.Offset, o.LeaderEpoch, o.Metadata}
+			}
+			ft.parts = append(ft.parts, fp)
+		}
+		out = append(out, ft)
+	}
+	return out, 0
+}
+
+func (b *Broker) handleOffsetFetch(_ context.Context, req *protocol.Request) protocol.Reply {
+	r := req.Body.(*kmsg.OffsetFetchRequest)
+	resp := r.ResponseKind().(*kmsg.OffsetFetchResponse)
+	if r.Version >= 8 {
+		for _, rg := range r.Groups {
+			topics, order := map[string][]int32{}, []string(nil)
+			for _, t := range rg.Topics {
+				if _, ok := topics[t.Topic]; !ok {
+					order = append(order, t.Topic)
+				}
+				topics[t.Topic] = append(topics[t.Topic], t.Partitions...)
+			}
+			fts, code := b.fetchOffsets(rg.Group, topics, order, rg.Topics == nil)
+			g := kmsg.NewOffsetFetchResponseGroup()
+			g.Group, g.ErrorCode = rg.Group, code
+			for _, ft := range fts {
+				t := kmsg.NewOffsetFetchResponseGroupTopic()
+				t.Topic = ft.topic
+				for _, fp := range ft.parts {
+					p := kmsg.NewOffsetFetchResponseGroupTopicPartition()
+					p.Partition, p.Offset, p.LeaderEpoch = fp.partition, fp.offset, fp.epoch
+					md := fp.metadata
+					p.Metadata = &md
+					t.Partitions = append(t.Partitions, p)
+				}
+				g.Topics = append(g.Topics, t)
+			}
+			resp.Groups = append(resp.Groups, g)
+		}
+		return protocol.Reply{Response: resp}
+	}
+	topics, order := map[string][]int32{}, []string(nil)
+	for _, t := range r.Topics {
+		if _, ok := topics[t.Topic]; !ok {
+			order = append(order, t.Topic)
+		}
+		topics[t.Topic] = append(topics[t.Topic], t.Partitions...)
+	}
+	// v0–v1 have no null topics; an empty list there means nothing.
+	fts, code := b.fetchOffsets(r.Group, topics, order, r.Topics == nil && r.Version >= 2)
+	resp.ErrorCode = code
+	for _, ft := range fts {
+		t := kmsg.NewOffsetFetchResponseTopic()
+		t.Topic = ft.topic
+		for _, fp := range ft.parts {
+			p := kmsg.NewOffsetFetchResponseTopicPartition()
+			p.Partition, p.Offset, p.LeaderEpoch = fp.partition, fp.offset, fp.epoch
+			md := fp.metadata
+			p.Metadata = &md
+			if code != 0 {
+				p.ErrorCode = code
+			}
+			t.Partitions = append(t.Partitions, p)
+		}
+		resp.Topics = append(resp.Topics, t)
+	}
+	return protocol.Reply{Response: resp}
+}

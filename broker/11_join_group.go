@@ -1,0 +1,246 @@
+package broker
+
+// JoinGroup v0–v9.
+//
+// Behavior:
+//   - An empty member id from a v4+ client without a group.instance.id is
+//     answered with MEMBER_ID_REQUIRED and a fresh id to rejoin with (the id
+//     is pending until it rejoins or its session timeout passes).
+//   - A new or changed member starts a rebalance; the response waits until
+//     every known member has rejoined or the rebalance timeout passes
+//     (members that did not rejoin are dropped). The first rebalance of an
+//     Empty group waits group.initial.rebalance.delay.ms
+//     (Config.GroupInitialRebalanceDelay).
+//   - A known member rejoining a Stable group with unchanged protocols (and
+//     not the leader) gets the current generation back without a rebalance.
+//   - Static members (group.instance.id): a rejoin with an unknown member id
+//     replaces the old id, which is fenced from then on
+//     (FENCED_INSTANCE_ID); if the group is Stable and the protocols are
+//     unchanged, no rebalance happens and the member gets its old
+//     assignment from SyncGroup.
+//   - The protocol is chosen by vote among the protocols every member
+//     supports; INCONSISTENT_GROUP_PROTOCOL if a joiner has none in common.
+//
+// Version notes: v1 adds the rebalance timeout (v0 uses the session
+// timeout), v5 the instance id, v7 the protocol type in the response, v9
+// SkipAssignment (always false here: the leader always assigns).
+
+import (
+	"context"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minikafka/minikafka/protocol"
+)
+
+func (b *Broker) coord() *coordinator {
+	c, _ := b.groups.(*coordinator)
+	return c
+}
+
+func (b *Broker) handleJoinGroup(_ context.Context, req *protocol.Request) protocol.Reply {
+	r := req.Body.(*kmsg.JoinGroupRequest)
+	errResp := func(code int16, memberID string) protocol.Reply {
+		resp := r.ResponseKind().(*kmsg.JoinGroupResponse)
+		resp.ErrorCode = code
+		resp.Generation = -1
+		resp.MemberID = memberID
+		return protocol.Reply{Response: resp}
+	}
+	c := b.coord()
+	if c == nil {
+		return errResp(kerr.CoordinatorNotAvailable.Code, r.MemberID)
+	}
+	if r.Group == "" {
+		return errResp(kerr.InvalidGroupID.Code, r.MemberID)
+	}
+	session := time.Duration(r.SessionTimeoutMillis) * time.Millisecond
+	if session <= 0 || session > maxSessionTimeout {
+		return errResp(kerr.InvalidSessionTimeout.Code, r.MemberID)
+	}
+	rebalance := time.Duration(r.RebalanceTimeoutMillis) * time.Millisecond
+	if r.Version == 0 || rebalance <= 0 {
+		rebalance = session
+	}
+	if r.ProtocolType == "" || len(r.Protocols) == 0 {
+		return errResp(kerr.InconsistentGroupProtocol.Code, r.MemberID)
+	}
+	instanceID := ""
+	if r.InstanceID != nil {
+		instanceID = *r.InstanceID
+	}
+	var g *group
+	if r.MemberID == "" {
+		g = c.getOrCreate(r.Group)
+	} else if g = c.get(r.Group); g == nil {
+		return errResp(kerr.UnknownMemberID.Code, r.MemberID)
+	}
+
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.state == stateDead {
+		return errResp(kerr.CoordinatorNotAvailable.Code, r.MemberID)
+	}
+	host := ""
+	if req.Conn != nil && req.Conn.Remote != nil {
+		host = "/" + req.Conn.Remote.String()
+	}
+	clientID := ""
+	if req.ClientID != nil {
+		clientID = *req.ClientID
+	}
+
+	var m *member
+	switch {
+	case r.MemberID == "" && instanceID != "" && g.static[instanceID] != "":
+		// A static member restarting: take over the old member's place.
+		old := g.members[g.static[instanceID]]
+		if !g.supports(r.ProtocolType, r.Protocols, old.id) {
+			return errResp(kerr.InconsistentGroupProtocol.Code, "")
+		}
+		unchanged := sameProtocols(old.protocols, r.Protocols)
+		g.answerJoinErr(old, kerr.FencedInstanceID.Code)
+		g.answerSyncErr(old, kerr.FencedInstanceID.Code)
+		if old.expiry != nil {
+			old.expiry.Stop()
+		}
+		delete(g.members, old.id)
+		m = old
+		m.id = newMemberID(clientID)
+		g.members[m.id] = m
+		g.static[instanceID] = m.id
+		if g.leader == old.id {
+			g.leader = m.id
+		}
+		m.clientID, m.host, m.session, m.rebalance = clientID, host, session, rebalance
+		m.joinVersion = r.Version
+		if g.state == stateStable && unchanged {
+			// KIP-345: no rebalance; the member syncs to get its old
+			// assignment. A leader is told to skip assigning (v9).
+			resp := g.joinResponse(m)
+			resp.Version = r.Version
+			if m.id == g.leader {
+				resp.Members = g.memberList()
+				resp.SkipAssignment = r.Version >= 9
+			}
+			g.armSession(m)
+			return protocol.Reply{Response: resp}
+		}
+		m.protocols = r.Protocols
+		return g.parkJoin(m, r)
+
+	case r.MemberID == "":
+		if !g.supports(r.ProtocolType, r.Protocols, "") {
+			return errResp(kerr.InconsistentGroupProtocol.Code, "")
+		}
+		id := newMemberID(clientID)
+		if r.Version >= 4 && instanceID == "" {
+			// KIP-394: hand out the id and wait for the rejoin with it.
+			g.pending[id] = time.AfterFunc(session, func() {
+				g.mu.Lock()
+				defer g.mu.Unlock()
+				if _, ok := g.pending[id]; ok {
+					delete(g.pending, id)
+					g.maybeCompleteJoin()
+				}
+			})
+			return errResp(kerr.MemberIDRequired.Code, id)
+		}
+		m = &member{id: id, instanceID: instanceID}
+		return g.addMember(m, r, clientID, host, session, rebalance)
+
+	default:
+		if g.fenced(r.InstanceID, r.MemberID) {
+			return errResp(kerr.FencedInstanceID.Code, r.MemberID)
+		}
+		if t, ok := g.pending[r.MemberID]; ok {
+			t.Stop()
+			delete(g.pending, r.MemberID)
+			if !g.supports(r.ProtocolType, r.Protocols, "") {
+				g.maybeCompleteJoin()
+				return errResp(kerr.InconsistentGroupProtocol.Code, r.MemberID)
+			}
+			m = &member{id: r.MemberID, instanceID: instanceID}
+			return g.addMember(m, r, clientID, host, session, rebalance)
+		}
+		m = g.members[r.MemberID]
+		if m == nil {
+			return errResp(kerr.UnknownMemberID.Code, r.MemberID)
+		}
+		if !g.supports(r.ProtocolType, r.Protocols, m.id) {
+			return errResp(kerr.InconsistentGroupProtocol.Code, r.MemberID)
+		}
+		m.clientID, m.host, m.session, m.rebalance = clientID, host, session, rebalance
+		unchanged := sameProtocols(m.protocols, r.Protocols)
+		switch g.state {
+		case stateCompletingRebalance, stateStable:
+			if unchanged && (g.state == stateCompletingRebalance || m.id != g.leader) {
+				// Nothing changed: answer with the current generation.
+				resp := g.joinResponse(m)
+				resp.Version = r.Version
+				if m.id == g.leader {
+					resp.Members = g.memberList()
+				}
+				g.armSession(m)
+				return protocol.Reply{Response: resp}
+			}
+			m.protocols = r.Protocols
+			reply := g.parkJoin(m, r)
+			g.prepareRebalance()
+			return reply
+		case statePreparingRebalance:
+			m.protocols = r.Protocols
+			reply := g.parkJoin(m, r)
+			g.maybeCompleteJoin()
+			return reply
+		default: // Empty: a known member id cannot exist here
+			return errResp(kerr.UnknownMemberID.Code, r.MemberID)
+		}
+	}
+}
+
+// addMember adds a new member and triggers (or joins) a rebalance.
+// REQUIRES g.mu.
+func (g *group) addMember(m *member, r *kmsg.JoinGroupRequest, clientID, host string, session, rebalance time.Duration) protocol.Reply {
+	m.clientID, m.host, m.session, m.rebalance = clientID, host, session, rebalance
+	m.protocolType, m.protocols = r.ProtocolType, r.Protocols
+	if len(g.members) == 0 {
+		g.protocolType = r.ProtocolType
+	}
+	g.members[m.id] = m
+	if m.instanceID != "" {
+		g.static[m.instanceID] = m.id
+	}
+	reply := g.parkJoin(m, r)
+	switch g.state {
+	case stateEmpty, stateStable, stateCompletingRebalance:
+		g.prepareRebalance()
+	case statePreparingRebalance:
+		if g.initialDelay {
+			// Kafka's InitialDelayedJoin: each new member extends the
+			// delay, up to the rebalance timeout.
+			g.joinTimer.Reset(min(g.c.b.cfg.GroupInitialRebalanceDelay, g.rebalanceTimeout()))
+		}
+		g.maybeCompleteJoin()
+	}
+	return reply
+}
+
+// parkJoin registers m as waiting in JoinGroup and returns a Reply whose
+// Wait delivers the response when the join phase completes. REQUIRES g.mu.
+func (g *group) parkJoin(m *member, r *kmsg.JoinGroupRequest) protocol.Reply {
+	g.answerJoinErr(m, kerr.UnknownMemberID.Code) // a duplicate join replaces the old one
+	ch := make(chan *kmsg.JoinGroupResponse, 1)
+	m.joinCh = ch
+	m.joinVersion = r.Version
+	if m.expiry != nil {
+		m.expiry.Stop()
+	}
+	return protocol.Reply{Wait: func() (kmsg.Response, error) {
+		resp := <-ch
+		resp.Version = r.Version
+		return resp, nil
+	}}
+}

@@ -1,0 +1,380 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minikafka/minikafka/logstore"
+	"github.com/minikafka/minikafka/protocol"
+)
+
+// groupBroker is a broker on a real TCP listener, for group tests.
+type groupBroker struct {
+	t    testing.TB
+	b    *Broker
+	srv  *protocol.Server
+	addr string
+	dir  string
+	done chan struct{}
+}
+
+func startGroupBroker(t testing.TB, dir string, sync logstore.SyncMode) *groupBroker {
+	t.Helper()
+	b, err := New(Config{DataDir: dir, Sync: logstore.SyncPolicy{Mode: sync}, DefaultPartitions: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := protocol.Listen(protocol.Config{Addr: "127.0.0.1:0"}, b)
+	if err != nil {
+		b.Close()
+		t.Fatal(err)
+	}
+	a := srv.Addr().(*net.TCPAddr)
+	b.SetAdvertised("127.0.0.1", int32(a.Port))
+	gb := &groupBroker{t: t, b: b, srv: srv, addr: a.String(), dir: dir, done: make(chan struct{})}
+	go func() { defer close(gb.done); _ = srv.Serve() }()
+	t.Cleanup(gb.close)
+	return gb
+}
+
+func (gb *groupBroker) close() {
+	select {
+	case <-gb.done:
+		return
+	default:
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = gb.srv.Close(ctx)
+	<-gb.done
+	if err := gb.b.Close(); err != nil {
+		gb.t.Errorf("closing broker: %v", err)
+	}
+}
+
+func (gb *groupBroker) client(t testing.TB, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(gb.addr)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+func (gb *groupBroker) createTopic(t testing.TB, name string, parts int32) {
+	t.Helper()
+	adm := kadm.NewClient(gb.client(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := adm.CreateTopic(ctx, parts, 1, nil, name); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// produce writes n records to every partition of topic and returns them as
+// "partition/offset" keys.
+func (gb *groupBroker) produce(t testing.TB, topic string, parts int32, n int) {
+	t.Helper()
+	cl := gb.client(t, kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	var recs []*kgo.Record
+	for p := range parts {
+		for i := range n {
+			recs = append(recs, &kgo.Record{Partition: p, Value: fmt.Appendf(nil, "%d-%d", p, i)})
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// request sends one kmsg request and fails the test on transport errors.
+func request[R kmsg.Response](t testing.TB, cl *kgo.Client, req kmsg.Request) R {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := cl.Request(ctx, req)
+	if err != nil {
+		t.Fatalf("%T: %v", req, err)
+	}
+	return resp.(R)
+}
+
+func wantCode(t testing.TB, what string, got int16, want error) {
+	t.Helper()
+	var w int16
+	if want != nil {
+		w = want.(*kerr.Error).Code
+	}
+	if got != w {
+		t.Fatalf("%s: error %v, want %v", what, kerr.ErrorForCode(got), want)
+	}
+}
+
+func joinReq(group, member string, version int16) *kmsg.JoinGroupRequest {
+	r := kmsg.NewPtrJoinGroupRequest()
+	r.Version = version
+	r.Group, r.MemberID = group, member
+	r.SessionTimeoutMillis, r.RebalanceTimeoutMillis = 10_000, 10_000
+	r.ProtocolType = "consumer"
+	md := kmsg.NewConsumerMemberMetadata()
+	md.Topics = []string{"t"}
+	p := kmsg.NewJoinGroupRequestProtocol()
+	p.Name, p.Metadata = "range", md.AppendTo(nil)
+	r.Protocols = []kmsg.JoinGroupRequestProtocol{p}
+	return r
+}
+
+// TestClassicProtocolErrors drives JoinGroup/SyncGroup/Heartbeat/
+// OffsetCommit/LeaveGroup by hand and checks the error codes Kafka gives.
+func TestClassicProtocolErrors(t *testing.T) {
+	gb := startGroupBroker(t, t.TempDir(), logstore.SyncNever)
+	gb.createTopic(t, "t", 3)
+	cl := gb.client(t)
+
+	// v4+: an empty member id gets MEMBER_ID_REQUIRED and an id.
+	jr := request[*kmsg.JoinGroupResponse](t, cl, joinReq("g", "", 9))
+	wantCode(t, "first join", jr.ErrorCode, kerr.MemberIDRequired)
+	id := jr.MemberID
+	if id == "" {
+		t.Fatal("no member id handed out")
+	}
+	jr = request[*kmsg.JoinGroupResponse](t, cl, joinReq("g", id, 9))
+	wantCode(t, "rejoin", jr.ErrorCode, nil)
+	if jr.Generation != 1 || jr.LeaderID != id || len(jr.Members) != 1 || jr.Protocol == nil || *jr.Protocol != "range" {
+		t.Fatalf("join response %+v", jr)
+	}
+
+	// Heartbeat in CompletingRebalance with the right generation is fine;
+	// wrong generation and unknown members are not.
+	hb := func(member string, gen int32) int16 {
+		r := kmsg.NewPtrHeartbeatRequest()
+		r.Group, r.MemberID, r.Generation = "g", member, gen
+		return request[*kmsg.HeartbeatResponse](t, cl, r).ErrorCode
+	}
+	wantCode(t, "heartbeat", hb(id, 1), nil)
+	wantCode(t, "heartbeat stale generation", hb(id, 0), kerr.IllegalGeneration)
+	wantCode(t, "heartbeat unknown member", hb("nobody", 1), kerr.UnknownMemberID)
+
+	// Commit while CompletingRebalance: REBALANCE_IN_PROGRESS.
+	commit := func(member string, gen int32) int16 {
+		r := kmsg.NewPtrOffsetCommitRequest()
+		r.Group, r.MemberID, r.Generation = "g", member, gen
+		tt := kmsg.NewOffsetCommitRequestTopic()
+		tt.Topic = "t"
+		p := kmsg.NewOffsetCommitRequestTopicPartition()
+		p.Partition, p.Offset = 0, 42
+		tt.Partitions = append(tt.Partitions, p)
+		r.Topics = append(r.Topics, tt)
+		return request[*kmsg.OffsetCommitResponse](t, cl, r).Topics[0].Partitions[0].ErrorCode
+	}
+	wantCode(t, "commit completing", commit(id, 1), kerr.RebalanceInProgress)
+
+	sr := kmsg.NewPtrSyncGroupRequest()
+	sr.Group, sr.MemberID, sr.Generation = "g", id, 1
+	sr.GroupAssignment = []kmsg.SyncGroupRequestGroupAssignment{{MemberID: id, MemberAssignment: []byte("mine")}}
+	sresp := request[*kmsg.SyncGroupResponse](t, cl, sr)
+	wantCode(t, "sync", sresp.ErrorCode, nil)
+	if string(sresp.MemberAssignment) != "mine" {
+		t.Fatalf("assignment %q", sresp.MemberAssignment)
+	}
+	wantCode(t, "commit stale generation", commit(id, 0), kerr.IllegalGeneration)
+	wantCode(t, "commit unknown member", commit("nobody", 1), kerr.UnknownMemberID)
+	wantCode(t, "simple commit into a live group", commit("", -1), kerr.UnknownMemberID)
+	wantCode(t, "commit", commit(id, 1), nil)
+
+	// A second member triggers a rebalance: the first sees it on heartbeat.
+	// Its join parks until the first member rejoins; run it in the
+	// background. (kgo sends the newest version both sides speak.)
+	// Its own client: a parked request holds up later responses on the
+	// same connection, as in Kafka.
+	cl2 := gb.client(t)
+	done := make(chan *kmsg.JoinGroupResponse, 1)
+	go func() {
+		first := request[*kmsg.JoinGroupResponse](t, cl2, joinReq("g", "", 9))
+		done <- request[*kmsg.JoinGroupResponse](t, cl2, joinReq("g", first.MemberID, 9))
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for hb(id, 1) != kerr.RebalanceInProgress.Code {
+		if time.Now().After(deadline) {
+			g := gb.b.coord().get("g")
+			t.Fatalf("no REBALANCE_IN_PROGRESS after a new member joined: hb %v state %v members %d", kerr.ErrorForCode(hb(id, 1)), g.state, len(g.members))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// A stale-generation commit is still accepted during
+	// PreparingRebalance from the current generation.
+	wantCode(t, "commit preparing", commit(id, 1), nil)
+	jr = request[*kmsg.JoinGroupResponse](t, cl, joinReq("g", id, 9))
+	wantCode(t, "rejoin after rebalance", jr.ErrorCode, nil)
+	j2 := <-done
+	wantCode(t, "second join", j2.ErrorCode, nil)
+	if jr.Generation != 2 || j2.Generation != 2 {
+		t.Fatalf("generations %d %d", jr.Generation, j2.Generation)
+	}
+
+	// DeleteGroups refuses a group with members.
+	dg := kmsg.NewPtrDeleteGroupsRequest()
+	dg.Groups = []string{"g", "missing"}
+	dresp := request[*kmsg.DeleteGroupsResponse](t, cl, dg)
+	wantCode(t, "delete live group", dresp.Groups[0].ErrorCode, kerr.NonEmptyGroup)
+	wantCode(t, "delete missing group", dresp.Groups[1].ErrorCode, kerr.GroupIDNotFound)
+
+	// LeaveGroup v3+ batches; unknown members get their own error.
+	lr := kmsg.NewPtrLeaveGroupRequest()
+	lr.Version = 5
+	lr.Group = "g"
+	lr.Members = []kmsg.LeaveGroupRequestMember{{MemberID: id}, {MemberID: j2.MemberID}, {MemberID: "nobody"}}
+	lresp := request[*kmsg.LeaveGroupResponse](t, cl, lr)
+	wantCode(t, "leave", lresp.Members[0].ErrorCode, nil)
+	wantCode(t, "leave 2", lresp.Members[1].ErrorCode, nil)
+	wantCode(t, "leave unknown", lresp.Members[2].ErrorCode, kerr.UnknownMemberID)
+
+	// Empty now: describe says so, offsets survive, simple commits work.
+	dr := kmsg.NewPtrDescribeGroupsRequest()
+	dr.Groups = []string{"g"}
+	desc := request[*kmsg.DescribeGroupsResponse](t, cl, dr)
+	if desc.Groups[0].State != "Empty" || len(desc.Groups[0].Members) != 0 {
+		t.Fatalf("describe after leave: %+v", desc.Groups[0])
+	}
+	wantCode(t, "simple commit", commit("", -1), nil)
+	dresp = request[*kmsg.DeleteGroupsResponse](t, cl, dg)
+	wantCode(t, "delete empty group", dresp.Groups[0].ErrorCode, nil)
+}
+
+// TestOffsetAPIs covers OffsetCommit/OffsetFetch (old and batched
+// versions), FindCoordinator, ListGroups filters and OffsetDelete.
+func TestOffsetAPIs(t *testing.T) {
+	gb := startGroupBroker(t, t.TempDir(), logstore.SyncAlways)
+	gb.createTopic(t, "t", 4)
+	cl := gb.client(t)
+	adm := kadm.NewClient(cl)
+	ctx := context.Background()
+
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.CoordinatorKeys = []string{"a", "b"}
+	fresp := request[*kmsg.FindCoordinatorResponse](t, cl, fc)
+	if len(fresp.Coordinators) != 2 || fresp.Coordinators[1].Key != "b" || fresp.Coordinators[0].NodeID != gb.b.NodeID() || fresp.Coordinators[0].Port == 0 {
+		t.Fatalf("find coordinator v4+: %+v", fresp)
+	}
+	fc = kmsg.NewPtrFindCoordinatorRequest()
+	fc.Version, fc.CoordinatorKey, fc.CoordinatorType = 3, "txn", 1
+	fresp = request[*kmsg.FindCoordinatorResponse](t, cl, fc)
+	wantCode(t, "find txn coordinator", fresp.ErrorCode, nil)
+
+	for _, g := range []string{"g1", "g2"} {
+		os := kadm.Offsets{}
+		os.Add(kadm.Offset{Topic: "t", Partition: 1, At: 10, LeaderEpoch: 3, Metadata: "md-" + g})
+		os.Add(kadm.Offset{Topic: "t", Partition: 2, At: 20, LeaderEpoch: -1})
+		resp, err := adm.CommitOffsets(ctx, g, os)
+		if err != nil || resp.Error() != nil {
+			t.Fatalf("commit %s: %v %v", g, err, resp.Error())
+		}
+	}
+	// Unknown topics and oversized metadata are refused per partition.
+	os := kadm.Offsets{}
+	os.Add(kadm.Offset{Topic: "nope", Partition: 0, At: 1})
+	os.Add(kadm.Offset{Topic: "t", Partition: 9, At: 1})
+	os.Add(kadm.Offset{Topic: "t", Partition: 0, At: 1, Metadata: string(make([]byte, 5000))})
+	resp, err := adm.CommitOffsets(ctx, "g1", os)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := resp["nope"][0].Err; !errors.Is(e, kerr.UnknownTopicOrPartition) {
+		t.Fatalf("unknown topic: %v", e)
+	}
+	if e := resp["t"][9].Err; !errors.Is(e, kerr.UnknownTopicOrPartition) {
+		t.Fatalf("unknown partition: %v", e)
+	}
+	if e := resp["t"][0].Err; !errors.Is(e, kerr.OffsetMetadataTooLarge) {
+		t.Fatalf("big metadata: %v", e)
+	}
+
+	// v8 batched fetch: both groups, one with null topics (all).
+	of := kmsg.NewPtrOffsetFetchRequest()
+	of.Version = 8
+	g1 := kmsg.NewOffsetFetchRequestGroup()
+	g1.Group = "g1"
+	g2 := kmsg.NewOffsetFetchRequestGroup()
+	g2.Group = "g2"
+	tt := kmsg.NewOffsetFetchRequestGroupTopic()
+	tt.Topic, tt.Partitions = "t", []int32{0, 1}
+	g2.Topics = []kmsg.OffsetFetchRequestGroupTopic{tt}
+	of.Groups = []kmsg.OffsetFetchRequestGroup{g1, g2}
+	ofr := request[*kmsg.OffsetFetchResponse](t, cl, of)
+	if len(ofr.Groups) != 2 {
+		t.Fatalf("groups %d", len(ofr.Groups))
+	}
+	all := ofr.Groups[0].Topics
+	if len(all) != 1 || len(all[0].Partitions) != 2 || all[0].Partitions[0].Offset != 10 || all[0].Partitions[0].LeaderEpoch != 3 || *all[0].Partitions[0].Metadata != "md-g1" {
+		t.Fatalf("g1 all offsets: %+v", all)
+	}
+	ps := ofr.Groups[1].Topics[0].Partitions
+	if ps[0].Offset != -1 || ps[1].Offset != 10 {
+		t.Fatalf("g2 offsets: %+v", ps)
+	}
+	// v1 single-group fetch.
+	of = kmsg.NewPtrOffsetFetchRequest()
+	of.Version, of.Group = 1, "g2"
+	ot := kmsg.NewOffsetFetchRequestTopic()
+	ot.Topic, ot.Partitions = "t", []int32{2}
+	of.Topics = []kmsg.OffsetFetchRequestTopic{ot}
+	ofr = request[*kmsg.OffsetFetchResponse](t, cl, of)
+	if ofr.Topics[0].Partitions[0].Offset != 20 {
+		t.Fatalf("v1 fetch: %+v", ofr.Topics)
+	}
+
+	// ListGroups: offset-only groups are Empty; filters apply.
+	lg := kmsg.NewPtrListGroupsRequest()
+	lg.Version = 5
+	lgr := request[*kmsg.ListGroupsResponse](t, cl, lg)
+	if len(lgr.Groups) != 2 || lgr.Groups[0].GroupState != "Empty" || lgr.Groups[0].GroupType != "classic" {
+		t.Fatalf("list groups: %+v", lgr.Groups)
+	}
+	lg.StatesFilter = []string{"stable"}
+	if lgr = request[*kmsg.ListGroupsResponse](t, cl, lg); len(lgr.Groups) != 0 {
+		t.Fatalf("state filter: %+v", lgr.Groups)
+	}
+	lg.StatesFilter, lg.TypesFilter = nil, []string{"consumer"}
+	if lgr = request[*kmsg.ListGroupsResponse](t, cl, lg); len(lgr.Groups) != 0 {
+		t.Fatalf("type filter: %+v", lgr.Groups)
+	}
+
+	// OffsetDelete on an empty group; unknown groups are not found.
+	dresp, err := adm.DeleteOffsets(ctx, "g1", kadm.TopicsSet{"t": {1: {}}})
+	if err != nil || dresp.Error() != nil {
+		t.Fatalf("delete offsets: %v %v", err, dresp.Error())
+	}
+	fetched, err := adm.FetchOffsets(ctx, "g1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := fetched.Lookup("t", 1); ok {
+		t.Fatal("deleted offset still fetched")
+	}
+	if _, ok := fetched.Lookup("t", 2); !ok {
+		t.Fatal("other offset gone")
+	}
+	od := kmsg.NewPtrOffsetDeleteRequest()
+	od.Group = "missing"
+	wantCode(t, "offset delete unknown group", request[*kmsg.OffsetDeleteResponse](t, cl, od).ErrorCode, kerr.GroupIDNotFound)
+
+	// Deleting the topic drops its offsets.
+	if _, err := adm.DeleteTopics(ctx, "t"); err != nil {
+		t.Fatal(err)
+	}
+	if got := gb.b.coord().store.GroupOffsets("g2"); len(got) != 0 {
+		t.Fatalf("offsets of deleted topic kept: %v", got)
+	}
+}
