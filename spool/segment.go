@@ -345,3 +345,5 @@ func parsePayload(h segHeader, raw []byte) ([]Record, error) {
 	}
 	return recs, nil
 }
+
+func crc32c(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
