@@ -1,0 +1,215 @@
+#!/usr/bin/env node
+// kafkajs driven by compat_test.
+//
+// Usage: node kafkajs_client.js OP BOOTSTRAP TOPIC, with OP's parameters as
+// JSON on stdin; prints one JSON answer on stdout. Records are
+// {p,k,v,h,ts,o} with null k/v for a null key/value and h a list of {k,v}.
+'use strict'
+
+const fs = require('fs')
+
+function load () {
+  const kafkajs = require('kafkajs')
+  const { CompressionTypes, CompressionCodecs } = kafkajs
+  const SnappyCodec = require('kafkajs-snappy')
+  const LZ4Codec = require('kafkajs-lz4')
+  const zstd = require('@mongodb-js/zstd')
+  CompressionCodecs[CompressionTypes.Snappy] = SnappyCodec
+  CompressionCodecs[CompressionTypes.LZ4] = new LZ4Codec().codec
+  // @kafkajs/zstd does not build on Node 20 (its cppzst addon needs C++17
+  // headers it does not ask for), so this is the same few lines on top of
+  // @mongodb-js/zstd.
+  CompressionCodecs[CompressionTypes.ZSTD] = () => ({
+    compress: async (encoder) => zstd.compress(encoder.buffer, 3),
+    decompress: async (buffer) => zstd.decompress(buffer)
+  })
+  return kafkajs
+}
+
+function kafka (bootstrap) {
+  const { Kafka, logLevel } = load()
+  return new Kafka({ clientId: 'compat-kafkajs', brokers: bootstrap.split(','), logLevel: logLevel.ERROR, retry: { retries: 5 } })
+}
+
+const codecs = () => {
+  const { CompressionTypes } = load()
+  return { none: CompressionTypes.None, gzip: CompressionTypes.GZIP, snappy: CompressionTypes.Snappy, lz4: CompressionTypes.LZ4, zstd: CompressionTypes.ZSTD }
+}
+
+const str = (b) => (b === null || b === undefined) ? null : b.toString()
+
+async function withAdmin (bootstrap, fn) {
+  const admin = kafka(bootstrap).admin()
+  await admin.connect()
+  try {
+    return await fn(admin)
+  } finally {
+    await admin.disconnect()
+  }
+}
+
+const ops = {
+  async check () { load(); return {} },
+
+  async version () { return { version: require('kafkajs/package.json').version } },
+
+  async produce (bootstrap, topic, args) {
+    const producer = kafka(bootstrap).producer({
+      idempotent: args.idempotent,
+      maxInFlightRequests: args.idempotent ? 1 : undefined,
+      allowAutoTopicCreation: false
+    })
+    await producer.connect()
+    const recs = args.records
+    const messages = recs.map((r) => {
+      const m = { partition: r.p, key: r.k, value: r.v }
+      if (r.h && r.h.length) {
+        m.headers = {}
+        for (const h of r.h) m.headers[h.k] = h.v
+      }
+      if (r.ts >= 0) m.timestamp = String(r.ts)
+      return m
+    })
+    // One send: kafkajs answers with each partition's base offset; records
+    // follow in the order given.
+    const meta = await producer.send({ topic, acks: -1, compression: codecs()[args.codec], messages })
+    await producer.disconnect()
+    const next = {}
+    for (const m of meta) {
+      if (m.errorCode !== 0) throw new Error(`partition ${m.partition}: error code ${m.errorCode}`)
+      next[m.partition] = Number(m.baseOffset)
+    }
+    return {
+      records: recs.map((r) => Object.assign({}, r, { o: next[r.p]++ }))
+    }
+  },
+
+  async group_consume (bootstrap, topic, args) {
+    const consumer = kafka(bootstrap).consumer({ groupId: args.group, sessionTimeout: 10000, heartbeatInterval: 500 })
+    await consumer.connect()
+    await consumer.subscribe({ topics: [topic], fromBeginning: true })
+    const out = []
+    await new Promise((resolve, reject) => {
+      const timer = setTimeout(() => resolve(), 30000)
+      consumer.run({
+        autoCommit: false,
+        eachMessage: async ({ partition, message }) => {
+          if (out.length >= args.count) return
+          const h = Object.entries(message.headers || {}).map(([k, v]) => ({ k, v: str(v) || '' }))
+          out.push({ p: partition, o: Number(message.offset), k: str(message.key), v: str(message.value), h, ts: Number(message.timestamp) })
+          if (out.length >= args.count) { clearTimeout(timer); resolve() }
+        }
+      }).catch(reject)
+    })
+    // Commit the next offset of every partition read, then leave.
+    const next = {}
+    for (const r of out) next[r.p] = Math.max(next[r.p] || 0, r.o + 1)
+    const offsets = Object.entries(next).map(([p, o]) => ({ topic, partition: Number(p), offset: String(o) }))
+    if (offsets.length) await consumer.commitOffsets(offsets)
+    await consumer.disconnect()
+    return { records: out }
+  },
+
+  async list_offset (bootstrap, topic, args) {
+    return withAdmin(bootstrap, async (admin) => {
+      let res
+      if (args.spec >= 0) {
+        res = await admin.fetchTopicOffsetsByTimestamp(topic, args.spec)
+        const p = res.find((x) => x.partition === args.partition)
+        return { offset: Number(p.offset) }
+      }
+      res = await admin.fetchTopicOffsets(topic)
+      const p = res.find((x) => x.partition === args.partition)
+      return { offset: Number(args.spec === -2 ? p.low : p.high) }
+    })
+  },
+
+  async create_topic (bootstrap, topic, args) {
+    return withAdmin(bootstrap, async (admin) => {
+      const configEntries = Object.entries(args.configs || {}).map(([name, value]) => ({ name, value }))
+      const created = await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: args.partitions, replicationFactor: 1, configEntries }] })
+      // kafkajs resolves false instead of failing when the topic exists.
+      if (!created) throw new Error(`topic ${topic} already exists`)
+      return {}
+    })
+  },
+
+  async delete_topic (bootstrap, topic) {
+    return withAdmin(bootstrap, async (admin) => { await admin.deleteTopics({ topics: [topic] }); return {} })
+  },
+
+  async create_partitions (bootstrap, topic, args) {
+    return withAdmin(bootstrap, async (admin) => {
+      await admin.createPartitions({ topicPartitions: [{ topic, count: args.total }] })
+      return {}
+    })
+  },
+
+  async metadata (bootstrap, _topic, args) {
+    return withAdmin(bootstrap, async (admin) => {
+      const names = args.topics && args.topics.length ? args.topics : await admin.listTopics()
+      const md = await admin.fetchTopicMetadata({ topics: names })
+      const out = {}
+      for (const t of md.topics) out[t.name] = t.partitions.length
+      return { topics: out }
+    })
+  },
+
+  async describe_config (bootstrap, topic, args) {
+    const { ConfigResourceTypes } = load()
+    return withAdmin(bootstrap, async (admin) => {
+      const res = await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: [args.key] }] })
+      for (const r of res.resources) {
+        if (r.errorCode !== 0) throw new Error(`describe configs: error code ${r.errorCode} ${r.errorMessage}`)
+        for (const e of r.configEntries) if (e.configName === args.key) return { value: e.configValue }
+      }
+      return { value: null }
+    })
+  },
+
+  async alter_config (bootstrap, topic, args) {
+    const { ConfigResourceTypes } = load()
+    return withAdmin(bootstrap, async (admin) => {
+      await admin.alterConfigs({ validateOnly: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configEntries: [{ name: args.key, value: args.value }] }] })
+      return {}
+    })
+  },
+
+  async delete_records (bootstrap, topic, args) {
+    return withAdmin(bootstrap, async (admin) => {
+      // deleteTopicRecords needs the topic's metadata already in kafkajs' cache.
+      await admin.fetchTopicMetadata({ topics: [topic] })
+      await admin.deleteTopicRecords({ topic, partitions: [{ partition: args.partition, offset: String(args.before) }] })
+      // deleteTopicRecords returns nothing; the low watermark is the earliest offset.
+      const res = await admin.fetchTopicOffsets(topic)
+      return { low: Number(res.find((x) => x.partition === args.partition).low) }
+    })
+  },
+
+  async list_groups (bootstrap) {
+    return withAdmin(bootstrap, async (admin) => ({ groups: (await admin.listGroups()).groups.map((g) => g.groupId) }))
+  },
+
+  async describe_group (bootstrap, _topic, args) {
+    return withAdmin(bootstrap, async (admin) => {
+      const res = await admin.describeGroups([args.group])
+      const g = res.groups.find((x) => x.groupId === args.group)
+      if (!g) throw new Error(`group ${args.group} not described`)
+      if (g.errorCode) throw new Error(`describe group: error code ${g.errorCode}`)
+      return { state: g.state }
+    })
+  }
+}
+
+async function main () {
+  const [op, bootstrap, topic] = process.argv.slice(2)
+  const args = JSON.parse(fs.readFileSync(0, 'utf8') || 'null') || {}
+  if (!ops[op]) throw new Error(`unknown op ${op}`)
+  const out = await ops[op](bootstrap, topic, args)
+  process.stdout.write(JSON.stringify(out) + '\n')
+}
+
+main().then(() => process.exit(0), (err) => {
+  console.error(err && err.stack ? err.stack : String(err))
+  process.exit(1)
+})
