@@ -290,4 +290,3 @@ func (c *kafkaGoClient) describeGroup(t *testing.T, group string) (string, error
 	}
 	return "", fmt.Errorf("group %s not described", group)
 }
-

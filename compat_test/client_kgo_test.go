@@ -232,4 +232,3 @@ func (a *kadmAdmin) describeGroup(t *testing.T, group string) (string, error) {
 	}
 	return g.State, g.Err
 }
-

@@ -194,4 +194,3 @@ func (c *scriptClient) groupConsume(t *testing.T, topic, group string, count int
 	err := c.call(t, "group_consume", topic, map[string]any{"group": group, "count": count}, &out)
 	return out.Records, err
 }
-
