@@ -190,8 +190,14 @@ func (fs *fetchState) read() {
 			limit = 0
 		}
 		minOne := fs.total == 0
-		rr, err := fp.p.log.Read(readOptions(fp.offset, int(limit), minOne))
 		out := fp.out
+		if fs.b.lookupTopic(fp.p.topic.name, [16]byte{}) != fp.p.topic {
+			// Deleted while we waited (its closed log woke us).
+			out.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			fp.done, fs.errored = true, true
+			continue
+		}
+		rr, err := fp.p.log.Read(readOptions(fp.offset, int(limit), minOne))
 		if err != nil {
 			out.ErrorCode = errCode(err)
 			out.HighWatermark = fp.p.log.HighWatermark()
