@@ -236,6 +236,12 @@ func (l *Log) Truncate(offset int64) error {
 	l.active = s
 	l.leo.Store(res.next)
 	if l.logStart.Load() > res.next {
+		if err := writeFileAtomic(l.fs, filepath.Join(l.dir, logStartFile), encodeLogStart(res.next)); err != nil {
+			return l.setSticky("write log start", err)
+		}
+		if err := l.fs.SyncDir(l.dir); err != nil {
+			return l.setSticky("sync dir", err)
+		}
 		l.logStart.Store(res.next)
 	}
 	if cur := l.hw.Load(); cur.off > res.next || cur.seg.base > s.base {
