@@ -101,6 +101,16 @@ func (c *conn) stopReading() {
 // the writer finishes the queued replies and closes the connection.
 func (c *conn) readLoop() {
 	defer close(c.queue)
+	defer func() {
+		// Unless the server is draining, a reader that stops means the
+		// client went away or misbehaved (EOF, bad frame, idle):
+		// cancel so pending long polls answer now instead of at their
+		// max wait. Their replies are still written, as far as the
+		// socket allows.
+		if !c.s.closing.Load() {
+			c.cancel()
+		}
+	}()
 	br := bufio.NewReaderSize(c.nc, readBufSize)
 	var sizeBuf [4]byte
 	idle := c.s.cfg.IdleTimeout

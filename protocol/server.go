@@ -60,7 +60,9 @@ func (ci *ConnInfo) Close() {
 }
 
 // Handler serves requests. Serve is called on the connection's reader
-// goroutine in arrival order; ctx is cancelled when the connection closes.
+// goroutine in arrival order; ctx is cancelled when the connection closes
+// or stops being read for any reason but a graceful shutdown (client EOF,
+// invalid request, handler error); see also ConnInfo.Draining.
 type Handler interface {
 	Serve(ctx context.Context, req *Request) Reply
 }

@@ -510,3 +510,31 @@ func TestDrainingSignalsLongPolls(t *testing.T) {
 		t.Fatal("Draining of a ConnInfo without a server is not nil")
 	}
 }
+
+// A client that sends a long poll and then closes its side gets the
+// answer at once: the connection context is cancelled on EOF.
+func TestClientEOFCancelsLongPoll(t *testing.T) {
+	h := &fakeHandler{hook: func(ctx context.Context, req *Request) (Reply, bool) {
+		resp := defaultResponse(req)
+		return Reply{Wait: func() (kmsg.Response, error) {
+			select {
+			case <-ctx.Done():
+				return resp, nil
+			case <-time.After(time.Minute):
+				return nil, errors.New("long poll not cancelled by EOF")
+			}
+		}}, true
+	}}
+	s := startServer(t, Config{}, h)
+	c := dial(t, s)
+	send(t, c, frame(1, nil, metadataReq(1)))
+	start := time.Now()
+	c.(*net.TCPConn).CloseWrite()
+	if corr, _ := mustReadFrame(t, c); corr != 1 {
+		t.Fatalf("corr %d", corr)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("answer took %v", d)
+	}
+	expectClosed(t, c)
+}
