@@ -1,0 +1,208 @@
+// Command minikafka runs a single-node Kafka-compatible broker.
+//
+//	minikafka [flags]
+//
+// Every flag can also be set with an environment variable: MINIKAFKA_ and
+// the flag name in upper case with '-' as '_' (MINIKAFKA_LISTEN,
+// MINIKAFKA_DATA, MINIKAFKA_IN_MEMORY, ...); a flag on the command line wins
+// over the environment. Defaults: listen :9092, advertise
+// localhost:<listen port>, data ./data, durability always.
+//
+// SIGINT or SIGTERM shut the broker down cleanly: requests already read are
+// answered, the logs are flushed and closed. Exit status: 0 after a clean
+// shutdown, 2 for a bad flag or environment value, 1 when the broker cannot
+// start (port in use, unusable data dir) or fails to close cleanly.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/minikafka/minikafka"
+	"github.com/minikafka/minikafka/logstore"
+)
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.LookupEnv, os.Stdout, os.Stderr, nil))
+}
+
+type settings struct {
+	listen, advertise, data string
+	durability              string
+	inMemory                bool
+	nodeID                  int
+	partitions              int
+	autoCreate              bool
+	logLevel                slog.Level
+	rebalanceDelay          time.Duration
+}
+
+// errUsage marks errors already reported with the usage text.
+var errUsage = errors.New("usage")
+
+func parseSettings(args []string, lookupEnv func(string) (string, bool), stderr io.Writer) (settings, error) {
+	s := settings{}
+	fs := flag.NewFlagSet("minikafka", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&s.listen, "listen", ":9092", "`address` to listen on (host:port; port 0 picks a free port)")
+	fs.StringVar(&s.advertise, "advertise", "", "`host:port` handed to clients in Metadata (default localhost:<listen port>)")
+	fs.StringVar(&s.data, "data", "./data", "data `directory` (created if missing)")
+	s.durability = "always"
+	durability := func(v string) error {
+		if _, err := logstore.ParseSyncPolicy(v); err != nil {
+			return err
+		}
+		s.durability = v
+		return nil
+	}
+	fs.Func("durability", "fsync `policy`: always (acks=all answered after fsync), never, or interval=DURATION (default always)", durability)
+	fs.Func("fsync", "same as -durability", durability)
+	fs.BoolVar(&s.inMemory, "in-memory", false, "keep everything in memory (nothing survives exit; -data is ignored)")
+	fs.IntVar(&s.nodeID, "node-id", 0, "broker node `id` (Kafka node.id)")
+	fs.IntVar(&s.partitions, "default-partitions", 1, "partitions of auto-created topics (Kafka num.partitions)")
+	fs.BoolVar(&s.autoCreate, "auto-create-topics", true, "create topics on first use (Kafka auto.create.topics.enable)")
+	fs.TextVar(&s.logLevel, "log-level", slog.LevelInfo, "log `level`: debug, info, warn or error")
+	fs.DurationVar(&s.rebalanceDelay, "group-initial-rebalance-delay", 3*time.Second, "wait for more members before a new group's first rebalance (Kafka group.initial.rebalance.delay.ms)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: minikafka [flags]\n\nRuns a single-node Kafka-compatible broker. Every flag can also be set\nwith MINIKAFKA_<FLAG> (upper case, '-' as '_'); flags win.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+
+	// The environment first, so the command line overrides it.
+	var envErr error
+	fs.VisitAll(func(f *flag.Flag) {
+		if f.Name == "fsync" || envErr != nil {
+			return
+		}
+		name := "MINIKAFKA_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v, ok := lookupEnv(name); ok {
+			if err := fs.Set(f.Name, v); err != nil {
+				envErr = fmt.Errorf("invalid value %q for %s: %v", v, name, err)
+			}
+		}
+	})
+	if envErr != nil {
+		fmt.Fprintf(stderr, "minikafka: %v\n", envErr)
+		return s, errUsage
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return s, flag.ErrHelp
+		}
+		return s, errUsage // flag already printed the error and usage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "minikafka: unexpected arguments: %q\n", fs.Args())
+		fs.Usage()
+		return s, errUsage
+	}
+	var bad []string
+	if s.nodeID < 0 || s.nodeID > 1<<31-1 {
+		bad = append(bad, fmt.Sprintf("-node-id %d: must be between 0 and 2147483647", s.nodeID))
+	}
+	if s.partitions < 1 || s.partitions > 1<<20 {
+		bad = append(bad, fmt.Sprintf("-default-partitions %d: must be between 1 and 1048576", s.partitions))
+	}
+	if s.rebalanceDelay < 0 {
+		bad = append(bad, "-group-initial-rebalance-delay: must not be negative")
+	}
+	if len(bad) > 0 {
+		for _, b := range bad {
+			fmt.Fprintf(stderr, "minikafka: %s\n", b)
+		}
+		return s, errUsage
+	}
+	return s, nil
+}
+
+// run is main without the process exit; started, if not nil, receives the
+// broker once it serves (tests).
+func run(ctx context.Context, args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer, started chan<- *minikafka.Broker) int {
+	s, err := parseSettings(args, lookupEnv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		return 2
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: s.logLevel}))
+
+	opts := []minikafka.Option{
+		minikafka.WithListenAddr(s.listen),
+		minikafka.WithNodeID(int32(s.nodeID)),
+		minikafka.WithDefaultPartitions(int32(s.partitions)),
+		minikafka.WithAutoCreateTopics(s.autoCreate),
+		minikafka.WithDurability(s.durability),
+		minikafka.WithLogger(log),
+		minikafka.WithGroupInitialRebalanceDelay(s.rebalanceDelay),
+	}
+	if s.advertise != "" {
+		opts = append(opts, minikafka.WithAdvertisedAddr(s.advertise))
+	}
+	if s.inMemory {
+		opts = append(opts, minikafka.WithInMemory())
+	} else {
+		if err := checkDataDir(s.data); err != nil {
+			fmt.Fprintf(stderr, "minikafka: data directory %s is not usable: %v\n", s.data, err)
+			return 1
+		}
+		opts = append(opts, minikafka.WithDataDir(s.data))
+	}
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	b, err := minikafka.Start(ctx, opts...)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			fmt.Fprintf(stderr, "minikafka: cannot listen on %s: the address is already in use (another broker running? choose another with -listen)\n", s.listen)
+		} else {
+			fmt.Fprintf(stderr, "%v\n", err)
+		}
+		return 1
+	}
+	where := "in memory (lost on exit)"
+	if d := b.DataDir(); d != "" {
+		where = "in " + d
+	}
+	fmt.Fprintf(stdout, "minikafka listening on %s, advertised as %s; data %s; durability %s\n",
+		b.ListenAddr(), b.Addr(), where, s.durability)
+	if started != nil {
+		started <- b
+	}
+
+	<-ctx.Done()
+	stop() // a second signal kills the process the default way
+	log.Info("shutting down")
+	if err := b.Close(); err != nil {
+		fmt.Fprintf(stderr, "minikafka: shutdown: %v\n", err)
+		return 1
+	}
+	fmt.Fprintln(stdout, "minikafka stopped")
+	return 0
+}
+
+// checkDataDir creates dir if needed and checks that it can be listed and
+// written, so a bad path fails with a plain message before anything starts.
+func checkDataDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if _, err := os.ReadDir(dir); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".minikafka-probe-*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}

@@ -1,0 +1,265 @@
+package minikafka_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/goleak"
+
+	"github.com/minikafka/minikafka"
+	"github.com/minikafka/minikafka/internal/vfs"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func start(t *testing.T, opts ...minikafka.Option) *minikafka.Broker {
+	t.Helper()
+	b, err := minikafka.Start(context.Background(), opts...)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := b.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return b
+}
+
+func client(t *testing.T, b *minikafka.Broker, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(b.Addrs()...)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// The default broker is in memory on 127.0.0.1 with a free port, and
+// Metadata advertises the port actually bound.
+func TestStartDefaultsAdvertiseBoundPort(t *testing.T) {
+	b := start(t)
+	if b.DataDir() != "" {
+		t.Fatalf("DataDir %q for the default (in-memory) broker", b.DataDir())
+	}
+	la := b.ListenAddr().(*net.TCPAddr)
+	if la.Port == 0 || !la.IP.IsLoopback() {
+		t.Fatalf("listening on %v", la)
+	}
+	if want := net.JoinHostPort("127.0.0.1", strconv.Itoa(la.Port)); b.Addr() != want || len(b.Addrs()) != 1 || b.Addrs()[0] != want {
+		t.Fatalf("Addr %q Addrs %q, want %q", b.Addr(), b.Addrs(), want)
+	}
+	adm := kadm.NewClient(client(t, b))
+	md, err := adm.BrokerMetadata(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(md.Brokers) != 1 || md.Brokers[0].Port != int32(la.Port) || md.Brokers[0].Host != "127.0.0.1" {
+		t.Fatalf("metadata brokers %+v", md.Brokers)
+	}
+}
+
+func TestAdvertisedAddr(t *testing.T) {
+	b := start(t, minikafka.WithAdvertisedAddr("broker.example:0"), minikafka.WithNodeID(7))
+	port := b.ListenAddr().(*net.TCPAddr).Port
+	if want := fmt.Sprintf("broker.example:%d", port); b.Addr() != want {
+		t.Fatalf("Addr %q, want %q", b.Addr(), want)
+	}
+	// Bootstrap through the real address; Metadata must name the
+	// advertised one.
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.ListenAddr().String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	md, err := kadm.NewClient(cl).BrokerMetadata(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(md.Brokers) != 1 || md.Brokers[0].Host != "broker.example" || md.Brokers[0].Port != int32(port) || md.Brokers[0].NodeID != 7 {
+		t.Fatalf("metadata brokers %+v", md.Brokers)
+	}
+
+	b2 := start(t, minikafka.WithListenAddr("0.0.0.0:0"))
+	if host, _, _ := net.SplitHostPort(b2.Addr()); host != "localhost" {
+		t.Fatalf("listening on all interfaces advertises %q, want localhost", b2.Addr())
+	}
+}
+
+func TestInvalidOptions(t *testing.T) {
+	for name, opt := range map[string]minikafka.Option{
+		"listen":     minikafka.WithListenAddr("no-port"),
+		"advertised": minikafka.WithAdvertisedAddr("host:notaport"),
+		"node id":    minikafka.WithNodeID(-1),
+		"partitions": minikafka.WithDefaultPartitions(0),
+		"durability": minikafka.WithDurability("sometimes"),
+		"delay":      minikafka.WithGroupInitialRebalanceDelay(-time.Second),
+		"topic":      minikafka.WithTopic("", 1),
+		"topic 0":    minikafka.WithTopic("t", 0),
+	} {
+		t.Run(name, func(t *testing.T) {
+			b, err := minikafka.Start(context.Background(), opt)
+			if err == nil {
+				b.Close()
+				t.Fatal("Start accepted an invalid option")
+			}
+		})
+	}
+	_, err := minikafka.Start(context.Background(), minikafka.WithTopic("a", 1), minikafka.WithTopic("a", 2))
+	if err == nil {
+		t.Fatal("duplicate WithTopic accepted")
+	}
+}
+
+func TestStartBusyPort(t *testing.T) {
+	b := start(t)
+	_, err := minikafka.Start(context.Background(), minikafka.WithListenAddr(b.ListenAddr().String()))
+	if !errors.Is(err, syscall.EADDRINUSE) {
+		t.Fatalf("Start on a busy port: %v, want EADDRINUSE", err)
+	}
+}
+
+func TestStartCancelledContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	b, err := minikafka.Start(ctx)
+	if !errors.Is(err, context.Canceled) {
+		if b != nil {
+			b.Close()
+		}
+		t.Fatalf("Start with a cancelled context: %v", err)
+	}
+}
+
+func TestCloseIdempotent(t *testing.T) {
+	b, err := minikafka.Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := b.ListenAddr().String()
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		c.Close()
+		t.Fatal("still accepting after Close")
+	}
+}
+
+func produce(t *testing.T, cl *kgo.Client, topic string, n int) {
+	t.Helper()
+	ctx := ctxT(t)
+	for i := range n {
+		r := &kgo.Record{Topic: topic, Key: []byte(strconv.Itoa(i)), Value: []byte(fmt.Sprintf("value-%d", i))}
+		if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+			t.Fatalf("produce %d: %v", i, err)
+		}
+	}
+}
+
+func consume(t *testing.T, b *minikafka.Broker, topic string, n int) []*kgo.Record {
+	t.Helper()
+	cl := client(t, b, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	ctx := ctxT(t)
+	var got []*kgo.Record
+	for len(got) < n {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("consumed %d of %d records: %v", len(got), n, err)
+		}
+		fs.EachError(func(_ string, _ int32, err error) { t.Fatalf("fetch: %v", err) })
+		got = append(got, fs.Records()...)
+	}
+	return got
+}
+
+func TestWithTopicAndRestart(t *testing.T) {
+	dir := t.TempDir()
+	b, err := minikafka.Start(context.Background(), minikafka.WithDataDir(dir),
+		minikafka.WithTopic("orders", 3), minikafka.WithAutoCreateTopics(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.DataDir() != dir {
+		t.Fatalf("DataDir %q, want %q", b.DataDir(), dir)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addrs()...), kgo.DefaultProduceTopic("orders"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	topics, err := kadm.NewClient(cl).ListTopics(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if td, ok := topics["orders"]; !ok || len(td.Partitions) != 3 {
+		t.Fatalf("topics after Start: %+v", topics)
+	}
+	produce(t, cl, "orders", 20)
+	cl.Close()
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Same dir, same WithTopic: the topic exists already, which is fine.
+	b = start(t, minikafka.WithDataDir(dir), minikafka.WithTopic("orders", 3))
+	got := consume(t, b, "orders", 20)
+	seen := map[string]bool{}
+	for _, r := range got {
+		seen[string(r.Key)] = true
+	}
+	if len(got) != 20 || len(seen) != 20 {
+		t.Fatalf("after restart: %d records, %d distinct keys", len(got), len(seen))
+	}
+}
+
+// Close flushes: with durability never, data acknowledged before Close
+// survives a simulated power loss right after it.
+func TestCloseFlushes(t *testing.T) {
+	mem := vfs.NewMem()
+	b, err := minikafka.Start(context.Background(), minikafka.WithFS(mem), minikafka.WithDataDir("/data"),
+		minikafka.WithDurability("never"), minikafka.WithTopic("t", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := client(t, b)
+	produce(t, cl, "t", 10)
+	cl.Close()
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b = start(t, minikafka.WithFS(mem.CrashClone()), minikafka.WithDataDir("/data"))
+	if got := consume(t, b, "t", 10); len(got) != 10 {
+		t.Fatalf("%d records after crash clone", len(got))
+	}
+}
+
+func TestInMemoryAutoCreate(t *testing.T) {
+	b := start(t, minikafka.WithInMemory(), minikafka.WithDefaultPartitions(4))
+	cl := client(t, b, kgo.AllowAutoTopicCreation()) // kgo does not ask for it by default
+	produce(t, cl, "auto", 5)
+	topics, err := kadm.NewClient(cl).ListTopics(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if td, ok := topics["auto"]; !ok || len(td.Partitions) != 4 {
+		t.Fatalf("auto-created topic: %+v", topics)
+	}
+}

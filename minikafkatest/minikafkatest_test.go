@@ -1,0 +1,65 @@
+package minikafkatest_test
+
+import (
+	"context"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/goleak"
+
+	"github.com/minikafka/minikafka"
+	"github.com/minikafka/minikafka/minikafkatest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestNewAndClient(t *testing.T) {
+	var addr string
+	t.Run("use", func(t *testing.T) {
+		b := minikafkatest.New(t, minikafka.WithTopic("orders", 2))
+		addr = b.ListenAddr().String()
+		if !strings.HasPrefix(addr, "127.0.0.1:") {
+			t.Fatalf("listening on %s", addr)
+		}
+		if fi, err := os.Stat(b.DataDir()); err != nil || !fi.IsDir() {
+			t.Fatalf("data dir %q: %v", b.DataDir(), err)
+		}
+		cl := minikafkatest.Client(t, b, kgo.DefaultProduceTopic("orders"),
+			kgo.ConsumeTopics("orders"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if err := cl.ProduceSync(ctx, kgo.StringRecord("a"), kgo.StringRecord("b")).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for n < 2 {
+			fs := cl.PollFetches(ctx)
+			if ctx.Err() != nil {
+				t.Fatalf("consumed %d of 2", n)
+			}
+			n += fs.NumRecords()
+		}
+		td, err := kadm.NewClient(cl).ListTopics(ctx)
+		if err != nil || len(td["orders"].Partitions) != 2 {
+			t.Fatalf("topics %+v, %v", td, err)
+		}
+	})
+	// The subtest's cleanup closed the broker.
+	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		c.Close()
+		t.Fatal("broker still accepting after its test ended")
+	}
+}
+
+// Options given to New override its defaults.
+func TestNewOverrides(t *testing.T) {
+	b := minikafkatest.New(t, minikafka.WithInMemory(), minikafka.WithListenAddr("127.0.0.1:0"))
+	if b.DataDir() != "" {
+		t.Fatalf("WithInMemory did not override the temp dir: %q", b.DataDir())
+	}
+}

@@ -1,0 +1,214 @@
+package minikafka
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/minikafka/minikafka/internal/vfs"
+	"github.com/minikafka/minikafka/logstore"
+)
+
+// Option configures Start. Options apply in order; a later option
+// overrides an earlier one that sets the same thing (WithInMemory and
+// WithDataDir override each other).
+type Option interface {
+	apply(*config)
+}
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+// TopicSpec is a topic created at Start.
+type TopicSpec struct {
+	Name       string
+	Partitions int32
+}
+
+type config struct {
+	listenAddr     string
+	advertisedAddr string
+	dataDir        string
+	inMemory       bool
+	fs             vfs.FS
+	nodeID         int32
+	clusterID      string
+	partitions     int32
+	autoCreate     bool
+	durability     string
+	sync           *logstore.SyncPolicy
+	logger         *slog.Logger
+	rebalanceDelay time.Duration
+	maxRequest     int32
+	idleTimeout    time.Duration
+	topics         []TopicSpec
+}
+
+func defaultConfig() config {
+	return config{
+		listenAddr:     "127.0.0.1:0",
+		partitions:     1,
+		autoCreate:     true,
+		rebalanceDelay: 3 * time.Second, // Kafka's group.initial.rebalance.delay.ms
+	}
+}
+
+// WithListenAddr sets the address to listen on (host:port; port 0 picks
+// a free port, reported by Addrs). Default "127.0.0.1:0".
+func WithListenAddr(addr string) Option {
+	return optionFunc(func(c *config) { c.listenAddr = addr })
+}
+
+// WithAdvertisedAddr sets the host:port that Metadata hands to clients.
+// Port 0 means the bound port. Default: the listen host (localhost when
+// listening on all interfaces) and the bound port.
+func WithAdvertisedAddr(hostport string) Option {
+	return optionFunc(func(c *config) { c.advertisedAddr = hostport })
+}
+
+// WithDataDir stores topics and state under dir (created if missing).
+func WithDataDir(dir string) Option {
+	return optionFunc(func(c *config) { c.dataDir, c.inMemory = dir, false })
+}
+
+// WithInMemory keeps everything in memory: nothing survives Close. This
+// is the default when no data dir is given.
+func WithInMemory() Option {
+	return optionFunc(func(c *config) { c.dataDir, c.inMemory = "", true })
+}
+
+// WithFS makes the broker store its data through fsys (a test seam for
+// crash simulation and fault injection); the data dir is a path in fsys.
+func WithFS(fsys vfs.FS) Option {
+	return optionFunc(func(c *config) { c.fs = fsys })
+}
+
+// WithNodeID sets the broker's node ID (Kafka node.id). Default 0.
+func WithNodeID(id int32) Option {
+	return optionFunc(func(c *config) { c.nodeID = id })
+}
+
+// WithClusterID fixes the cluster ID; by default one is generated on first
+// start and kept in the data dir.
+func WithClusterID(id string) Option {
+	return optionFunc(func(c *config) { c.clusterID = id })
+}
+
+// WithDefaultPartitions sets the partition count of auto-created topics
+// and of CreateTopics requests that ask for -1 (Kafka num.partitions).
+// Default 1.
+func WithDefaultPartitions(n int32) Option {
+	return optionFunc(func(c *config) { c.partitions = n })
+}
+
+// WithAutoCreateTopics sets Kafka's auto.create.topics.enable. Default true.
+func WithAutoCreateTopics(on bool) Option {
+	return optionFunc(func(c *config) { c.autoCreate = on })
+}
+
+// WithDurability sets the fsync policy by name: "always" (acks=all is
+// answered after fsync, with group commit), "never" (the OS decides) or
+// "interval=100ms". Default "always" with a data dir, "never" in memory.
+func WithDurability(policy string) Option {
+	return optionFunc(func(c *config) { c.durability, c.sync = policy, nil })
+}
+
+// WithSyncPolicy is WithDurability with an already parsed policy.
+func WithSyncPolicy(p logstore.SyncPolicy) Option {
+	return optionFunc(func(c *config) { c.durability, c.sync = "", &p })
+}
+
+// WithLogger sets the logger; by default nothing is logged.
+func WithLogger(l *slog.Logger) Option {
+	return optionFunc(func(c *config) { c.logger = l })
+}
+
+// WithGroupInitialRebalanceDelay sets Kafka's
+// group.initial.rebalance.delay.ms (default 3 s; tests want 0).
+func WithGroupInitialRebalanceDelay(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.rebalanceDelay = d })
+}
+
+// WithMaxRequestBytes caps a request frame (Kafka socket.request.max.bytes,
+// default 100 MiB).
+func WithMaxRequestBytes(n int32) Option {
+	return optionFunc(func(c *config) { c.maxRequest = n })
+}
+
+// WithIdleTimeout closes client connections idle that long (Kafka
+// connections.max.idle.ms, default 10 minutes).
+func WithIdleTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.idleTimeout = d })
+}
+
+// WithTopic creates a topic at Start (if it does not exist yet).
+func WithTopic(name string, partitions int32) Option {
+	return optionFunc(func(c *config) {
+		c.topics = append(c.topics, TopicSpec{Name: name, Partitions: partitions})
+	})
+}
+
+// validate checks the configuration and resolves the sync policy.
+func (c *config) validate() (logstore.SyncPolicy, error) {
+	var errs []error
+	if _, _, err := net.SplitHostPort(c.listenAddr); err != nil {
+		errs = append(errs, fmt.Errorf("listen address %q: %w", c.listenAddr, err))
+	}
+	if c.advertisedAddr != "" {
+		host, port, err := net.SplitHostPort(c.advertisedAddr)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("advertised address %q: %w", c.advertisedAddr, err))
+		} else if p, err := strconv.ParseUint(port, 10, 16); err != nil || host == "" {
+			_ = p
+			errs = append(errs, fmt.Errorf("advertised address %q: want host:port", c.advertisedAddr))
+		}
+	}
+	if c.nodeID < 0 {
+		errs = append(errs, fmt.Errorf("node id %d: must be >= 0", c.nodeID))
+	}
+	if c.partitions < 1 {
+		errs = append(errs, fmt.Errorf("default partitions %d: must be >= 1", c.partitions))
+	}
+	if c.rebalanceDelay < 0 {
+		errs = append(errs, fmt.Errorf("group initial rebalance delay %v: must be >= 0", c.rebalanceDelay))
+	}
+	if c.maxRequest < 0 {
+		errs = append(errs, fmt.Errorf("max request bytes %d: must be > 0", c.maxRequest))
+	}
+	seen := map[string]bool{}
+	for _, t := range c.topics {
+		switch {
+		case t.Name == "":
+			errs = append(errs, errors.New("WithTopic: empty topic name"))
+		case t.Partitions < 1 && t.Partitions != -1:
+			errs = append(errs, fmt.Errorf("WithTopic %q: %d partitions", t.Name, t.Partitions))
+		case seen[t.Name]:
+			errs = append(errs, fmt.Errorf("WithTopic %q given twice", t.Name))
+		}
+		seen[t.Name] = true
+	}
+
+	var sp logstore.SyncPolicy
+	switch {
+	case c.sync != nil:
+		sp = *c.sync
+	case c.durability != "":
+		p, err := logstore.ParseSyncPolicy(c.durability)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("durability %q: %w", c.durability, err))
+		}
+		sp = p
+	case c.dataDir == "":
+		sp = logstore.SyncPolicy{Mode: logstore.SyncNever}
+	default:
+		sp = logstore.SyncPolicy{Mode: logstore.SyncAlways}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return sp, fmt.Errorf("minikafka: invalid options: %w", err)
+	}
+	return sp, nil
+}
