@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -488,7 +489,7 @@ func TestParseSyncPolicy(t *testing.T) {
 func TestFileCacheBounded(t *testing.T) {
 	root := t.TempDir()
 	cache := NewFileCache(32)
-	const parts = 500
+	const parts = 200
 	logs := make([]*Log, parts)
 	for i := range logs {
 		l, _, err := Open(Options{Dir: filepath.Join(root, fmt.Sprint("t-", i)), Config: DefaultConfig(), Files: cache})
@@ -535,5 +536,57 @@ func TestDestroy(t *testing.T) {
 	}
 	if _, err := e.fs.Stat(e.dir); !errors.Is(err, os.ErrNotExist) {
 		t.Fatal(err)
+	}
+}
+
+// TestManyIdlePartitions opens 10 000 partitions with data, closes and
+// reopens them, and checks descriptors stay bounded and memory per idle
+// partition is modest.
+func TestManyIdlePartitions(t *testing.T) {
+	n := 10000
+	if testing.Short() {
+		n = 1000
+	}
+	mem := vfs.NewMem()
+	cache := NewFileCache(64)
+	logs := make([]*Log, n)
+	for i := range logs {
+		l, _, err := Open(Options{FS: mem, Dir: fmt.Sprintf("/data/t-%d", i), Config: DefaultConfig(), Files: cache})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Append(batch(t, 1, 1, "x"))
+		l.Close()
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range logs {
+		l, rep, err := Open(Options{FS: mem, Dir: fmt.Sprintf("/data/t-%d", i), Config: DefaultConfig(), Files: cache})
+		if err != nil || len(rep.Rescanned) != 0 {
+			t.Fatal(err, rep.Rescanned)
+		}
+		logs[i] = l
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	perPart := (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / int64(n)
+	t.Logf("%d idle partitions: %d files open, ~%d bytes of heap each", n, cache.Open(), perPart)
+	if cache.Open() > 64 {
+		t.Fatalf("%d files open", cache.Open())
+	}
+	if perPart > 8<<10 {
+		t.Fatalf("%d bytes per idle partition", perPart)
+	}
+	for _, l := range logs {
+		if got := readAll(t, l, 0); len(got) == 0 {
+			t.Fatal("no data")
+		}
+	}
+	if cache.Open() > 64 {
+		t.Fatalf("%d files open after reading all", cache.Open())
+	}
+	for _, l := range logs {
+		l.Close()
 	}
 }

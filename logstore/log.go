@@ -35,6 +35,7 @@ type Log struct {
 	active *segment   // guarded by mu
 	segs   atomic.Pointer[[]*segment]
 
+	dirty    bool // guarded by mu: the active segment has writes not yet fsynced
 	leo      atomic.Int64
 	logStart atomic.Int64
 	hw       atomic.Pointer[hwMark]
@@ -161,6 +162,7 @@ func (l *Log) Append(batches []byte) (AppendResult, error) {
 	if err != nil {
 		return AppendResult{}, l.setSticky("write", err)
 	}
+	l.dirty = true
 	if size == 0 {
 		seg.created = now
 	}
@@ -324,6 +326,9 @@ func (l *Log) syncRound() error {
 		return l.setSticky("fsync", err)
 	}
 	l.mu.Lock()
+	if l.leo.Load() == target && l.active == seg {
+		l.dirty = false
+	}
 	if l.gen.Load() == gen {
 		if cur := l.hw.Load(); cur == nil || cur.off < target {
 			l.publish(&hwMark{off: target, seg: seg, pos: pos})
@@ -359,6 +364,7 @@ func (l *Log) syncActiveLocked() error {
 	if err != nil {
 		return l.setSticky("fsync", err)
 	}
+	l.dirty = false
 	return nil
 }
 
@@ -427,10 +433,15 @@ func (l *Log) writeIndexes(s *segment) error {
 	oi := encodeOffsetIndex(hdr, s.idx)
 	ti := encodeTimeIndex(hdr, s.timeIndexForDisk())
 	s.mu.RUnlock()
+	s.diskIndex = -1
 	if err := writeFileAtomic(l.fs, l.path(s.base, ".index"), oi); err != nil {
 		return err
 	}
-	return writeFileAtomic(l.fs, l.path(s.base, ".timeindex"), ti)
+	if err := writeFileAtomic(l.fs, l.path(s.base, ".timeindex"), ti); err != nil {
+		return err
+	}
+	s.diskIndex = hdr.logSize
+	return nil
 }
 
 // writeFileAtomic writes name via name.tmp, fsync and rename. The caller
@@ -498,10 +509,14 @@ func (l *Log) Close() error {
 		l.timer.Stop()
 	}
 	l.syncMu.Unlock()
+	// An idle log costs no I/O to close: nothing to sync, indexes current.
 	var err error
 	if l.stickyErr() == nil {
-		if err = l.syncActiveLocked(); err == nil {
-			if err = l.writeIndexes(l.active); err == nil {
+		if l.dirty {
+			err = l.syncActiveLocked()
+		}
+		if a := l.active; err == nil && a.diskIndex != a.size.Load() {
+			if err = l.writeIndexes(a); err == nil {
 				err = l.fs.SyncDir(l.dir)
 			}
 		}

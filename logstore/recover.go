@@ -232,6 +232,7 @@ func (l *Log) loadSegment(base int64, active, verifyAll bool, rep *RecoveryRepor
 
 	if !verifyAll && l.loadIndexes(s, size) {
 		s.size.Store(size)
+		s.diskIndex = size
 		if active && size > 0 {
 			s.created = l.now()
 		}

@@ -208,6 +208,7 @@ func (l *Log) Truncate(offset int64) error {
 	// The index files no longer describe the file; remove them first so a
 	// crash mid-way leaves a segment that is rescanned.
 	l.removeIndexes(s.base)
+	s.diskIndex = -1
 	if err := l.fs.SyncDir(l.dir); err != nil {
 		return l.setSticky("sync dir", err)
 	}
@@ -217,6 +218,7 @@ func (l *Log) Truncate(offset int64) error {
 	if err := f.Sync(); err != nil {
 		return l.setSticky("fsync", err)
 	}
+	l.dirty = false
 	// Rebuild the in-memory indexes of the shortened segment from its
 	// headers (its data was verified when written or recovered).
 	cfg := l.config()

@@ -32,6 +32,7 @@ type segment struct {
 	sinceIdx  int64
 	sinceTidx int64
 	created   time.Time // first append into this segment (for segment.ms)
+	diskIndex int64     // log size the index files on disk describe; -1 if none
 
 	// Lifetime: readers pin a segment with ref; a deleted segment is
 	// renamed to *.deleted and unlinked when the last reader lets go.
@@ -42,7 +43,7 @@ type segment struct {
 }
 
 func newSegment(base int64, h *fileHandle) *segment {
-	s := &segment{base: base, h: h, maxTs: -1, maxTsBase: -1, maxTsPos: -1}
+	s := &segment{base: base, h: h, maxTs: -1, maxTsBase: -1, maxTsPos: -1, diskIndex: -1}
 	s.next.Store(base)
 	return s
 }
