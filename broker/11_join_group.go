@@ -15,9 +15,9 @@ package broker
 //     not the leader) gets the current generation back without a rebalance.
 //   - Static members (group.instance.id): a rejoin with an unknown member id
 //     replaces the old id, which is fenced from then on
-//     (FENCED_INSTANCE_ID); if the group is Stable and the protocols are
-//     unchanged, no rebalance happens and the member gets its old
-//     assignment from SyncGroup.
+//     (FENCED_INSTANCE_ID); if the group is Stable and the protocol the
+//     group would select is unchanged, no rebalance happens and the member
+//     gets its old assignment from SyncGroup.
 //   - The protocol is chosen by vote among the protocols every member
 //     supports; INCONSISTENT_GROUP_PROTOCOL if a joiner has none in common.
 //
@@ -100,7 +100,7 @@ func (b *Broker) handleJoinGroup(_ context.Context, req *protocol.Request) proto
 		if !g.supports(r.ProtocolType, r.Protocols, old.id) {
 			return errResp(kerr.InconsistentGroupProtocol.Code, "")
 		}
-		unchanged := sameProtocols(old.protocols, r.Protocols)
+		prevLeader := g.leader
 		g.answerJoinErr(old, kerr.FencedInstanceID.Code)
 		g.answerSyncErr(old, kerr.FencedInstanceID.Code)
 		if old.expiry != nil {
@@ -108,7 +108,7 @@ func (b *Broker) handleJoinGroup(_ context.Context, req *protocol.Request) proto
 		}
 		delete(g.members, old.id)
 		m = old
-		m.id = newMemberID(clientID)
+		m.id = newMemberID(instanceID)
 		g.members[m.id] = m
 		g.static[instanceID] = m.id
 		if g.leader == old.id {
@@ -116,20 +116,36 @@ func (b *Broker) handleJoinGroup(_ context.Context, req *protocol.Request) proto
 		}
 		m.clientID, m.host, m.session, m.rebalance = clientID, host, session, rebalance
 		m.joinVersion = r.Version
-		if g.state == stateStable && unchanged {
+		m.protocols = r.Protocols
+		if g.state == stateStable && g.selectProtocol() == g.protocol {
 			// KIP-345: no rebalance; the member syncs to get its old
-			// assignment. A leader is told to skip assigning (v9).
+			// assignment. A Stable group would not broadcast a new plan,
+			// so a returning leader must not assign: v9+ says so with
+			// SkipAssignment (KIP-814); older versions get the previous
+			// leader id, which no longer matches the member's, as Kafka
+			// does.
 			resp := g.joinResponse(m)
 			resp.Version = r.Version
-			if m.id == g.leader {
-				resp.Members = g.memberList()
-				resp.SkipAssignment = r.Version >= 9
+			if r.Version >= 9 {
+				if m.id == g.leader {
+					resp.Members = g.memberList()
+					resp.SkipAssignment = true
+				}
+			} else {
+				resp.LeaderID = prevLeader
 			}
 			g.armSession(m)
 			return protocol.Reply{Response: resp}
 		}
-		m.protocols = r.Protocols
-		return g.parkJoin(m, r)
+		reply := g.parkJoin(m, r)
+		if g.state == statePreparingRebalance {
+			g.maybeCompleteJoin()
+		} else {
+			// CompletingRebalance: the leader may be assigning to the
+			// old member id; Stable with a different protocol choice.
+			g.prepareRebalance()
+		}
+		return reply
 
 	case r.MemberID == "":
 		if !g.supports(r.ProtocolType, r.Protocols, "") {
@@ -147,6 +163,9 @@ func (b *Broker) handleJoinGroup(_ context.Context, req *protocol.Request) proto
 				}
 			})
 			return errResp(kerr.MemberIDRequired.Code, id)
+		}
+		if instanceID != "" {
+			id = newMemberID(instanceID) // Kafka: static ids start with the instance id
 		}
 		m = &member{id: id, instanceID: instanceID}
 		return g.addMember(m, r, clientID, host, session, rebalance)
