@@ -49,7 +49,9 @@
 //
 // A response may implement BodyWriter to write its own body to the
 // connection (a fetch response sending file ranges with sendfile), and
-// Releaser to give back resources once written or dropped.
+// Releaser to give back resources once written or dropped. SendFile writes
+// a file range to the connection with sendfile(2) at an explicit offset, so
+// fetches can share one descriptor per segment.
 //
 // # Timeouts and shutdown
 //
