@@ -263,3 +263,47 @@ func TestInMemoryAutoCreate(t *testing.T) {
 		t.Fatalf("auto-created topic: %+v", topics)
 	}
 }
+
+// A consumer long-polling an empty topic does not hold Close for its max
+// wait: the server's drain signal ends the poll.
+func TestCloseWithLongPollingConsumer(t *testing.T) {
+	b, err := minikafka.Start(context.Background(), minikafka.WithTopic("idle", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := client(t, b, kgo.ConsumeTopics("idle"), kgo.FetchMaxWait(30*time.Second))
+	polled := make(chan struct{})
+	go func() {
+		defer close(polled)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		cl.PollFetches(ctx)
+	}()
+	time.Sleep(300 * time.Millisecond) // let the fetch reach the broker
+	start := time.Now()
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("Close took %v with a consumer long-polling", d)
+	}
+	cl.Close()
+	<-polled
+}
+
+func TestListenIPv6(t *testing.T) {
+	ln, err := net.Listen("tcp", "[::1]:0")
+	if err != nil {
+		t.Skipf("no IPv6 loopback here: %v", err)
+	}
+	ln.Close()
+	b := start(t, minikafka.WithListenAddr("[::1]:0"))
+	port := b.ListenAddr().(*net.TCPAddr).Port
+	if want := fmt.Sprintf("[::1]:%d", port); b.Addr() != want {
+		t.Fatalf("Addr %q, want %q", b.Addr(), want)
+	}
+	md, err := kadm.NewClient(client(t, b)).BrokerMetadata(ctxT(t))
+	if err != nil || len(md.Brokers) != 1 || md.Brokers[0].Host != "::1" {
+		t.Fatalf("metadata %+v, %v", md.Brokers, err)
+	}
+}
