@@ -48,7 +48,8 @@ type fetchPart struct {
 	offset int64
 	max    int32
 	out    *kmsg.FetchResponseTopicPartition
-	done   bool // has data or an error; not read again
+	rr     *logstore.ReadResult // the data, pinned until the response is written
+	done   bool                 // has data or an error; not read again
 }
 
 type fetchState struct {
@@ -128,7 +129,7 @@ func (b *Broker) handleFetch(ctx context.Context, req *protocol.Request) protoco
 	fs.read()
 	if wait <= 0 || fs.errored || fs.total >= int64(r.MinBytes) || len(fs.parts) == 0 {
 		fs.logErrors(req)
-		return protocol.Reply{Response: resp}
+		return protocol.Reply{Response: fs.response(resp)}
 	}
 	deadline := time.Now().Add(wait)
 	var draining <-chan struct{}
@@ -140,13 +141,13 @@ func (b *Broker) handleFetch(ctx context.Context, req *protocol.Request) protoco
 		defer timer.Stop()
 		for {
 			if !waitAny(ctx, b.closing, draining, timer.C, chans) {
-				return resp, nil // max wait elapsed, or shutting down
+				return fs.response(resp), nil // max wait elapsed, or shutting down
 			}
 			chans = fs.changed(chans[:0])
 			fs.read()
 			if fs.errored || fs.total >= int64(r.MinBytes) {
 				fs.logErrors(req)
-				return resp, nil
+				return fs.response(resp), nil
 			}
 		}
 	}}
@@ -211,22 +212,26 @@ func (fs *fetchState) read() {
 		out.LastStableOffset = rr.HighWatermark
 		out.LogStartOffset = rr.LogStartOffset
 		if rr.Size > 0 {
-			buf, err := rr.AppendTo(make([]byte, 0, rr.Size))
-			rr.Release()
-			if err != nil {
-				out.ErrorCode = errCode(err)
-				fs.b.log.Error("reading partition", "topic", fp.p.topic.name, "partition", fp.p.index, "err", err)
-				fp.done = true
-				fs.errored = true
-				continue
-			}
-			out.RecordBatches = buf
-			fs.total += int64(len(buf))
+			fp.rr = rr
+			fs.total += rr.Size
 			fp.done = true
 		} else {
 			rr.Release()
 		}
 	}
+}
+
+// response wraps resp so that the record bytes go from the files straight
+// to the connection (fetchBody), or returns resp when there are none.
+func (fs *fetchState) response(resp *kmsg.FetchResponse) kmsg.Response {
+	if fs.total == 0 {
+		return resp
+	}
+	reads := make([]*logstore.ReadResult, len(fs.parts))
+	for i := range fs.parts {
+		reads[i] = fs.parts[i].rr
+	}
+	return &fetchBody{FetchResponse: resp, reads: reads}
 }
 
 func (fs *fetchState) logErrors(req *protocol.Request) {

@@ -44,14 +44,17 @@ func serve(t testing.TB, b *Broker, req kmsg.Request) kmsg.Response {
 	if rep.Err != nil {
 		t.Fatalf("%s v%d: connection would be closed: %v", kmsg.NameForKey(req.Key()), req.GetVersion(), rep.Err)
 	}
+	resp := rep.Response
 	if rep.Wait != nil {
-		resp, err := rep.Wait()
-		if err != nil {
+		var err error
+		if resp, err = rep.Wait(); err != nil {
 			t.Fatalf("wait: %v", err)
 		}
-		return resp
 	}
-	return rep.Response
+	if fb, ok := resp.(*fetchBody); ok {
+		return fb.materialize()
+	}
+	return resp
 }
 
 func serveReply(b *Broker, req kmsg.Request) protocol.Reply {

@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minikafka/minikafka/internal/vfs"
 	"github.com/minikafka/minikafka/protocol"
 )
 
@@ -123,8 +124,9 @@ func TestKgoLargeRecords(t *testing.T) {
 	}
 }
 
+// On real files, so fetches go out with sendfile.
 func TestKgo64Partitions(t *testing.T) {
-	b := newTestBroker(t)
+	b := newTestBroker(t, func(c *Config) { c.FS, c.DataDir = vfs.Default, t.TempDir() })
 	addr := listen(t, b)
 	adm := newAdmin(t, addr)
 	mustCreate(t, adm, "wide", 64, nil)
