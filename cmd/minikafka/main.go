@@ -5,8 +5,9 @@
 // Every flag can also be set with an environment variable: MINIKAFKA_ and
 // the flag name in upper case with '-' as '_' (MINIKAFKA_LISTEN,
 // MINIKAFKA_DATA, MINIKAFKA_IN_MEMORY, ...); a flag on the command line wins
-// over the environment. Defaults: listen :9092, advertise
-// localhost:<listen port>, data ./data, durability always.
+// over the environment. Defaults: listen :9092, advertise localhost:9092
+// (generally: the listen host, or localhost when listening on every
+// interface, and the bound port), data ./data, durability always.
 //
 // SIGINT or SIGTERM shut the broker down cleanly: requests already read are
 // answered, the logs are flushed and closed. Exit status: 0 after a clean
@@ -54,7 +55,7 @@ func parseSettings(args []string, lookupEnv func(string) (string, bool), stderr 
 	fs := flag.NewFlagSet("minikafka", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&s.listen, "listen", ":9092", "`address` to listen on (host:port; port 0 picks a free port)")
-	fs.StringVar(&s.advertise, "advertise", "", "`host:port` handed to clients in Metadata (default localhost:<listen port>)")
+	fs.StringVar(&s.advertise, "advertise", "", "`host:port` handed to clients in Metadata; port 0 means the bound port (default: the listen host, localhost if it is empty or 0.0.0.0/::, and the bound port)")
 	fs.StringVar(&s.data, "data", "./data", "data `directory` (created if missing)")
 	s.durability = "always"
 	durability := func(v string) error {
@@ -65,7 +66,7 @@ func parseSettings(args []string, lookupEnv func(string) (string, bool), stderr 
 		return nil
 	}
 	fs.Func("durability", "fsync `policy`: always (acks=all answered after fsync), never, or interval=DURATION (default always)", durability)
-	fs.Func("fsync", "same as -durability", durability)
+	fs.Func("fsync", "fsync `policy`, same as -durability", durability)
 	fs.BoolVar(&s.inMemory, "in-memory", false, "keep everything in memory (nothing survives exit; -data is ignored)")
 	fs.IntVar(&s.nodeID, "node-id", 0, "broker node `id` (Kafka node.id)")
 	fs.IntVar(&s.partitions, "default-partitions", 1, "partitions of auto-created topics (Kafka num.partitions)")
