@@ -41,6 +41,11 @@ type Options struct {
 	BatchRecords  int
 	BatchBytes    int
 	FlushInterval time.Duration
+	// MaxBufferedBytes bounds the records sealed in memory and waiting for
+	// the flusher (default 4 × BatchBytes). When appends outrun the disk,
+	// Append waits for the flusher rather than buffer without limit: memory
+	// stays bounded and flushed buffers are reused.
+	MaxBufferedBytes int
 	// MaxRecordBytes bounds one record (default 16 MiB).
 	MaxRecordBytes int
 	// MaxDecodedBytes bounds the decoded payload of one segment: reading a
@@ -76,6 +81,9 @@ func (o *Options) setDefaults() error {
 	if o.FlushInterval == 0 {
 		o.FlushInterval = 100 * time.Millisecond
 	}
+	if o.MaxBufferedBytes == 0 {
+		o.MaxBufferedBytes = 4 * o.BatchBytes
+	}
 	if o.MaxRecordBytes == 0 {
 		o.MaxRecordBytes = 16 << 20
 	}
@@ -86,7 +94,7 @@ func (o *Options) setDefaults() error {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	switch {
-	case o.MaxBytes < 0 || o.BatchRecords < 0 || o.BatchBytes < 0 || o.MaxRecordBytes < 0:
+	case o.MaxBytes < 0 || o.BatchRecords < 0 || o.BatchBytes < 0 || o.MaxRecordBytes < 0 || o.MaxBufferedBytes < 0:
 		return errors.New("spool: negative size option")
 	case o.StartSeq < 0:
 		return errors.New("spool: negative StartSeq")
@@ -119,8 +127,8 @@ type segment struct {
 	name        string // base name
 }
 
-// batch is an in-memory run of records that becomes one segment. Its buf is
-// append-only, so slices into it handed to readers stay valid and unchanged.
+// batch is an in-memory run of records that becomes one segment. Its
+// buffers are reused once it is flushed, so nothing may keep slices of them.
 type batch struct {
 	first, next int64    // sequence range [first, next)
 	buf         []byte   // framed records, exactly the segment's raw payload
@@ -153,24 +161,31 @@ type Spool struct {
 		recs []Record
 	}
 
-	kick chan struct{} // wakes the flusher; capacity 1
-	done chan struct{} // closed when the flusher exits
+	kick chan struct{} // wakes the encoder stage; capacity 1
+	done chan struct{} // closed when the writer stage exits
+	jobs chan job      // encoder → writer, in sequence order
+	bufs chan []byte   // file buffers; bounds the jobs in flight
 
-	mu        sync.Mutex
-	open      *batch   // batch taking appends; nil when empty
-	sealed    []*batch // handed to the flusher, oldest first; still readable
-	segs      []segment
-	nextSeq   int64
-	durable   int64 // every sequence < durable is in a durable segment or acknowledged
-	acked     int64 // highest acknowledged sequence; Head() == acked+1
-	used      int64 // disk + reserved
-	disk      int64
-	diskRecs  int64
-	err       error // sticky: the first flush failure
-	closing   bool
-	wantFlush bool          // a WaitDurable is waiting on the open batch
-	durableCh chan struct{} // closed and replaced whenever durable, err or closing change
-	corrupt   []CorruptSegment
+	mu          sync.Mutex
+	open        *batch   // batch taking appends; nil when empty
+	sealed      []*batch // handed to the flusher, oldest first; still readable
+	inPipe      int      // sealed[:inPipe] are being encoded or written
+	sealedBytes int      // bytes of records in sealed batches
+	segs        []segment
+	nextSeq     int64
+	durable     int64 // every sequence < durable is in a durable segment or acknowledged
+	acked       int64 // highest acknowledged sequence; Head() == acked+1
+	used        int64 // disk + reserved
+	disk        int64
+	diskRecs    int64
+	err         error // sticky: the first flush failure
+	closing     bool
+	wantFlush   bool // a WaitDurable is waiting on the open batch
+	hintBytes   int  // size of the last sealed batch, to size the next
+	hintRecords int
+	free        []batch       // buffers of flushed batches, for reuse
+	durableCh   chan struct{} // closed and replaced whenever durable, err or closing change
+	corrupt     []CorruptSegment
 }
 
 // Open recovers the spool in opts.Dir (see recover.go) and starts its
@@ -204,17 +219,26 @@ func Open(opts Options) (*Spool, *RecoveryReport, error) {
 	if err != nil {
 		return nil, rep, err
 	}
-	go s.flushLoop()
+	s.jobs = make(chan job, pipelineDepth)
+	s.bufs = make(chan []byte, pipelineDepth)
+	for range pipelineDepth {
+		s.bufs <- nil
+	}
+	go s.encodeLoop()
+	go s.writeLoop()
 	return s, rep, nil
 }
 
 // Append adds a record occupying one sequence number and returns it.
+// See AppendSpan.
 func (s *Spool) Append(data []byte) (int64, error) { return s.AppendSpan(data, 1) }
 
 // AppendSpan adds a record occupying span consecutive sequence numbers (a
 // Kafka batch of span records) and returns the first. The record is held in
 // memory until its batch is flushed: it is readable at once but durable only
-// once WaitDurable(seq) returns nil. data is copied.
+// once WaitDurable(seq) returns nil. data is copied. AppendSpan does not wait
+// for the disk unless the flusher is MaxBufferedBytes behind; it fails at
+// once with ErrFull when the spool is full.
 func (s *Spool) AppendSpan(data []byte, span int) (int64, error) {
 	if span < 1 || span > math.MaxInt32 {
 		return 0, fmt.Errorf("spool: span %d out of range [1, 2^31)", span)
@@ -224,6 +248,13 @@ func (s *Spool) AppendSpan(data []byte, span int) (int64, error) {
 	}
 	need := int64(frameLen(span, len(data)))
 	s.mu.Lock()
+	for s.sealedBytes >= s.opts.MaxBufferedBytes && s.err == nil && !s.closing {
+		// The flusher is behind: wait for it to commit a segment.
+		ch := s.durableCh
+		s.mu.Unlock()
+		<-ch
+		s.mu.Lock()
+	}
 	if s.closing {
 		s.mu.Unlock()
 		return 0, ErrClosed
@@ -255,7 +286,7 @@ func (s *Spool) AppendSpan(data []byte, span int) (int64, error) {
 		return 0, &FullError{Need: res, Used: used, Max: s.opts.MaxBytes}
 	}
 	if b == nil {
-		b = &batch{first: s.nextSeq, next: s.nextSeq, started: time.Now()}
+		b = s.newBatchLocked()
 		s.open = b
 		if s.opts.FlushInterval > 0 {
 			s.wake() // so the flusher arms the interval timer
@@ -276,11 +307,44 @@ func (s *Spool) AppendSpan(data []byte, span int) (int64, error) {
 	return seq, nil
 }
 
+// newBatchLocked starts a batch sized like the previous one: under load
+// batches fill up and growing a multi-megabyte buffer by append would copy
+// it several times over; a trickle of small batches stays small.
+// REQUIRES: s.mu held.
+func (s *Spool) newBatchLocked() *batch {
+	bytes := min(max(s.hintBytes+s.hintBytes/8, 4<<10), s.opts.BatchBytes+(64<<10))
+	n := min(max(s.hintRecords+s.hintRecords/8, 16), s.opts.BatchRecords)
+	b := &batch{first: s.nextSeq, next: s.nextSeq, started: time.Now()}
+	// Reuse a flushed batch's memory when it is big enough: fresh
+	// multi-megabyte buffers cost a page fault every 4 KiB on first touch,
+	// which at a million records a second is most of the append cost.
+	if k := len(s.free); k > 0 && cap(s.free[k-1].buf) >= bytes {
+		f := s.free[k-1]
+		s.free = s.free[:k-1]
+		b.buf, b.seqs, b.offs = f.buf[:0], f.seqs[:0], f.offs[:0]
+		return b
+	}
+	b.buf, b.seqs, b.offs = make([]byte, 0, bytes), make([]int64, 0, n), make([]uint32, 0, n)
+	return b
+}
+
+// recycleLocked keeps a flushed batch's buffers for reuse. Safe because
+// nothing outside the spool ever aliases them: Read copies records out of
+// memory batches. REQUIRES: s.mu held.
+func (s *Spool) recycleLocked(b *batch) {
+	if len(s.free) < 2 {
+		s.free = append(s.free, batch{buf: b.buf, seqs: b.seqs, offs: b.offs})
+	}
+	b.buf, b.seqs, b.offs = nil, nil, nil
+}
+
 // sealLocked hands the open batch to the flusher. REQUIRES: s.mu held.
 func (s *Spool) sealLocked() {
 	if s.open == nil {
 		return
 	}
+	s.hintBytes, s.hintRecords = len(s.open.buf), len(s.open.seqs)
+	s.sealedBytes += len(s.open.buf)
 	s.sealed = append(s.sealed, s.open)
 	s.open = nil
 	s.wake()
@@ -358,135 +422,7 @@ func isClosed(ch chan struct{}) bool {
 	}
 }
 
-// flushLoop is the single flusher: it writes sealed batches in sequence
-// order, one segment each, never holding mu across I/O. While it writes,
-// appends accumulate in the next batch, which is how waiters share fsyncs.
-func (s *Spool) flushLoop() {
-	defer close(s.done)
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	var buf []byte
-	for {
-		s.mu.Lock()
-		if len(s.sealed) == 0 && s.open != nil &&
-			(s.wantFlush || s.closing || (s.opts.FlushInterval > 0 && time.Since(s.open.started) >= s.opts.FlushInterval)) {
-			s.wantFlush = false
-			s.sealLocked()
-		}
-		if len(s.sealed) > 0 && s.err == nil {
-			b := s.sealed[0]
-			acked := s.acked
-			s.mu.Unlock()
-			seg, skipped, err := s.writeBatch(b, acked, &buf)
-			s.mu.Lock()
-			s.commitLocked(b, seg, skipped, err)
-			again := !skipped && err == nil && seg.last <= s.acked
-			ackedNow := s.acked
-			s.mu.Unlock()
-			if again {
-				// Acknowledged while being written: DeleteAcked could not see it.
-				if _, err := s.DeleteAcked(ackedNow); err != nil {
-					s.log.Warn("spool: deleting acknowledged segment", "err", err)
-				}
-			}
-			continue
-		}
-		if s.closing {
-			s.broadcastLocked()
-			s.mu.Unlock()
-			return
-		}
-		var deadline <-chan time.Time
-		if s.open != nil && s.opts.FlushInterval > 0 && s.err == nil {
-			timer.Reset(time.Until(s.open.started.Add(s.opts.FlushInterval)))
-			deadline = timer.C
-		}
-		s.mu.Unlock()
-		select {
-		case <-s.kick:
-		case <-deadline:
-		}
-		timer.Stop()
-	}
-}
-
 func segName(first, last int64) string { return fmt.Sprintf("%020d-%020d.seg", first, last) }
-
-// writeBatch writes b as one segment: .tmp, fsync, close, rename, fsync dir.
-// A batch entirely acknowledged before it was written is skipped.
-func (s *Spool) writeBatch(b *batch, acked int64, buf *[]byte) (segment, bool, error) {
-	if b.next-1 <= acked {
-		return segment{}, true, nil
-	}
-	seg := segment{first: b.first, last: b.next - 1, count: int64(len(b.seqs)), encrypted: s.opts.Cipher != nil}
-	seg.name = segName(seg.first, seg.last)
-	data, err := s.enc.encode(*buf, seg.first, seg.last, len(b.seqs), b.buf)
-	if err != nil {
-		return seg, false, err
-	}
-	*buf = data
-	seg.size = int64(len(data))
-	final := filepath.Join(s.dir, seg.name)
-	tmp := final + ".tmp"
-	if err := s.writeFileSync(tmp, data); err != nil {
-		_ = s.fs.Remove(tmp)
-		return seg, false, err
-	}
-	if err := s.fs.Rename(tmp, final); err != nil {
-		_ = s.fs.Remove(tmp)
-		return seg, false, err
-	}
-	if err := s.fs.SyncDir(s.dir); err != nil {
-		// The rename may or may not survive a crash; either way the data is
-		// whole, so leaving the file is safe. Not acknowledging it is what
-		// matters.
-		return seg, false, err
-	}
-	return seg, false, nil
-}
-
-func (s *Spool) writeFileSync(name string, data []byte) error {
-	f, err := s.fs.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	n, err := f.Write(data)
-	if err == nil && n != len(data) {
-		err = io.ErrShortWrite
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// commitLocked records the outcome of writing the oldest sealed batch.
-// REQUIRES: s.mu held.
-func (s *Spool) commitLocked(b *batch, seg segment, skipped bool, err error) {
-	if err != nil {
-		// Sticky: later batches must not be written past a hole, and after a
-		// failed fsync the page cache cannot be trusted. The records stay
-		// readable in memory; reopening the spool is the way out.
-		s.err = fmt.Errorf("spool: flushing [%d..%d]: %w", b.first, b.next-1, err)
-		s.log.Error("spool: flush failed; spool refuses writes until reopened", "err", err)
-		s.broadcastLocked()
-		return
-	}
-	s.sealed[0] = nil
-	s.sealed = s.sealed[1:]
-	s.used -= b.reserved
-	if !skipped {
-		s.segs = append(s.segs, seg)
-		s.used += seg.size
-		s.disk += seg.size
-		s.diskRecs += seg.count
-	}
-	s.durable = b.next
-	s.broadcastLocked()
-}
 
 // Close flushes what was appended, stops the flusher and returns the sticky
 // error if any flush failed. Records appended but never flushed because of
@@ -566,7 +502,9 @@ func (s *Spool) Read(seq int64, maxRecords, maxBytes int) ([]Record, error) {
 			continue
 		}
 		// The rest is in memory. mu is held so the batches cannot be
-		// flushed (and vanish from view) while we copy slices out.
+		// flushed (and vanish from view, their buffers reused) while we
+		// copy records out.
+		var arena []byte
 		batches := s.sealed
 		if s.open != nil {
 			batches = append(batches[:len(batches):len(batches)], s.open)
@@ -588,6 +526,12 @@ func (s *Spool) Read(seq int64, maxRecords, maxBytes int) ([]Record, error) {
 					s.mu.Unlock()
 					panic("spool: in-memory batch framing broken: " + err.Error())
 				}
+				// Copy: the batch's buffer is reused once it is flushed.
+				if len(data) > cap(arena)-len(arena) {
+					arena = make([]byte, 0, max(len(data), 64<<10))
+				}
+				arena = append(arena, data...)
+				data = arena[len(arena)-len(data) : len(arena) : len(arena)]
 				if !add(Record{Seq: b.seqs[j], Span: int(span), Data: data}) {
 					s.mu.Unlock()
 					return out, nil

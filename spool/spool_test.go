@@ -355,3 +355,46 @@ func TestStickyWriteError(t *testing.T) {
 		t.Fatalf("after reopen: %v (report %+v)", got, rep)
 	}
 }
+
+// TestAppendWaitsForSlowDisk: when sealed batches waiting for the disk reach
+// MaxBufferedBytes, Append waits for the flusher instead of buffering
+// without bound, and proceeds as soon as a segment is committed.
+func TestAppendWaitsForSlowDisk(t *testing.T) {
+	release := make(chan struct{})
+	slow := vfs.InjectorFunc(func(op vfs.Op, path string, n int) (int, error) {
+		if op == vfs.OpSync {
+			<-release
+		}
+		return n, nil
+	})
+	s, _ := openT(t, Options{FS: vfs.NewFaultFS(vfs.NewMem(), slow), BatchBytes: 1000, MaxBufferedBytes: 3000, FlushInterval: -1, Compression: CodecNone})
+	appended := make(chan int64, 100)
+	go func() {
+		defer close(appended)
+		for range 60 { // 60 × 102 bytes: 6 batches
+			seq, err := s.Append(bytes.Repeat([]byte{'x'}, 100))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			appended <- seq
+		}
+	}()
+	// One batch is stuck in fsync; three more fill MaxBufferedBytes; the
+	// next append must wait.
+	time.Sleep(100 * time.Millisecond)
+	if n := len(appended); n >= 60 || s.Stats().PendingBytes > 5000 {
+		t.Fatalf("appended %d records with the disk stalled (pending %d bytes)", n, s.Stats().PendingBytes)
+	}
+	close(release)
+	count := 0
+	for range appended {
+		count++
+	}
+	if count != 60 {
+		t.Fatalf("appended %d", count)
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+}

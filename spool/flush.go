@@ -1,0 +1,235 @@
+package spool
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// The flusher is a two-stage pipeline so that compressing and encrypting
+// one batch overlaps with writing and fsyncing the previous one:
+//
+//	sealed batches ─► encodeLoop ─(jobs)─► writeLoop ─► commit under mu
+//
+// Both stages handle batches strictly in sequence order and hold mu only to
+// pick work and to commit, never across encoding or I/O. The writer fsyncs
+// each segment file but the directory once for all segments it has ready.
+const pipelineDepth = 3
+
+// job is one encoded batch on its way to disk.
+type job struct {
+	b       *batch
+	seg     segment
+	data    []byte // segment file bytes; nil when skipped or failed
+	skipped bool   // entirely acknowledged before it was written
+	err     error  // encoding failure
+}
+
+// encodeLoop seals batches on the interval and flush triggers and encodes
+// sealed batches in order.
+func (s *Spool) encodeLoop() {
+	defer close(s.jobs)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	for {
+		s.mu.Lock()
+		// Seal on a trigger only when the pipeline is empty: while it is
+		// busy, appends keep filling the open batch, so that waiters share
+		// the next write (group commit).
+		if s.open != nil && (s.closing || (len(s.sealed) == 0 &&
+			(s.wantFlush || (s.opts.FlushInterval > 0 && time.Since(s.open.started) >= s.opts.FlushInterval)))) {
+			s.wantFlush = false
+			s.sealLocked()
+		}
+		if s.inPipe < len(s.sealed) && s.err == nil {
+			b := s.sealed[s.inPipe]
+			s.inPipe++
+			acked := s.acked
+			s.mu.Unlock()
+			s.jobs <- s.encodeBatch(b, acked, <-s.bufs)
+			continue
+		}
+		if s.closing && (s.err != nil || (s.open == nil && s.inPipe == len(s.sealed))) {
+			s.mu.Unlock()
+			return
+		}
+		if s.open == nil && len(s.sealed) == 0 {
+			s.free = nil // idle: do not hold batch buffers
+		}
+		var deadline <-chan time.Time
+		if s.open != nil && s.opts.FlushInterval > 0 && s.err == nil {
+			timer.Reset(time.Until(s.open.started.Add(s.opts.FlushInterval)))
+			deadline = timer.C
+		}
+		s.mu.Unlock()
+		select {
+		case <-s.kick:
+		case <-deadline:
+		}
+		timer.Stop()
+	}
+}
+
+// encodeBatch turns b into segment file bytes in buf. A batch entirely
+// acknowledged already is skipped: nobody will read it again.
+func (s *Spool) encodeBatch(b *batch, acked int64, buf []byte) job {
+	if b.next-1 <= acked {
+		s.bufs <- buf
+		return job{b: b, skipped: true}
+	}
+	seg := segment{first: b.first, last: b.next - 1, count: int64(len(b.seqs)), encrypted: s.opts.Cipher != nil}
+	seg.name = segName(seg.first, seg.last)
+	data, err := s.enc.encode(buf, seg.first, seg.last, len(b.seqs), b.buf)
+	if err != nil {
+		s.bufs <- buf
+		return job{b: b, err: err}
+	}
+	seg.size = int64(len(data))
+	return job{b: b, seg: seg, data: data}
+}
+
+// writeLoop writes encoded batches, grouping those that are ready under one
+// directory fsync, and commits them in order.
+func (s *Spool) writeLoop() {
+	defer close(s.done)
+	group := make([]job, 0, pipelineDepth)
+	for j := range s.jobs {
+		group = append(group[:0], j)
+	more:
+		for len(group) < pipelineDepth {
+			select {
+			case j, ok := <-s.jobs:
+				if !ok {
+					break more
+				}
+				group = append(group, j)
+			default:
+				break more
+			}
+		}
+		s.writeGroup(group)
+		for i := range group {
+			if group[i].data != nil {
+				s.bufs <- group[i].data[:0]
+			}
+			group[i] = job{}
+		}
+	}
+	s.mu.Lock()
+	s.broadcastLocked()
+	s.mu.Unlock()
+}
+
+// writeGroup writes each segment as .tmp, fsync, close, rename, then fsyncs
+// the directory once, then commits: only then are the records durable.
+func (s *Spool) writeGroup(group []job) {
+	s.mu.Lock()
+	failed := s.err != nil
+	s.mu.Unlock()
+	if failed {
+		return // nothing may be written past a batch that failed
+	}
+	var err error
+	n, renamed := 0, false // group[:n] are written (or skipped)
+	for _, j := range group {
+		if j.err != nil {
+			err = j.err
+			break
+		}
+		if !j.skipped {
+			if err = s.writeSegment(j); err != nil {
+				break
+			}
+			renamed = true
+		}
+		n++
+	}
+	if renamed {
+		if serr := s.fs.SyncDir(s.dir); serr != nil {
+			// The renames may or may not survive a crash; the files are
+			// whole either way, so leaving them is safe. Not reporting them
+			// durable is what matters.
+			err, n = serr, 0
+		}
+	}
+	s.mu.Lock()
+	var lastSeg int64 = -1
+	for _, j := range group[:n] {
+		s.commitLocked(j)
+		if !j.skipped {
+			lastSeg = j.seg.last
+		}
+	}
+	if err != nil {
+		b := group[n].b
+		// Sticky: later batches must not be written past a hole, and after a
+		// failed fsync the page cache cannot be trusted. The records stay
+		// readable in memory; reopening the spool is the way out.
+		s.err = fmt.Errorf("spool: flushing [%d..%d]: %w", b.first, b.next-1, err)
+		s.log.Error("spool: flush failed; spool refuses writes until reopened", "err", err)
+		s.broadcastLocked()
+	}
+	acked := s.acked
+	s.mu.Unlock()
+	s.wake() // the encoder may seal the open batch now that the pipeline drained
+	if lastSeg >= 0 && lastSeg <= acked {
+		// Acknowledged while being written: DeleteAcked could not see it.
+		if _, err := s.DeleteAcked(acked); err != nil {
+			s.log.Warn("spool: deleting acknowledged segment", "err", err)
+		}
+	}
+}
+
+func (s *Spool) writeSegment(j job) error {
+	final := filepath.Join(s.dir, j.seg.name)
+	tmp := final + ".tmp"
+	if err := s.writeFileSync(tmp, j.data); err != nil {
+		_ = s.fs.Remove(tmp)
+		return err
+	}
+	if err := s.fs.Rename(tmp, final); err != nil {
+		_ = s.fs.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+func (s *Spool) writeFileSync(name string, data []byte) error {
+	f, err := s.fs.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	n, err := f.Write(data)
+	if err == nil && n != len(data) {
+		err = io.ErrShortWrite
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// commitLocked registers the oldest sealed batch as durable.
+// REQUIRES: s.mu held; j.b == s.sealed[0].
+func (s *Spool) commitLocked(j job) {
+	b := j.b
+	s.sealed[0] = nil
+	s.sealed = s.sealed[1:]
+	s.inPipe--
+	s.used -= b.reserved
+	if !j.skipped {
+		s.segs = append(s.segs, j.seg)
+		s.used += j.seg.size
+		s.disk += j.seg.size
+		s.diskRecs += j.seg.count
+	}
+	s.durable = b.next
+	s.sealedBytes -= len(b.buf)
+	s.recycleLocked(b)
+	s.broadcastLocked()
+}
