@@ -196,6 +196,9 @@ func (b *Broker) produceTo(p *partition, batch []byte, acks int16, sp *kmsg.Prod
 	if idempotent {
 		p.mu.Lock()
 		defer p.mu.Unlock()
+		if !p.producersLoaded {
+			p.loadProducerState(b.log, now)
+		}
 		dup, code := p.checkSequence(&h)
 		if code != 0 {
 			return code, 0, fmt.Errorf("producer %d epoch %d sequence %d", h.ProducerID, h.ProducerEpoch, h.BaseSequence)

@@ -20,9 +20,11 @@
 // see topics.go for the layout and how interrupted creates and deletes are
 // swept on start. Producer IDs are reserved in persisted blocks
 // (producer_ids). Idempotent-producer sequence state is in memory per
-// partition (the last five batches of each producer, as Kafka keeps); after
-// a restart a producer's next batch is accepted whatever its sequence, as
-// Kafka does when it has no state for a producer.
+// partition (the last five batches of each producer, as Kafka keeps). After
+// a restart it is rebuilt lazily, at a partition's first idempotent
+// produce, from the batch headers of the log's last few thousand offsets;
+// a producer not seen there has no state and its next sequence is
+// accepted, as Kafka does when it has no state for a producer.
 //
 // # Concurrency
 //

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"os"
 	"sync"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/minikafka/minikafka/internal/records"
 	"github.com/minikafka/minikafka/internal/vfs"
+	"github.com/minikafka/minikafka/logstore"
 )
 
 // producerIDs hands out producer IDs for InitProducerId. IDs are reserved
@@ -155,6 +157,54 @@ func (p *partition) expireProducers(now time.Time) {
 	for id, st := range p.producers {
 		if now.Sub(st.updated) > producerExpiry {
 			delete(p.producers, id)
+		}
+	}
+}
+
+// producerScanOffsets is how far back from the log end loadProducerState
+// looks. Retries only ever concern a producer's last few in-flight batches,
+// so the tail is enough; a producer not seen there gets no state and, as in
+// Kafka, its next sequence is accepted.
+const producerScanOffsets = 4096
+
+// loadProducerState rebuilds idempotence state from the batch headers at
+// the tail of the log, so that a retry arriving after a broker restart is
+// still recognized as a duplicate. Only the 61-byte headers are read. The
+// caller holds p.mu.
+func (p *partition) loadProducerState(log *slog.Logger, now time.Time) {
+	p.producersLoaded = true
+	l := p.log
+	leo := l.LogEndOffset()
+	start := max(l.LogStartOffset(), leo-producerScanOffsets)
+	if start >= leo {
+		return
+	}
+	rr, err := l.Read(logstore.ReadOptions{Offset: start, MaxBytes: 1 << 30, MinOneBatch: true})
+	if err != nil {
+		log.Warn("rebuilding producer state", "topic", p.topic.name, "partition", p.index, "err", err)
+		return
+	}
+	defer rr.Release()
+	var hdr [records.BatchHeaderLen]byte
+	for _, rg := range rr.Ranges {
+		for pos, end := rg.Pos, rg.Pos+rg.Len; pos+records.BatchHeaderLen <= end; {
+			if _, err := rg.File.ReadAt(hdr[:], pos); err != nil {
+				log.Warn("rebuilding producer state", "topic", p.topic.name, "partition", p.index, "err", err)
+				return
+			}
+			h, err := records.ParseHeader(hdr[:])
+			if err != nil || h.Size() <= records.BatchHeaderLen {
+				log.Warn("rebuilding producer state", "topic", p.topic.name, "partition", p.index, "err", err)
+				return
+			}
+			if h.ProducerID >= 0 && h.BaseSequence >= 0 && !h.IsControl() {
+				appendTime := int64(-1)
+				if h.HasLogAppendTime() {
+					appendTime = h.MaxTimestamp
+				}
+				p.recordSequence(&h, h.BaseOffset, h.LastOffset(), appendTime, now)
+			}
+			pos += int64(h.Size())
 		}
 	}
 }

@@ -81,6 +81,9 @@ type partition struct {
 	// lands in.
 	mu        sync.Mutex
 	producers map[int64]*producerState
+	// producersLoaded: producer state was rebuilt from the log's tail
+	// (lazily, at the first idempotent produce after open).
+	producersLoaded bool
 }
 
 // topicMeta is the persisted form of a topic.
