@@ -16,10 +16,14 @@
 // Appended records go into an in-memory batch. The batch is sealed into one
 // segment file when it reaches Options.BatchRecords records or
 // Options.BatchBytes bytes, when Options.FlushInterval has passed since its
-// first record, on Flush, or when WaitDurable asks for a record in it. A
-// single flusher goroutine writes sealed batches in order; the mutex is
-// never held across file I/O. A batch being written stays readable from
-// memory until its segment is registered, so readers never see a gap.
+// first record, on Flush, or when WaitDurable asks for a record in it. The
+// flusher is a two-stage pipeline (flush.go): one goroutine compresses and
+// encrypts sealed batches in order while another writes and fsyncs the
+// previous ones; the mutex is never held across encoding or file I/O. A
+// batch being written stays readable from memory until its segment is
+// registered, so readers never see a gap. When sealed batches waiting for the
+// disk reach Options.MaxBufferedBytes, Append waits for the flusher instead
+// of buffering without bound (memory stays bounded, buffers are reused).
 //
 // Read/ReadFrom return records from a sequence number on: sealed segments
 // first, then the in-memory tail. DeleteAcked(seq) acknowledges everything up
@@ -35,6 +39,9 @@
 // # Durability
 //
 // Append returns once the record is in memory: it is readable, not durable.
+// Readers see such records too (Stats().DurableSeq tells where durability
+// ends; a caller that must not expose non-durable data, such as a broker
+// serving local consumers under --fsync=always, caps its reads there).
 // A record is durable once WaitDurable(ctx, seq) returns nil: its segment was
 // written to a .tmp file, fsynced, renamed and the directory fsynced. Callers
 // that acknowledge on durability (the broker under --fsync=always) call
@@ -71,7 +78,8 @@
 // header (magic, version, CRC, range equal to the name, file size equal to
 // the header's). A segment that fails is renamed to *.corrupt, reported in
 // the RecoveryReport and logged, never fatal and never silently dropped;
-// *.corrupt files from earlier runs are listed too. Payloads are verified
+// *.corrupt files from earlier runs are listed too (they do not count
+// against MaxBytes; an operator removes them). Payloads are verified
 // when read; a corrupt payload is set aside the same way and Read returns a
 // *SegmentError (ErrCorrupt) once, naming the lost range. With encryption,
 // Open decrypts the first encrypted segment so a wrong key fails Open with

@@ -661,6 +661,13 @@ func (s *Spool) DeleteAcked(seq int64) (int, error) {
 	s.broadcastLocked() // WaitDurable treats acknowledged as done
 	s.mu.Unlock()
 
+	if len(victims) > 0 {
+		s.cacheMu.Lock()
+		if s.cache.name != "" && s.cache.name <= victims[len(victims)-1].name {
+			s.cache.name, s.cache.recs = "", nil // do not pin a deleted segment's records
+		}
+		s.cacheMu.Unlock()
+	}
 	var firstErr error
 	removed := 0
 	for _, v := range victims {
