@@ -181,7 +181,9 @@ func (c *conn) readLoop() {
 		}
 		reply := c.s.h.Serve(c.ctx, req)
 		if reply.Err != nil {
-			c.log.Warn("handler failed; closing connection",
+			// The handler logs its own reasons (once, with the
+			// client address); this line is for tracing only.
+			c.log.Debug("handler failed; closing connection",
 				"key", h.key, "version", h.version, "correlation_id", h.correlationID, "err", reply.Err)
 			c.enqueue(pending{key: h.key, version: h.version, correlationID: h.correlationID, closeAfter: reply.Err})
 			return
