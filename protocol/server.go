@@ -76,7 +76,9 @@ func (f HandlerFunc) Serve(ctx context.Context, req *Request) Reply { return f(c
 // Reply is a Handler's answer to one request. Response carries the response
 // now, or Wait (called on the writer goroutine, in request order) produces
 // it later. Both nil: no response is written (produce with acks=0). Err:
-// the error is logged and the connection closed. The response's version is
+// the connection is closed after the replies before it are written (the
+// handler logs why; the server traces it at debug level only, so a bad
+// request is logged once). The response's version is
 // written as set; the handler sets it (normally to the request's version).
 type Reply struct {
 	Response kmsg.Response
