@@ -12,6 +12,11 @@
 // temp dir does not outlive the test anyway); options given to New override
 // these defaults. The broker is closed in t.Cleanup, and a Close error fails
 // the test. Clients from Client are closed before their broker.
+//
+// NewCrashable keeps the broker's data in an in-memory filesystem that
+// models power loss; its Crash method cuts the data back to what was
+// fsynced and restarts the broker on the same port, for tests of what
+// acknowledged writes survive.
 package minikafkatest
 
 import (
