@@ -49,7 +49,7 @@ func BenchmarkAppend256(b *testing.B) {
 			defer s.Close()
 			b.SetBytes(256)
 			b.ReportAllocs()
-			start := time.Now()
+			start, cpu0 := time.Now(), processCPU()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				if _, err := s.Append(recs[i&4095]); err != nil {
@@ -66,6 +66,9 @@ func BenchmarkAppend256(b *testing.B) {
 			}
 			b.StopTimer()
 			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "records/s")
+			if cpu := processCPU() - cpu0; cpu > 0 {
+				b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/record")
+			}
 			st := s.Stats()
 			b.ReportMetric(float64(st.DiskBytes)/float64(max(1, st.DiskRecords))/256, "disk/raw")
 		})

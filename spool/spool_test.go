@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -397,4 +398,75 @@ func TestAppendWaitsForSlowDisk(t *testing.T) {
 	if err := s.Flush(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestGroupCommit: many producers each waiting for durability after every
+// append share segment writes: with a slow fsync, far fewer segments than
+// waits.
+func TestGroupCommit(t *testing.T) {
+	slow := vfs.InjectorFunc(func(op vfs.Op, path string, n int) (int, error) {
+		if op == vfs.OpSync {
+			time.Sleep(2 * time.Millisecond)
+		}
+		return n, nil
+	})
+	s, _ := openT(t, Options{FS: vfs.NewFaultFS(vfs.NewMem(), slow), FlushInterval: time.Hour})
+	const producers, each = 32, 20
+	var wg sync.WaitGroup
+	for p := range producers {
+		wg.Go(func() {
+			for i := range each {
+				seq, err := s.Append(rec(int64(p*1000+i), 30))
+				if err == nil {
+					err = s.WaitDurable(context.Background(), seq)
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	st := s.Stats()
+	if st.DurableSeq != producers*each || st.DiskRecords != producers*each {
+		t.Fatalf("stats %+v", st)
+	}
+	if st.DiskSegments > producers*each/4 {
+		t.Fatalf("%d waits took %d segments: no group commit", producers*each, st.DiskSegments)
+	}
+	t.Logf("%d durable appends in %d segments", producers*each, st.DiskSegments)
+}
+
+// TestAckedWhileWriting: a segment acknowledged while its write is in
+// flight (DeleteAcked cannot see it yet) is removed once it lands.
+func TestAckedWhileWriting(t *testing.T) {
+	inSync, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	block := vfs.InjectorFunc(func(op vfs.Op, path string, n int) (int, error) {
+		if op == vfs.OpSync && strings.HasSuffix(path, ".tmp") {
+			once.Do(func() { close(inSync); <-release })
+		}
+		return n, nil
+	})
+	mem := vfs.NewMem()
+	s, _ := openT(t, Options{FS: vfs.NewFaultFS(mem, block), FlushInterval: -1})
+	for range 5 {
+		if _, err := s.Append([]byte("r")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan error)
+	go func() { done <- s.Flush() }()
+	<-inSync
+	if _, err := s.DeleteAcked(4); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "acknowledged segment removed", func() bool {
+		return len(filesWithSuffix(t, mem, "spool", ".seg")) == 0 && s.Stats().DiskBytes == 0
+	})
 }
