@@ -544,8 +544,8 @@ func TestDestroy(t *testing.T) {
 // partition is modest.
 func TestManyIdlePartitions(t *testing.T) {
 	n := 10000
-	if testing.Short() {
-		n = 1000
+	if testing.Short() || raceEnabled {
+		n = 2000
 	}
 	mem := vfs.NewMem()
 	cache := NewFileCache(64)

@@ -72,8 +72,8 @@ func (m *model) dropBelow(ls int64) {
 
 func TestModel(t *testing.T) {
 	seeds := 12
-	if testing.Short() {
-		seeds = 3
+	if testing.Short() || raceEnabled {
+		seeds = 4
 	}
 	for seed := 0; seed < seeds; seed++ {
 		useOS := seed%4 == 3

@@ -94,7 +94,8 @@ func (l *Log) read(o ReadOptions) (*ReadResult, bool, error) {
 	}
 	i := findSegment(segs, o.Offset)
 	if i < 0 {
-		i = 0
+		// Retention removed the segment after we loaded the log start.
+		return nil, false, fmt.Errorf("%w: %d is below the first segment", ErrOffsetOutOfRange, o.Offset)
 	}
 	remaining := int64(o.MaxBytes)
 	first := true

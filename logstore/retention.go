@@ -160,11 +160,13 @@ func (l *Log) EnforceRetention(now time.Time) (int, error) {
 	if n == 0 {
 		return 0, nil
 	}
+	// Move the log start first so readers never see it below the first
+	// segment.
+	if first := segs[n].base; first > l.logStart.Load() {
+		l.logStart.Store(first)
+	}
 	if err := l.removeSegmentsLocked(0, n); err != nil {
 		return 0, err
-	}
-	if first := l.segments()[0].base; first > l.logStart.Load() {
-		l.logStart.Store(first)
 	}
 	l.notify()
 	return n, nil
