@@ -22,7 +22,7 @@ func newKafkaGoClient(t *testing.T, addrs []string) (client, caps) {
 	return c, caps{
 		// kafka-go has no idempotent producer and no delete-records call.
 		codecs: allCodecs, timestamps: true, idempotent: false, nonIdempotent: true,
-		consumeNoGroup: true, reportsOffsets: true,
+		consumeNoGroup: true, reportsOffsets: true, groups: true,
 		admin: c, adminOps: []string{"topics", "partitions", "configs", "groups"},
 		version: modVersion("github.com/segmentio/kafka-go"),
 	}

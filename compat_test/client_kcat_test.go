@@ -38,7 +38,7 @@ func newKcatClient(t *testing.T, addrs []string) (client, caps) {
 	}
 	return c, caps{
 		codecs: allCodecs, timestamps: false, idempotent: true, nonIdempotent: true,
-		consumeNoGroup: true, autoCreate: true, reportsOffsets: false,
+		consumeNoGroup: true, autoCreate: true, reportsOffsets: false, groups: true,
 		admin: &kcatAdmin{c}, version: ver,
 	}
 }

@@ -2,7 +2,8 @@ package compat_test
 
 import (
 	"fmt"
-	"runtime/debug"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -13,13 +14,17 @@ func init() {
 	clients = append(clients, clientCase{"kgo", newKgoClient})
 }
 
-// modVersion is the version of a Go module linked into the test binary.
+// modVersion is a Go module's version as go.mod requires it (test binaries
+// carry no dependency build info).
 func modVersion(path string) string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, d := range bi.Deps {
-			if d.Path == path {
-				return d.Version
-			}
+	b, err := os.ReadFile("../go.mod")
+	if err != nil {
+		return "?"
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "require "))
+		if len(f) >= 2 && f[0] == path {
+			return f[1]
 		}
 	}
 	return "?"
@@ -31,7 +36,7 @@ func newKgoClient(t *testing.T, addrs []string) (client, caps) {
 	c := &kgoClient{addrs}
 	return c, caps{
 		codecs: allCodecs, timestamps: true, idempotent: true, nonIdempotent: true,
-		consumeNoGroup: true, reportsOffsets: true,
+		consumeNoGroup: true, reportsOffsets: true, groups: true,
 		admin: &kadmAdmin{addrs}, adminOps: []string{"topics", "partitions", "configs", "delete-records", "groups"},
 		version: modVersion("github.com/twmb/franz-go"),
 	}

@@ -90,6 +90,7 @@ type caps struct {
 	idempotent     bool // offers the idempotent producer
 	nonIdempotent  bool // offers a plain (non-idempotent) producer
 	consumeNoGroup bool // can consume without joining a group
+	groups         bool // consumes as a group member (groupConsumer)
 	autoCreate     bool // topic creation by producing is the client's way
 	reportsOffsets bool // producer reports each record's offset
 	admin          admin
