@@ -185,6 +185,8 @@ type Spool struct {
 	hintRecords int
 	free        []batch       // buffers of flushed batches, for reuse
 	durableCh   chan struct{} // closed and replaced whenever durable, err or closing change
+	appendCh    chan struct{} // closed and replaced on append, if someone is watching
+	watched     bool          // Changed was called since appendCh was last closed
 	corrupt     []CorruptSegment
 }
 
@@ -202,6 +204,7 @@ func Open(opts Options) (*Spool, *RecoveryReport, error) {
 		kick:      make(chan struct{}, 1),
 		done:      make(chan struct{}),
 		durableCh: make(chan struct{}),
+		appendCh:  make(chan struct{}),
 		markerSeq: -1,
 	}
 	s.segOverhead = headerLen
@@ -300,6 +303,10 @@ func (s *Spool) AppendSpan(data []byte, span int) (int64, error) {
 	b.next = s.nextSeq
 	b.reserved += res
 	s.used += res
+	if s.watched {
+		close(s.appendCh)
+		s.appendCh, s.watched = make(chan struct{}), false
+	}
 	if len(b.seqs) >= s.opts.BatchRecords || len(b.buf) >= s.opts.BatchBytes {
 		s.sealLocked()
 	}
@@ -424,12 +431,26 @@ func isClosed(ch chan struct{}) bool {
 
 func segName(first, last int64) string { return fmt.Sprintf("%020d-%020d.seg", first, last) }
 
+// Changed returns a channel closed at the next append (or Close): a tailing
+// reader (the forwarder, a long-poll fetch) reads until it is caught up,
+// then waits on it, with no polling. Appends pay for the notification only
+// while someone is watching.
+func (s *Spool) Changed() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.watched = true
+	return s.appendCh
+}
+
 // Close flushes what was appended, stops the flusher and returns the sticky
 // error if any flush failed. Records appended but never flushed because of
 // such an error are lost with the process; they were never reported durable.
 func (s *Spool) Close() error {
 	s.mu.Lock()
-	s.closing = true
+	if !s.closing {
+		s.closing = true
+		close(s.appendCh) // wake watchers; no appends follow
+	}
 	s.mu.Unlock()
 	s.wake()
 	<-s.done

@@ -470,3 +470,30 @@ func TestAckedWhileWriting(t *testing.T) {
 		return len(filesWithSuffix(t, mem, "spool", ".seg")) == 0 && s.Stats().DiskBytes == 0
 	})
 }
+
+func TestChanged(t *testing.T) {
+	s, _ := openT(t, Options{FS: vfs.NewMem()})
+	ch := s.Changed()
+	select {
+	case <-ch:
+		t.Fatal("closed before any append")
+	default:
+	}
+	if _, err := s.Append([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ch:
+	case <-time.After(5 * time.Second):
+		t.Fatal("not closed by an append")
+	}
+	ch = s.Changed()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ch:
+	default:
+		t.Fatal("not closed by Close")
+	}
+}
