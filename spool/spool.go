@@ -549,7 +549,8 @@ func (s *Spool) Read(seq int64, maxRecords, maxBytes int) ([]Record, error) {
 				}
 				// Copy: the batch's buffer is reused once it is flushed.
 				if len(data) > cap(arena)-len(arena) {
-					arena = make([]byte, 0, max(len(data), 64<<10))
+					// Chunks grow with the read, so a small read stays small.
+					arena = make([]byte, 0, max(len(data), min(2*cap(arena), 1<<20), 1<<10))
 				}
 				arena = append(arena, data...)
 				data = arena[len(arena)-len(data) : len(arena) : len(arena)]
