@@ -10,8 +10,11 @@
 // so sequence order is append order across all writers. A record may claim a
 // span of N consecutive sequence numbers (AppendSpan): the broker stores a
 // Kafka batch of N records as one spool record, and sequence numbers then
-// serve as Kafka offsets. Sequence numbers never go backwards, across
-// restarts too (see the ack marker below).
+// serve as Kafka offsets. The sequence numbers of durable or acknowledged
+// records are never handed out again, across restarts too, even once the
+// spool is empty (see the ack marker below). Those of records lost in a crash
+// before they were durable may be: like offsets of unflushed messages after
+// an unclean Kafka restart, they were never acknowledged as durable.
 //
 // Appended records go into an in-memory batch. The batch is sealed into one
 // segment file when it reaches Options.BatchRecords records or
@@ -26,8 +29,11 @@
 // of buffering without bound (memory stays bounded, buffers are reused).
 //
 // Read/ReadFrom return records from a sequence number on: sealed segments
-// first, then the in-memory tail. DeleteAcked(seq) acknowledges everything up
-// to seq and removes every segment whose last sequence is ≤ seq.
+// first, then the in-memory tail. Reading never consumes: any number of
+// readers may read any range; only DeleteAcked(seq) moves the head. It
+// acknowledges everything up to seq and removes every segment whose last
+// sequence is ≤ seq. Changed() gives tailing readers a channel closed by the
+// next append, so they need not poll.
 //
 // The spool is bounded: MaxBytes covers bytes on disk plus bytes reserved by
 // records not yet flushed (a record reserves its framed size, a batch also
