@@ -422,27 +422,109 @@ func rssKiB(pid int) (int, error) {
 	return 0, fmt.Errorf("no VmRSS")
 }
 
+// cpuNanos sums the CPU time of every thread of process pid so far.
+func cpuNanos(pid int) (int64, error) {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return 0, err
+	}
+	var total int64
+	for _, task := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, task.Name()))
+		if err != nil {
+			continue // the thread exited
+		}
+		f := strings.Fields(string(b))
+		if len(f) > 0 {
+			n, _ := strconv.ParseInt(f[0], 10, 64)
+			total += n
+		}
+	}
+	return total, nil
+}
+
+// baselineSrc is the smallest Go program that answers ApiVersions: the
+// floor for a Go binary's start-to-first-answer on this machine.
+const baselineSrc = `package main
+
+import (
+	"encoding/binary"
+	"io"
+	"net"
+	"os"
+)
+
+func main() {
+	ln, err := net.Listen("tcp", os.Args[1])
+	if err != nil {
+		panic(err)
+	}
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			var hdr [12]byte
+			if _, err := io.ReadFull(c, hdr[:]); err != nil {
+				return
+			}
+			io.CopyN(io.Discard, c, int64(binary.BigEndian.Uint32(hdr[:]))-8)
+			// ApiVersions v0: error 0, one key (18, 0..4).
+			resp := []byte{0, 0, 0, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 18, 0, 0, 0, 4}
+			copy(resp[4:8], hdr[8:12])
+			c.Write(resp)
+		}()
+	}
+}
+`
+
 // BenchmarkBinaryStartToFirstAnswer measures exec of the binary (in
-// memory) to its first ApiVersions answer, and its idle RSS.
+// memory) to its first ApiVersions answer, and its idle RSS, alternating
+// with the baseline program above (baseline-ms and ratio in the same run).
 func BenchmarkBinaryStartToFirstAnswer(b *testing.B) {
 	bin := buildBinary(b)
-	var rss int
-	b.StopTimer()
-	for range b.N {
-		addr := freePort(b)
-		b.StartTimer()
-		cmd := exec.Command(bin, "-in-memory", "-listen", addr, "-log-level", "warn")
+	dir := b.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(baselineSrc), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	base := filepath.Join(dir, "baseline")
+	if out, err := exec.Command("go", "build", "-o", base, filepath.Join(dir, "main.go")).CombinedOutput(); err != nil {
+		b.Fatalf("building the baseline: %v\n%s", err, out)
+	}
+	run := func(args ...string) (wall time.Duration, cpu int64, rss int) {
+		start := time.Now()
+		cmd := exec.Command(args[0], args[1:]...)
 		if err := cmd.Start(); err != nil {
 			b.Fatal(err)
 		}
-		answerApiVersions(b, addr, 10*time.Second)
-		b.StopTimer()
+		answerApiVersions(b, args[len(args)-1], 10*time.Second)
+		wall = time.Since(start)
+		// CPU time is steadier than wall time on a shared machine.
+		cpu, _ = cpuNanos(cmd.Process.Pid)
 		time.Sleep(200 * time.Millisecond)
-		if r, err := rssKiB(cmd.Process.Pid); err == nil {
-			rss = max(rss, r)
-		}
+		rss, _ = rssKiB(cmd.Process.Pid)
 		cmd.Process.Signal(syscall.SIGTERM)
 		cmd.Wait()
+		return wall, cpu, rss
 	}
+	var rss int
+	var cpu, baseCPU int64
+	var wall, baseWall time.Duration
+	b.StopTimer()
+	for range b.N {
+		w, c, r := run(bin, "-in-memory", "-log-level", "warn", "-listen", freePort(b))
+		wall, cpu, rss = wall+w, cpu+c, max(rss, r)
+		w, c, _ = run(base, freePort(b))
+		baseWall, baseCPU = baseWall+w, baseCPU+c
+	}
+	n := float64(b.N)
+	// ns/op is minikafka's exec-to-first-answer time only.
+	b.ReportMetric(float64(wall.Nanoseconds())/n, "ns/op")
+	b.ReportMetric(float64(baseWall.Microseconds())/n/1e3, "baseline-ms")
+	b.ReportMetric(float64(wall)/float64(baseWall), "x-baseline")
+	b.ReportMetric(float64(cpu)/n/1e6, "CPU-ms")
+	b.ReportMetric(float64(baseCPU)/n/1e6, "baseline-CPU-ms")
 	b.ReportMetric(float64(rss)/1024, "idle-RSS-MiB")
 }
