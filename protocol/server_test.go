@@ -252,7 +252,7 @@ func TestIdleTimeout(t *testing.T) {
 			return resp, nil
 		}}, true
 	}}
-	const idle = 150 * time.Millisecond
+	const idle = 300 * time.Millisecond
 	s := startServer(t, Config{IdleTimeout: idle}, h)
 
 	quiet := dial(t, s)
@@ -269,9 +269,10 @@ func TestIdleTimeout(t *testing.T) {
 	if corr, _ := mustReadFrame(t, busy); corr != 1 {
 		t.Fatalf("corr %d", corr)
 	}
-	// Activity keeps it open: a request every idle/2.
+	// Activity keeps it open: a request every idle/3, for longer than
+	// the timeout in total.
 	for i := range 5 {
-		time.Sleep(idle / 2)
+		time.Sleep(idle / 3)
 		send(t, busy, frame(int32(10+i), nil, metadataReq(1)))
 		if corr, _ := mustReadFrame(t, busy); corr != int32(10+i) {
 			t.Fatalf("corr %d", corr)
