@@ -1,6 +1,6 @@
 package broker
 
-// OffsetCommit v0–v8.
+// OffsetCommit v0–v9.
 //
 // Behavior: validates the committer as Kafka's classic coordinator does,
 // then stores every valid partition's offset in one groupstore change
@@ -17,10 +17,14 @@ package broker
 //   - per partition: UNKNOWN_TOPIC_OR_PARTITION for a missing topic or
 //     partition, OFFSET_METADATA_TOO_LARGE over offset.metadata.max.bytes.
 //
+// Consumer (KIP-848) groups: the generation is the member epoch; the
+// member's current or previous epoch is accepted (as Kafka 4.3 accepts
+// commits racing an epoch bump), anything else is STALE_MEMBER_EPOCH (v9+)
+// or ILLEGAL_GENERATION.
+//
 // Version notes: v1 carries a per-partition commit timestamp, v2–v4 a
 // retention time (an explicit expiry), v6 the leader epoch, v7 the
-// instance id. v9+ (KIP-848 member epochs) and v10 (topic ids) are not
-// offered.
+// instance id, v9 KIP-848 member epochs. v10 (topic ids) is not offered.
 
 import (
 	"context"
@@ -112,6 +116,8 @@ func (b *Broker) validateCommit(r *kmsg.OffsetCommitRequest) int16 {
 	switch {
 	case g.state == stateDead:
 		return kerr.CoordinatorNotAvailable.Code
+	case g.isConsumer():
+		return g.validateConsumerCommit(r.MemberID, generation, r.Version)
 	case g.fenced(r.InstanceID, r.MemberID):
 		return kerr.FencedInstanceID.Code
 	case generation < 0 && g.state == stateEmpty:

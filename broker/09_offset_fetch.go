@@ -1,14 +1,15 @@
 package broker
 
-// OffsetFetch v0–v8.
+// OffsetFetch v0–v9.
 //
 // Behavior: returns committed offsets (-1 and an empty metadata string for
 // partitions without one). Null topics (v2+) mean every committed offset
 // of the group. v8+ batches several groups. RequireStable (v7+) asks for
 // UNSTABLE_OFFSET_COMMIT while transactional offsets are pending; the
 // group coordinator holds no pending transactional offsets, so every
-// offset is stable. v9+ (KIP-848 member epochs) and v10 (topic ids) are not
-// offered.
+// offset is stable. v9 names the member and its epoch for KIP-848 groups:
+// UNKNOWN_MEMBER_ID or STALE_MEMBER_EPOCH (the current or previous epoch
+// passes). v10 (topic ids) is not offered.
 
 import (
 	"context"
@@ -77,6 +78,17 @@ func (b *Broker) handleOffsetFetch(_ context.Context, req *protocol.Request) pro
 				topics[t.Topic] = append(topics[t.Topic], t.Partitions...)
 			}
 			fts, code := b.fetchOffsets(rg.Group, topics, order, rg.Topics == nil)
+			if rg.MemberID != nil && code == 0 {
+				if g := b.coord().get(rg.Group); g != nil {
+					g.mu.Lock()
+					if g.isConsumer() {
+						if code = g.validateConsumerCommit(*rg.MemberID, rg.MemberEpoch, 9); code != 0 {
+							fts = nil
+						}
+					}
+					g.mu.Unlock()
+				}
+			}
 			g := kmsg.NewOffsetFetchResponseGroup()
 			g.Group, g.ErrorCode = rg.Group, code
 			for _, ft := range fts {

@@ -83,6 +83,9 @@ func (b *Broker) handleJoinGroup(_ context.Context, req *protocol.Request) proto
 	if g.state == stateDead {
 		return errResp(kerr.CoordinatorNotAvailable.Code, r.MemberID)
 	}
+	if g.isConsumer() {
+		return errResp(kerr.InconsistentGroupProtocol.Code, r.MemberID)
+	}
 	host := ""
 	if req.Conn != nil && req.Conn.Remote != nil {
 		host = "/" + req.Conn.Remote.String()

@@ -7,7 +7,8 @@ package broker
 // coordinator does not know is described as Dead with no error, as Kafka
 // does; a group with only committed offsets is Empty. v3+ returns
 // authorized operations only when asked (all operations: no ACLs here).
-// v6 reports GROUP_ID_NOT_FOUND for unknown groups (KIP-1043).
+// v6 reports GROUP_ID_NOT_FOUND for unknown groups (KIP-1043). KIP-848
+// consumer groups get GROUP_ID_NOT_FOUND ("not a classic group").
 
 import (
 	"context"
@@ -50,6 +51,14 @@ func (b *Broker) handleDescribeGroups(_ context.Context, req *protocol.Request) 
 			continue
 		}
 		g.mu.Lock()
+		if g.isConsumer() {
+			// A KIP-848 group: ConsumerGroupDescribe describes it.
+			msg := "group " + name + " is not a classic group"
+			rg.ErrorCode, rg.ErrorMessage = kerr.GroupIDNotFound.Code, &msg
+			g.mu.Unlock()
+			resp.Groups = append(resp.Groups, rg)
+			continue
+		}
 		rg.State = g.state.String()
 		rg.ProtocolType = g.protocolType
 		if g.state == stateStable {

@@ -4,8 +4,9 @@ package broker
 //
 // Behavior: every group the coordinator knows, including groups that only
 // have committed offsets (listed as Empty with no protocol type, as Kafka
-// lists groups loaded from __consumer_offsets). v4 filters by state
-// (case-insensitive), v5 by type: all groups here are "classic".
+// lists groups loaded from __consumer_offsets). KIP-848 groups have type
+// "consumer" and their own states (Empty, Assigning, Reconciling, Stable).
+// v4 filters by state (case-insensitive), v5 by type.
 
 import (
 	"context"
@@ -26,7 +27,7 @@ func (b *Broker) handleListGroups(_ context.Context, req *protocol.Request) prot
 		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
 		return protocol.Reply{Response: resp}
 	}
-	type entry struct{ name, protocolType, state string }
+	type entry struct{ name, protocolType, state, typ string }
 	seen := map[string]entry{}
 	c.mu.Lock()
 	groups := make([]*group, 0, len(c.groups))
@@ -36,14 +37,18 @@ func (b *Broker) handleListGroups(_ context.Context, req *protocol.Request) prot
 	c.mu.Unlock()
 	for _, g := range groups {
 		g.mu.Lock()
-		if g.state != stateDead {
-			seen[g.name] = entry{g.name, g.protocolType, g.state.String()}
+		switch {
+		case g.state == stateDead:
+		case g.cg != nil && len(g.members) == 0:
+			seen[g.name] = entry{g.name, "consumer", g.cgState(), "consumer"}
+		default:
+			seen[g.name] = entry{g.name, g.protocolType, g.state.String(), "classic"}
 		}
 		g.mu.Unlock()
 	}
 	for _, name := range c.store.Groups() {
 		if _, ok := seen[name]; !ok {
-			seen[name] = entry{name, "", stateEmpty.String()}
+			seen[name] = entry{name, "", stateEmpty.String(), "classic"}
 		}
 	}
 	names := make([]string, 0, len(seen))
@@ -56,11 +61,11 @@ func (b *Broker) handleListGroups(_ context.Context, req *protocol.Request) prot
 		if len(r.StatesFilter) > 0 && !containsFold(r.StatesFilter, e.state) {
 			continue
 		}
-		if len(r.TypesFilter) > 0 && !containsFold(r.TypesFilter, "classic") {
+		if len(r.TypesFilter) > 0 && !containsFold(r.TypesFilter, e.typ) {
 			continue
 		}
 		lg := kmsg.NewListGroupsResponseGroup()
-		lg.Group, lg.ProtocolType, lg.GroupState, lg.GroupType = e.name, e.protocolType, e.state, "classic"
+		lg.Group, lg.ProtocolType, lg.GroupState, lg.GroupType = e.name, e.protocolType, e.state, e.typ
 		resp.Groups = append(resp.Groups, lg)
 	}
 	return protocol.Reply{Response: resp}

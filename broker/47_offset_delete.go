@@ -35,7 +35,14 @@ func (b *Broker) handleOffsetDelete(_ context.Context, req *protocol.Request) pr
 	var subscribed map[string]bool
 	if g != nil {
 		g.mu.Lock()
-		if len(g.members) > 0 {
+		if g.isConsumer() {
+			subscribed = map[string]bool{}
+			for _, m := range g.cg.members {
+				for _, t := range c.subscribedTo(m) {
+					subscribed[t] = true
+				}
+			}
+		} else if len(g.members) > 0 {
 			if g.protocolType != "consumer" {
 				g.mu.Unlock()
 				resp.ErrorCode = kerr.NonEmptyGroup.Code

@@ -34,8 +34,8 @@ func init() {
 		{1, 4, 18, (*Broker).handleFetch},       // v4+: v2 record batches, LSO
 		{2, 1, 11, (*Broker).handleListOffsets}, // v0's multi-offset shape dropped as in Kafka 4
 		{3, 0, 13, (*Broker).handleMetadata},    //
-		{8, 0, 8, (*Broker).handleOffsetCommit}, // v9+ are KIP-848 member epochs
-		{9, 0, 8, (*Broker).handleOffsetFetch},  // v9+ are KIP-848 member epochs
+		{8, 0, 9, (*Broker).handleOffsetCommit}, // v10 uses topic ids
+		{9, 0, 9, (*Broker).handleOffsetFetch},  // v10 uses topic ids
 		{10, 0, 6, (*Broker).handleFindCoordinator},
 		{11, 0, 9, (*Broker).handleJoinGroup},
 		{12, 0, 4, (*Broker).handleHeartbeat},
@@ -56,6 +56,8 @@ func init() {
 		{44, 0, 1, (*Broker).handleIncrementalAlterConfigs},
 		{47, 0, 0, (*Broker).handleOffsetDelete},
 		{60, 0, 2, (*Broker).handleDescribeCluster},
+		{68, 0, 1, (*Broker).handleConsumerGroupHeartbeat},
+		{69, 0, 1, (*Broker).handleConsumerGroupDescribe},
 	}
 	apiIndex = make(map[int16]*api, len(apis))
 	for i := range apis {

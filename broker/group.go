@@ -67,8 +67,11 @@ type coordinator struct {
 	groups map[string]*group
 
 	retention time.Duration // offsets.retention.minutes (tests shorten it)
-	closing   chan struct{}
-	wg        sync.WaitGroup
+	// KIP-848 group.consumer.heartbeat.interval.ms and
+	// group.consumer.session.timeout.ms (tests shorten them).
+	consumerHeartbeat, consumerSession time.Duration
+	closing                            chan struct{}
+	wg                                 sync.WaitGroup
 }
 
 type member struct {
@@ -102,6 +105,8 @@ type group struct {
 	pending      map[string]*time.Timer // ids handed out with MEMBER_ID_REQUIRED
 	joinTimer    *time.Timer
 	initialDelay bool // the first rebalance from Empty waits GroupInitialRebalanceDelay
+
+	cg *consumerGroup // KIP-848 state; see group_consumer.go
 }
 
 func newCoordinator(b *Broker) (*coordinator, error) {
@@ -121,7 +126,8 @@ func newCoordinator(b *Broker) (*coordinator, error) {
 	if !rep.Clean() {
 		b.log.Warn("group offsets recovered with losses", "torn_bytes", rep.TornBytes, "damaged_regions", len(rep.Damaged))
 	}
-	c := &coordinator{b: b, store: st, groups: map[string]*group{}, retention: offsetsRetention, closing: make(chan struct{})}
+	c := &coordinator{b: b, store: st, groups: map[string]*group{}, retention: offsetsRetention, closing: make(chan struct{}),
+		consumerHeartbeat: consumerHeartbeatInterval, consumerSession: consumerSessionTimeout}
 	b.OnTopicDeleted(func(name string, _ [16]byte) {
 		if err := c.store.DeleteTopic(name); err != nil {
 			b.log.Error("dropping deleted topic's committed offsets", "topic", name, "err", err)
@@ -156,6 +162,13 @@ func (c *coordinator) Close() error {
 		}
 		for _, t := range g.pending {
 			t.Stop()
+		}
+		if g.cg != nil {
+			for _, m := range g.cg.members {
+				if m.expiry != nil {
+					m.expiry.Stop()
+				}
+			}
 		}
 		g.state = stateDead
 		g.mu.Unlock()

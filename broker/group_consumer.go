@@ -1,0 +1,604 @@
+package broker
+
+// KIP-848 consumer groups: the broker assigns. Members heartbeat with
+// ConsumerGroupHeartbeat carrying their subscription and the partitions
+// they own; the coordinator keeps a target assignment per member (computed
+// by a server-side assignor whenever the group epoch moves) and reconciles
+// each member towards it:
+//
+//   - A member first gives up partitions it owns that are not in its
+//     target (the response shrinks its assignment; its epoch stays).
+//   - Once it owns nothing outside its target, its epoch moves to the
+//     assignment epoch and it is given its target minus partitions another
+//     member still owns (those follow in a later heartbeat, once released).
+//
+// The group epoch moves when a member joins, leaves or expires, changes
+// its subscription, or a subscribed topic's partition count changes.
+// Members expire after consumerSession without a heartbeat. The rebalance
+// timeout is not enforced: a member that never revokes keeps its partitions
+// until its session expires.
+//
+// State lives in the *group (under group.mu) as g.cg; a group is either
+// classic (g.members) or consumer (g.cg with members), never both.
+
+import (
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Kafka defaults (group.consumer.*) for settings broker.Config lacks.
+const (
+	consumerHeartbeatInterval = 5 * time.Second  // group.consumer.heartbeat.interval.ms
+	consumerSessionTimeout    = 45 * time.Second // group.consumer.session.timeout.ms
+)
+
+type assignment map[string][]int32 // topic name → sorted partitions
+
+type consumerMember struct {
+	id, instanceID, rackID string
+	clientID, host         string
+	epoch, prevEpoch       int32
+	subscribed             []string // sorted topic names
+	regex                  *regexp.Regexp
+	regexSrc               *string
+	assignor               string
+	rebalanceTimeout       int32
+
+	assigned   assignment // what the member was last told it owns
+	owned      assignment // what the member last reported owning
+	sentOnce   bool
+	lastSent   assignment
+	expiry     *time.Timer
+	leftStatic bool // left with epoch -2: keeps its place for the session
+}
+
+type consumerGroup struct {
+	epoch, assignmentEpoch int32
+	assignor               string
+	members                map[string]*consumerMember
+	target                 map[string]assignment // member id → target
+	topicsHash             string                // subscribed topics and partition counts at the last target
+}
+
+func (g *group) isConsumer() bool { return g.cg != nil && len(g.cg.members) > 0 }
+
+// cgState is the KIP-848 group state name.
+func (g *group) cgState() string {
+	cg := g.cg
+	if cg == nil || len(cg.members) == 0 {
+		return "Empty"
+	}
+	if cg.assignmentEpoch < cg.epoch {
+		return "Assigning"
+	}
+	for _, m := range cg.members {
+		if m.epoch != cg.assignmentEpoch || !sameAssignment(m.assigned, cg.target[m.id]) {
+			return "Reconciling"
+		}
+	}
+	return "Stable"
+}
+
+// subscribedTo returns the topics m subscribes to that exist.
+func (c *coordinator) subscribedTo(m *consumerMember) []string {
+	if m.regex != nil {
+		var out []string
+		for name := range c.b.topics.Load().byName {
+			if m.regex.MatchString(name) {
+				out = append(out, name)
+			}
+		}
+		sort.Strings(out)
+		return out
+	}
+	var out []string
+	for _, t := range m.subscribed {
+		if c.b.TopicExists(t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// topicsHash describes every subscribed topic with its partition count, so
+// a change (topic created or deleted, partitions added) moves the epoch.
+func (c *coordinator) topicsHash(cg *consumerGroup) string {
+	set := map[string]bool{}
+	for _, m := range cg.members {
+		for _, t := range c.subscribedTo(m) {
+			set[t] = true
+		}
+	}
+	names := make([]string, 0, len(set))
+	for t := range set {
+		names = append(names, t)
+	}
+	sort.Strings(names)
+	h := ""
+	for _, t := range names {
+		n, _ := c.b.PartitionCount(t)
+		h += t + "\x00" + strconv.Itoa(int(n)) + "\x00"
+	}
+	return h
+}
+
+// bumpLocked moves the group epoch and recomputes the target assignment.
+// REQUIRES g.mu.
+func (g *group) bumpLocked() {
+	cg := g.cg
+	cg.epoch++
+	cg.topicsHash = g.c.topicsHash(cg)
+	// The assignor most members prefer; uniform by default, as Kafka.
+	votes := map[string]int{}
+	for _, m := range cg.members {
+		if m.assignor != "" {
+			votes[m.assignor]++
+		}
+	}
+	cg.assignor = "uniform"
+	best := 0
+	for _, name := range []string{"uniform", "range"} {
+		if votes[name] > best {
+			cg.assignor, best = name, votes[name]
+		}
+	}
+	subs := map[string][]string{}
+	for id, m := range cg.members {
+		subs[id] = g.c.subscribedTo(m)
+	}
+	parts := map[string]int32{}
+	for _, ts := range subs {
+		for _, t := range ts {
+			parts[t], _ = g.c.b.PartitionCount(t)
+		}
+	}
+	if cg.assignor == "range" {
+		cg.target = assignRange(subs, parts)
+	} else {
+		cg.target = assignUniform(subs, parts, cg.target)
+	}
+	cg.assignmentEpoch = cg.epoch
+}
+
+// assignRange gives each member, per topic, a contiguous range of
+// partitions among the members subscribed to that topic (sorted by id).
+func assignRange(subs map[string][]string, parts map[string]int32) map[string]assignment {
+	out := map[string]assignment{}
+	byTopic := map[string][]string{}
+	for id, ts := range subs {
+		out[id] = assignment{}
+		for _, t := range ts {
+			byTopic[t] = append(byTopic[t], id)
+		}
+	}
+	for t, ids := range byTopic {
+		sort.Strings(ids)
+		n := parts[t]
+		per, extra := n/int32(len(ids)), n%int32(len(ids))
+		start := int32(0)
+		for i, id := range ids {
+			cnt := per
+			if int32(i) < extra {
+				cnt++
+			}
+			for p := start; p < start+cnt; p++ {
+				out[id][t] = append(out[id][t], p)
+			}
+			start += cnt
+		}
+	}
+	return out
+}
+
+// assignUniform balances partitions across members (each partition to a
+// subscribed member), keeping previous owners where that stays within
+// ceil(total/members), so a rebalance moves as little as it can.
+func assignUniform(subs map[string][]string, parts map[string]int32, prev map[string]assignment) map[string]assignment {
+	type tp struct {
+		t string
+		p int32
+	}
+	subscribed := map[string]map[string]bool{}
+	var ids []string
+	for id, ts := range subs {
+		ids = append(ids, id)
+		subscribed[id] = map[string]bool{}
+		for _, t := range ts {
+			subscribed[id][t] = true
+		}
+	}
+	sort.Strings(ids)
+	var all []tp
+	topics := make([]string, 0, len(parts))
+	for t := range parts {
+		topics = append(topics, t)
+	}
+	sort.Strings(topics)
+	for _, t := range topics {
+		for p := range parts[t] {
+			all = append(all, tp{t, p})
+		}
+	}
+	out := map[string]assignment{}
+	load := map[string]int{}
+	for _, id := range ids {
+		out[id] = assignment{}
+	}
+	if len(ids) == 0 {
+		return out
+	}
+	quota := (len(all) + len(ids) - 1) / len(ids)
+	owner := map[tp]string{}
+	for _, id := range ids {
+		for t, ps := range prev[id] {
+			for _, p := range ps {
+				owner[tp{t, p}] = id
+			}
+		}
+	}
+	var rest []tp
+	for _, x := range all {
+		if id, ok := owner[x]; ok && subscribed[id] != nil && subscribed[id][x.t] && load[id] < quota {
+			out[id][x.t] = append(out[id][x.t], x.p)
+			load[id]++
+			continue
+		}
+		rest = append(rest, x)
+	}
+	// Most constrained partitions first (fewest subscribed members), so
+	// members with narrow subscriptions are filled before the others.
+	candidates := map[string]int{}
+	for _, id := range ids {
+		for t := range subscribed[id] {
+			candidates[t]++
+		}
+	}
+	sort.SliceStable(rest, func(i, j int) bool { return candidates[rest[i].t] < candidates[rest[j].t] })
+	for _, x := range rest {
+		best := ""
+		for _, id := range ids {
+			if subscribed[id][x.t] && (best == "" || load[id] < load[best]) {
+				best = id
+			}
+		}
+		if best != "" {
+			out[best][x.t] = append(out[best][x.t], x.p)
+			load[best]++
+		}
+	}
+	for _, a := range out {
+		for t := range a {
+			slices.Sort(a[t])
+		}
+	}
+	return out
+}
+
+func sameAssignment(a, b assignment) bool {
+	na, nb := 0, 0
+	for t, ps := range a {
+		if len(ps) > 0 {
+			na++
+			if !slices.Equal(ps, b[t]) {
+				return false
+			}
+		}
+	}
+	for _, ps := range b {
+		if len(ps) > 0 {
+			nb++
+		}
+	}
+	return na == nb
+}
+
+func contains(a assignment, t string, p int32) bool { return slices.Contains(a[t], p) }
+
+// reconcile moves m towards its target; REQUIRES g.mu.
+func (g *group) reconcile(m *consumerMember) {
+	cg := g.cg
+	target := cg.target[m.id]
+	// 1. Revoke what is no longer ours.
+	keep := assignment{}
+	revoking := false
+	for t, ps := range m.assigned {
+		for _, p := range ps {
+			if contains(target, t, p) {
+				keep[t] = append(keep[t], p)
+			} else {
+				revoking = true
+			}
+		}
+	}
+	for t, ps := range m.owned {
+		for _, p := range ps {
+			if !contains(target, t, p) {
+				revoking = true // still owned, though already taken away
+			}
+		}
+	}
+	if revoking {
+		m.assigned = keep
+		return
+	}
+	// 2. Nothing left to give up: move to the assignment epoch and take
+	// every target partition that nobody else still holds.
+	if m.epoch != cg.assignmentEpoch {
+		m.prevEpoch, m.epoch = m.epoch, cg.assignmentEpoch
+	}
+	next := assignment{}
+	for t, ps := range target {
+		for _, p := range ps {
+			free := true
+			for id, o := range cg.members {
+				if id != m.id && (contains(o.assigned, t, p) || contains(o.owned, t, p)) {
+					free = false
+					break
+				}
+			}
+			if free {
+				next[t] = append(next[t], p)
+			}
+		}
+	}
+	m.assigned = next
+}
+
+func (g *group) armConsumerSession(m *consumerMember) {
+	if m.expiry != nil {
+		m.expiry.Stop()
+	}
+	m.expiry = time.AfterFunc(g.c.consumerSession, func() {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if g.cg != nil && g.cg.members[m.id] == m {
+			g.c.b.log.Info("consumer group member session expired", "group", g.name, "member", m.id)
+			g.removeConsumerMember(m)
+		}
+	})
+}
+
+// removeConsumerMember drops m and rebalances the rest. REQUIRES g.mu.
+func (g *group) removeConsumerMember(m *consumerMember) {
+	if m.expiry != nil {
+		m.expiry.Stop()
+	}
+	delete(g.cg.members, m.id)
+	delete(g.cg.target, m.id)
+	if len(g.cg.members) == 0 {
+		g.cg.epoch++
+		g.cg.assignmentEpoch = g.cg.epoch
+		g.setState(stateEmpty)
+		return
+	}
+	g.bumpLocked()
+}
+
+func (g *group) toWire(a assignment) *kmsg.ConsumerGroupHeartbeatResponseAssignment {
+	out := kmsg.NewConsumerGroupHeartbeatResponseAssignment()
+	out.Topics = []kmsg.ConsumerGroupHeartbeatResponseAssignmentTopic{}
+	names := make([]string, 0, len(a))
+	for t := range a {
+		names = append(names, t)
+	}
+	sort.Strings(names)
+	for _, t := range names {
+		id, ok := g.c.b.TopicID(t)
+		if !ok || len(a[t]) == 0 {
+			continue
+		}
+		at := kmsg.NewConsumerGroupHeartbeatResponseAssignmentTopic()
+		at.TopicID, at.Partitions = id, slices.Clone(a[t])
+		out.Topics = append(out.Topics, at)
+	}
+	return &out
+}
+
+// consumerHeartbeat handles one ConsumerGroupHeartbeat. REQUIRES g.mu.
+func (g *group) consumerHeartbeat(r *kmsg.ConsumerGroupHeartbeatRequest, clientID, host string) *kmsg.ConsumerGroupHeartbeatResponse {
+	resp := r.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+	fail := func(code int16, msg string) *kmsg.ConsumerGroupHeartbeatResponse {
+		resp.ErrorCode = code
+		if msg != "" {
+			resp.ErrorMessage = &msg
+		}
+		return resp
+	}
+	if len(g.members) > 0 || g.state == stateDead {
+		return fail(kerr.GroupIDNotFound.Code, "group "+g.name+" is not a consumer group")
+	}
+	if g.cg == nil {
+		g.cg = &consumerGroup{members: map[string]*consumerMember{}, target: map[string]assignment{}}
+	}
+	cg := g.cg
+	instanceID := ""
+	if r.InstanceID != nil {
+		instanceID = *r.InstanceID
+	}
+	m := cg.members[r.MemberID]
+	switch {
+	case r.MemberEpoch == -1 || r.MemberEpoch == -2:
+		// Leaving; -2 is a static member leaving for a restart, which
+		// keeps its partitions until its session expires.
+		if m == nil {
+			return fail(kerr.UnknownMemberID.Code, "")
+		}
+		resp.MemberID, resp.MemberEpoch = &m.id, r.MemberEpoch
+		if r.MemberEpoch == -2 && m.instanceID != "" {
+			m.leftStatic = true
+			g.armConsumerSession(m)
+			return resp
+		}
+		g.removeConsumerMember(m)
+		return resp
+	case r.MemberEpoch < -2:
+		return fail(kerr.InvalidRequest.Code, "invalid member epoch")
+	case r.MemberEpoch == 0:
+		if r.MemberID == "" && r.Version >= 1 {
+			return fail(kerr.InvalidRequest.Code, "member id is required")
+		}
+		if len(r.Topics) > 0 {
+			return fail(kerr.InvalidRequest.Code, "a joining member cannot own partitions")
+		}
+		if r.SubscribedTopicNames == nil && r.SubscribedTopicRegex == nil {
+			return fail(kerr.InvalidRequest.Code, "a joining member must subscribe")
+		}
+		if r.MemberID == "" {
+			r.MemberID = newMemberID("")[1:]
+		}
+		if instanceID != "" {
+			for _, o := range cg.members {
+				if o.instanceID == instanceID && o.id != r.MemberID {
+					if !o.leftStatic {
+						return fail(kerr.UnreleasedInstanceID.Code, "")
+					}
+					// A restarted static member takes over the old
+					// member's place and assignment.
+					if o.expiry != nil {
+						o.expiry.Stop()
+					}
+					delete(cg.members, o.id)
+					if t, ok := cg.target[o.id]; ok {
+						cg.target[r.MemberID] = t
+						delete(cg.target, o.id)
+					}
+					o.id, o.leftStatic = r.MemberID, false
+					o.owned = assignment{}
+					cg.members[o.id] = o
+					m = o
+				}
+			}
+		}
+		if m == nil {
+			m = &consumerMember{id: r.MemberID, instanceID: instanceID, assigned: assignment{}, owned: assignment{}}
+			cg.members[m.id] = m
+			g.cgUpdate(m, r)
+			g.bumpLocked()
+			g.setState(stateStable)
+		} else {
+			// Rejoining with a known id: it owns nothing now.
+			m.owned, m.sentOnce = assignment{}, false
+			m.assigned = assignment{}
+			if g.cgUpdate(m, r) {
+				g.bumpLocked()
+			}
+		}
+	default:
+		if m == nil {
+			return fail(kerr.UnknownMemberID.Code, "")
+		}
+		if r.MemberEpoch != m.epoch && !(r.MemberEpoch == m.prevEpoch && g.ownsSubset(r, m)) {
+			return fail(kerr.FencedMemberEpoch.Code, "")
+		}
+		if g.cgUpdate(m, r) {
+			g.bumpLocked()
+		}
+	}
+	m.clientID, m.host = clientID, host
+	if r.Topics != nil {
+		m.owned = assignment{}
+		for _, t := range r.Topics {
+			if name, ok := g.c.b.TopicName(t.TopicID); ok {
+				m.owned[name] = slices.Sorted(slices.Values(t.Partitions))
+			}
+		}
+	}
+	if h := g.c.topicsHash(cg); h != cg.topicsHash {
+		g.bumpLocked()
+	}
+	g.reconcile(m)
+	g.armConsumerSession(m)
+	resp.MemberID = &m.id
+	resp.MemberEpoch = m.epoch
+	resp.HeartbeatIntervalMillis = int32(g.c.consumerHeartbeat.Milliseconds())
+	full := r.MemberEpoch == 0 || (r.Topics != nil && (r.SubscribedTopicNames != nil || r.SubscribedTopicRegex != nil))
+	if !m.sentOnce || full || !sameAssignment(m.assigned, m.lastSent) {
+		resp.Assignment = g.toWire(m.assigned)
+		m.lastSent = clone(m.assigned)
+		m.sentOnce = true
+	}
+	return resp
+}
+
+func clone(a assignment) assignment {
+	out := assignment{}
+	for t, ps := range a {
+		out[t] = slices.Clone(ps)
+	}
+	return out
+}
+
+// ownsSubset reports whether the partitions a request says the member owns
+// are all in its current assignment (Kafka accepts the previous epoch
+// then: the member missed a response).
+func (g *group) ownsSubset(r *kmsg.ConsumerGroupHeartbeatRequest, m *consumerMember) bool {
+	for _, t := range r.Topics {
+		name, ok := g.c.b.TopicName(t.TopicID)
+		if !ok {
+			return false
+		}
+		for _, p := range t.Partitions {
+			if !contains(m.assigned, name, p) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// cgUpdate applies the non-null fields of a heartbeat and reports whether
+// the subscription changed. REQUIRES g.mu.
+func (g *group) cgUpdate(m *consumerMember, r *kmsg.ConsumerGroupHeartbeatRequest) bool {
+	changed := false
+	if r.RackID != nil {
+		m.rackID = *r.RackID
+	}
+	if r.RebalanceTimeoutMillis > 0 {
+		m.rebalanceTimeout = r.RebalanceTimeoutMillis
+	}
+	if r.ServerAssignor != nil && *r.ServerAssignor != m.assignor {
+		m.assignor = *r.ServerAssignor
+		changed = true
+	}
+	if r.SubscribedTopicNames != nil {
+		s := slices.Sorted(slices.Values(r.SubscribedTopicNames))
+		s = slices.Compact(s)
+		if !slices.Equal(s, m.subscribed) || m.regex != nil {
+			m.subscribed, m.regex, m.regexSrc = s, nil, nil
+			changed = true
+		}
+	}
+	if r.SubscribedTopicRegex != nil && (m.regexSrc == nil || *m.regexSrc != *r.SubscribedTopicRegex) {
+		// Java regexes are matched against the whole name; RE2 covers the
+		// patterns clients send in practice.
+		if re, err := regexp.Compile("^(?:" + *r.SubscribedTopicRegex + ")$"); err == nil {
+			src := *r.SubscribedTopicRegex
+			m.regex, m.regexSrc, m.subscribed = re, &src, nil
+			changed = true
+		}
+	}
+	return changed
+}
+
+// validateConsumerCommit checks an OffsetCommit against a consumer group:
+// the member must exist and commit with its current (or just previous)
+// epoch. REQUIRES g.mu.
+func (g *group) validateConsumerCommit(memberID string, epoch int32, version int16) int16 {
+	m := g.cg.members[memberID]
+	if m == nil {
+		return kerr.UnknownMemberID.Code
+	}
+	if epoch != m.epoch && epoch != m.prevEpoch {
+		if version >= 9 {
+			return kerr.StaleMemberEpoch.Code
+		}
+		return kerr.IllegalGeneration.Code
+	}
+	return 0
+}

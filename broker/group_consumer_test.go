@@ -1,0 +1,141 @@
+package broker
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minikafka/minikafka/logstore"
+)
+
+// TestKgoConsumerGroup848 runs the KIP-848 protocol with kgo
+// (ServerSideBalancer) and both server-side assignors: three members share
+// 12 partitions, a fourth joins, one is killed (TCP cut) and its
+// partitions move once its session expires; every record is consumed.
+func TestKgoConsumerGroup848(t *testing.T) {
+	for _, bal := range []struct {
+		name, assignor string
+		b              kgo.GroupBalancer
+	}{{"uniform", "uniform", kgo.StickyBalancer()}, {"range", "range", kgo.RangeBalancer()}} {
+		t.Run(bal.name, func(t *testing.T) {
+			t.Parallel()
+			const parts, per = 12, 20
+			gb := startGroupBroker(t, t.TempDir(), logstore.SyncNever)
+			c := gb.b.coord()
+			c.consumerHeartbeat, c.consumerSession = 100*time.Millisecond, 1500*time.Millisecond
+			gb.createTopic(t, "t", parts)
+			gb.produce(t, "t", parts, per)
+			seen := &recordSet{seen: map[int32]map[int64]int{}}
+			opts := []kgo.Opt{kgo.ServerSideBalancer(), kgo.Balancers(bal.b)}
+			c1 := startConsumer(t, gb, "c1", "g", "t", seen, opts...)
+			c2 := startConsumer(t, gb, "c2", "g", "t", seen, opts...)
+			c3 := startConsumer(t, gb, "c3", "g", "t", seen, opts...)
+			waitBalanced(t, parts, c1, c2, c3)
+			waitConsumed(t, seen, parts, per)
+
+			cl := gb.client(t)
+			dr := kmsg.NewPtrConsumerGroupDescribeRequest()
+			dr.Groups = []string{"g"}
+			desc := request[*kmsg.ConsumerGroupDescribeResponse](t, cl, dr).Groups[0]
+			if desc.ErrorCode != 0 || desc.AssignorName != bal.assignor || len(desc.Members) != 3 {
+				t.Fatalf("describe: %+v", desc)
+			}
+			lg := kmsg.NewPtrListGroupsRequest()
+			lg.TypesFilter = []string{"consumer"}
+			if gs := request[*kmsg.ListGroupsResponse](t, cl, lg).Groups; len(gs) != 1 || gs[0].GroupType != "consumer" {
+				t.Fatalf("list groups: %+v", gs)
+			}
+			// A classic join cannot take over a live consumer group.
+			jr := request[*kmsg.JoinGroupResponse](t, cl, joinReq("g", "", 9))
+			wantCode(t, "classic join into a consumer group", jr.ErrorCode, kerr.InconsistentGroupProtocol)
+
+			c4 := startConsumer(t, gb, "c4", "g", "t", seen, opts...)
+			waitBalanced(t, parts, c1, c2, c3, c4)
+			gb.produce(t, "t", parts, per)
+			waitConsumed(t, seen, parts, 2*per)
+
+			killedAt := time.Now()
+			c2.kill()
+			waitBalanced(t, parts, c1, c3, c4)
+			if d := time.Since(killedAt); d < time.Second {
+				t.Fatalf("partitions moved %v after the kill, before the session timeout", d)
+			}
+			gb.produce(t, "t", parts, per)
+			waitConsumed(t, seen, parts, 3*per)
+
+			// Committed offsets are there for the group.
+			ctx := context.Background()
+			c1.cl.CommitUncommittedOffsets(ctx)
+			of := kmsg.NewPtrOffsetFetchRequest()
+			g := kmsg.NewOffsetFetchRequestGroup()
+			g.Group = "g"
+			of.Groups = []kmsg.OffsetFetchRequestGroup{g}
+			if got := request[*kmsg.OffsetFetchResponse](t, cl, of).Groups[0]; got.ErrorCode != 0 || len(got.Topics) != 1 {
+				t.Fatalf("offset fetch: %+v", got)
+			}
+		})
+	}
+}
+
+func TestAssignors(t *testing.T) {
+	subs := map[string][]string{"a": {"x", "y"}, "b": {"x"}, "c": {"x", "y"}}
+	parts := map[string]int32{"x": 7, "y": 3}
+	check := func(name string, out map[string]assignment) {
+		t.Helper()
+		seen := map[string]map[int32]string{}
+		for id, a := range out {
+			for topic, ps := range a {
+				for _, p := range ps {
+					if seen[topic] == nil {
+						seen[topic] = map[int32]string{}
+					}
+					if prev, dup := seen[topic][p]; dup {
+						t.Fatalf("%s: %s-%d given to %s and %s", name, topic, p, prev, id)
+					}
+					seen[topic][p] = id
+					if topic == "y" && id == "b" {
+						t.Fatalf("%s: b got y without subscribing", name)
+					}
+				}
+			}
+		}
+		for topic, n := range parts {
+			if int32(len(seen[topic])) != n {
+				t.Fatalf("%s: topic %s has %d of %d partitions assigned", name, topic, len(seen[topic]), n)
+			}
+		}
+	}
+	r := assignRange(subs, parts)
+	check("range", r)
+	if got := r["a"]["x"]; len(got) != 3 || got[0] != 0 || got[2] != 2 {
+		t.Fatalf("range a.x = %v", got)
+	}
+	u := assignUniform(subs, parts, nil)
+	check("uniform", u)
+	for id, a := range u {
+		n := 0
+		for _, ps := range a {
+			n += len(ps)
+		}
+		if n < 3 || n > 4 {
+			t.Fatalf("uniform: %s has %d partitions: %v", id, n, u)
+		}
+	}
+	// Sticky: removing a member moves only its partitions.
+	delete(subs, "c")
+	u2 := assignUniform(subs, parts, u)
+	check("uniform after leave", u2)
+	for _, id := range []string{"a", "b"} {
+		for topic, ps := range u[id] {
+			for _, p := range ps {
+				if !contains(u2[id], topic, p) {
+					t.Fatalf("uniform moved %s-%d away from %s", topic, p, id)
+				}
+			}
+		}
+	}
+}
