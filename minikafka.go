@@ -53,6 +53,9 @@ func Start(ctx context.Context, opts ...Option) (*Broker, error) {
 	}
 	syncPolicy, err := c.validate()
 	if err != nil {
+		if c.listener != nil {
+			c.listener.Close()
+		}
 		return nil, err
 	}
 	log := c.logger
@@ -75,11 +78,16 @@ func Start(ctx context.Context, opts ...Option) (*Broker, error) {
 	}
 
 	// Bind first: a busy port fails fast, before storage recovery.
-	ln, err := net.Listen("tcp", c.listenAddr)
-	if err != nil {
+	ln := c.listener
+	if ln != nil {
+		c.listenAddr = ln.Addr().String()
+	} else if ln, err = net.Listen("tcp", c.listenAddr); err != nil {
 		return nil, fmt.Errorf("minikafka: listen on %s: %w", c.listenAddr, err)
 	}
-	bound := ln.Addr().(*net.TCPAddr)
+	bound, _ := ln.Addr().(*net.TCPAddr)
+	if bound == nil {
+		bound = &net.TCPAddr{}
+	}
 	advHost, advPort := advertise(c, bound)
 	if err := ctx.Err(); err != nil {
 		ln.Close()
@@ -120,7 +128,7 @@ func Start(ctx context.Context, opts ...Option) (*Broker, error) {
 		brk:        brk,
 		srv:        srv,
 		log:        log,
-		listen:     bound,
+		listen:     ln.Addr(),
 		advertised: net.JoinHostPort(advHost, strconv.Itoa(advPort)),
 		served:     make(chan error, 1),
 	}

@@ -307,3 +307,30 @@ func TestListenIPv6(t *testing.T) {
 		t.Fatalf("metadata %+v, %v", md.Brokers, err)
 	}
 }
+
+func TestWithListener(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := start(t, minikafka.WithListener(ln))
+	if b.ListenAddr().String() != ln.Addr().String() || b.Addr() != ln.Addr().String() {
+		t.Fatalf("ListenAddr %v Addr %v, listener %v", b.ListenAddr(), b.Addr(), ln.Addr())
+	}
+	if _, err := kadm.NewClient(client(t, b)).BrokerMetadata(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+
+	// Start owns the listener even when it fails.
+	ln2, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := minikafka.Start(context.Background(), minikafka.WithListener(ln2), minikafka.WithNodeID(-1)); err == nil {
+		t.Fatal("invalid node id accepted")
+	}
+	if c, err := net.DialTimeout("tcp", ln2.Addr().String(), time.Second); err == nil {
+		c.Close()
+		t.Fatal("listener still open after a failed Start")
+	}
+}

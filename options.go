@@ -46,6 +46,7 @@ type config struct {
 	maxRequest     int32
 	idleTimeout    time.Duration
 	topics         []TopicSpec
+	listener       net.Listener
 }
 
 func defaultConfig() config {
@@ -61,6 +62,13 @@ func defaultConfig() config {
 // a free port, reported by Addrs). Default "127.0.0.1:0".
 func WithListenAddr(addr string) Option {
 	return optionFunc(func(c *config) { c.listenAddr = addr })
+}
+
+// WithListener serves on ln instead of listening on WithListenAddr's
+// address (a test seam: custom or in-process transports). The broker owns
+// ln from then on and closes it on Close, also when Start fails.
+func WithListener(ln net.Listener) Option {
+	return optionFunc(func(c *config) { c.listener = ln })
 }
 
 // WithAdvertisedAddr sets the host:port that Metadata hands to clients.
