@@ -20,9 +20,10 @@
 // segment file when it reaches Options.BatchRecords records or
 // Options.BatchBytes bytes, when Options.FlushInterval has passed since its
 // first record, on Flush, or when WaitDurable asks for a record in it. The
-// flusher is a two-stage pipeline (flush.go): one goroutine compresses and
-// encrypts sealed batches in order while another writes and fsyncs the
-// previous ones; the mutex is never held across encoding or file I/O. A
+// flusher is a pipeline (flush.go): up to Options.Encoders goroutines
+// compress and encrypt sealed batches while another writes, fsyncs and
+// commits earlier ones strictly in sequence order; the mutex is never held
+// across encoding or file I/O. A
 // batch being written stays readable from memory until its segment is
 // registered, so readers never see a gap. When sealed batches waiting for the
 // disk reach Options.MaxBufferedBytes, Append waits for the flusher instead

@@ -8,15 +8,19 @@ import (
 	"time"
 )
 
-// The flusher is a two-stage pipeline so that compressing and encrypting
-// one batch overlaps with writing and fsyncing the previous one:
+// The flusher is a pipeline so that compressing and encrypting batches
+// (on up to Options.Encoders goroutines at once) overlaps with writing and
+// fsyncing earlier ones:
 //
-//	sealed batches ─► encodeLoop ─(jobs)─► writeLoop ─► commit under mu
+//	sealed batches ─► encodeLoop ─(work)─► encoders ─┐
+//	                       └──(futures, in order)──► writeLoop ─► commit under mu
 //
-// Both stages handle batches strictly in sequence order and hold mu only to
-// pick work and to commit, never across encoding or I/O. The writer fsyncs
-// each segment file but the directory once for all segments it has ready.
-const pipelineDepth = 3
+// encodeLoop hands out batches strictly in sequence order and queues one
+// future per batch in the same order, so the writer writes and commits in
+// sequence order whichever encoder finishes first. Nothing holds mu across
+// encoding or I/O. The writer fsyncs each segment file but the directory
+// once for all segments it has ready.
+const pipelineDepth = 4
 
 // job is one encoded batch on its way to disk.
 type job struct {
@@ -31,6 +35,7 @@ type job struct {
 // sealed batches in order.
 func (s *Spool) encodeLoop() {
 	defer close(s.jobs)
+	defer close(s.work)
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	for {
@@ -48,7 +53,11 @@ func (s *Spool) encodeLoop() {
 			s.inPipe++
 			acked := s.acked
 			s.mu.Unlock()
-			s.jobs <- s.encodeBatch(b, acked, <-s.bufs)
+			// bufs bounds the batches in flight; both channels have room
+			// for that many, so neither send blocks for long.
+			w := work{b: b, acked: acked, buf: <-s.bufs, out: make(chan job, 1)}
+			s.work <- w
+			s.jobs <- w.out
 			continue
 		}
 		if s.closing && (s.err != nil || (s.open == nil && s.inPipe == len(s.sealed))) {
@@ -72,16 +81,31 @@ func (s *Spool) encodeLoop() {
 	}
 }
 
+// work is one batch to encode; the result goes to out.
+type work struct {
+	b     *batch
+	acked int64
+	buf   []byte
+	out   chan job
+}
+
+// encoder compresses and encrypts batches with its own zstd encoder.
+func (s *Spool) encoder(enc *segEncoder) {
+	for w := range s.work {
+		w.out <- s.encodeBatch(enc, w.b, w.acked, w.buf)
+	}
+}
+
 // encodeBatch turns b into segment file bytes in buf. A batch entirely
 // acknowledged already is skipped: nobody will read it again.
-func (s *Spool) encodeBatch(b *batch, acked int64, buf []byte) job {
+func (s *Spool) encodeBatch(enc *segEncoder, b *batch, acked int64, buf []byte) job {
 	if b.next-1 <= acked {
 		s.bufs <- buf
 		return job{b: b, skipped: true}
 	}
 	seg := segment{first: b.first, last: b.next - 1, count: int64(len(b.seqs)), encrypted: s.opts.Cipher != nil}
 	seg.name = segName(seg.first, seg.last)
-	data, err := s.enc.encode(buf, seg.first, seg.last, len(b.seqs), b.buf)
+	data, err := enc.encode(buf, seg.first, seg.last, len(b.seqs), b.buf)
 	if err != nil {
 		s.bufs <- buf
 		return job{b: b, err: err}
@@ -95,18 +119,39 @@ func (s *Spool) encodeBatch(b *batch, acked int64, buf []byte) job {
 func (s *Spool) writeLoop() {
 	defer close(s.done)
 	group := make([]job, 0, pipelineDepth)
-	for j := range s.jobs {
-		group = append(group[:0], j)
-	more:
-		for len(group) < pipelineDepth {
+	var queue []chan job // futures received, in sequence order
+	open := true
+	for {
+		if len(queue) == 0 {
+			out, ok := <-s.jobs
+			if !ok {
+				break
+			}
+			queue = append(queue, out)
+		}
+	drain:
+		for open {
 			select {
-			case j, ok := <-s.jobs:
+			case out, ok := <-s.jobs:
 				if !ok {
-					break more
+					open = false
+					break drain
 				}
-				group = append(group, j)
+				queue = append(queue, out)
 			default:
-				break more
+				break drain
+			}
+		}
+		group = append(group[:0], <-queue[0])
+		queue = queue[1:]
+	ready: // and whatever else is already encoded, in order
+		for len(queue) > 0 {
+			select {
+			case j := <-queue[0]:
+				group = append(group, j)
+				queue = queue[1:]
+			default:
+				break ready
 			}
 		}
 		s.writeGroup(group)

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"sync"
 	"time"
@@ -55,6 +56,9 @@ type Options struct {
 
 	Compression Codec
 	Cipher      Cipher // nil: segments are not encrypted
+	// Encoders is how many batches may be compressed and encrypted at
+	// once (default min(2, GOMAXPROCS)); each has its own zstd encoder.
+	Encoders int
 
 	// StartSeq is the first sequence number of a spool that has never held
 	// a record. Ignored once the directory has state.
@@ -90,11 +94,14 @@ func (o *Options) setDefaults() error {
 	if minDec := o.BatchBytes + o.MaxRecordBytes + 32; o.MaxDecodedBytes < minDec {
 		o.MaxDecodedBytes = minDec
 	}
+	if o.Encoders == 0 {
+		o.Encoders = min(2, runtime.GOMAXPROCS(0))
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	switch {
-	case o.MaxBytes < 0 || o.BatchRecords < 0 || o.BatchBytes < 0 || o.MaxRecordBytes < 0 || o.MaxBufferedBytes < 0:
+	case o.MaxBytes < 0 || o.BatchRecords < 0 || o.BatchBytes < 0 || o.MaxRecordBytes < 0 || o.MaxBufferedBytes < 0 || o.Encoders < 0:
 		return errors.New("spool: negative size option")
 	case o.StartSeq < 0:
 		return errors.New("spool: negative StartSeq")
@@ -145,7 +152,6 @@ type Spool struct {
 	dir  string
 	log  *slog.Logger
 	dec  *segDecoder
-	enc  *segEncoder // used only by the flusher goroutine
 	// segOverhead is reserved per batch on top of its records: header plus
 	// cipher overhead, the most a segment adds to its raw payload.
 	segOverhead int64
@@ -163,8 +169,9 @@ type Spool struct {
 
 	kick chan struct{} // wakes the encoder stage; capacity 1
 	done chan struct{} // closed when the writer stage exits
-	jobs chan job      // encoder → writer, in sequence order
-	bufs chan []byte   // file buffers; bounds the jobs in flight
+	work chan work     // encodeLoop → encoders
+	jobs chan chan job // encodeLoop → writer: one future per batch, in sequence order
+	bufs chan []byte   // file buffers; bounds the batches in flight
 
 	mu          sync.Mutex
 	open        *batch   // batch taking appends; nil when empty
@@ -215,17 +222,24 @@ func Open(opts Options) (*Spool, *RecoveryReport, error) {
 	if s.dec, err = newSegDecoder(opts.Cipher, opts.MaxDecodedBytes); err != nil {
 		return nil, nil, err
 	}
-	if s.enc, err = newSegEncoder(opts.Compression, opts.Cipher); err != nil {
-		return nil, nil, err
+	encs := make([]*segEncoder, opts.Encoders)
+	for i := range encs {
+		if encs[i], err = newSegEncoder(opts.Compression, opts.Cipher); err != nil {
+			return nil, nil, err
+		}
 	}
 	rep, err := s.recover()
 	if err != nil {
 		return nil, rep, err
 	}
-	s.jobs = make(chan job, pipelineDepth)
+	s.jobs = make(chan chan job, pipelineDepth)
+	s.work = make(chan work, pipelineDepth)
 	s.bufs = make(chan []byte, pipelineDepth)
 	for range pipelineDepth {
 		s.bufs <- nil
+	}
+	for _, enc := range encs {
+		go s.encoder(enc)
 	}
 	go s.encodeLoop()
 	go s.writeLoop()
