@@ -170,8 +170,7 @@ func (c *config) validate() (logstore.SyncPolicy, error) {
 		host, port, err := net.SplitHostPort(c.advertisedAddr)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("advertised address %q: %w", c.advertisedAddr, err))
-		} else if p, err := strconv.ParseUint(port, 10, 16); err != nil || host == "" {
-			_ = p
+		} else if _, err := strconv.ParseUint(port, 10, 16); err != nil || host == "" {
 			errs = append(errs, fmt.Errorf("advertised address %q: want host:port", c.advertisedAddr))
 		}
 	}
