@@ -278,3 +278,28 @@ func TestHeaderAuthenticated(t *testing.T) {
 		}
 	}
 }
+
+// TestReadIOErrorIsNotCorruption: a failed read is reported but the segment
+// stays: the next read succeeds.
+func TestReadIOErrorIsNotCorruption(t *testing.T) {
+	mem := threeSegments(t, Options{})
+	fault := &vfs.FailNth{Op: vfs.OpRead, N: 4} // Open reads the three headers; fail the first payload read
+	s, _ := openT(t, Options{FS: vfs.NewFaultFS(mem, fault)})
+	var err error
+	for seq := int64(0); seq < 30 && err == nil; seq += 10 {
+		_, err = s.ReadFrom(seq, 10)
+	}
+	if !fault.Fired() {
+		t.Fatal("fault never fired")
+	}
+	if err == nil || errors.Is(err, ErrCorrupt) {
+		t.Fatalf("read with an I/O error: %v, want a non-corruption error", err)
+	}
+	mustErrIs(t, err, vfs.ErrInjected)
+	if got := seqsOf(readAllRecords(t, s, 0)); !slices.Equal(got, span(0, 29)) {
+		t.Fatalf("after the I/O error: %v", got)
+	}
+	if len(s.Corrupt()) != 0 || len(filesWithSuffix(t, mem, "spool", ".corrupt")) != 0 {
+		t.Fatal("segment set aside for an I/O error")
+	}
+}

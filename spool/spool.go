@@ -629,7 +629,12 @@ func (s *Spool) readFile(name string) ([]byte, error) {
 	}
 	data := make([]byte, fi.Size())
 	if _, err := io.ReadFull(io.NewSectionReader(f, 0, fi.Size()), data); err != nil {
-		return nil, corruptf("read: %v", err)
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, corruptf("file shrank while read: %v", err)
+		}
+		// An I/O error says nothing about the bytes: report it, do not set
+		// the segment aside.
+		return nil, fmt.Errorf("spool: reading segment: %w", err)
 	}
 	return data, nil
 }
