@@ -38,13 +38,44 @@ type memDir struct {
 	modTime time.Time
 }
 
+// memNode holds a file's bytes in fixed-size chunks, so growing a file
+// never copies what it already holds (a contiguous slice would copy the
+// whole file at each doubling, under the lock readers need).
 type memNode struct {
 	mu      sync.RWMutex
-	data    []byte
-	synced  int    // data[:synced] is durable unless durCopy != nil
+	chunks  [][]byte // each memChunk bytes; bytes at or past size are zero
+	size    int
+	synced  int    // bytes [0, synced) are durable unless diverge
 	durCopy []byte // durable content once synced bytes were overwritten
 	diverge bool   // durCopy is valid
 	modTime time.Time
+}
+
+const memChunk = 256 << 10
+
+// readAt copies bytes at off into p, returning how many (short at EOF).
+func (n *memNode) readAt(p []byte, off int) int {
+	total := 0
+	for len(p) > 0 && off < n.size {
+		c := n.chunks[off/memChunk][off%memChunk:]
+		m := copy(p, c[:min(len(c), n.size-off)])
+		p, off, total = p[m:], off+m, total+m
+	}
+	return total
+}
+
+// bytes returns a copy of [0, end).
+func (n *memNode) bytes(end int) []byte {
+	b := make([]byte, end)
+	n.readAt(b, 0)
+	return b
+}
+
+// grow makes sure chunks cover [0, end).
+func (n *memNode) grow(end int) {
+	for len(n.chunks)*memChunk < end {
+		n.chunks = append(n.chunks, make([]byte, memChunk))
+	}
 }
 
 // NewMem returns an empty in-memory filesystem.
@@ -300,14 +331,16 @@ func (m *MemFS) CrashClone() *MemFS {
 func (n *memNode) durableClone() *memNode {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
-	var src []byte
+	var d []byte
 	if n.diverge {
-		src = n.durCopy
+		d = n.durCopy
 	} else {
-		src = n.data[:n.synced]
+		d = n.bytes(n.synced)
 	}
-	d := append([]byte(nil), src...)
-	return &memNode{data: d, synced: len(d), modTime: n.modTime}
+	c := &memNode{modTime: n.modTime}
+	c.writeAt(d, 0)
+	c.synced = c.size
+	return c
 }
 
 // preserve snapshots the durable content before bytes below n.synced change.
@@ -315,41 +348,42 @@ func (n *memNode) preserve(from int) {
 	if n.diverge || from >= n.synced {
 		return
 	}
-	n.durCopy = append([]byte(nil), n.data[:n.synced]...)
+	n.durCopy = n.bytes(n.synced)
 	n.diverge = true
 }
 
 func (n *memNode) truncateLocked(size int) {
-	if size < len(n.data) {
+	if size < n.size {
 		n.preserve(size)
-		clear(n.data[size:])
-		n.data = n.data[:size]
-	} else if size > len(n.data) {
-		n.data = append(n.data, make([]byte, size-len(n.data))...)
+		keep := (size + memChunk - 1) / memChunk
+		if size%memChunk != 0 {
+			clear(n.chunks[keep-1][size%memChunk:])
+		}
+		clear(n.chunks[keep:])
+		n.chunks = n.chunks[:keep]
+	} else {
+		n.grow(size)
 	}
+	n.size = size
 	n.modTime = time.Now()
 }
 
 func (n *memNode) writeAt(p []byte, off int64) {
-	end := int(off) + len(p)
-	n.preserve(int(off))
-	if end > len(n.data) {
-		if end > cap(n.data) {
-			nc := max(end, 2*cap(n.data), 4096)
-			nd := make([]byte, len(n.data), nc)
-			copy(nd, n.data)
-			n.data = nd
-		}
-		n.data = n.data[:end]
+	o := int(off)
+	n.preserve(o)
+	n.grow(o + len(p))
+	for len(p) > 0 {
+		m := copy(n.chunks[o/memChunk][o%memChunk:], p)
+		p, o = p[m:], o+m
 	}
-	copy(n.data[off:], p)
+	n.size = max(n.size, o)
 	n.modTime = time.Now()
 }
 
 func (n *memNode) info(name string) memInfo {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
-	return memInfo{name: name, size: int64(len(n.data)), mod: n.modTime}
+	return memInfo{name: name, size: int64(n.size), mod: n.modTime}
 }
 
 type memFile struct {
@@ -390,10 +424,10 @@ func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
 	}
 	f.node.mu.RLock()
 	defer f.node.mu.RUnlock()
-	if off >= int64(len(f.node.data)) {
+	if off >= int64(f.node.size) {
 		return 0, io.EOF
 	}
-	n := copy(p, f.node.data[off:])
+	n := f.node.readAt(p, int(off))
 	if n < len(p) {
 		return n, io.EOF
 	}
@@ -405,7 +439,7 @@ func (f *memFile) Write(p []byte) (int, error) {
 	defer f.mu.Unlock()
 	if f.flag&os.O_APPEND != 0 {
 		f.node.mu.RLock()
-		f.pos = int64(len(f.node.data))
+		f.pos = int64(f.node.size)
 		f.node.mu.RUnlock()
 	}
 	n, err := f.WriteAt(p, f.pos)
@@ -442,7 +476,7 @@ func (f *memFile) Sync() error {
 	}
 	n := f.node
 	n.mu.Lock()
-	n.synced = len(n.data)
+	n.synced = n.size
 	n.durCopy = nil
 	n.diverge = false
 	n.mu.Unlock()
