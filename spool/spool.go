@@ -474,6 +474,19 @@ func (s *Spool) Close() error {
 	return s.err
 }
 
+// Destroy closes the spool and removes its directory with everything in it
+// (for a deleted topic).
+func (s *Spool) Destroy() error {
+	err := s.Close()
+	if rerr := s.fs.RemoveAll(s.dir); rerr != nil {
+		return rerr
+	}
+	if errors.Is(err, ErrClosed) {
+		err = nil
+	}
+	return err
+}
+
 // Read returns records from sequence seq on: the record containing seq (if
 // not yet acknowledged) and those after it, up to maxRecords records and
 // maxBytes of data (at least one record when any is available). Sealed

@@ -497,3 +497,17 @@ func TestChanged(t *testing.T) {
 		t.Fatal("not closed by Close")
 	}
 }
+
+func TestDestroy(t *testing.T) {
+	fs := vfs.NewMem()
+	s, _ := openT(t, Options{FS: fs})
+	if _, err := s.Append([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Destroy(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fs.Stat("spool"); err == nil {
+		t.Fatal("directory still there")
+	}
+}
