@@ -1,0 +1,150 @@
+package broker
+
+// Benchmarks against kfake (franz-go's in-process fake broker) with the
+// same kgo client in the same run. Both brokers run in this process, so
+// ns/op includes the client's work; compare the minikafka/kfake pairs.
+//
+//	go test ./broker -run XXX -bench 'Produce|Consume' -benchtime 200000x
+//
+// Produce: acks=all (kgo's default, idempotent), minikafka with durability
+// "never" on real files.
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/minikafka/minikafka/internal/vfs"
+	"github.com/minikafka/minikafka/logstore"
+)
+
+type benchPeer struct {
+	name  string
+	start func(b *testing.B, topic string, parts int32) string // returns the seed address
+}
+
+var benchPeers = []benchPeer{
+	{"minikafka", func(b *testing.B, topic string, parts int32) string {
+		br := newTestBroker(b, func(c *Config) {
+			c.FS, c.DataDir = vfs.Default, b.TempDir()
+			c.Sync = logstore.SyncPolicy{Mode: logstore.SyncNever}
+		})
+		createTopic(b, br, topic, parts)
+		return listen(b, br)
+	}},
+	{"kfake", func(b *testing.B, topic string, parts int32) string {
+		c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(parts, topic))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(c.Close)
+		return c.ListenAddrs()[0]
+	}},
+}
+
+func benchProduce(b *testing.B, recSize int, parts int32, producers int) {
+	for _, peer := range benchPeers {
+		b.Run(peer.name, func(b *testing.B) {
+			const topic = "bench"
+			addr := peer.start(b, topic, parts)
+			clients := make([]*kgo.Client, producers)
+			for i := range clients {
+				clients[i] = newClient(b, addr, kgo.DefaultProduceTopic(topic), kgo.ProducerBatchCompression(kgo.NoCompression()))
+				// Warm up: metadata, producer ID, connections.
+				if err := clients[i].ProduceSync(context.Background(), &kgo.Record{Value: []byte("warm")}).FirstErr(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			value := make([]byte, recSize)
+			var failed atomic.Int64
+			b.SetBytes(int64(recSize))
+			b.ReportAllocs()
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			for p, cl := range clients {
+				n := b.N / producers
+				if p == 0 {
+					n += b.N % producers
+				}
+				wg.Add(n)
+				go func() {
+					for i := 0; i < n; i++ {
+						cl.Produce(context.Background(), &kgo.Record{Value: value}, func(_ *kgo.Record, err error) {
+							if err != nil {
+								failed.Add(1)
+							}
+							wg.Done()
+						})
+					}
+				}()
+			}
+			wg.Wait()
+			b.StopTimer()
+			if failed.Load() > 0 {
+				b.Fatalf("%d records failed", failed.Load())
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rec/s")
+		})
+	}
+}
+
+// BenchmarkProduce100B: 100-byte records, 1 partition, 1 producer.
+func BenchmarkProduce100B(b *testing.B) { benchProduce(b, 100, 1, 1) }
+
+// BenchmarkProduce1KiB8P2: 1 KiB records, 8 partitions, 2 producers.
+func BenchmarkProduce1KiB8P2(b *testing.B) { benchProduce(b, 1024, 8, 2) }
+
+// BenchmarkConsume: one consumer reads 64 MiB of 1 KiB records from offset
+// 0 per iteration (the data is produced once, untimed).
+func BenchmarkConsume(b *testing.B) {
+	const (
+		recSize = 1024
+		total   = 64 << 20
+		n       = total / recSize
+	)
+	for _, peer := range benchPeers {
+		b.Run(peer.name, func(b *testing.B) {
+			const topic = "bench"
+			addr := peer.start(b, topic, 1)
+			cl := newClient(b, addr, kgo.DefaultProduceTopic(topic), kgo.ProducerBatchCompression(kgo.NoCompression()))
+			value := make([]byte, recSize)
+			var wg sync.WaitGroup
+			wg.Add(n)
+			for i := 0; i < n; i++ {
+				cl.Produce(context.Background(), &kgo.Record{Value: value}, func(_ *kgo.Record, err error) {
+					if err != nil {
+						panic(err)
+					}
+					wg.Done()
+				})
+			}
+			wg.Wait()
+			b.SetBytes(total)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				cons := newClient(b, addr, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+					kgo.FetchMaxBytes(50<<20), kgo.FetchMaxPartitionBytes(10<<20))
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				got := 0
+				for got < n {
+					fs := cons.PollFetches(ctx)
+					if ctx.Err() != nil {
+						b.Fatalf("consumed %d of %d", got, n)
+					}
+					if errs := fs.Errors(); len(errs) > 0 {
+						b.Fatal(fmt.Sprint(errs))
+					}
+					got += fs.NumRecords()
+				}
+				cancel()
+				cons.Close()
+			}
+		})
+	}
+}
