@@ -40,7 +40,7 @@ func (b *Broker) coord() *coordinator {
 	return c
 }
 
-func (b *Broker) handleJoinGroup(_ context.Context, req *protocol.Request) protocol.Reply {
+func (b *Broker) handleJoinGroup(ctx context.Context, req *protocol.Request) protocol.Reply {
 	r := req.Body.(*kmsg.JoinGroupRequest)
 	errResp := func(code int16, memberID string) protocol.Reply {
 		resp := r.ResponseKind().(*kmsg.JoinGroupResponse)
@@ -140,7 +140,7 @@ func (b *Broker) handleJoinGroup(_ context.Context, req *protocol.Request) proto
 			g.armSession(m)
 			return protocol.Reply{Response: resp}
 		}
-		reply := g.parkJoin(m, r)
+		reply := g.parkJoin(ctx, req, m, r)
 		if g.state == statePreparingRebalance {
 			g.maybeCompleteJoin()
 		} else {
@@ -171,7 +171,7 @@ func (b *Broker) handleJoinGroup(_ context.Context, req *protocol.Request) proto
 			id = newMemberID(instanceID) // Kafka: static ids start with the instance id
 		}
 		m = &member{id: id, instanceID: instanceID}
-		return g.addMember(m, r, clientID, host, session, rebalance)
+		return g.addMember(ctx, req, m, r, clientID, host, session, rebalance)
 
 	default:
 		if g.fenced(r.InstanceID, r.MemberID) {
@@ -185,7 +185,7 @@ func (b *Broker) handleJoinGroup(_ context.Context, req *protocol.Request) proto
 				return errResp(kerr.InconsistentGroupProtocol.Code, r.MemberID)
 			}
 			m = &member{id: r.MemberID, instanceID: instanceID}
-			return g.addMember(m, r, clientID, host, session, rebalance)
+			return g.addMember(ctx, req, m, r, clientID, host, session, rebalance)
 		}
 		m = g.members[r.MemberID]
 		if m == nil {
@@ -209,12 +209,12 @@ func (b *Broker) handleJoinGroup(_ context.Context, req *protocol.Request) proto
 				return protocol.Reply{Response: resp}
 			}
 			m.protocols = r.Protocols
-			reply := g.parkJoin(m, r)
+			reply := g.parkJoin(ctx, req, m, r)
 			g.prepareRebalance()
 			return reply
 		case statePreparingRebalance:
 			m.protocols = r.Protocols
-			reply := g.parkJoin(m, r)
+			reply := g.parkJoin(ctx, req, m, r)
 			g.maybeCompleteJoin()
 			return reply
 		default: // Empty: a known member id cannot exist here
@@ -225,7 +225,7 @@ func (b *Broker) handleJoinGroup(_ context.Context, req *protocol.Request) proto
 
 // addMember adds a new member and triggers (or joins) a rebalance.
 // REQUIRES g.mu.
-func (g *group) addMember(m *member, r *kmsg.JoinGroupRequest, clientID, host string, session, rebalance time.Duration) protocol.Reply {
+func (g *group) addMember(ctx context.Context, req *protocol.Request, m *member, r *kmsg.JoinGroupRequest, clientID, host string, session, rebalance time.Duration) protocol.Reply {
 	m.clientID, m.host, m.session, m.rebalance = clientID, host, session, rebalance
 	m.protocolType, m.protocols = r.ProtocolType, r.Protocols
 	if len(g.members) == 0 {
@@ -235,7 +235,7 @@ func (g *group) addMember(m *member, r *kmsg.JoinGroupRequest, clientID, host st
 	if m.instanceID != "" {
 		g.static[m.instanceID] = m.id
 	}
-	reply := g.parkJoin(m, r)
+	reply := g.parkJoin(ctx, req, m, r)
 	switch g.state {
 	case stateEmpty, stateStable, stateCompletingRebalance:
 		g.prepareRebalance()
@@ -252,7 +252,7 @@ func (g *group) addMember(m *member, r *kmsg.JoinGroupRequest, clientID, host st
 
 // parkJoin registers m as waiting in JoinGroup and returns a Reply whose
 // Wait delivers the response when the join phase completes. REQUIRES g.mu.
-func (g *group) parkJoin(m *member, r *kmsg.JoinGroupRequest) protocol.Reply {
+func (g *group) parkJoin(ctx context.Context, req *protocol.Request, m *member, r *kmsg.JoinGroupRequest) protocol.Reply {
 	g.answerJoinErr(m, kerr.UnknownMemberID.Code) // a duplicate join replaces the old one
 	ch := make(chan *kmsg.JoinGroupResponse, 1)
 	m.joinCh = ch
@@ -261,8 +261,35 @@ func (g *group) parkJoin(m *member, r *kmsg.JoinGroupRequest) protocol.Reply {
 		m.expiry.Stop()
 	}
 	return protocol.Reply{Wait: func() (kmsg.Response, error) {
-		resp := <-ch
+		resp, err := awaitGroup(ctx, req, ch, func() *kmsg.JoinGroupResponse {
+			resp := r.ResponseKind().(*kmsg.JoinGroupResponse)
+			resp.ErrorCode, resp.Generation, resp.MemberID = kerr.NotCoordinator.Code, -1, m.id
+			return resp
+		})
+		if err != nil {
+			return nil, err
+		}
 		resp.Version = r.Version
 		return resp, nil
 	}}
+}
+
+// awaitGroup waits for a parked JoinGroup/SyncGroup answer. If the
+// connection goes away the writer stops waiting (the member stays parked,
+// as in Kafka, until the round completes); on a graceful shutdown the
+// client is told NOT_COORDINATOR so it looks for the coordinator again.
+func awaitGroup[T any](ctx context.Context, req *protocol.Request, ch <-chan T, onDrain func() T) (T, error) {
+	var draining <-chan struct{}
+	if req.Conn != nil {
+		draining = req.Conn.Draining()
+	}
+	select {
+	case v := <-ch:
+		return v, nil
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	case <-draining:
+		return onDrain(), nil
+	}
 }

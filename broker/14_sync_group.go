@@ -19,7 +19,7 @@ import (
 	"github.com/minikafka/minikafka/protocol"
 )
 
-func (b *Broker) handleSyncGroup(_ context.Context, req *protocol.Request) protocol.Reply {
+func (b *Broker) handleSyncGroup(ctx context.Context, req *protocol.Request) protocol.Reply {
 	r := req.Body.(*kmsg.SyncGroupRequest)
 	errResp := func(code int16) protocol.Reply {
 		resp := r.ResponseKind().(*kmsg.SyncGroupResponse)
@@ -79,7 +79,17 @@ func (b *Broker) handleSyncGroup(_ context.Context, req *protocol.Request) proto
 				g.armSession(mm)
 			}
 		}
-		return protocol.Reply{Wait: func() (kmsg.Response, error) { return <-ch, nil }}
+		return protocol.Reply{Wait: func() (kmsg.Response, error) {
+			resp, err := awaitGroup(ctx, req, ch, func() *kmsg.SyncGroupResponse {
+				resp := r.ResponseKind().(*kmsg.SyncGroupResponse)
+				resp.ErrorCode = kerr.NotCoordinator.Code
+				return resp
+			})
+			if err != nil {
+				return nil, err
+			}
+			return resp, nil
+		}}
 	}
 	return errResp(kerr.UnknownMemberID.Code)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,9 +28,13 @@ type groupBroker struct {
 	done chan struct{}
 }
 
-func startGroupBroker(t testing.TB, dir string, sync logstore.SyncMode) *groupBroker {
+func startGroupBroker(t testing.TB, dir string, sync logstore.SyncMode, mods ...func(*Config)) *groupBroker {
 	t.Helper()
-	b, err := New(Config{DataDir: dir, Sync: logstore.SyncPolicy{Mode: sync}, DefaultPartitions: 1})
+	cfg := Config{DataDir: dir, Sync: logstore.SyncPolicy{Mode: sync}, DefaultPartitions: 1}
+	for _, m := range mods {
+		m(&cfg)
+	}
+	b, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -377,4 +382,183 @@ func TestOffsetAPIs(t *testing.T) {
 	if got := gb.b.coord().store.GroupOffsets("g2"); len(got) != 0 {
 		t.Fatalf("offsets of deleted topic kept: %v", got)
 	}
+}
+
+// TestInitialRebalanceDelay: with group.initial.rebalance.delay.ms, members
+// joining an empty group within the delay form one generation, and the
+// first answer comes no sooner than the delay.
+func TestInitialRebalanceDelay(t *testing.T) {
+	const delay = 300 * time.Millisecond
+	gb := startGroupBroker(t, t.TempDir(), logstore.SyncNever, func(c *Config) { c.GroupInitialRebalanceDelay = delay })
+	type res struct {
+		resp *kmsg.JoinGroupResponse
+		at   time.Duration
+	}
+	start := time.Now()
+	out := make(chan res, 3)
+	for range 3 {
+		cl := gb.client(t)
+		go func() {
+			first := request[*kmsg.JoinGroupResponse](t, cl, joinReq("g", "", 9))
+			r := request[*kmsg.JoinGroupResponse](t, cl, joinReq("g", first.MemberID, 9))
+			out <- res{r, time.Since(start)}
+		}()
+	}
+	for range 3 {
+		r := <-out
+		wantCode(t, "join", r.resp.ErrorCode, nil)
+		if r.resp.Generation != 1 {
+			t.Fatalf("generation %d: members did not form one generation", r.resp.Generation)
+		}
+		if r.at < delay {
+			t.Fatalf("join answered after %v, before the %v initial delay", r.at, delay)
+		}
+	}
+}
+
+// TestStaticMemberFencing: a static member that rejoins under a new member
+// id fences the old id, and leaving by instance id works.
+func TestStaticMemberFencing(t *testing.T) {
+	gb := startGroupBroker(t, t.TempDir(), logstore.SyncNever)
+	cl := gb.client(t)
+	join := func(member string) *kmsg.JoinGroupResponse {
+		r := joinReq("g", member, 9)
+		iid := "instance-1"
+		r.InstanceID = &iid
+		return request[*kmsg.JoinGroupResponse](t, cl, r)
+	}
+	j1 := join("")
+	wantCode(t, "static join", j1.ErrorCode, nil) // static members skip MEMBER_ID_REQUIRED
+	sr := kmsg.NewPtrSyncGroupRequest()
+	sr.Group, sr.MemberID, sr.Generation = "g", j1.MemberID, j1.Generation
+	iid := "instance-1"
+	sr.InstanceID = &iid
+	sr.GroupAssignment = []kmsg.SyncGroupRequestGroupAssignment{{MemberID: j1.MemberID, MemberAssignment: []byte("a")}}
+	wantCode(t, "sync", request[*kmsg.SyncGroupResponse](t, cl, sr).ErrorCode, nil)
+
+	j2 := join("") // the same instance restarting
+	wantCode(t, "static rejoin", j2.ErrorCode, nil)
+	if j2.MemberID == j1.MemberID || j2.Generation != j1.Generation {
+		t.Fatalf("rejoin: member %s gen %d (was %s gen %d)", j2.MemberID, j2.Generation, j1.MemberID, j1.Generation)
+	}
+	hb := kmsg.NewPtrHeartbeatRequest()
+	hb.Group, hb.MemberID, hb.Generation, hb.InstanceID = "g", j1.MemberID, j1.Generation, &iid
+	wantCode(t, "old member heartbeat", request[*kmsg.HeartbeatResponse](t, cl, hb).ErrorCode, kerr.FencedInstanceID)
+	sr.MemberID = j2.MemberID
+	sresp := request[*kmsg.SyncGroupResponse](t, cl, sr)
+	if sresp.ErrorCode != 0 || string(sresp.MemberAssignment) != "a" {
+		t.Fatalf("restarted member's sync: %v %q", kerr.ErrorForCode(sresp.ErrorCode), sresp.MemberAssignment)
+	}
+
+	lr := kmsg.NewPtrLeaveGroupRequest()
+	lr.Group = "g"
+	lr.Members = []kmsg.LeaveGroupRequestMember{{InstanceID: &iid}}
+	if m := request[*kmsg.LeaveGroupResponse](t, cl, lr).Members; len(m) != 1 || m[0].ErrorCode != 0 {
+		t.Fatalf("leave by instance id: %+v", m)
+	}
+}
+
+// TestOffsetsExpireForEmptyGroups: offsets of a group without members
+// expire after the retention, counted from when the group became empty;
+// a live group keeps them.
+func TestOffsetsExpireForEmptyGroups(t *testing.T) {
+	var now atomic.Int64
+	now.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli())
+	clock := func() time.Time { return time.UnixMilli(now.Load()) }
+	gb := startGroupBroker(t, t.TempDir(), logstore.SyncNever, func(c *Config) { c.Now = clock })
+	gb.createTopic(t, "t", 1)
+	cl := gb.client(t)
+	c := gb.b.coord()
+	c.retention = time.Hour
+
+	commit := func(group, member string, gen int32) {
+		r := kmsg.NewPtrOffsetCommitRequest()
+		r.Group, r.MemberID, r.Generation = group, member, gen
+		tt := kmsg.NewOffsetCommitRequestTopic()
+		tt.Topic = "t"
+		p := kmsg.NewOffsetCommitRequestTopicPartition()
+		p.Offset = 5
+		tt.Partitions = append(tt.Partitions, p)
+		r.Topics = append(r.Topics, tt)
+		wantCode(t, "commit "+group, request[*kmsg.OffsetCommitResponse](t, cl, r).Topics[0].Partitions[0].ErrorCode, nil)
+	}
+	commit("simple", "", -1)
+	first := request[*kmsg.JoinGroupResponse](t, cl, joinReq("live", "", 9))
+	jr := request[*kmsg.JoinGroupResponse](t, cl, joinReq("live", first.MemberID, 9))
+	sr := kmsg.NewPtrSyncGroupRequest()
+	sr.Group, sr.MemberID, sr.Generation = "live", jr.MemberID, jr.Generation
+	request[*kmsg.SyncGroupResponse](t, cl, sr)
+	commit("live", jr.MemberID, jr.Generation)
+
+	now.Add((2 * time.Hour).Milliseconds())
+	c.expireOffsets()
+	if len(c.store.GroupOffsets("simple")) != 0 {
+		t.Fatal("empty group's offsets outlived the retention")
+	}
+	if len(c.store.GroupOffsets("live")) != 1 {
+		t.Fatal("a live group's offsets expired")
+	}
+	if c.get("simple") != nil {
+		t.Fatal("empty group without offsets not forgotten")
+	}
+}
+
+// TestShutdownAnswersParkedJoins: a graceful shutdown does not wait for a
+// rebalance; a JoinGroup parked in it is answered NOT_COORDINATOR.
+func TestShutdownAnswersParkedJoins(t *testing.T) {
+	gb := startGroupBroker(t, t.TempDir(), logstore.SyncNever)
+	cl := gb.client(t)
+	first := request[*kmsg.JoinGroupResponse](t, cl, joinReq("g", "", 9))
+	jr := request[*kmsg.JoinGroupResponse](t, cl, joinReq("g", first.MemberID, 9))
+	wantCode(t, "join", jr.ErrorCode, nil) // generation 1, leader; never syncs or rejoins
+
+	cl2 := gb.client(t)
+	second := request[*kmsg.JoinGroupResponse](t, cl2, joinReq("g", "", 9))
+	parked := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		resp, err := cl2.Request(ctx, joinReq("g", second.MemberID, 9))
+		if err == nil {
+			if code := resp.(*kmsg.JoinGroupResponse).ErrorCode; code != kerr.NotCoordinator.Code {
+				err = fmt.Errorf("parked join answered %v", kerr.ErrorForCode(code))
+			}
+		}
+		parked <- err
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		g := gb.b.coord().get("g")
+		g.mu.Lock()
+		st := g.state
+		g.mu.Unlock()
+		if st == statePreparingRebalance {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("second join never parked")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	start := time.Now()
+	gb.close()
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("shutdown took %v with a parked join", d)
+	}
+	// kgo may retry NOT_COORDINATOR against the closed broker; either way
+	// the request must not have been answered with anything else.
+	select {
+	case err := <-parked:
+		if err != nil && !isConnErr(err) {
+			t.Fatal(err)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("parked join not answered after shutdown")
+	}
+}
+
+func isConnErr(err error) bool {
+	var ne net.Error
+	var oe *net.OpError
+	return errors.As(err, &ne) || errors.As(err, &oe) || errors.Is(err, kerr.NotCoordinator)
 }

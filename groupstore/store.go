@@ -730,12 +730,18 @@ type GroupStatus struct {
 // and the moment its group became empty. It returns how many were removed.
 func (s *Store) Expire(now time.Time, retention time.Duration, status func(group string) GroupStatus) (int, error) {
 	nowMs := now.UnixMilli()
+	// status is called without s.mu held, so that callers may take their
+	// own locks in it (theirs come before ours in every lock order).
+	statuses := map[string]GroupStatus{}
+	for _, name := range s.Groups() {
+		statuses[name] = status(name)
+	}
 	s.mu.Lock()
 	var ops []op
 	for name, g := range s.groups {
-		st := status(name)
-		if st.Active {
-			continue
+		st, ok := statuses[name]
+		if !ok || st.Active {
+			continue // committed to since we asked: not expired
 		}
 		var parts []TopicPartition
 		for tp, o := range g {
