@@ -35,13 +35,51 @@ func TestCrashRandomPoints(t *testing.T) {
 func crashOnce(t *testing.T, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	mem := vfs.NewMem()
-	var fsys vfs.FS = mem
 	var fault *vfs.FailNth
 	ops := []vfs.Op{vfs.OpWrite, vfs.OpSync, vfs.OpSyncDir, vfs.OpRename}
 	if rng.IntN(3) > 0 {
 		fault = &vfs.FailNth{Op: ops[rng.IntN(len(ops))], N: 1 + rng.IntN(12), Tear: rng.IntN(300), Sticky: rng.IntN(2) == 0}
-		fsys = vfs.NewFaultFS(mem, fault)
 	}
+
+	var (
+		durableMu sync.Mutex
+		durable   = map[int64]Record{} // reported durable before the crash
+		crashOnce sync.Once
+		crashed   *vfs.MemFS
+		want      map[int64]Record
+		crashedCh = make(chan struct{})
+	)
+	// The crash: take what is on "disk" now, atomically with the set of
+	// records reported durable so far.
+	crash := func() {
+		crashOnce.Do(func() {
+			durableMu.Lock()
+			crashed = mem.CrashClone()
+			want = make(map[int64]Record, len(durable))
+			for k, v := range durable {
+				want[k] = v
+			}
+			durableMu.Unlock()
+			close(crashedCh)
+		})
+	}
+	// Half the runs crash just before the Nth filesystem operation (any
+	// kind: mid-segment, between fsync and rename, inside a marker
+	// write...), the others at a random moment.
+	crashAt := int64(0)
+	if rng.IntN(2) == 0 {
+		crashAt = 1 + rng.Int64N(400)
+	}
+	var opCount atomic.Int64
+	fsys := vfs.NewFaultFS(mem, vfs.InjectorFunc(func(op vfs.Op, path string, n int) (int, error) {
+		if opCount.Add(1) == crashAt {
+			crash()
+		}
+		if fault != nil {
+			return fault.Inject(op, path, n)
+		}
+		return n, nil
+	}))
 	codec := Codec(rng.IntN(2))
 	var cipher Cipher
 	if rng.IntN(2) == 0 {
@@ -55,9 +93,7 @@ func crashOnce(t *testing.T, seed uint64) {
 	}
 
 	var (
-		durableMu sync.Mutex
-		durable   = map[int64]Record{} // reported durable before the crash
-		ackIssued atomic.Int64         // highest sequence passed to DeleteAcked
+		ackIssued atomic.Int64 // highest sequence passed to DeleteAcked
 		stop      atomic.Bool
 		wg        sync.WaitGroup
 	)
@@ -110,16 +146,15 @@ func crashOnce(t *testing.T, seed uint64) {
 		}
 	})
 
-	time.Sleep(time.Duration(rng.IntN(15000)) * time.Microsecond)
-	// The crash: take what is on "disk" now, atomically with the set of
-	// records reported durable so far.
-	durableMu.Lock()
-	crashed := mem.CrashClone()
-	want := make(map[int64]Record, len(durable))
-	for k, v := range durable {
-		want[k] = v
+	if crashAt > 0 {
+		select { // if the workload stalls (a sticky fault) before op N, crash anyway
+		case <-crashedCh:
+		case <-time.After(100 * time.Millisecond):
+		}
+	} else {
+		time.Sleep(time.Duration(rng.IntN(15000)) * time.Microsecond)
 	}
-	durableMu.Unlock()
+	crash()
 	acked := ackIssued.Load()
 	stop.Store(true)
 	wg.Wait()
@@ -164,8 +199,8 @@ func crashOnce(t *testing.T, seed uint64) {
 	if lost > 0 {
 		t.Fatalf("%d of %d durable records lost (fault %+v)", lost, len(want), fault)
 	}
-	t.Logf("durable %d, recovered %d records, head %d, next %d, removed tmp %d, removed acked %d, fault %v",
-		len(want), len(got), rep.Head, rep.NextSeq, len(rep.RemovedTmp), len(rep.RemovedAcked), fault != nil && fault.Fired())
+	t.Logf("crash at op %d of %d; durable %d, recovered %d records, head %d, next %d, removed tmp %d, removed acked %d, fault %v",
+		crashAt, opCount.Load(), len(want), len(got), rep.Head, rep.NextSeq, len(rep.RemovedTmp), len(rep.RemovedAcked), fault != nil && fault.Fired())
 	// The recovered spool keeps working.
 	seq, err := s2.Append([]byte("after"))
 	if err != nil || seq != rep.NextSeq {
