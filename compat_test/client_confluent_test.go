@@ -20,7 +20,7 @@ func newConfluentClient(t *testing.T, addrs []string) (client, caps) {
 	_, lib := kafka.LibraryVersion()
 	return c, caps{
 		codecs: allCodecs, timestamps: true, idempotent: true, nonIdempotent: true,
-		consumeNoGroup: true, reportsOffsets: true, groups: true,
+		consumeNoGroup: true, reportsOffsets: true, groups: true, txn: true,
 		admin: c, adminOps: []string{"topics", "partitions", "configs", "delete-records", "groups"},
 		version: modVersion("github.com/confluentinc/confluent-kafka-go/v2") + " (librdkafka " + lib + ")",
 	}
@@ -102,7 +102,7 @@ func (c *confluentClient) consume(t *testing.T, topic string, parts int32, want 
 		return nil, err
 	}
 	var out []rec
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for len(out) < want {
 		if time.Now().After(deadline) {
 			return out, fmt.Errorf("got %d of %d records before timeout", len(out), want)

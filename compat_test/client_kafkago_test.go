@@ -105,7 +105,7 @@ func (c *kafkaGoClient) produce(t *testing.T, topic string, recs []rec, o produc
 }
 
 func (c *kafkaGoClient) consume(t *testing.T, topic string, parts int32, want int) ([]rec, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var out []rec
 	// One reader per partition (a Reader without GroupID reads one partition).

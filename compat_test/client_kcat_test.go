@@ -47,7 +47,7 @@ func (c *kcatClient) run(t *testing.T, stdin []byte, args ...string) ([]byte, er
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, c.bin, append([]string{"-b", strings.Join(c.addrs, ","), "-m", "10"}, args...)...)
+	cmd := exec.CommandContext(ctx, c.bin, append([]string{"-b", strings.Join(c.addrs, ","), "-m", "20"}, args...)...)
 	cmd.Stdin = bytes.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

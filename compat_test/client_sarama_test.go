@@ -126,7 +126,7 @@ func (c *saramaClient) consume(t *testing.T, topic string, parts int32, want int
 		}()
 	}
 	var out []rec
-	timeout := time.After(15 * time.Second)
+	timeout := time.After(30 * time.Second)
 	for len(out) < want {
 		select {
 		case m := <-msgs:

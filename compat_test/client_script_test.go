@@ -77,7 +77,7 @@ func newScriptClient(t *testing.T, addrs []string, interp, script string) *scrip
 
 func (c *scriptClient) call(t *testing.T, op, topic string, in, out any) error {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	body, err := json.Marshal(in)
 	if err != nil {

@@ -85,7 +85,7 @@ def consume(bootstrap, topic, args):
     c = consumer(bootstrap)
     c.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(args["partitions"])])
     out = []
-    deadline = time.time() + 15
+    deadline = time.time() + 30
     while len(out) < args["count"] and time.time() < deadline:
         msg = c.poll(0.5)
         if msg is None:

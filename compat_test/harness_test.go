@@ -91,6 +91,7 @@ type caps struct {
 	nonIdempotent  bool // offers a plain (non-idempotent) producer
 	consumeNoGroup bool // can consume without joining a group
 	groups         bool // consumes as a group member (groupConsumer)
+	txn            bool // transactional producer (txnProducer, compattxn tag)
 	autoCreate     bool // topic creation by producing is the client's way
 	reportsOffsets bool // producer reports each record's offset
 	admin          admin
@@ -261,7 +262,7 @@ func refConsume(t *testing.T, addrs []string, topic string, parts int32, want in
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var out []rec
 	for len(out) < want {

@@ -73,7 +73,7 @@ def consume(bootstrap, topic, args):
     tps = [TopicPartition(topic, p) for p in range(args["partitions"])]
     c.assign(tps)
     c.seek_to_beginning(*tps)
-    out = poll_until(c, args["count"], 15)
+    out = poll_until(c, args["count"], 30)
     c.close()
     return {"records": out}
 

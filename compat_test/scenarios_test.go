@@ -299,10 +299,10 @@ func toKgo(topic string, r rec) *kgo.Record {
 }
 
 // waitFor polls cond (metadata propagation is asynchronous in Kafka, so
-// clients are allowed a moment) for up to 10 s.
+// clients are allowed a moment) for up to 20 s.
 func waitFor(t *testing.T, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(20 * time.Second)
 	for {
 		ok, detail := cond()
 		if ok {

@@ -1,0 +1,153 @@
+//go:build compattxn
+
+package compat_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Transaction scenarios: behind the compattxn tag until transactions land
+// (go test -tags compattxn ./compat_test).
+
+// txnProducer runs one transaction of recs per element of txns, committing
+// or aborting each as commit[i] says.
+type txnProducer interface {
+	produceTxns(t *testing.T, topic string, txns [][]rec, commit []bool) error
+}
+
+func init() {
+	scenarios = append(scenarios, scenario{"txn/commit-abort+isolation", func(c caps) bool { return c.txn }, scenarioTxn})
+}
+
+func scenarioTxn(t *testing.T, e *env) {
+	tp, ok := e.cl.(txnProducer)
+	if !ok {
+		t.Fatalf("%s: caps.txn set but no produceTxns", e.name)
+	}
+	topic := e.topic("txn")
+	makeTopic(t, e, topic, 1)
+	mk := func(tag string, n int) []rec {
+		rs := testRecords(tag, 1, n, 0, false)
+		for i := range rs {
+			rs[i].O = -1 // control records take offsets; order is what counts
+		}
+		return rs
+	}
+	a, b, c := mk("t1", 3), mk("t2", 3), mk("t3", 2)
+	if err := tp.produceTxns(t, topic, [][]rec{a, b, c}, []bool{true, false, true}); err != nil {
+		t.Fatalf("%s transactions: %v", e.name, err)
+	}
+	committed := append(append([]rec(nil), a...), c...)
+	all := append(append(append([]rec(nil), a...), b...), c...)
+	verifyRecords(t, "kgo read_committed", committed, isolatedConsume(t, e.addrs, topic, true, len(committed)))
+	verifyRecords(t, "kgo read_uncommitted", all, isolatedConsume(t, e.addrs, topic, false, len(all)))
+}
+
+// isolatedConsume reads partition 0 to its end with kgo at an isolation level.
+func isolatedConsume(t *testing.T, addrs []string, topic string, committed bool, want int) []rec {
+	iso := kgo.ReadUncommitted()
+	if committed {
+		iso = kgo.ReadCommitted()
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.FetchIsolationLevel(iso),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var out []rec
+	for len(out) < want {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			break
+		}
+		fs.EachRecord(func(r *kgo.Record) { out = append(out, fromKgo(r)) })
+	}
+	// Nothing more must arrive (an aborted record leaking into read_committed).
+	short, cancel2 := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel2()
+	cl.PollFetches(short).EachRecord(func(r *kgo.Record) { out = append(out, fromKgo(r)) })
+	for i := range out {
+		out[i].O = -1
+	}
+	return out
+}
+
+func (c *kgoClient) produceTxns(t *testing.T, topic string, txns [][]rec, commit []bool) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.addrs...), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.TransactionalID(topic+"-txid"))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx := ctxT(t)
+	for i, recs := range txns {
+		if err := cl.BeginTransaction(); err != nil {
+			return err
+		}
+		for _, r := range recs {
+			if err := cl.ProduceSync(ctx, toKgo(topic, r)).FirstErr(); err != nil {
+				return err
+			}
+		}
+		if err := cl.EndTransaction(ctx, kgo.TransactionEndTry(commit[i])); err != nil {
+			return fmt.Errorf("end transaction %d (commit=%v): %w", i, commit[i], err)
+		}
+	}
+	return nil
+}
+
+func (c *confluentClient) produceTxns(t *testing.T, topic string, txns [][]rec, commit []bool) error {
+	p, err := kafka.NewProducer(c.conf(kafka.ConfigMap{"transactional.id": topic + "-txid"}))
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	ctx := ctxT(t)
+	if err := p.InitTransactions(ctx); err != nil {
+		return err
+	}
+	for i, recs := range txns {
+		if err := p.BeginTransaction(); err != nil {
+			return err
+		}
+		dr := make(chan kafka.Event, len(recs))
+		for _, r := range recs {
+			m := &kafka.Message{TopicPartition: kafka.TopicPartition{Topic: &topic, Partition: r.P}}
+			if r.K != nil {
+				m.Key = []byte(*r.K)
+			}
+			if r.V != nil {
+				m.Value = []byte(*r.V)
+			}
+			for _, h := range r.H {
+				m.Headers = append(m.Headers, kafka.Header{Key: h.K, Value: []byte(h.V)})
+			}
+			if err := p.Produce(m, dr); err != nil {
+				return err
+			}
+		}
+		for range recs {
+			if m := (<-dr).(*kafka.Message); m.TopicPartition.Error != nil {
+				return m.TopicPartition.Error
+			}
+		}
+		if commit[i] {
+			err = p.CommitTransaction(ctx)
+		} else {
+			err = p.AbortTransaction(ctx)
+		}
+		if err != nil {
+			return fmt.Errorf("end transaction %d (commit=%v): %w", i, commit[i], err)
+		}
+	}
+	return nil
+}
