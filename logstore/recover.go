@@ -89,7 +89,15 @@ func (l *Log) segmentsOrNil() []*segment {
 
 func (l *Log) recover(rep *RecoveryReport, verifyAll bool) error {
 	fsys := l.fs
-	if err := fsys.MkdirAll(l.dir, 0o755); err != nil {
+	if _, err := fsys.Stat(l.dir); errors.Is(err, fs.ErrNotExist) {
+		// A new partition: its directory entry must be durable too.
+		if err := fsys.MkdirAll(l.dir, 0o755); err != nil {
+			return err
+		}
+		if err := fsys.SyncDir(filepath.Dir(l.dir)); err != nil {
+			return err
+		}
+	} else if err != nil {
 		return err
 	}
 	names, err := fsys.ReadDir(l.dir)
