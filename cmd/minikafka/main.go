@@ -163,7 +163,9 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 	defer stop()
 	b, err := minikafka.Start(ctx, opts...)
 	if err != nil {
-		if errors.Is(err, syscall.EADDRINUSE) {
+		if ctx.Err() != nil {
+			fmt.Fprintln(stderr, "minikafka: interrupted while starting")
+		} else if errors.Is(err, syscall.EADDRINUSE) {
 			fmt.Fprintf(stderr, "minikafka: cannot listen on %s: the address is already in use (another broker running? choose another with -listen)\n", s.listen)
 		} else {
 			fmt.Fprintf(stderr, "%v\n", err)
