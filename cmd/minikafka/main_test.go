@@ -21,6 +21,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minikafka/minikafka"
 )
 
 var (
@@ -527,4 +529,55 @@ func BenchmarkBinaryStartToFirstAnswer(b *testing.B) {
 	b.ReportMetric(float64(cpu)/n/1e6, "CPU-ms")
 	b.ReportMetric(float64(baseCPU)/n/1e6, "baseline-CPU-ms")
 	b.ReportMetric(float64(rss)/1024, "idle-RSS-MiB")
+}
+
+// run in-process: a context cancelled during startup gives a plain
+// message and exit 1; a normal start reports its address and stops on
+// cancellation with exit 0.
+func TestRunInProcess(t *testing.T) {
+	none := func(string) (string, bool) { return "", false }
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var stdout, stderr bytes.Buffer
+	if code := run(ctx, []string{"-in-memory", "-listen", "127.0.0.1:0"}, none, &stdout, &stderr, nil); code != 1 {
+		t.Fatalf("exit %d, stderr %s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "interrupted while starting") {
+		t.Fatalf("stderr: %s", stderr.String())
+	}
+
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	started := make(chan *minikafka.Broker, 1)
+	done := make(chan int, 1)
+	var out syncBuffer
+	go func() {
+		done <- run(ctx, []string{"-in-memory", "-listen", "127.0.0.1:0", "-log-level", "error"}, none, &out, io.Discard, started)
+	}()
+	b := <-started
+	answerApiVersions(t, b.Addr(), 5*time.Second)
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if s := out.String(); !strings.Contains(s, "listening on "+b.ListenAddr().String()) || !strings.Contains(s, "minikafka stopped") {
+		t.Fatalf("stdout: %s", s)
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
