@@ -27,6 +27,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -136,18 +137,37 @@ func (b *Broker) handleProduce(ctx context.Context, req *protocol.Request) proto
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
-	return protocol.Reply{Wait: func() (kmsg.Response, error) {
+	// Start waiting for durability now rather than when the writer gets
+	// to this reply, so this request's fsyncs overlap the ones of the
+	// requests ahead of it; partitions (separate files) sync in parallel.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
 		wctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
-		for _, w := range waits {
-			if err := w.log.WaitDurable(wctx, w.end); err != nil {
-				w.rp.ErrorCode = errCode(err)
-				w.rp.BaseOffset = -1
-				if req.Version >= 8 {
-					w.rp.ErrorMessage = errMessage(err)
+		var wg sync.WaitGroup
+		for i := range waits {
+			w := &waits[i]
+			wait := func() {
+				if err := w.log.WaitDurable(wctx, w.end); err != nil {
+					w.rp.ErrorCode = errCode(err)
+					w.rp.BaseOffset = -1
+					if req.Version >= 8 {
+						w.rp.ErrorMessage = errMessage(err)
+					}
 				}
 			}
+			if i == len(waits)-1 {
+				wait()
+				break
+			}
+			wg.Add(1)
+			go func() { defer wg.Done(); wait() }()
 		}
+		wg.Wait()
+	}()
+	return protocol.Reply{Wait: func() (kmsg.Response, error) {
+		<-done
 		return resp, nil
 	}}
 }

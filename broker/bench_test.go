@@ -29,27 +29,45 @@ type benchPeer struct {
 	start func(b *testing.B, topic string, parts int32) string // returns the seed address
 }
 
-var benchPeers = []benchPeer{
-	{"minikafka", func(b *testing.B, topic string, parts int32) string {
-		br := newTestBroker(b, func(c *Config) {
-			c.FS, c.DataDir = vfs.Default, b.TempDir()
-			c.Sync = logstore.SyncPolicy{Mode: logstore.SyncNever}
-		})
-		createTopic(b, br, topic, parts)
-		return listen(b, br)
-	}},
-	{"kfake", func(b *testing.B, topic string, parts int32) string {
-		c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(parts, topic))
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(c.Close)
-		return c.ListenAddrs()[0]
-	}},
+var benchPeers = peers(false)
+
+// peers returns minikafka on real files and in-memory kfake, or with
+// fsyncAlways minikafka under durability "always" and kfake persisting to
+// disk with SyncWrites (an fsync per batch).
+func peers(fsyncAlways bool) []benchPeer {
+	return []benchPeer{
+		{"minikafka", func(b *testing.B, topic string, parts int32) string {
+			br := newTestBroker(b, func(c *Config) {
+				c.FS, c.DataDir = vfs.Default, b.TempDir()
+				c.Sync = logstore.SyncPolicy{Mode: logstore.SyncNever}
+				if fsyncAlways {
+					c.Sync.Mode = logstore.SyncAlways
+				}
+			})
+			createTopic(b, br, topic, parts)
+			return listen(b, br)
+		}},
+		{"kfake", func(b *testing.B, topic string, parts int32) string {
+			opts := []kfake.Opt{kfake.NumBrokers(1), kfake.SeedTopics(parts, topic)}
+			if fsyncAlways {
+				opts = append(opts, kfake.DataDir(b.TempDir()), kfake.SyncWrites())
+			}
+			c, err := kfake.NewCluster(opts...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(c.Close)
+			return c.ListenAddrs()[0]
+		}},
+	}
 }
 
 func benchProduce(b *testing.B, recSize int, parts int32, producers int) {
-	for _, peer := range benchPeers {
+	benchProducePeers(b, benchPeers, recSize, parts, producers)
+}
+
+func benchProducePeers(b *testing.B, peers []benchPeer, recSize int, parts int32, producers int) {
+	for _, peer := range peers {
 		b.Run(peer.name, func(b *testing.B) {
 			const topic = "bench"
 			addr := peer.start(b, topic, parts)
@@ -99,6 +117,10 @@ func BenchmarkProduce100B(b *testing.B) { benchProduce(b, 100, 1, 1) }
 
 // BenchmarkProduce1KiB8P2: 1 KiB records, 8 partitions, 2 producers.
 func BenchmarkProduce1KiB8P2(b *testing.B) { benchProduce(b, 1024, 8, 2) }
+
+// BenchmarkProduce1KiB8P2Always: as above with durability "always" (acks=all
+// answered after fsync); kfake with SyncWrites.
+func BenchmarkProduce1KiB8P2Always(b *testing.B) { benchProducePeers(b, peers(true), 1024, 8, 2) }
 
 // BenchmarkConsume: one consumer reads 64 MiB of 1 KiB records from offset
 // 0 per iteration (the data is produced once, untimed).
