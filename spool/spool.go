@@ -339,11 +339,15 @@ func (s *Spool) newBatchLocked() *batch {
 	// Reuse a flushed batch's memory when it is big enough: fresh
 	// multi-megabyte buffers cost a page fault every 4 KiB on first touch,
 	// which at a million records a second is most of the append cost.
-	if k := len(s.free); k > 0 && cap(s.free[k-1].buf) >= bytes {
+	// A buffer much larger than needed is dropped instead, so that a spool
+	// whose load fell does not keep megabytes per batch alive.
+	for k := len(s.free); k > 0; k = len(s.free) {
 		f := s.free[k-1]
 		s.free = s.free[:k-1]
-		b.buf, b.seqs, b.offs = f.buf[:0], f.seqs[:0], f.offs[:0]
-		return b
+		if c := cap(f.buf); c >= bytes && c <= 2*bytes+(64<<10) {
+			b.buf, b.seqs, b.offs = f.buf[:0], f.seqs[:0], f.offs[:0]
+			return b
+		}
 	}
 	b.buf, b.seqs, b.offs = make([]byte, 0, bytes), make([]int64, 0, n), make([]uint32, 0, n)
 	return b
