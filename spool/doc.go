@@ -43,6 +43,16 @@
 // *FullError (errors.Is ErrFull) instead of exceeding it. Pressure() is used
 // bytes / MaxBytes in [0, 1]; the spool ships metrics, not policy.
 //
+// # Memory
+//
+// A busy spool holds at most: the open batch (BatchBytes plus one record),
+// sealed batches waiting for the disk (MaxBufferedBytes plus one batch), two
+// flushed batch buffers kept for reuse, the file buffers of the batches
+// being encoded (a little over BatchBytes each, up to 4), and one decoded
+// segment cached for sequential readers. At the defaults that is a few tens
+// of MiB; callers running many spools (one per partition) should lower
+// BatchBytes and MaxBufferedBytes. An idle spool drops its reusable buffers.
+//
 // # Durability
 //
 // Append returns once the record is in memory: it is readable, not durable.
