@@ -24,6 +24,9 @@ package broker
 // sending full fetches; an incremental fetch (epoch > 0) names a session we
 // never created: FETCH_SESSION_ID_NOT_FOUND, and the client starts over.
 //
+// Partitions without data carry an empty, not null, records field, as
+// Kafka's; librdkafka 2.0 fails on null.
+//
 // Version notes: v7 sessions, v9 CurrentLeaderEpoch (FENCED_LEADER_EPOCH /
 // UNKNOWN_LEADER_EPOCH against our single epoch 0), v11 rack and preferred
 // read replica (always -1), v12 flexible, v13 topic IDs (UNKNOWN_TOPIC_ID).
@@ -98,6 +101,9 @@ func (b *Broker) handleFetch(ctx context.Context, req *protocol.Request) protoco
 			sp := &st.Partitions[pi]
 			*sp = kmsg.NewFetchResponseTopicPartition()
 			sp.Partition = rp.Partition
+			// Kafka always sends a non-null (possibly empty) records
+			// field; librdkafka 2.0 trips on null.
+			sp.RecordBatches = []byte{}
 			var p *partition
 			switch {
 			case t == nil && req.Version >= 13:

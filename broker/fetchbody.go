@@ -101,7 +101,7 @@ func (fb *fetchBody) encode() {
 						b = binary.BigEndian.AppendUint32(b, uint32(len(p.RecordBatches)))
 					}
 					b = append(b, p.RecordBatches...)
-				case flex:
+				case flex: // null, which handleFetch never leaves
 					b = append(b, 0)
 				default:
 					b = binary.BigEndian.AppendUint32(b, 0xffffffff)
