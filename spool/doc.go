@@ -51,7 +51,8 @@
 // being encoded (a little over BatchBytes each, up to 4), and one decoded
 // segment cached for sequential readers. At the defaults that is a few tens
 // of MiB; callers running many spools (one per partition) should lower
-// BatchBytes and MaxBufferedBytes. An idle spool drops its reusable buffers.
+// BatchBytes and MaxBufferedBytes. An idle spool drops its reusable and file
+// buffers.
 //
 // # Durability
 //

@@ -65,7 +65,15 @@ func (s *Spool) encodeLoop() {
 			return
 		}
 		if s.open == nil && len(s.sealed) == 0 {
-			s.free = nil // idle: do not hold batch buffers
+			// Idle: do not hold batch or file buffers.
+			s.free = nil
+			for range len(s.bufs) {
+				select {
+				case <-s.bufs: // exchanged for nil; never blocks, there is room
+					s.bufs <- nil
+				default:
+				}
+			}
 		}
 		var deadline <-chan time.Time
 		if s.open != nil && s.opts.FlushInterval > 0 && s.err == nil {
