@@ -69,6 +69,9 @@ func parseRequest(frame []byte) (header, kmsg.Request, error) {
 	if req == nil {
 		return h, nil, fmt.Errorf("%w %d", ErrUnknownAPIKey, h.key)
 	}
+	if h.key != apiVersionsKey && (h.version < 0 || h.version > req.MaxVersion()) {
+		return h, nil, fmt.Errorf("%w: key %d version %d", ErrUnknownVersion, h.key, h.version)
+	}
 	hv := requestHeaderVersion(h.key, h.version, req)
 	if hv >= 1 {
 		if len(b) < 2 {
@@ -109,9 +112,6 @@ func parseRequest(frame []byte) (header, kmsg.Request, error) {
 		return h, av, nil
 	}
 
-	if h.version < 0 || h.version > req.MaxVersion() {
-		return h, nil, fmt.Errorf("%w: key %d version %d", ErrUnknownVersion, h.key, h.version)
-	}
 	req.SetVersion(h.version)
 	if err := req.ReadFrom(b); err != nil {
 		return h, nil, fmt.Errorf("%w: key %d version %d: %v", ErrBadBody, h.key, h.version, err)
