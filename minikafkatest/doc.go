@@ -1,0 +1,20 @@
+// Package minikafkatest gives each test its own minikafka broker.
+//
+//	func TestOrders(t *testing.T) {
+//		b := minikafkatest.New(t, minikafka.WithTopic("orders", 3))
+//		cl := minikafkatest.Client(t, b)
+//		...
+//	}
+//
+// New starts a broker on 127.0.0.1 with a free port and a data dir under
+// t.TempDir(), with the group initial rebalance delay at 0 (so consumer
+// groups form at once) and durability "never" (fsync costs time and the
+// temp dir does not outlive the test anyway); options given to New override
+// these defaults. The broker is closed in t.Cleanup, and a Close error fails
+// the test. Clients from Client are closed before their broker.
+//
+// NewCrashable keeps the broker's data in an in-memory filesystem that
+// models power loss; its Crash method cuts the data back to what was
+// fsynced and restarts the broker on the same port, for tests of what
+// acknowledged writes survive.
+package minikafkatest
