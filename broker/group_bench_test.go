@@ -86,13 +86,22 @@ func BenchmarkOffsetCommitLatency(b *testing.B) {
 }
 
 // BenchmarkRebalance10x100 starts 10 kgo group members over 100 partitions
-// (initial rebalance delay 0, cooperative-sticky, 100 ms heartbeats) and
+// (initial rebalance delay 0, 100 ms heartbeats) and
 // measures the time until every partition is assigned and every member
 // holds some. Members that start later join a group that already
 // rebalanced, and the earlier ones learn of it from a heartbeat, so the
 // heartbeat interval dominates; BenchmarkRebalanceProtocol10x100 measures
 // the coordinator alone.
 func BenchmarkRebalance10x100(b *testing.B) {
+	for _, bal := range []struct {
+		name string
+		b    kgo.GroupBalancer
+	}{{"cooperative-sticky", kgo.CooperativeStickyBalancer()}, {"range", kgo.RangeBalancer()}} {
+		b.Run(bal.name, func(b *testing.B) { benchRebalance(b, bal.b) })
+	}
+}
+
+func benchRebalance(b *testing.B, balancer kgo.GroupBalancer) {
 	const members, parts = 10, 100
 	gb := startGroupBroker(b, b.TempDir(), logstore.SyncNever)
 	gb.createTopic(b, "t", parts)
@@ -110,7 +119,7 @@ func BenchmarkRebalance10x100(b *testing.B) {
 		start := time.Now()
 		for m := range members {
 			cl, err := kgo.NewClient(kgo.SeedBrokers(gb.addr), kgo.ConsumerGroup(group), kgo.ConsumeTopics("t"),
-				kgo.Balancers(kgo.CooperativeStickyBalancer()), kgo.HeartbeatInterval(100*time.Millisecond),
+				kgo.Balancers(balancer), kgo.HeartbeatInterval(100*time.Millisecond),
 				kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, a map[string][]int32) {
 					mu.Lock()
 					for _, p := range a["t"] {
