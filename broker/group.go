@@ -168,6 +168,9 @@ func (c *coordinator) Close() error {
 				if m.expiry != nil {
 					m.expiry.Stop()
 				}
+				if m.revokeBy != nil {
+					m.revokeBy.Stop()
+				}
 			}
 		}
 		g.state = stateDead

@@ -14,9 +14,9 @@ package broker
 //
 // The group epoch moves when a member joins, leaves or expires, changes
 // its subscription, or a subscribed topic's partition count changes.
-// Members expire after consumerSession without a heartbeat. The rebalance
-// timeout is not enforced: a member that never revokes keeps its partitions
-// until its session expires.
+// Members expire after consumerSession without a heartbeat; a member that
+// does not give up revoked partitions within its rebalance timeout is
+// removed too.
 //
 // State lives in the *group (under group.mu) as g.cg; a group is either
 // classic (g.members) or consumer (g.cg with members), never both.
@@ -55,7 +55,8 @@ type consumerMember struct {
 	sentOnce   bool
 	lastSent   assignment
 	expiry     *time.Timer
-	leftStatic bool // left with epoch -2: keeps its place for the session
+	revokeBy   *time.Timer // fences the member if it does not revoke in time
+	leftStatic bool        // left with epoch -2: keeps its place for the session
 }
 
 type consumerGroup struct {
@@ -325,7 +326,14 @@ func (g *group) reconcile(m *consumerMember) {
 	}
 	if revoking {
 		m.assigned = keep
+		if m.revokeBy == nil {
+			g.armRevokeDeadline(m)
+		}
 		return
+	}
+	if m.revokeBy != nil {
+		m.revokeBy.Stop()
+		m.revokeBy = nil
 	}
 	// 2. Nothing left to give up: move to the assignment epoch and take
 	// every target partition that nobody else still holds.
@@ -350,6 +358,34 @@ func (g *group) reconcile(m *consumerMember) {
 	m.assigned = next
 }
 
+// armRevokeDeadline fences m if it still holds partitions it was asked to
+// give up after its rebalance timeout, so that they can move (Kafka's
+// consumer rebalance timeout). REQUIRES g.mu.
+func (g *group) armRevokeDeadline(m *consumerMember) {
+	d := time.Duration(m.rebalanceTimeout) * time.Millisecond
+	if d <= 0 {
+		d = consumerSessionTimeout
+	}
+	m.revokeBy = time.AfterFunc(d, func() {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if g.cg == nil || g.cg.members[m.id] != m || m.revokeBy == nil {
+			return
+		}
+		target := g.cg.target[m.id]
+		for t, ps := range m.owned {
+			for _, p := range ps {
+				if !contains(target, t, p) {
+					g.c.b.log.Info("consumer group member did not revoke within its rebalance timeout", "group", g.name, "member", m.id)
+					g.removeConsumerMember(m)
+					return
+				}
+			}
+		}
+		m.revokeBy = nil
+	})
+}
+
 func (g *group) armConsumerSession(m *consumerMember) {
 	if m.expiry != nil {
 		m.expiry.Stop()
@@ -368,6 +404,10 @@ func (g *group) armConsumerSession(m *consumerMember) {
 func (g *group) removeConsumerMember(m *consumerMember) {
 	if m.expiry != nil {
 		m.expiry.Stop()
+	}
+	if m.revokeBy != nil {
+		m.revokeBy.Stop()
+		m.revokeBy = nil
 	}
 	delete(g.cg.members, m.id)
 	delete(g.cg.target, m.id)

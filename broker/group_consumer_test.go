@@ -139,3 +139,76 @@ func TestAssignors(t *testing.T) {
 		}
 	}
 }
+
+// TestConsumerHeartbeatProtocol drives ConsumerGroupHeartbeat by hand:
+// join, revoke-before-assign between two members, epoch fencing, and a
+// member that never revokes being removed after its rebalance timeout.
+func TestConsumerHeartbeatProtocol(t *testing.T) {
+	gb := startGroupBroker(t, t.TempDir(), logstore.SyncNever)
+	gb.createTopic(t, "t", 4)
+	tid, _ := gb.b.TopicID("t")
+	cl := gb.client(t)
+	hb := func(member string, epoch int32, owned []int32, rebalanceMs int32) *kmsg.ConsumerGroupHeartbeatResponse {
+		r := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		r.Group, r.MemberID, r.MemberEpoch = "g", member, epoch
+		r.RebalanceTimeoutMillis = rebalanceMs
+		if epoch == 0 {
+			r.SubscribedTopicNames = []string{"t"}
+		}
+		if owned != nil {
+			r.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{{TopicID: tid, Partitions: owned}}
+		}
+		return request[*kmsg.ConsumerGroupHeartbeatResponse](t, cl, r)
+	}
+	parts := func(r *kmsg.ConsumerGroupHeartbeatResponse) []int32 {
+		if r.Assignment == nil {
+			return nil
+		}
+		var ps []int32
+		for _, at := range r.Assignment.Topics {
+			ps = append(ps, at.Partitions...)
+		}
+		return ps
+	}
+
+	a := hb("member-a", 0, nil, 300)
+	wantCode(t, "a joins", a.ErrorCode, nil)
+	if len(parts(a)) != 4 || a.MemberEpoch != 1 {
+		t.Fatalf("a: epoch %d partitions %v", a.MemberEpoch, parts(a))
+	}
+	wantCode(t, "stale epoch", hb("member-a", 7, nil, -1).ErrorCode, kerr.FencedMemberEpoch)
+	wantCode(t, "unknown member", hb("nobody", 1, nil, -1).ErrorCode, kerr.UnknownMemberID)
+
+	b := hb("member-b", 0, nil, 10_000)
+	wantCode(t, "b joins", b.ErrorCode, nil)
+	if len(parts(b)) != 0 {
+		t.Fatalf("b got %v while a still owns everything", parts(b))
+	}
+	// a is told to shrink to its half; its epoch stays until it revokes.
+	a = hb("member-a", 1, []int32{0, 1, 2, 3}, -1)
+	if len(parts(a)) != 2 || a.MemberEpoch != 1 {
+		t.Fatalf("a after b joined: epoch %d partitions %v", a.MemberEpoch, parts(a))
+	}
+	// a keeps claiming all four: after its 300 ms rebalance timeout it is
+	// removed and b gets everything.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		b = hb("member-b", b.MemberEpoch, parts(b), -1)
+		wantCode(t, "b heartbeat", b.ErrorCode, nil)
+		if len(parts(b)) == 4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("b never got the partitions a refused to revoke: %v", parts(b))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	wantCode(t, "fenced a", hb("member-a", 1, []int32{0, 1, 2, 3}, -1).ErrorCode, kerr.UnknownMemberID)
+	// Leaving empties the group.
+	wantCode(t, "b leaves", hb("member-b", -1, nil, -1).ErrorCode, nil)
+	dr := kmsg.NewPtrConsumerGroupDescribeRequest()
+	dr.Groups = []string{"g"}
+	if d := request[*kmsg.ConsumerGroupDescribeResponse](t, cl, dr).Groups[0]; d.State != "Empty" || len(d.Members) != 0 {
+		t.Fatalf("after leave: %+v", d)
+	}
+}
