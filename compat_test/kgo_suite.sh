@@ -6,6 +6,7 @@
 #   bash compat_test/kgo_suite.sh          # the allowlisted tests; must pass
 #   bash compat_test/kgo_suite.sh -all     # every test, to find new passes
 #
+# KGO_SUITE_RUN=regex runs just those tests (debugging).
 # KGO_SUITE_SKIP=regex passes -skip to go test (with -all, tests that hang
 # rather than fail, e.g. KGO_SUITE_SKIP=TestTxnEtl while transactions are
 # missing, would otherwise stall the run until its timeout).
@@ -46,7 +47,9 @@ done
 
 export KGO_SEEDS="127.0.0.1:$port" KGO_TEST_RF=1 KGO_TEST_RECORDS="${KGO_TEST_RECORDS:-50000}" KGO_LOG_LEVEL=none
 
-if [ "$mode" = all ]; then
+if [ -n "${KGO_SUITE_RUN:-}" ]; then
+  run=$KGO_SUITE_RUN # debugging one test: KGO_SUITE_RUN='^TestGroupETL$'
+elif [ "$mode" = all ]; then
   run='.'
 else
   names=$(grep -v '^\s*#' compat_test/kgo_suite.allow | grep -v '^\s*$' | paste -sd'|')
