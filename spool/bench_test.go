@@ -3,6 +3,8 @@ package spool
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -10,16 +12,30 @@ import (
 )
 
 // benchRecords are 256-byte JSON-ish log events: realistic redundancy
-// (keys, repeated values) with varying numbers and ids, so zstd has to work.
+// (keys, repeated values, messages made of words) with varying numbers, ids
+// and timestamps, so zstd has to work.
+// Built once per process.
 func benchRecords() [][]byte {
+	benchOnce.Do(func() { benchRecs = makeBenchRecords() })
+	return benchRecs
+}
+
+var (
+	benchOnce sync.Once
+	benchRecs [][]byte
+)
+
+func makeBenchRecords() [][]byte {
 	rng := rand.New(rand.NewPCG(1, 2))
 	levels := []string{"info", "warn", "error", "debug"}
-	out := make([][]byte, 4096)
+	// 64Ki distinct records (16 MiB): more than a batch, so zstd cannot
+	// find whole records repeated within a segment.
+	out := make([][]byte, 1<<16)
 	for i := range out {
 		b := fmt.Appendf(nil, `{"ts":%d,"level":"%s","host":"edge-%03d","svc":"checkout","trace":"%016x","user":%d,"latency_ms":%d,"path":"/api/v1/orders/%d","msg":"`,
 			1764680000000+int64(i)*rng.Int64N(1000), levels[rng.IntN(4)], rng.IntN(50), rng.Uint64(), rng.IntN(1_000_000), rng.IntN(2000), rng.IntN(100000))
 		for len(b) < 254 {
-			b = append(b, "order accepted and queued "[rng.IntN(26)])
+			b = append(append(b, benchWords[rng.IntN(len(benchWords))]...), ' ')
 		}
 		out[i] = append(b[:254], '"', '}')
 	}
@@ -52,7 +68,7 @@ func BenchmarkAppend256(b *testing.B) {
 			start, cpu0 := time.Now(), processCPU()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				if _, err := s.Append(recs[i&4095]); err != nil {
+				if _, err := s.Append(recs[i&0xffff]); err != nil {
 					b.Fatal(err)
 				}
 				if i&0xffff == 0xffff {
@@ -74,3 +90,12 @@ func BenchmarkAppend256(b *testing.B) {
 		})
 	}
 }
+
+// benchWords is the vocabulary of the records' messages: log text is words,
+// not random letters.
+var benchWords = strings.Fields(`order payment cart item user session token request response retry
+timeout accepted rejected queued shipped cancelled refund invoice customer address warehouse stock
+reserved released failed succeeded started finished upstream downstream cache miss hit latency slow
+fast error warning notice debug trace span parent child batch flush commit rollback connection
+opened closed reset pool worker job scheduled delayed expired renewed validated checksum mismatch
+region zone`)
