@@ -99,3 +99,37 @@ reserved released failed succeeded started finished upstream downstream cache mi
 fast error warning notice debug trace span parent child batch flush commit rollback connection
 opened closed reset pool worker job scheduled delayed expired renewed validated checksum mismatch
 region zone`)
+
+// BenchmarkReadFrom reads sealed zstd segments back in chunks of 1000
+// records, as the forwarder does: decode each segment once, serve many reads
+// from it. Reports records/s.
+func BenchmarkReadFrom(b *testing.B) {
+	recs := benchRecords()
+	s, _, err := Open(Options{FS: vfs.Default, Dir: b.TempDir(), MaxBytes: 8 << 30})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	const n = 1 << 18
+	for i := range n {
+		if _, err := s.Append(recs[i&0xffff]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := s.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(256)
+	b.ResetTimer()
+	start := time.Now()
+	seq := int64(0)
+	for i := 0; i < b.N; {
+		got, err := s.ReadFrom(seq%n, 1000)
+		if err != nil || len(got) == 0 {
+			b.Fatal(err, len(got))
+		}
+		i += len(got)
+		seq = got[len(got)-1].Last() + 1
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "records/s")
+}
