@@ -20,6 +20,9 @@ package broker
 // (logstore.WaitDurable, on the writer goroutine so the reader keeps
 // reading). Other acks values: INVALID_REQUIRED_ACKS.
 //
+// Internal topics (__consumer_offsets) take no client writes:
+// INVALID_TOPIC_EXCEPTION, as Kafka.
+//
 // Version notes: v8 adds per-record errors and error messages, v9 flexible,
 // v13 (KIP-516) names topics by ID (UNKNOWN_TOPIC_ID when unknown).
 
@@ -92,6 +95,8 @@ func (b *Broker) handleProduce(ctx context.Context, req *protocol.Request) proto
 				code, msg = kerr.InvalidTopicException.Code, validateTopicName(rt.Topic).Error()
 			case t == nil:
 				code, msg = kerr.UnknownTopicOrPartition.Code, "unknown topic "+rt.Topic
+			case isInternalTopic(t.name):
+				code, msg = kerr.InvalidTopicException.Code, "cannot append to internal topic "+t.name
 			default:
 				p := t.partition(rp.Partition)
 				if p == nil {

@@ -92,6 +92,7 @@ func (b *Broker) metadataTopic(t *topic, ops bool) kmsg.MetadataResponseTopic {
 	st := kmsg.NewMetadataResponseTopic()
 	name := t.name
 	st.Topic, st.TopicID = &name, t.id
+	st.IsInternal = isInternalTopic(t.name)
 	if ops {
 		st.AuthorizedOperations = topicOps
 	}

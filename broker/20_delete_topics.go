@@ -4,7 +4,8 @@ package broker
 //
 // Deletes by name (v0–v5 TopicNames, v6 Topics[].Name) or by ID (v6
 // Topics[].TopicID). Unknown names: UNKNOWN_TOPIC_OR_PARTITION; unknown IDs:
-// UNKNOWN_TOPIC_ID; both or neither given: INVALID_REQUEST. Deletion closes
+// UNKNOWN_TOPIC_ID; both or neither given, or an internal topic:
+// INVALID_REQUEST. Deletion closes
 // the partition logs (waking long-polling fetches), removes the data and
 // calls the OnTopicDeleted hooks before answering.
 
@@ -49,6 +50,10 @@ func (b *Broker) handleDeleteTopics(_ context.Context, req *protocol.Request) pr
 			if t = b.lookupTopic("", rt.TopicID); t == nil {
 				st.ErrorCode, err = kerr.UnknownTopicID.Code, fmt.Errorf("unknown topic ID %s", uuidString(rt.TopicID))
 			}
+		}
+		if t != nil && isInternalTopic(t.name) {
+			st.ErrorCode, err = kerr.InvalidRequest.Code, fmt.Errorf("internal topic %s cannot be deleted", t.name)
+			t = nil
 		}
 		if t != nil {
 			name := t.name

@@ -243,13 +243,37 @@ func TestMetadata(t *testing.T) {
 	// All topics (nil list), at v0 too (empty list).
 	req = kmsg.NewPtrMetadataRequest()
 	req.Version = 13
-	if r := serve(t, b, req).(*kmsg.MetadataResponse); len(r.Topics) != 2 {
+	// t, auto and the internal __consumer_offsets.
+	r := serve(t, b, req).(*kmsg.MetadataResponse)
+	if len(r.Topics) != 3 {
 		t.Fatalf("all topics: %d", len(r.Topics))
+	}
+	for _, st := range r.Topics {
+		if st.IsInternal != (deref(st.Topic) == offsetsTopic) {
+			t.Fatalf("%s: internal %v", deref(st.Topic), st.IsInternal)
+		}
 	}
 	req.Version = 0
 	req.Topics = []kmsg.MetadataRequestTopic{}
-	if r := serve(t, b, req).(*kmsg.MetadataResponse); len(r.Topics) != 2 {
+	if r := serve(t, b, req).(*kmsg.MetadataResponse); len(r.Topics) != 3 {
 		t.Fatalf("v0 all topics: %d", len(r.Topics))
+	}
+}
+
+// __consumer_offsets exists, is internal, takes no produce and cannot be
+// deleted.
+func TestInternalTopic(t *testing.T) {
+	b := newTestBroker(t)
+	if !b.TopicExists(offsetsTopic) {
+		t.Fatal("no __consumer_offsets")
+	}
+	if r := produce(t, b, offsetsTopic, 0, makeBatch(t, records.CodecNone, -1, 0, 0, testRec{value: []byte("v")})); r.ErrorCode != kerr.InvalidTopicException.Code {
+		t.Fatalf("produce to internal topic: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	req := kmsg.NewPtrDeleteTopicsRequest()
+	req.TopicNames = []string{offsetsTopic}
+	if c := serve(t, b, req).(*kmsg.DeleteTopicsResponse).Topics[0].ErrorCode; c != kerr.InvalidRequest.Code || !b.TopicExists(offsetsTopic) {
+		t.Fatalf("delete internal topic: %v", kerr.ErrorForCode(c))
 	}
 }
 

@@ -161,6 +161,10 @@ func New(cfg Config) (*Broker, error) {
 		return nil, err
 	}
 	if newGroupCoordinator != nil {
+		if err := b.ensureOffsetsTopic(); err != nil {
+			b.closeLogs()
+			return nil, fmt.Errorf("broker: creating %s: %w", offsetsTopic, err)
+		}
 		g, err := newGroupCoordinator(b)
 		if err != nil {
 			b.closeLogs()

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"encoding/hex"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -110,10 +111,12 @@ func TestStartSweepsDebris(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := newTestBroker(t, func(c *Config) { c.FS = mem; c.DataDir = "/d" })
-	if n := len(b.topics.Load().byName); n != 0 {
-		t.Fatalf("%d topics from debris", n)
+	// Only the internal offsets topic, created fresh.
+	if n := len(b.topics.Load().byName); n != 1 || !b.TopicExists(offsetsTopic) {
+		t.Fatalf("%d topics after start on debris", n)
 	}
-	if names, _ := mem.ReadDir("/d/topics"); len(names) != 0 {
+	id, _ := b.TopicID(offsetsTopic)
+	if names, _ := mem.ReadDir("/d/topics"); len(names) != 1 || names[0] != hex.EncodeToString(id[:]) {
 		t.Fatalf("debris left: %v", names)
 	}
 }

@@ -31,6 +31,35 @@ import (
 // atomically (tmp, fsync, rename, fsync dir); a topic directory without it
 // is debris from an interrupted create or delete and is removed on start.
 
+// Internal topics. __consumer_offsets exists (as in Kafka, which creates it
+// when groups are first used) so that clients and tools that look for it —
+// regex consumers skip internal topics, admin tools list it — find it with
+// IsInternal set. Committed offsets are kept by groupstore, not in this
+// log, so it stays empty. Clients may not produce to internal topics
+// (INVALID_TOPIC_EXCEPTION) nor delete them.
+const offsetsTopic = "__consumer_offsets"
+
+func isInternalTopic(name string) bool {
+	return name == offsetsTopic || name == "__transaction_state"
+}
+
+// ensureOffsetsTopic creates __consumer_offsets (one partition, compacted,
+// as Kafka's) if it does not exist yet.
+func (b *Broker) ensureOffsetsTopic() error {
+	b.adminMu.Lock()
+	defer b.adminMu.Unlock()
+	if b.lookupTopic(offsetsTopic, [16]byte{}) != nil {
+		return nil
+	}
+	set := map[string]string{"cleanup.policy": "compact"}
+	cfg, err := parseTopicConfigs(set)
+	if err != nil {
+		return err
+	}
+	_, err = b.createTopic(offsetsTopic, 1, cfg.set, cfg)
+	return err
+}
+
 // maxTopicNameLen is Kafka's limit (249: 255 minus room for the partition
 // suffix and a marker Kafka appends on deletion).
 const maxTopicNameLen = 249
