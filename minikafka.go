@@ -37,6 +37,7 @@ type Broker struct {
 	dataDir    string // "" in memory
 
 	served    chan error
+	unlock    func() // releases the data dir lock
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -94,6 +95,17 @@ func Start(ctx context.Context, opts ...Option) (*Broker, error) {
 		return nil, err
 	}
 
+	unlock := func() {}
+	if c.dataDir != "" && fsys == nil {
+		if unlock, err = lockDataDir(dataDir); err != nil {
+			ln.Close()
+			if !errors.Is(err, ErrDataDirLocked) {
+				err = fmt.Errorf("minikafka: locking data dir %s: %w", dataDir, err)
+			}
+			return nil, err
+		}
+	}
+
 	brk, err := broker.New(broker.Config{
 		DataDir:                    dataDir,
 		FS:                         fsys,
@@ -109,6 +121,7 @@ func Start(ctx context.Context, opts ...Option) (*Broker, error) {
 	})
 	if err != nil {
 		ln.Close()
+		unlock()
 		return nil, fmt.Errorf("minikafka: opening data dir %s: %w", dataDir, err)
 	}
 	brk.SetAdvertised(advHost, int32(advPort))
@@ -122,6 +135,7 @@ func Start(ctx context.Context, opts ...Option) (*Broker, error) {
 	if err != nil {
 		ln.Close()
 		brk.Close()
+		unlock()
 		return nil, err
 	}
 	b := &Broker{
@@ -131,6 +145,7 @@ func Start(ctx context.Context, opts ...Option) (*Broker, error) {
 		listen:     ln.Addr(),
 		advertised: net.JoinHostPort(advHost, strconv.Itoa(advPort)),
 		served:     make(chan error, 1),
+		unlock:     unlock,
 	}
 	if c.dataDir != "" {
 		b.dataDir = dataDir
@@ -207,10 +222,15 @@ func (b *Broker) Close() error {
 		if err := b.brk.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("minikafka: closing storage: %w", err))
 		}
+		b.unlock()
 		b.closeErr = errors.Join(errs...)
 	})
 	return b.closeErr
 }
+
+// ErrDataDirLocked is returned by Start when another broker (in this or
+// another process) uses the data dir.
+var ErrDataDirLocked = errors.New("minikafka: data dir locked")
 
 // embeddedAddr is the "remote address" of requests Start makes itself.
 type embeddedAddr struct{}

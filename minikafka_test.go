@@ -334,3 +334,19 @@ func TestWithListener(t *testing.T) {
 		t.Fatal("listener still open after a failed Start")
 	}
 }
+
+// Two brokers never share a data dir; the lock goes with Close.
+func TestDataDirLocked(t *testing.T) {
+	dir := t.TempDir()
+	b, err := minikafka.Start(context.Background(), minikafka.WithDataDir(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := minikafka.Start(context.Background(), minikafka.WithDataDir(dir)); !errors.Is(err, minikafka.ErrDataDirLocked) {
+		t.Fatalf("second Start on the same dir: %v, want ErrDataDirLocked", err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	start(t, minikafka.WithDataDir(dir))
+}

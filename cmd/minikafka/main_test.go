@@ -581,3 +581,16 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+func TestDataDirInUse(t *testing.T) {
+	dir := t.TempDir()
+	serve(t, nil, "-listen", "127.0.0.1:0", "-data", dir)
+	p := launch(t, nil, "-listen", "127.0.0.1:0", "-data", dir)
+	if code := p.wait(t); code != 1 {
+		t.Fatalf("exit code %d, want 1\nstderr:\n%s", code, p.stderr)
+	}
+	if !strings.Contains(p.stderr.String(), dir+" is in use by another running broker") {
+		t.Fatalf("stderr:\n%s", p.stderr)
+	}
+	noPanic(t, p)
+}
