@@ -17,6 +17,10 @@
 // it actually bound. Close stops accepting, answers the requests already
 // read, then flushes and closes the storage; it is idempotent.
 //
+// A data dir is locked (flock on its .lock file) while a broker uses it;
+// a second Start on it fails with ErrDataDirLocked. The kernel drops the
+// lock when the process dies, so a crash leaves nothing to clean up.
+//
 // Without WithDataDir the broker keeps everything in memory. With a data dir
 // the durability policy defaults to "always": a produce with acks=all is
 // answered only once its bytes are fsynced.
