@@ -246,7 +246,15 @@ func (fs *fetchState) logErrors(req *protocol.Request) {
 	}
 	for i := range fs.parts {
 		if c := fs.parts[i].out.ErrorCode; c != 0 {
-			fs.b.logBad(req, "fetch partition error", "partition", fs.parts[i].out.Partition, "error", kerr.ErrorForCode(c))
+			switch c {
+			case kerr.UnknownTopicID.Code, kerr.UnknownTopicOrPartition.Code, kerr.OffsetOutOfRange.Code,
+				kerr.NotLeaderForPartition.Code, kerr.FencedLeaderEpoch.Code, kerr.UnknownLeaderEpoch.Code:
+				// Consumers meet these as topics are deleted or
+				// retention moves on, and retry quickly.
+				fs.b.logRoutine(req, "fetch partition error", "partition", fs.parts[i].out.Partition, "error", kerr.ErrorForCode(c))
+			default:
+				fs.b.logBad(req, "fetch partition error", "partition", fs.parts[i].out.Partition, "error", kerr.ErrorForCode(c))
+			}
 			return
 		}
 	}

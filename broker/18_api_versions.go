@@ -30,7 +30,8 @@ func (b *Broker) handleApiVersions(_ context.Context, req *protocol.Request) pro
 		k := kmsg.NewApiVersionsResponseApiKey()
 		k.ApiKey, k.MinVersion, k.MaxVersion = 18, a.min, a.max
 		resp.ApiKeys = append(resp.ApiKeys, k)
-		b.logBad(req, "unsupported ApiVersions version", "max", a.max)
+		// Clients probe with their newest version; routine.
+		b.logRoutine(req, "unsupported ApiVersions version", "max", a.max)
 		return protocol.Reply{Response: resp}
 	}
 	resp.Version = req.Version

@@ -273,12 +273,26 @@ func (b *Broker) Serve(ctx context.Context, req *protocol.Request) protocol.Repl
 
 // logBad logs one rejected request with the client's address.
 func (b *Broker) logBad(req *protocol.Request, msg string, args ...any) {
+	b.logReq(slog.LevelWarn, req, msg, args...)
+}
+
+// logRoutine logs, at debug level, an error answer that is part of normal
+// client life (a version probe, a fetch racing a topic deletion) and would
+// flood the log at warn level.
+func (b *Broker) logRoutine(req *protocol.Request, msg string, args ...any) {
+	b.logReq(slog.LevelDebug, req, msg, args...)
+}
+
+func (b *Broker) logReq(level slog.Level, req *protocol.Request, msg string, args ...any) {
+	if !b.log.Enabled(context.Background(), level) {
+		return
+	}
 	var remote string
 	if req.Conn != nil && req.Conn.Remote != nil {
 		remote = req.Conn.Remote.String()
 	}
 	args = append([]any{"client", remote, "api", req.Key, "version", req.Version}, args...)
-	b.log.Warn(msg, args...)
+	b.log.Log(context.Background(), level, msg, args...)
 }
 
 // Close stops background work and closes every partition log; it is
