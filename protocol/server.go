@@ -184,7 +184,15 @@ func (s *Server) Addr() net.Addr { return s.ln.Addr() }
 // Serve accepts connections until Close; it returns nil after Close and the
 // accept error otherwise.
 func (s *Server) Serve() error {
+	// Registered under mu, which Close takes after setting closing and
+	// before waiting, so Close never misses a Serve that started.
+	s.mu.Lock()
+	if s.closing.Load() {
+		s.mu.Unlock()
+		return nil
+	}
 	s.serving.Add(1)
+	s.mu.Unlock()
 	defer s.serving.Done()
 	var backoff time.Duration
 	for {

@@ -539,3 +539,22 @@ func TestClientEOFCancelsLongPoll(t *testing.T) {
 	}
 	expectClosed(t, c)
 }
+
+// Close right after Listen, racing with Serve starting, neither hangs
+// nor trips the WaitGroup.
+func TestCloseRacingServe(t *testing.T) {
+	for range 50 {
+		s, err := Listen(Config{Addr: "127.0.0.1:0"}, &fakeHandler{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		served := make(chan error, 1)
+		go func() { served <- s.Serve() }()
+		if err := s.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-served; err != nil {
+			t.Fatalf("Serve after Close: %v", err)
+		}
+	}
+}
