@@ -590,3 +590,37 @@ func TestManyIdlePartitions(t *testing.T) {
 		l.Close()
 	}
 }
+
+// TestSyncAlwaysWithoutWaiters: under SyncAlways data appended by callers
+// that never wait (acks=1) still becomes durable and visible.
+func TestSyncAlwaysWithoutWaiters(t *testing.T) {
+	e := memEnv(t)
+	e.opts.Sync = SyncPolicy{Mode: SyncAlways}
+	l, _ := e.open(t)
+	defer l.Close()
+	for i := 0; i < 20; i++ {
+		ch := l.Changed()
+		if _, err := l.Append(batch(t, 2, 1, "a")); err != nil {
+			t.Fatal(err)
+		}
+		if i%5 == 0 {
+			select {
+			case <-ch:
+			case <-time.After(5 * time.Second):
+				t.Fatal("high watermark never advanced")
+			}
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for l.HighWatermark() != 40 {
+		if time.Now().After(deadline) {
+			t.Fatalf("hw stuck at %d", l.HighWatermark())
+		}
+		<-l.Changed()
+	}
+	l2, _, err := Open(Options{FS: e.fs.(*vfs.MemFS).CrashClone(), Dir: e.dir, Config: DefaultConfig()})
+	if err != nil || l2.LogEndOffset() != 40 {
+		t.Fatal(err, l2.LogEndOffset())
+	}
+	l2.Close()
+}

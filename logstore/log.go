@@ -48,6 +48,7 @@ type Log struct {
 	syncing    bool
 	syncDone   chan struct{}
 	timerArmed bool
+	kicked     bool // a background sync goroutine is running (SyncAlways)
 	timer      *time.Timer
 	gen        atomic.Uint64 // bumped by Truncate so a stale sync cannot raise the HW
 	appending  atomic.Int32  // Append calls in progress (group commit waits for them)
@@ -188,7 +189,9 @@ func (l *Log) Append(batches []byte) (AppendResult, error) {
 	l.leo.Store(off)
 	switch l.sync.Mode {
 	case SyncAlways:
-		// Visible once fsynced: see WaitDurable.
+		// Visible once fsynced: make sure a round runs even if nobody
+		// waits (acks=1 producers), see kick.
+		l.kick()
 	case SyncInterval:
 		l.publish(&hwMark{off: off, seg: seg, pos: pos})
 		l.armTimer()
@@ -258,11 +261,41 @@ func (l *Log) timerFired() {
 	}
 }
 
+// kick starts a background goroutine that runs group-commit rounds until the
+// high watermark reaches the log end, unless one is already running. It
+// joins WaitDurable callers' rounds rather than adding fsyncs.
+func (l *Log) kick() {
+	l.syncMu.Lock()
+	if l.kicked || l.closed.Load() {
+		l.syncMu.Unlock()
+		return
+	}
+	l.kicked = true
+	l.syncMu.Unlock()
+	go func() {
+		for {
+			err := l.WaitDurable(context.Background(), l.leo.Load())
+			l.syncMu.Lock()
+			// Appends after our target saw kicked set and did not start a
+			// goroutine: cover them before leaving.
+			if err != nil || l.HighWatermark() >= l.leo.Load() || l.closed.Load() {
+				l.kicked = false
+				l.syncMu.Unlock()
+				return
+			}
+			l.syncMu.Unlock()
+		}
+	}()
+}
+
 // WaitDurable blocks until every offset below end is fsynced (SyncAlways) and
 // returns the sticky error if the log failed. Concurrent callers share one
 // fsync: the first becomes the leader and syncs everything written so far,
-// the others wait for its round and re-check. Under other policies it
-// returns at once.
+// the others wait for its round and re-check. ctx bounds the wait for
+// another caller's round; a caller leading a round finishes its fsync.
+// Under SyncAlways, Append also starts a background round if none runs, so
+// data appended by callers that never wait still becomes visible. Under
+// other policies WaitDurable returns at once.
 func (l *Log) WaitDurable(ctx context.Context, end int64) error {
 	if l.sync.Mode != SyncAlways {
 		return l.stickyErr()

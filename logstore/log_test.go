@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/minikafka/minikafka/internal/records"
 	"github.com/minikafka/minikafka/internal/vfs"
@@ -106,10 +108,24 @@ func TestAppendRejectsBadBatches(t *testing.T) {
 }
 
 func TestSyncAlwaysHighWatermark(t *testing.T) {
-	e := memEnv(t)
-	e.opts.Sync = SyncPolicy{Mode: SyncAlways}
-	l, _ := e.open(t)
-	defer l.Close()
+	mem := vfs.NewMem()
+	gate := make(chan struct{})
+	entered := make(chan struct{}, 10)
+	var once sync.Once
+	// fsyncs block until the gate opens, so the test sees the state
+	// between the write and its fsync.
+	inj := vfs.InjectorFunc(func(op vfs.Op, _ string, n int) (int, error) {
+		if op == vfs.OpSync {
+			entered <- struct{}{}
+			<-gate
+		}
+		return n, nil
+	})
+	l, _, err := Open(Options{FS: vfs.NewFaultFS(mem, inj), Dir: "/d", Config: DefaultConfig(), Sync: SyncPolicy{Mode: SyncAlways}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { once.Do(func() { close(gate) }); l.Close() }()
 	res, err := l.Append(batch(t, 5, 1, "a"))
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +136,16 @@ func TestSyncAlwaysHighWatermark(t *testing.T) {
 	if r, _ := l.Read(ReadOptions{Offset: 0, MaxBytes: 1 << 20}); r.Size != 0 {
 		t.Fatal("unsynced data visible")
 	}
+	// The background round (no one waits yet) is stuck in its fsync; a
+	// waiter joins it and gives up with its context.
+	<-entered
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if err := l.WaitDurable(ctx, res.LastOffset+1); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("WaitDurable returned %v before the fsync", err)
+	}
 	ch := l.Changed()
+	once.Do(func() { close(gate) })
 	if err := l.WaitDurable(context.Background(), res.LastOffset+1); err != nil {
 		t.Fatal(err)
 	}
@@ -129,10 +154,10 @@ func TestSyncAlwaysHighWatermark(t *testing.T) {
 		t.Fatal(l.HighWatermark())
 	}
 	// The data is in the crash image.
-	c := e.fs.(*vfs.MemFS).CrashClone()
-	e2 := *e
-	e2.opts.FS = c
-	l2, _ := e2.open(t)
+	l2, _, err := Open(Options{FS: mem.CrashClone(), Dir: "/d", Config: DefaultConfig()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if l2.LogEndOffset() != 5 {
 		t.Fatal(l2.LogEndOffset())
 	}
