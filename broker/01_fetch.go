@@ -237,8 +237,18 @@ func (fs *fetchState) response(resp *kmsg.FetchResponse) kmsg.Response {
 	for i := range fs.parts {
 		reads[i] = fs.parts[i].rr
 	}
-	return &fetchBody{FetchResponse: resp, reads: reads}
+	fb := &fetchBody{FetchResponse: resp, reads: reads}
+	if fs.total < copyFetchBelow {
+		// Small: one copy beats the extra syscalls of sendfile, and the
+		// connection can coalesce the response with others.
+		return fb.materialize()
+	}
+	return fb
 }
+
+// copyFetchBelow is the response data size under which record bytes are
+// copied into the response rather than sent from the files.
+const copyFetchBelow = 32 << 10
 
 func (fs *fetchState) logErrors(req *protocol.Request) {
 	if !fs.errored {

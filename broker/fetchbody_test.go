@@ -26,7 +26,8 @@ func TestFetchBodyMatchesKmsg(t *testing.T) {
 			id := createTopic(t, b, "a", 3)
 			createTopic(t, b, "bb", 1)
 			for i := 0; i < 4; i++ {
-				produce(t, b, "a", int32(i%2), makeBatch(t, records.CodecSnappy, -1, 0, 0, testRec{key: []byte("k"), value: bytes.Repeat([]byte{byte(i)}, 300*i)}))
+				// Large enough (with the copy threshold) to go out from files.
+				produce(t, b, "a", int32(i%2), makeBatch(t, records.CodecNone, -1, 0, 0, testRec{key: []byte("k"), value: bytes.Repeat([]byte{byte(i)}, 12000*i)}))
 				produce(t, b, "bb", 0, makeBatch(t, records.CodecNone, -1, 0, 0, testRec{value: []byte("x")}))
 			}
 			for v := int16(4); v <= 18; v++ {
