@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -83,6 +84,7 @@ func benchProducePeers(b *testing.B, peers []benchPeer, recSize int, parts int32
 			var failed atomic.Int64
 			b.SetBytes(int64(recSize))
 			b.ReportAllocs()
+			cpu0 := processCPU()
 			b.ResetTimer()
 			var wg sync.WaitGroup
 			for p, cl := range clients {
@@ -108,6 +110,7 @@ func benchProducePeers(b *testing.B, peers []benchPeer, recSize int, parts int32
 				b.Fatalf("%d records failed", failed.Load())
 			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rec/s")
+			reportCPU(b, cpu0, int64(b.N)*int64(recSize))
 		})
 	}
 }
@@ -148,6 +151,7 @@ func BenchmarkConsume(b *testing.B) {
 			}
 			wg.Wait()
 			b.SetBytes(total)
+			cpu0 := processCPU()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				cons := newClient(b, addr, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
@@ -167,6 +171,25 @@ func BenchmarkConsume(b *testing.B) {
 				cancel()
 				cons.Close()
 			}
+			b.StopTimer()
+			reportCPU(b, cpu0, int64(b.N)*total)
 		})
+	}
+}
+
+// processCPU is this process's user+system CPU time. Broker and client share
+// the process, so the figure is for both; with the same client on both
+// sides, the difference between the peers is the brokers' difference.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func reportCPU(b *testing.B, cpu0 time.Duration, bytes int64) {
+	if bytes > 0 {
+		b.ReportMetric((processCPU()-cpu0).Seconds()/(float64(bytes)/(1<<30)), "cpu-s/GiB")
 	}
 }
