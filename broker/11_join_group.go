@@ -253,7 +253,9 @@ func (g *group) addMember(ctx context.Context, req *protocol.Request, m *member,
 // parkJoin registers m as waiting in JoinGroup and returns a Reply whose
 // Wait delivers the response when the join phase completes. REQUIRES g.mu.
 func (g *group) parkJoin(ctx context.Context, req *protocol.Request, m *member, r *kmsg.JoinGroupRequest) protocol.Reply {
-	g.answerJoinErr(m, kerr.UnknownMemberID.Code) // a duplicate join replaces the old one
+	// A duplicate join (a client that gave up on its earlier one) replaces
+	// it; the earlier request is told to retry rather than left hanging.
+	g.answerJoinErr(m, kerr.RebalanceInProgress.Code)
 	ch := make(chan *kmsg.JoinGroupResponse, 1)
 	m.joinCh = ch
 	m.joinVersion = r.Version
