@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -349,4 +351,74 @@ func TestDataDirLocked(t *testing.T) {
 		t.Fatal(err)
 	}
 	start(t, minikafka.WithDataDir(dir))
+}
+
+// slowSyncFS delays every fsync, so an acks=all produce is still waiting
+// for durability when Close begins.
+type slowSyncFS struct {
+	*vfs.MemFS
+	slow *slowSync
+}
+
+type slowSync struct {
+	on      atomic.Bool
+	started chan struct{} // gets a value when a slow sync begins
+}
+
+type slowSyncFile struct {
+	vfs.File
+	slow *slowSync
+}
+
+func (f slowSyncFile) Sync() error {
+	if f.slow.on.Load() {
+		select {
+		case f.slow.started <- struct{}{}:
+		default:
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return f.File.Sync()
+}
+
+func (s slowSyncFS) OpenFile(name string, flag int, perm os.FileMode) (vfs.File, error) {
+	f, err := s.MemFS.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return slowSyncFile{f, s.slow}, nil
+}
+
+// Close answers an acks=all produce that is waiting for its fsync, and
+// the record is durable afterwards.
+func TestCloseFinishesInFlightProduce(t *testing.T) {
+	mem := vfs.NewMem()
+	slow := &slowSync{started: make(chan struct{}, 1)}
+	b, err := minikafka.Start(context.Background(), minikafka.WithFS(slowSyncFS{mem, slow}), minikafka.WithDataDir("/data"),
+		minikafka.WithDurability("always"), minikafka.WithTopic("t", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := client(t, b, kgo.DefaultProduceTopic("t"), kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.DisableIdempotentWrite(), kgo.RecordRetries(0))
+	// Warm up: metadata and a first produce, so the next one goes straight out.
+	if err := cl.ProduceSync(ctxT(t), kgo.StringRecord("first")).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	slow.on.Store(true)
+	acked := make(chan error, 1)
+	go func() { acked <- cl.ProduceSync(ctxT(t), kgo.StringRecord("in-flight")).FirstErr() }()
+	<-slow.started // the produce is now waiting on its fsync
+	slow.on.Store(false)
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-acked; err != nil {
+		t.Fatalf("in-flight produce during Close: %v", err)
+	}
+	cl.Close()
+	b = start(t, minikafka.WithFS(mem.CrashClone()), minikafka.WithDataDir("/data"))
+	if got := consume(t, b, "t", 2); len(got) != 2 || string(got[1].Value) != "in-flight" {
+		t.Fatalf("after restart: %d records", len(got))
+	}
 }
