@@ -1,7 +1,6 @@
 package logstore
 
 import (
-	"container/list"
 	"os"
 	"sync"
 
@@ -17,7 +16,36 @@ type FileCache struct {
 	mu   sync.Mutex
 	max  int // <=0: unbounded
 	open int
-	idle list.List // of *fileHandle, most recently used at the front
+	// Idle open handles, an intrusive list (no allocation per release):
+	// most recently used at head, eviction from tail.
+	head, tail *fileHandle
+	nidle      int
+}
+
+func (c *FileCache) pushFront(h *fileHandle) {
+	h.idle, h.prev, h.next = true, nil, c.head
+	if c.head != nil {
+		c.head.prev = h
+	} else {
+		c.tail = h
+	}
+	c.head = h
+	c.nidle++
+}
+
+func (c *FileCache) unlink(h *fileHandle) {
+	if h.prev != nil {
+		h.prev.next = h.next
+	} else {
+		c.head = h.next
+	}
+	if h.next != nil {
+		h.next.prev = h.prev
+	} else {
+		c.tail = h.prev
+	}
+	h.idle, h.prev, h.next = false, nil, nil
+	c.nidle--
 }
 
 // NewFileCache returns a cache holding at most maxOpen idle-or-busy files
@@ -37,8 +65,10 @@ type fileHandle struct {
 	path string // guarded by c.mu (renamed on deletion)
 	f    vfs.File
 	refs int
-	elem *list.Element // in c.idle when open and unreferenced
-	dead bool          // closed for good
+	// In the cache's idle list when open and unreferenced.
+	idle       bool
+	prev, next *fileHandle
+	dead       bool // closed for good
 }
 
 func (c *FileCache) handle(fsys vfs.FS, path string) *fileHandle {
@@ -55,8 +85,8 @@ func (h *fileHandle) acquire() (vfs.File, error) {
 		return nil, ErrClosed
 	}
 	if h.f == nil {
-		for c.max > 0 && c.open >= c.max && c.idle.Len() > 0 {
-			c.evictLocked(c.idle.Back().Value.(*fileHandle))
+		for c.max > 0 && c.open >= c.max && c.tail != nil {
+			c.evictLocked(c.tail)
 		}
 		f, err := h.fs.OpenFile(h.path, os.O_RDWR, 0)
 		if err != nil {
@@ -64,9 +94,8 @@ func (h *fileHandle) acquire() (vfs.File, error) {
 		}
 		h.f = f
 		c.open++
-	} else if h.elem != nil {
-		c.idle.Remove(h.elem)
-		h.elem = nil
+	} else if h.idle {
+		c.unlink(h)
 	}
 	h.refs++
 	return h.f, nil
@@ -86,12 +115,11 @@ func (h *fileHandle) release() {
 		c.open--
 		return
 	}
-	h.elem = c.idle.PushFront(h)
+	c.pushFront(h)
 }
 
 func (c *FileCache) evictLocked(h *fileHandle) {
-	c.idle.Remove(h.elem)
-	h.elem = nil
+	c.unlink(h)
 	h.f.Close()
 	h.f = nil
 	c.open--
@@ -104,9 +132,9 @@ func (h *fileHandle) setFile(f vfs.File) {
 	defer c.mu.Unlock()
 	h.f = f
 	c.open++
-	h.elem = c.idle.PushFront(h)
-	for c.max > 0 && c.open > c.max && c.idle.Len() > 1 {
-		c.evictLocked(c.idle.Back().Value.(*fileHandle))
+	c.pushFront(h)
+	for c.max > 0 && c.open > c.max && c.nidle > 1 {
+		c.evictLocked(c.tail)
 	}
 }
 
@@ -132,9 +160,8 @@ func (h *fileHandle) close() {
 	}
 	h.dead = true
 	if h.f != nil && h.refs == 0 {
-		if h.elem != nil {
-			c.idle.Remove(h.elem)
-			h.elem = nil
+		if h.idle {
+			c.unlink(h)
 		}
 		h.f.Close()
 		h.f = nil

@@ -41,7 +41,7 @@ func TestAppendReadReopen(t *testing.T) {
 			if n := len(l.segments()); n < 3 {
 				t.Fatalf("expected rolls, have %d segments", n)
 			}
-			if _, ok := l.files.idle.Front().Value.(*fileHandle); !ok {
+			if l.files.head == nil || l.files.Open() == 0 {
 				t.Fatal("no cached handles")
 			}
 			if err := l.Close(); err != nil {
