@@ -1,0 +1,95 @@
+package broker
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
+	"github.com/minikafka/minikafka/logstore"
+)
+
+// TestLibrdkafkaCooperativeSticky: two confluent-kafka-go (librdkafka)
+// consumers with partition.assignment.strategy=cooperative-sticky share six
+// partitions incrementally and consume every record.
+func TestLibrdkafkaCooperativeSticky(t *testing.T) {
+	const parts, per = 6, 10
+	gb := startGroupBroker(t, t.TempDir(), logstore.SyncNever)
+	gb.createTopic(t, "t", parts)
+	gb.produce(t, "t", parts, per)
+	seen := &recordSet{seen: map[int32]map[int64]int{}}
+	var mu sync.Mutex
+	owned := map[string]map[int32]bool{}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for _, name := range []string{"r1", "r2"} {
+		c, err := kafka.NewConsumer(&kafka.ConfigMap{
+			"bootstrap.servers":             gb.addr,
+			"group.id":                      "rg",
+			"client.id":                     name,
+			"partition.assignment.strategy": "cooperative-sticky",
+			"auto.offset.reset":             "earliest",
+			"session.timeout.ms":            6000,
+			"heartbeat.interval.ms":         100,
+			"fetch.wait.max.ms":             100,
+			"log_level":                     3,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		owned[name] = map[int32]bool{}
+		mu.Unlock()
+		rebalance := func(c *kafka.Consumer, ev kafka.Event) error {
+			mu.Lock()
+			defer mu.Unlock()
+			switch e := ev.(type) {
+			case kafka.AssignedPartitions:
+				for _, tp := range e.Partitions {
+					owned[name][tp.Partition] = true
+				}
+			case kafka.RevokedPartitions:
+				for _, tp := range e.Partitions {
+					delete(owned[name], tp.Partition)
+				}
+			}
+			return nil
+		}
+		if err := c.SubscribeTopics([]string{"t"}, rebalance); err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			defer c.Close()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if m, err := c.ReadMessage(50 * time.Millisecond); err == nil {
+					seen.add(m.TopicPartition.Partition, int64(m.TopicPartition.Offset))
+				}
+			}
+		})
+	}
+	defer func() { close(stop); wg.Wait() }()
+	waitConsumed(t, seen, parts, per)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		mu.Lock()
+		a, b := len(owned["r1"]), len(owned["r2"])
+		overlap := false
+		for p := range owned["r1"] {
+			overlap = overlap || owned["r2"][p]
+		}
+		mu.Unlock()
+		if a > 0 && b > 0 && a+b == parts && !overlap {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("librdkafka members never shared the partitions: r1=%d r2=%d overlap=%v", a, b, overlap)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
