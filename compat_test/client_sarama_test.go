@@ -27,7 +27,7 @@ func newSaramaClient(t *testing.T, addrs []string) (client, caps) {
 	c := &saramaClient{addrs}
 	return c, caps{
 		codecs: allCodecs, timestamps: true, idempotent: true, nonIdempotent: true,
-		consumeNoGroup: true, reportsOffsets: true, groups: true,
+		consumeNoGroup: true, reportsOffsets: true, groups: true, txn: true,
 		admin: c, adminOps: []string{"topics", "partitions", "configs", "delete-records", "groups"},
 		version: modVersion("github.com/IBM/sarama"),
 	}

@@ -24,7 +24,7 @@ func init() {
 			return c, caps{
 				// confluent-kafka-python 1.7 has no delete_records (added in 2.4).
 				codecs: allCodecs, timestamps: true, idempotent: true, nonIdempotent: true,
-				consumeNoGroup: true, reportsOffsets: true, groups: true,
+				consumeNoGroup: true, reportsOffsets: true, groups: true, txn: true,
 				admin: c, adminOps: []string{"topics", "partitions", "configs", "groups"},
 				version: c.version(t),
 			}
@@ -45,7 +45,7 @@ func init() {
 				// kafkajs consumes only as a group member: its consume runs
 				// in the group scenarios; its produce is read back by kgo.
 				codecs: allCodecs, timestamps: true, idempotent: true, nonIdempotent: true,
-				consumeNoGroup: false, reportsOffsets: true, timeAfterAllIsEnd: true, groups: true,
+				consumeNoGroup: false, reportsOffsets: true, timeAfterAllIsEnd: true, groups: true, txn: true,
 				admin: c, adminOps: []string{"topics", "partitions", "configs", "delete-records", "groups"},
 				version: c.version(t),
 			}

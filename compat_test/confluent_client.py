@@ -70,6 +70,32 @@ def produce(bootstrap, topic, args):
     return {"records": out}
 
 
+def produce_txns(bootstrap, topic, args):
+    from confluent_kafka import Producer
+
+    conf = base_conf(bootstrap)
+    conf.update({"transactional.id": topic + "-txid"})
+    p = Producer(conf)
+    p.init_transactions(30)
+    for recs, commit in zip(args["txns"], args["commit"]):
+        p.begin_transaction()
+        for r in recs:
+            p.produce(topic,
+                      value=None if r["v"] is None else r["v"].encode(),
+                      key=None if r["k"] is None else r["k"].encode(),
+                      headers=[(h["k"], h["v"].encode()) for h in r["h"] or []],
+                      partition=r["p"])
+        # abort_transaction purges records not yet sent; flush so the
+        # aborted records reach the log (read_uncommitted must see them).
+        if p.flush(30):
+            raise RuntimeError("records not delivered within 30 s")
+        if commit:
+            p.commit_transaction(30)
+        else:
+            p.abort_transaction(30)
+    return {}
+
+
 def consumer(bootstrap):
     from confluent_kafka import Consumer
 

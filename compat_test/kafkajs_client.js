@@ -84,6 +84,27 @@ const ops = {
     }
   },
 
+  async produce_txns (bootstrap, topic, args) {
+    const producer = kafka(bootstrap).producer({ transactionalId: topic + '-txid', idempotent: true, maxInFlightRequests: 1 })
+    await producer.connect()
+    for (let i = 0; i < args.txns.length; i++) {
+      const txn = await producer.transaction()
+      const messages = args.txns[i].map((r) => {
+        const m = { partition: r.p, key: r.k, value: r.v }
+        if (r.h && r.h.length) {
+          m.headers = {}
+          for (const h of r.h) m.headers[h.k] = h.v
+        }
+        return m
+      })
+      await txn.send({ topic, messages })
+      if (args.commit[i]) await txn.commit()
+      else await txn.abort()
+    }
+    await producer.disconnect()
+    return {}
+  },
+
   async group_consume (bootstrap, topic, args) {
     const consumer = kafka(bootstrap).consumer({ groupId: args.group, sessionTimeout: 10000, heartbeatInterval: 500 })
     await consumer.connect()

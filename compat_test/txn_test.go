@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/IBM/sarama"
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -99,6 +100,54 @@ func (c *kgoClient) produceTxns(t *testing.T, topic string, txns [][]rec, commit
 			}
 		}
 		if err := cl.EndTransaction(ctx, kgo.TransactionEndTry(commit[i])); err != nil {
+			return fmt.Errorf("end transaction %d (commit=%v): %w", i, commit[i], err)
+		}
+	}
+	return nil
+}
+
+func (c *scriptClient) produceTxns(t *testing.T, topic string, txns [][]rec, commit []bool) error {
+	return c.call(t, "produce_txns", topic, map[string]any{"txns": txns, "commit": commit}, nil)
+}
+
+func (c *saramaClient) produceTxns(t *testing.T, topic string, txns [][]rec, commit []bool) error {
+	cfg := saramaConfig()
+	cfg.Producer.Partitioner = sarama.NewManualPartitioner
+	cfg.Producer.RequiredAcks = sarama.WaitForAll
+	cfg.Producer.Return.Successes = true
+	cfg.Producer.Idempotent = true
+	cfg.Producer.Transaction.ID = topic + "-txid"
+	cfg.Net.MaxOpenRequests = 1
+	p, err := sarama.NewSyncProducer(c.addrs, cfg)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	for i, recs := range txns {
+		if err := p.BeginTxn(); err != nil {
+			return err
+		}
+		for _, r := range recs {
+			m := &sarama.ProducerMessage{Topic: topic, Partition: r.P}
+			if r.K != nil {
+				m.Key = sarama.StringEncoder(*r.K)
+			}
+			if r.V != nil {
+				m.Value = sarama.StringEncoder(*r.V)
+			}
+			for _, h := range r.H {
+				m.Headers = append(m.Headers, sarama.RecordHeader{Key: []byte(h.K), Value: []byte(h.V)})
+			}
+			if _, _, err := p.SendMessage(m); err != nil {
+				return err
+			}
+		}
+		if commit[i] {
+			err = p.CommitTxn()
+		} else {
+			err = p.AbortTxn()
+		}
+		if err != nil {
 			return fmt.Errorf("end transaction %d (commit=%v): %w", i, commit[i], err)
 		}
 	}
