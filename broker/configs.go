@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -17,6 +16,7 @@ const (
 	cfgTypeBoolean int8 = 1
 	cfgTypeString  int8 = 2
 	cfgTypeInt     int8 = 3
+	cfgTypeShort   int8 = 4
 	cfgTypeLong    int8 = 5
 	cfgTypeDouble  int8 = 6
 	cfgTypeList    int8 = 7
@@ -143,8 +143,11 @@ func validateTopicConfig(name string, value *string) error {
 		if err != nil {
 			return fmt.Errorf("invalid value %s for configuration %s: not a number of type %s", v, name, map[int8]string{cfgTypeLong: "LONG", cfgTypeInt: "INT"}[d.typ])
 		}
-		if float64(n) < d.min || float64(n) > d.max {
+		if float64(n) < d.min {
 			return fmt.Errorf("invalid value %s for configuration %s: value must be at least %.0f", v, name, d.min)
+		}
+		if float64(n) > d.max {
+			return fmt.Errorf("invalid value %s for configuration %s: value must be at most %.0f", v, name, d.max)
 		}
 	case cfgTypeDouble:
 		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
@@ -220,7 +223,7 @@ func msDuration(ms int64) time.Duration {
 	return time.Duration(ms) * time.Millisecond
 }
 
-// configsFromRequest turns CreateTopics/AlterConfigs name/value pairs into
+// configsFromPairs turns CreateTopics/AlterConfigs name/value pairs into
 // a map, rejecting duplicates and unknown or invalid values.
 func configsFromPairs(names []string, values []*string) (map[string]string, error) {
 	m := make(map[string]string, len(names))
@@ -235,8 +238,6 @@ func configsFromPairs(names []string, values []*string) (map[string]string, erro
 	}
 	return m, nil
 }
-
-var errInvalidConfig = errors.New("invalid config")
 
 // brokerConfig is one read-only broker setting reported by DescribeConfigs.
 type brokerConfig struct {
@@ -284,5 +285,3 @@ func (b *Broker) brokerConfigs() []brokerConfig {
 	sort.Slice(cs, func(i, j int) bool { return cs[i].name < cs[j].name })
 	return cs
 }
-
-const cfgTypeShort int8 = 4

@@ -31,8 +31,6 @@ func errCode(err error) int16 {
 		return kerr.MessageTooLarge.Code
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return kerr.RequestTimedOut.Code
-	case errors.Is(err, errInvalidConfig):
-		return kerr.InvalidConfig.Code
 	}
 	// Anything else from storage is an I/O failure (failed write or
 	// fsync, which logstore makes sticky).
