@@ -75,11 +75,20 @@ func (fb *fetchBody) encode() {
 				if v >= 5 {
 					b = binary.BigEndian.AppendUint64(b, uint64(p.LogStartOffset))
 				}
-				// No transactions: aborted transactions is always null.
-				if flex {
+				switch at := p.AbortedTransactions; {
+				case at == nil && flex:
 					b = append(b, 0)
-				} else {
+				case at == nil:
 					b = binary.BigEndian.AppendUint32(b, 0xffffffff)
+				default:
+					b = appendArrayLen(b, len(at), flex)
+					for _, a := range at {
+						b = binary.BigEndian.AppendUint64(b, uint64(a.ProducerID))
+						b = binary.BigEndian.AppendUint64(b, uint64(a.FirstOffset))
+						if flex {
+							b = append(b, 0)
+						}
+					}
 				}
 				if v >= 11 {
 					b = binary.BigEndian.AppendUint32(b, uint32(p.PreferredReadReplica))

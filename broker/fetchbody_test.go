@@ -50,6 +50,11 @@ func TestFetchBodyMatchesKmsg(t *testing.T) {
 				if !ok {
 					t.Fatalf("v%d: %T, want *fetchBody", v, rep.Response)
 				}
+				// Aborted transactions (for read_committed) are encoded too.
+				fb.Topics[0].Partitions[1].AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{
+					{ProducerID: 7, FirstOffset: 1}, {ProducerID: 9, FirstOffset: 2},
+				}
+				fb.Topics[0].Partitions[2].AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
 				var got []byte
 				if osfs {
 					before := sendfileRanges.Load()
