@@ -35,6 +35,14 @@
 // block on the partitions' Changed channels, the max-wait timer, the
 // connection's context and broker shutdown; nothing polls.
 //
+// Fetch responses with more than 32 KiB of records are fetchBody values:
+// the connection's writer asks them to write themselves (protocol's
+// BodyWriter), and they send each partition's segment-file ranges with
+// sendfile(2) at explicit offsets, so record bytes never enter user space
+// and readers sharing a cached descriptor never race on its position.
+// The ranges stay pinned (logstore.ReadResult) until the response is
+// written or dropped (protocol's Releaser).
+//
 // Lock order (take left before right, never the reverse):
 //
 //	Broker.adminMu → partition.mu → logstore.Log internals
