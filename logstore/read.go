@@ -41,7 +41,12 @@ func (r *ReadResult) AppendTo(dst []byte) ([]byte, error) {
 	for _, rg := range r.Ranges {
 		start := len(dst)
 		dst = append(dst, make([]byte, rg.Len)...)
-		if _, err := rg.File.ReadAt(dst[start:], rg.Pos); err != nil && !(err == io.EOF) {
+		n, err := rg.File.ReadAt(dst[start:], rg.Pos)
+		if n < int(rg.Len) {
+			// Only a Truncate racing this read can shorten a range.
+			if err == nil || err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
 			return dst[:start], err
 		}
 	}
