@@ -11,7 +11,7 @@
 // groups form at once) and durability "never" (fsync costs time and the
 // temp dir does not outlive the test anyway); options given to New override
 // these defaults. The broker is closed in t.Cleanup, and a Close error fails
-// the test. Clients from Client are closed before their broker.
+// the test; so does a temp data dir that does not reopen after Close. Clients from Client are closed before their broker.
 //
 // NewCrashable keeps the broker's data in an in-memory filesystem that
 // models power loss; its Crash method cuts the data back to what was

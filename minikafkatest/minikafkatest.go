@@ -12,9 +12,10 @@ import (
 // New starts a broker for t; see the package doc for its defaults.
 func New(t testing.TB, opts ...minikafka.Option) *minikafka.Broker {
 	t.Helper()
+	dir := t.TempDir()
 	all := append([]minikafka.Option{
 		minikafka.WithListenAddr("127.0.0.1:0"),
-		minikafka.WithDataDir(t.TempDir()),
+		minikafka.WithDataDir(dir),
 		minikafka.WithGroupInitialRebalanceDelay(0),
 		minikafka.WithDurability("never"),
 	}, opts...)
@@ -22,12 +23,37 @@ func New(t testing.TB, opts ...minikafka.Option) *minikafka.Broker {
 	if err != nil {
 		t.Fatalf("minikafkatest: starting broker: %v", err)
 	}
+	// Two cleanups, which run in reverse order: Close, then the check
+	// that the data dir reopens.
+	closed := false
+	t.Cleanup(func() {
+		if closed && b.DataDir() == dir {
+			verifyReopen(t, dir)
+		}
+	})
 	t.Cleanup(func() {
 		if err := b.Close(); err != nil {
 			t.Errorf("minikafkatest: closing broker: %v", err)
+			return
 		}
+		closed = true
 	})
 	return b
+}
+
+// verifyReopen checks that what Close left behind opens again: storage
+// recovery fails loudly on corruption, so this catches a Close that leaves
+// the data dir in a state the next start would reject.
+func verifyReopen(t testing.TB, dir string) {
+	b, err := minikafka.Start(context.Background(), minikafka.WithDataDir(dir),
+		minikafka.WithListenAddr("127.0.0.1:0"), minikafka.WithDurability("never"))
+	if err != nil {
+		t.Errorf("minikafkatest: the data dir does not reopen after Close: %v", err)
+		return
+	}
+	if err := b.Close(); err != nil {
+		t.Errorf("minikafkatest: closing the reopened broker: %v", err)
+	}
 }
 
 // Client returns a kgo client seeded with b's address, closed in

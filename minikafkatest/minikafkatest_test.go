@@ -2,8 +2,10 @@ package minikafkatest_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -116,5 +118,45 @@ func TestCrashableDropsUnsynced(t *testing.T) {
 	}
 	if o, _ := offs.Lookup("t", 0); o.Offset != 0 {
 		t.Fatalf("end offset %d after losing unsynced data, want 0", o.Offset)
+	}
+}
+
+// recordingTB collects cleanups and errors, to test what New's cleanup
+// reports.
+type recordingTB struct {
+	testing.TB
+	cleanups []func()
+	errs     []string
+}
+
+func (r *recordingTB) Helper()          {}
+func (r *recordingTB) Cleanup(f func()) { r.cleanups = append(r.cleanups, f) }
+func (r *recordingTB) Errorf(format string, args ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+}
+
+// A data dir that does not reopen after Close fails the test.
+func TestCleanupVerifiesReopen(t *testing.T) {
+	rec := &recordingTB{TB: t}
+	b := minikafkatest.New(rec)
+	if len(rec.cleanups) != 2 {
+		t.Fatalf("%d cleanups registered", len(rec.cleanups))
+	}
+	rec.cleanups[1]() // Close
+	if len(rec.errs) != 0 {
+		t.Fatalf("Close reported %q", rec.errs)
+	}
+	// Break the closed data dir: its topics directory becomes a file,
+	// which the next start cannot use.
+	topics := filepath.Join(b.DataDir(), "topics")
+	if err := os.RemoveAll(topics); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(topics, []byte("not a directory"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rec.cleanups[0]() // the reopen check
+	if len(rec.errs) != 1 || !strings.Contains(rec.errs[0], "does not reopen") {
+		t.Fatalf("cleanup reported %q", rec.errs)
 	}
 }
