@@ -307,35 +307,58 @@ func TestGroupResumeAfterRestart(t *testing.T) {
 	}
 }
 
-// TestStaticMemberRestart restarts a static member (group.instance.id):
-// it gets its partitions back with no new generation and the other member
-// keeps its partitions throughout.
+// TestStaticMemberRestart restarts a static member (group.instance.id),
+// classic and KIP-848: it gets its partitions back with no new generation
+// (group epoch) and the other member keeps its partitions throughout.
 func TestStaticMemberRestart(t *testing.T) {
-	const parts = 6
-	gb := startGroupBroker(t, t.TempDir(), logstore.SyncNever)
-	gb.createTopic(t, "t", parts)
-	seen := &recordSet{seen: map[int32]map[int64]int{}}
-	a := startConsumer(t, gb, "a", "g", "t", seen, kgo.InstanceID("a"), kgo.SessionTimeout(10*time.Second))
-	b := startConsumer(t, gb, "b", "g", "t", seen, kgo.InstanceID("b"), kgo.SessionTimeout(10*time.Second))
-	waitBalanced(t, parts, a, b)
-	g := gb.b.coord().get("g")
-	generation := func() int32 { g.mu.Lock(); defer g.mu.Unlock(); return g.generation }
-	gen := generation()
-	aParts, bParts := a.partitions(), b.partitions()
+	for _, tc := range []struct {
+		name string
+		opts []kgo.Opt
+	}{
+		{"classic", nil},
+		{"848", []kgo.Opt{kgo.ServerSideBalancer(), kgo.Balancers(kgo.StickyBalancer())}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			const parts = 6
+			gb := startGroupBroker(t, t.TempDir(), logstore.SyncNever)
+			c := gb.b.coord()
+			c.consumerHeartbeat, c.consumerSession = 100*time.Millisecond, 10*time.Second
+			gb.createTopic(t, "t", parts)
+			seen := &recordSet{seen: map[int32]map[int64]int{}}
+			opts := func(id string) []kgo.Opt {
+				return append([]kgo.Opt{kgo.InstanceID(id), kgo.SessionTimeout(10 * time.Second)}, tc.opts...)
+			}
+			a := startConsumer(t, gb, "a", "g", "t", seen, opts("a")...)
+			b := startConsumer(t, gb, "b", "g", "t", seen, opts("b")...)
+			waitBalanced(t, parts, a, b)
+			g := c.get("g")
+			generation := func() int32 {
+				g.mu.Lock()
+				defer g.mu.Unlock()
+				if g.cg != nil {
+					return g.cg.epoch
+				}
+				return g.generation
+			}
+			gen := generation()
+			aParts, bParts := a.partitions(), b.partitions()
 
-	a.stop() // static: no LeaveGroup
-	a2 := startConsumer(t, gb, "a2", "g", "t", seen, kgo.InstanceID("a"), kgo.SessionTimeout(10*time.Second))
-	deadline := time.Now().Add(10 * time.Second)
-	for fmt.Sprint(a2.partitions()) != fmt.Sprint(aParts) {
-		if time.Now().After(deadline) {
-			t.Fatalf("restarted static member owns %v, had %v", a2.partitions(), aParts)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if g := generation(); g != gen {
-		t.Fatalf("generation moved %d → %d: the restart caused a rebalance", gen, g)
-	}
-	if fmt.Sprint(b.partitions()) != fmt.Sprint(bParts) {
-		t.Fatalf("other member's partitions changed: %v → %v", bParts, b.partitions())
+			a.stop() // static: no LeaveGroup (848: leaves with epoch -2)
+			a2 := startConsumer(t, gb, "a2", "g", "t", seen, opts("a")...)
+			deadline := time.Now().Add(10 * time.Second)
+			for fmt.Sprint(a2.partitions()) != fmt.Sprint(aParts) {
+				if time.Now().After(deadline) {
+					t.Fatalf("restarted static member owns %v, had %v", a2.partitions(), aParts)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if g := generation(); g != gen {
+				t.Fatalf("generation moved %d → %d: the restart caused a rebalance", gen, g)
+			}
+			if fmt.Sprint(b.partitions()) != fmt.Sprint(bParts) {
+				t.Fatalf("other member's partitions changed: %v → %v", bParts, b.partitions())
+			}
+		})
 	}
 }

@@ -8,7 +8,10 @@
 // The whole state lives in memory (a map per group) and reads never touch
 // the disk. Every change — a commit, deleting some offsets, deleting a group,
 // dropping a topic — is appended to one log file as a framed record and
-// applied to memory. Replaying the log at Open rebuilds the state.
+// applied to memory. Replaying the log at Open rebuilds the state. A change
+// is visible to reads as soon as it is appended, before it is durable (as a
+// Kafka offset is visible once appended to __consumer_offsets); if its write
+// fails, the store refuses further changes and the next Open decides.
 //
 // # Durability and group commit
 //
