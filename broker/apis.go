@@ -51,6 +51,7 @@ func init() {
 		{23, 0, 4, (*Broker).handleOffsetForLeaderEpoch},
 		{32, 0, 4, (*Broker).handleDescribeConfigs},  //
 		{33, 0, 2, (*Broker).handleAlterConfigs},     //
+		{35, 1, 4, (*Broker).handleDescribeLogDirs},  // v0 dropped in Kafka 4; v5 (cordoning) not in 4.1
 		{37, 0, 3, (*Broker).handleCreatePartitions}, //
 		{42, 0, 2, (*Broker).handleDeleteGroups},
 		{44, 0, 1, (*Broker).handleIncrementalAlterConfigs},
