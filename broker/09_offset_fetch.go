@@ -4,10 +4,9 @@ package broker
 //
 // Behavior: returns committed offsets (-1 and an empty metadata string for
 // partitions without one). Null topics (v2+) mean every committed offset
-// of the group. v8+ batches several groups. RequireStable (v7+) asks for
-// UNSTABLE_OFFSET_COMMIT while transactional offsets are pending; the
-// group coordinator holds no pending transactional offsets, so every
-// offset is stable. v9 names the member and its epoch for KIP-848 groups:
+// of the group. v8+ batches several groups. RequireStable (v7+) answers
+// UNSTABLE_OFFSET_COMMIT for a partition while an open transaction holds
+// an offset for it (pendingTxnOffset, set by the transaction coordinator). v9 names the member and its epoch for KIP-848 groups:
 // UNKNOWN_MEMBER_ID or STALE_MEMBER_EPOCH (the current or previous epoch
 // passes). v10 (topic ids) is not offered.
 
@@ -20,12 +19,18 @@ import (
 	"github.com/minikafka/minikafka/protocol"
 )
 
+// pendingTxnOffset, when set by the transaction coordinator, reports
+// whether an open transaction holds an uncommitted offset for the group's
+// partition (KIP-447 require_stable).
+var pendingTxnOffset func(b *Broker, group, topic string, partition int32) bool
+
 // fetchedPartition is one partition of an OffsetFetch answer.
 type fetchedPartition struct {
 	partition int32
 	offset    int64
 	epoch     int32
 	metadata  string
+	code      int16
 }
 
 type fetchedTopic struct {
@@ -34,10 +39,15 @@ type fetchedTopic struct {
 }
 
 // fetchOffsets answers one group: the requested topics (nil = all).
-func (b *Broker) fetchOffsets(group string, topics map[string][]int32, order []string, all bool) ([]fetchedTopic, int16) {
+func (b *Broker) fetchOffsets(group string, topics map[string][]int32, order []string, all, requireStable bool) ([]fetchedTopic, int16) {
 	c := b.coord()
 	if c == nil {
 		return nil, kerr.CoordinatorNotAvailable.Code
+	}
+	stable := func(topic string, fp *fetchedPartition) {
+		if requireStable && pendingTxnOffset != nil && pendingTxnOffset(b, group, topic, fp.partition) {
+			fp.offset, fp.epoch, fp.metadata, fp.code = -1, -1, "", kerr.UnstableOffsetCommit.Code
+		}
 	}
 	if all {
 		var out []fetchedTopic
@@ -46,7 +56,9 @@ func (b *Broker) fetchOffsets(group string, topics map[string][]int32, order []s
 				out = append(out, fetchedTopic{topic: cm.Topic})
 			}
 			t := &out[len(out)-1]
-			t.parts = append(t.parts, fetchedPartition{cm.Partition, cm.Offset.Offset, cm.Offset.LeaderEpoch, cm.Offset.Metadata})
+			fp := fetchedPartition{cm.Partition, cm.Offset.Offset, cm.Offset.LeaderEpoch, cm.Offset.Metadata, 0}
+			stable(cm.Topic, &fp)
+			t.parts = append(t.parts, fp)
 		}
 		return out, 0
 	}
@@ -56,8 +68,9 @@ func (b *Broker) fetchOffsets(group string, topics map[string][]int32, order []s
 		for _, p := range topics[name] {
 			fp := fetchedPartition{partition: p, offset: -1, epoch: -1}
 			if o, ok := c.store.Get(group, name, p); ok {
-				fp = fetchedPartition{p, o.Offset, o.LeaderEpoch, o.Metadata}
+				fp = fetchedPartition{p, o.Offset, o.LeaderEpoch, o.Metadata, 0}
 			}
+			stable(name, &fp)
 			ft.parts = append(ft.parts, fp)
 		}
 		out = append(out, ft)
@@ -77,7 +90,7 @@ func (b *Broker) handleOffsetFetch(_ context.Context, req *protocol.Request) pro
 				}
 				topics[t.Topic] = append(topics[t.Topic], t.Partitions...)
 			}
-			fts, code := b.fetchOffsets(rg.Group, topics, order, rg.Topics == nil)
+			fts, code := b.fetchOffsets(rg.Group, topics, order, rg.Topics == nil, r.RequireStable)
 			if rg.MemberID != nil && code == 0 {
 				if g := b.coord().get(rg.Group); g != nil {
 					g.mu.Lock()
@@ -96,7 +109,7 @@ func (b *Broker) handleOffsetFetch(_ context.Context, req *protocol.Request) pro
 				t.Topic = ft.topic
 				for _, fp := range ft.parts {
 					p := kmsg.NewOffsetFetchResponseGroupTopicPartition()
-					p.Partition, p.Offset, p.LeaderEpoch = fp.partition, fp.offset, fp.epoch
+					p.Partition, p.Offset, p.LeaderEpoch, p.ErrorCode = fp.partition, fp.offset, fp.epoch, fp.code
 					md := fp.metadata
 					p.Metadata = &md
 					t.Partitions = append(t.Partitions, p)
@@ -115,14 +128,14 @@ func (b *Broker) handleOffsetFetch(_ context.Context, req *protocol.Request) pro
 		topics[t.Topic] = append(topics[t.Topic], t.Partitions...)
 	}
 	// v0–v1 have no null topics; an empty list there means nothing.
-	fts, code := b.fetchOffsets(r.Group, topics, order, r.Topics == nil && r.Version >= 2)
+	fts, code := b.fetchOffsets(r.Group, topics, order, r.Topics == nil && r.Version >= 2, r.RequireStable)
 	resp.ErrorCode = code
 	for _, ft := range fts {
 		t := kmsg.NewOffsetFetchResponseTopic()
 		t.Topic = ft.topic
 		for _, fp := range ft.parts {
 			p := kmsg.NewOffsetFetchResponseTopicPartition()
-			p.Partition, p.Offset, p.LeaderEpoch = fp.partition, fp.offset, fp.epoch
+			p.Partition, p.Offset, p.LeaderEpoch, p.ErrorCode = fp.partition, fp.offset, fp.epoch, fp.code
 			md := fp.metadata
 			p.Metadata = &md
 			if code != 0 {

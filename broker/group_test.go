@@ -648,3 +648,30 @@ func TestGroupChurn(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestOffsetFetchRequireStable: with a pending transactional offset,
+// require_stable gets UNSTABLE_OFFSET_COMMIT for that partition only.
+func TestOffsetFetchRequireStable(t *testing.T) {
+	gb := startGroupBroker(t, t.TempDir(), logstore.SyncNever)
+	gb.createTopic(t, "t", 2)
+	cl := gb.client(t)
+	old := pendingTxnOffset
+	pendingTxnOffset = func(_ *Broker, group, topic string, p int32) bool { return group == "g" && topic == "t" && p == 1 }
+	t.Cleanup(func() { pendingTxnOffset = old })
+	fetch := func(stable bool) []kmsg.OffsetFetchResponseGroupTopicPartition {
+		of := kmsg.NewPtrOffsetFetchRequest()
+		of.RequireStable = stable
+		g := kmsg.NewOffsetFetchRequestGroup()
+		g.Group = "g"
+		tt := kmsg.NewOffsetFetchRequestGroupTopic()
+		tt.Topic, tt.Partitions = "t", []int32{0, 1}
+		g.Topics = []kmsg.OffsetFetchRequestGroupTopic{tt}
+		of.Groups = []kmsg.OffsetFetchRequestGroup{g}
+		return request[*kmsg.OffsetFetchResponse](t, cl, of).Groups[0].Topics[0].Partitions
+	}
+	ps := fetch(true)
+	wantCode(t, "stable partition", ps[0].ErrorCode, nil)
+	wantCode(t, "pending partition", ps[1].ErrorCode, kerr.UnstableOffsetCommit)
+	ps = fetch(false)
+	wantCode(t, "without require_stable", ps[1].ErrorCode, nil)
+}
