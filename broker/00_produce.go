@@ -20,6 +20,12 @@ package broker
 // (logstore.WaitDurable, on the writer goroutine so the reader keeps
 // reading). Other acks values: INVALID_REQUIRED_ACKS.
 //
+// Transactional batches must belong to their producer's open transaction
+// (INVALID_TXN_STATE if the partition was not added, INVALID_PRODUCER_EPOCH
+// for a fenced epoch); Produce v12+ adds the partition implicitly (KIP-890).
+// The batch's first offset holds the partition's last stable offset back
+// until the transaction ends (txn.go).
+//
 // Internal topics (__consumer_offsets) take no client writes:
 // INVALID_TOPIC_EXCEPTION, as Kafka.
 //
@@ -87,8 +93,6 @@ func (b *Broker) handleProduce(ctx context.Context, req *protocol.Request) proto
 			switch {
 			case !acksOK:
 				code, msg = kerr.InvalidRequiredAcks.Code, fmt.Sprintf("acks %d", r.Acks)
-			case r.TransactionID != nil:
-				code, msg = kerr.TransactionalIDAuthorizationFailed.Code, "transactions are not supported"
 			case t == nil && req.Version >= 13:
 				code, msg = kerr.UnknownTopicID.Code, "unknown topic id"
 			case t == nil && validateTopicName(rt.Topic) != nil:
@@ -105,7 +109,7 @@ func (b *Broker) handleProduce(ctx context.Context, req *protocol.Request) proto
 				}
 				var end int64
 				var err error
-				code, end, err = b.produceTo(p, rp.Records, r.Acks, sp, now)
+				code, end, err = b.produceTo(p, rp.Records, r.Acks, sp, now, req.Version)
 				if err != nil {
 					msg = err.Error()
 				}
@@ -180,7 +184,7 @@ func (b *Broker) handleProduce(ctx context.Context, req *protocol.Request) proto
 // produceTo validates and appends one partition's batch, filling sp. It
 // returns the error code, the offset after the batch (for WaitDurable) and
 // an error describing a failure.
-func (b *Broker) produceTo(p *partition, batch []byte, acks int16, sp *kmsg.ProduceResponseTopicPartition, now time.Time) (int16, int64, error) {
+func (b *Broker) produceTo(p *partition, batch []byte, acks int16, sp *kmsg.ProduceResponseTopicPartition, now time.Time, version int16) (int16, int64, error) {
 	cfg := p.topic.cfg.Load()
 	if acks == -1 && cfg.minInsync > 1 {
 		return kerr.NotEnoughReplicas.Code, 0, fmt.Errorf("min.insync.replicas is %d but this broker is the only replica", cfg.minInsync)
@@ -204,8 +208,8 @@ func (b *Broker) produceTo(p *partition, batch []byte, acks int16, sp *kmsg.Prod
 	if h.IsControl() {
 		return kerr.InvalidRecord.Code, 0, errors.New("clients may not write control batches")
 	}
-	if h.IsTransactional() {
-		return kerr.TransactionalIDAuthorizationFailed.Code, 0, errors.New("transactions are not supported")
+	if h.IsTransactional() && (h.ProducerID < 0 || h.BaseSequence < 0) {
+		return kerr.InvalidRecord.Code, 0, errors.New("transactional batches must carry a producer id and sequence")
 	}
 	if err := validateRecords(&h, batch, cfg, now); err != nil {
 		if errors.Is(err, errBadTimestamp) {
@@ -218,6 +222,15 @@ func (b *Broker) produceTo(p *partition, batch []byte, acks int16, sp *kmsg.Prod
 	records.SetPartitionLeaderEpoch(batch, 0)
 
 	idempotent := h.ProducerID >= 0 && h.BaseSequence >= 0
+	if h.IsTransactional() {
+		// The partition must be in the producer's open transaction
+		// (txn.go); its lock is held until the append is done.
+		unlock, code, err := b.txns.beginProduce(p, &h, version)
+		if code != 0 {
+			return code, 0, err
+		}
+		defer unlock()
+	}
 	if idempotent {
 		p.mu.Lock()
 		defer p.mu.Unlock()
@@ -235,7 +248,11 @@ func (b *Broker) produceTo(p *partition, batch []byte, acks int16, sp *kmsg.Prod
 			return 0, dup.lastOffs + 1, nil
 		}
 	}
+	txnOpened := h.IsTransactional() && b.txns.producing(p, h.ProducerID)
 	res, err := p.log.Append(batch)
+	if txnOpened {
+		b.txns.produced(p, h.ProducerID, res.BaseOffset, err)
+	}
 	if err != nil {
 		code := errCode(err)
 		if code == kerr.KafkaStorageError.Code {

@@ -6,8 +6,11 @@ package broker
 // MaxBytes and each partition's PartitionMaxBytes; the first partition that
 // has data returns at least one batch even if it exceeds both (KIP-74), so
 // a consumer never stalls on a large batch. Every partition reports its
-// high watermark, last stable offset (equal to the high watermark: no
-// transactions) and log start offset. An offset outside [log start, log
+// high watermark, last stable offset (the first offset of the oldest open
+// transaction, else the high watermark; txn.go) and log start offset.
+// read_committed (isolation level 1) reads only below the last stable
+// offset and lists the aborted transactions overlapping what it returns,
+// which clients use to drop aborted records. An offset outside [log start, log
 // end] is OFFSET_OUT_OF_RANGE.
 //
 // Long poll: if fewer than MinBytes are available and MaxWaitMillis > 0,
@@ -61,6 +64,8 @@ type fetchState struct {
 	maxBytes int64
 	total    int64
 	errored  bool
+	// committed: read_committed isolation.
+	committed bool
 }
 
 func (b *Broker) handleFetch(ctx context.Context, req *protocol.Request) protocol.Reply {
@@ -74,7 +79,7 @@ func (b *Broker) handleFetch(ctx context.Context, req *protocol.Request) protoco
 	}
 	resp.SessionID = 0
 
-	fs := &fetchState{b: b, maxBytes: int64(r.MaxBytes)}
+	fs := &fetchState{b: b, maxBytes: int64(r.MaxBytes), committed: r.IsolationLevel == 1}
 	resp.Topics = make([]kmsg.FetchResponseTopic, len(r.Topics))
 	n := 0
 	for i := range r.Topics {
@@ -204,19 +209,40 @@ func (fs *fetchState) read() {
 			fp.done, fs.errored = true, true
 			continue
 		}
-		rr, err := fp.p.log.Read(readOptions(fp.offset, int(limit), minOne))
+		lso := fs.b.txns.lastStable(fp.p)
+		opts := readOptions(fp.offset, int(limit), minOne)
+		if fs.committed {
+			if lso <= fp.offset && fp.offset >= fp.p.log.LogStartOffset() && fp.offset <= fp.p.log.LogEndOffset() {
+				// Nothing stable to read yet (and MaxOffset 0
+				// would mean "up to the high watermark").
+				out.HighWatermark = fp.p.log.HighWatermark()
+				out.LastStableOffset = lso
+				out.LogStartOffset = fp.p.log.LogStartOffset()
+				continue
+			}
+			opts.MaxOffset = lso
+		}
+		rr, err := fp.p.log.Read(opts)
 		if err != nil {
 			out.ErrorCode = errCode(err)
 			out.HighWatermark = fp.p.log.HighWatermark()
-			out.LastStableOffset = out.HighWatermark
+			out.LastStableOffset = min(lso, out.HighWatermark)
 			out.LogStartOffset = fp.p.log.LogStartOffset()
 			fp.done = true
 			fs.errored = true
 			continue
 		}
 		out.HighWatermark = rr.HighWatermark
-		out.LastStableOffset = rr.HighWatermark
+		out.LastStableOffset = min(lso, rr.HighWatermark)
 		out.LogStartOffset = rr.LogStartOffset
+		if rr.Size > 0 && fs.committed {
+			out.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
+			for _, a := range fs.b.txns.abortedIn(fp.p, fp.offset, lso) {
+				at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
+				at.ProducerID, at.FirstOffset = a.pid, a.first
+				out.AbortedTransactions = append(out.AbortedTransactions, at)
+			}
+		}
 		if rr.Size > 0 {
 			fp.rr = rr
 			fs.total += rr.Size

@@ -5,9 +5,13 @@ package broker
 // As Kafka does for a null transactional ID, every call issues a fresh
 // producer ID at epoch 0, whatever ProducerID/ProducerEpoch (v3+, KIP-360)
 // the client passes — but those two must be both set or both -1, else
-// INVALID_REQUEST. A transactional ID asks for transactions, which this
-// broker does not offer yet: TRANSACTIONAL_ID_AUTHORIZATION_FAILED, a
-// non-retriable error, so the client fails fast instead of retrying.
+// INVALID_REQUEST. A transactional ID goes to the transaction coordinator
+// (txn.go): its producer ID is kept and its epoch bumped on every call,
+// fencing the previous producer (PRODUCER_FENCED from v4, else
+// INVALID_PRODUCER_EPOCH, when a KIP-360 caller names a stale epoch), an
+// open transaction is aborted first, and transaction.timeout.ms must be in
+// (0, 15 min] (INVALID_TRANSACTION_TIMEOUT). An empty transactional ID is
+// INVALID_REQUEST.
 
 import (
 	"context"
@@ -24,12 +28,19 @@ func (b *Broker) handleInitProducerID(_ context.Context, req *protocol.Request) 
 	resp.Version = req.Version
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
 	switch {
-	case r.TransactionalID != nil:
-		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
-		b.logBad(req, "init producer id: transactions are not supported", "transactional_id", *r.TransactionalID)
 	case (r.ProducerID == -1) != (r.ProducerEpoch == -1):
 		resp.ErrorCode = kerr.InvalidRequest.Code
 		b.logBad(req, "init producer id: producer id and epoch must both be set or both be -1")
+	case r.TransactionalID != nil && *r.TransactionalID == "":
+		resp.ErrorCode = kerr.InvalidRequest.Code
+		b.logBad(req, "init producer id: empty transactional id")
+	case r.TransactionalID != nil:
+		var err error
+		resp.ProducerID, resp.ProducerEpoch, resp.ErrorCode, err = b.txns.initProducerID(*r.TransactionalID, r.TransactionTimeoutMillis, r.ProducerID, r.ProducerEpoch, req.Version)
+		if resp.ErrorCode != 0 {
+			resp.ProducerID, resp.ProducerEpoch = -1, -1
+			b.logBad(req, "init producer id", "transactional_id", *r.TransactionalID, "error", kerr.ErrorForCode(resp.ErrorCode), "err", err)
+		}
 	default:
 		id, err := b.producers.allocate()
 		if err != nil {

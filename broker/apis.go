@@ -49,6 +49,10 @@ func init() {
 		{21, 0, 2, (*Broker).handleDeleteRecords},  //
 		{22, 0, 5, (*Broker).handleInitProducerID}, //
 		{23, 0, 4, (*Broker).handleOffsetForLeaderEpoch},
+		{24, 0, 3, (*Broker).handleAddPartitionsToTxn}, // v4+ is broker-to-broker
+		{25, 0, 4, (*Broker).handleAddOffsetsToTxn},
+		{26, 0, 5, (*Broker).handleEndTxn},
+		{28, 0, 5, (*Broker).handleTxnOffsetCommit},  // v6 uses topic ids
 		{32, 0, 4, (*Broker).handleDescribeConfigs},  //
 		{33, 0, 2, (*Broker).handleAlterConfigs},     //
 		{35, 1, 4, (*Broker).handleDescribeLogDirs},  // v0 dropped in Kafka 4; v5 (cordoning) not in 4.1
@@ -57,6 +61,9 @@ func init() {
 		{44, 0, 1, (*Broker).handleIncrementalAlterConfigs},
 		{47, 0, 0, (*Broker).handleOffsetDelete},
 		{60, 0, 2, (*Broker).handleDescribeCluster},
+		{61, 0, 0, (*Broker).handleDescribeProducers},
+		{65, 0, 0, (*Broker).handleDescribeTransactions},
+		{66, 0, 2, (*Broker).handleListTransactions},
 		{68, 0, 1, (*Broker).handleConsumerGroupHeartbeat},
 		{69, 0, 1, (*Broker).handleConsumerGroupDescribe},
 	}

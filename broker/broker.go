@@ -97,6 +97,9 @@ type Broker struct {
 
 	groups groupCoordinator
 
+	// txns is the transaction coordinator (txn.go).
+	txns *txnCoordinator
+
 	hookMu    sync.Mutex
 	onDeleted []func(name string, id [16]byte)
 
@@ -171,6 +174,13 @@ func New(cfg Config) (*Broker, error) {
 			return nil, fmt.Errorf("broker: starting group coordinator: %w", err)
 		}
 		b.groups = g
+	}
+	if b.txns, err = newTxnCoordinator(b); err != nil {
+		if b.groups != nil {
+			b.groups.Close()
+		}
+		b.closeLogs()
+		return nil, fmt.Errorf("broker: starting transaction coordinator: %w", err)
 	}
 	b.bg.Add(1)
 	go b.retentionLoop()
@@ -302,6 +312,7 @@ func (b *Broker) Close() error {
 		close(b.closing)
 		b.bg.Wait()
 		var errs []error
+		errs = append(errs, b.txns.close())
 		if b.groups != nil {
 			errs = append(errs, b.groups.Close())
 		}

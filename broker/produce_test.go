@@ -89,7 +89,7 @@ func TestProduceErrors(t *testing.T) {
 		{"too large", "t", 0, big, kerr.MessageTooLarge},
 		{"bad record count", "t", 0, badCount, kerr.InvalidRecord},
 		{"bad gzip", "t", 0, badGzip, kerr.CorruptMessage},
-		{"transactional", "t", 0, txn, kerr.TransactionalIDAuthorizationFailed},
+		{"transactional without producer id", "t", 0, txn, kerr.InvalidRecord},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := produce(t, b, tc.topic, tc.part, tc.batch)
@@ -239,11 +239,12 @@ func TestIdempotentProducer(t *testing.T) {
 	if ipid2.ProducerID == pid {
 		t.Fatal("producer id reused")
 	}
-	// A transactional ID is refused (no transactions yet), and an ID
-	// without an epoch is malformed.
+	// A transactional ID needs a valid transaction timeout (txn_test.go
+	// covers the rest), and an ID without an epoch is malformed.
 	req := kmsg.NewPtrInitProducerIDRequest()
 	req.TransactionalID = kmsg.StringPtr("tx")
-	if r := serve(t, b, req).(*kmsg.InitProducerIDResponse); r.ErrorCode != kerr.TransactionalIDAuthorizationFailed.Code {
+	req.TransactionTimeoutMillis = 0
+	if r := serve(t, b, req).(*kmsg.InitProducerIDResponse); r.ErrorCode != kerr.InvalidTransactionTimeout.Code {
 		t.Fatalf("transactional: %v", kerr.ErrorForCode(r.ErrorCode))
 	}
 	req = kmsg.NewPtrInitProducerIDRequest()

@@ -1,0 +1,144 @@
+package broker
+
+// TxnOffsetCommit v0–v5.
+//
+// Stages a consumer group's offsets in the producer's open transaction
+// (durably, in the transaction log). They are written to the group store
+// when the transaction commits and dropped when it aborts; until then
+// OffsetFetch returns the previous offsets, or UNSTABLE_OFFSET_COMMIT when
+// it asks for stable offsets (require_stable). The committer is checked as
+// OffsetCommit checks it (v3+ carry the member ID and generation):
+// ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID, so a consumer
+// that lost its partitions in a rebalance cannot commit for them. Producer
+// errors as AddPartitionsToTxn (PRODUCER_FENCED from v3). The group must
+// have been added with AddOffsetsToTxn (INVALID_TXN_STATE otherwise),
+// except under KIP-890 (v5+), where the commit adds it.
+//
+// v6 names topics by ID and is not offered.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minikafka/minikafka/groupstore"
+	"github.com/minikafka/minikafka/protocol"
+)
+
+func (b *Broker) handleTxnOffsetCommit(_ context.Context, req *protocol.Request) protocol.Reply {
+	r := req.Body.(*kmsg.TxnOffsetCommitRequest)
+	resp := r.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
+	resp.Version = req.Version
+
+	code := b.validateTxnCommitter(r, req.Version)
+	var ts *txnState
+	if code == 0 {
+		ts, code = b.txns.lookup(r.TransactionalID, r.ProducerID, r.ProducerEpoch, 28, req.Version)
+	}
+	if ts != nil {
+		defer ts.mu.Unlock()
+		if !ts.groups[r.Group] || ts.state != txnOngoing {
+			if req.Version < 5 || (ts.state != txnOngoing && ts.state != txnEmpty && ts.state != txnCompleteCommit && ts.state != txnCompleteAbort) {
+				code = kerr.InvalidTxnState.Code
+			} else {
+				ts.groups[r.Group] = true
+				if ts.state != txnOngoing {
+					ts.state, ts.start = txnOngoing, b.now()
+				}
+			}
+		}
+	}
+	for _, rt := range r.Topics {
+		st := kmsg.NewTxnOffsetCommitResponseTopic()
+		st.Topic = rt.Topic
+		nparts, exists := b.PartitionCount(rt.Topic)
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
+			sp.Partition = rp.Partition
+			switch {
+			case code != 0:
+				sp.ErrorCode = code
+			case !exists || rp.Partition < 0 || rp.Partition >= nparts:
+				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			case rp.Metadata != nil && len(*rp.Metadata) > offsetMetadataMaxBytes:
+				sp.ErrorCode = kerr.OffsetMetadataTooLarge.Code
+			default:
+				o := groupstore.Offset{Offset: rp.Offset, LeaderEpoch: -1, ExpireMs: -1}
+				if req.Version >= 2 {
+					o.LeaderEpoch = rp.LeaderEpoch
+				}
+				if rp.Metadata != nil {
+					o.Metadata = *rp.Metadata
+				}
+				if ts.offsets[r.Group] == nil {
+					ts.offsets[r.Group] = map[tpName]groupstore.Offset{}
+				}
+				ts.offsets[r.Group][tpName{rt.Topic, rp.Partition}] = o
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	if ts != nil && code == 0 {
+		ts.updated = b.now()
+		if err := b.txns.persist(ts, true); err != nil {
+			b.log.Error("txn offset commit", "transactional_id", r.TransactionalID, "err", err)
+			for i := range resp.Topics {
+				for j := range resp.Topics[i].Partitions {
+					if resp.Topics[i].Partitions[j].ErrorCode == 0 {
+						resp.Topics[i].Partitions[j].ErrorCode = kerr.KafkaStorageError.Code
+					}
+				}
+			}
+		}
+	}
+	if code != 0 {
+		b.logBad(req, "txn offset commit", "transactional_id", r.TransactionalID, "group", r.Group, "error", kerr.ErrorForCode(code))
+	}
+	return protocol.Reply{Response: resp}
+}
+
+// validateTxnCommitter applies OffsetCommit's membership checks to a
+// transactional commit (Kafka's GroupCoordinator.handleTxnCommitOffsets).
+func (b *Broker) validateTxnCommitter(r *kmsg.TxnOffsetCommitRequest, version int16) int16 {
+	c := b.coord()
+	if c == nil {
+		return kerr.CoordinatorNotAvailable.Code
+	}
+	if r.Group == "" {
+		return kerr.InvalidGroupID.Code
+	}
+	if version < 3 {
+		return 0 // no member information
+	}
+	g := c.get(r.Group)
+	if g == nil {
+		if r.Generation >= 0 {
+			return kerr.IllegalGeneration.Code
+		}
+		return 0
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch {
+	case g.state == stateDead:
+		return kerr.CoordinatorNotAvailable.Code
+	case g.isConsumer():
+		if r.Generation < 0 && r.MemberID == "" {
+			return 0
+		}
+		return g.validateConsumerCommit(r.MemberID, r.Generation, 9)
+	case g.fenced(r.InstanceID, r.MemberID):
+		return kerr.FencedInstanceID.Code
+	case r.Generation < 0 && r.MemberID == "":
+		return 0
+	}
+	if g.members[r.MemberID] == nil {
+		return kerr.UnknownMemberID.Code
+	}
+	if r.Generation != g.generation {
+		return kerr.IllegalGeneration.Code
+	}
+	return 0
+}

@@ -1,0 +1,70 @@
+package broker
+
+// DescribeProducers v0.
+//
+// Lists the producers a partition holds idempotence state for: producer
+// ID, epoch, last sequence, last write time, and the first offset of the
+// producer's open transaction on that partition (-1 if none), as
+// kafka-transactions.sh describe-producers shows them. Coordinator epochs
+// are not tracked (-1).
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minikafka/minikafka/protocol"
+)
+
+func (b *Broker) handleDescribeProducers(_ context.Context, req *protocol.Request) protocol.Reply {
+	r := req.Body.(*kmsg.DescribeProducersRequest)
+	resp := r.ResponseKind().(*kmsg.DescribeProducersResponse)
+	resp.Version = req.Version
+	for _, rt := range r.Topics {
+		st := kmsg.NewDescribeProducersResponseTopic()
+		st.Topic = rt.Topic
+		t := b.lookupTopic(rt.Topic, [16]byte{})
+		for _, i := range rt.Partitions {
+			sp := kmsg.NewDescribeProducersResponseTopicPartition()
+			sp.Partition = i
+			var p *partition
+			if t != nil {
+				p = t.partition(i)
+			}
+			if p == nil {
+				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
+			open := map[int64]int64{}
+			if v, ok := b.txns.parts.Load(p); ok {
+				pt := v.(*partTxn)
+				pt.mu.Lock()
+				for pid, f := range pt.open {
+					open[pid] = f
+				}
+				pt.mu.Unlock()
+			}
+			p.mu.Lock()
+			if !p.producersLoaded {
+				p.loadProducerState(b.log, b.now())
+			}
+			for pid, ps := range p.producers {
+				ap := kmsg.NewDescribeProducersResponseTopicPartitionActiveProducer()
+				ap.ProducerID, ap.ProducerEpoch, ap.LastSequence = pid, int32(ps.epoch), ps.lastSeq
+				ap.LastTimestamp = ps.updated.UnixMilli()
+				ap.CoordinatorEpoch = -1
+				ap.CurrentTxnStartOffset = -1
+				if f, ok := open[pid]; ok {
+					ap.CurrentTxnStartOffset = f
+				}
+				sp.ActiveProducers = append(sp.ActiveProducers, ap)
+			}
+			p.mu.Unlock()
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return protocol.Reply{Response: resp}
+}
