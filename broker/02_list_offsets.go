@@ -2,8 +2,8 @@ package broker
 
 // ListOffsets v1–v11.
 //
-// Special timestamps: -1 latest (the high watermark; with no transactions
-// it is also the last stable offset, so both isolation levels agree), -2
+// Special timestamps: -1 latest (the high watermark, or under
+// read_committed isolation (v2+) the last stable offset), -2
 // earliest (log start offset), -3 max timestamp (v7+, KIP-734: the offset
 // and timestamp of the record with the largest timestamp), -4 earliest
 // local (v8+, KIP-405: the log start offset, everything is local), -5
@@ -55,6 +55,9 @@ func (b *Broker) handleListOffsets(_ context.Context, req *protocol.Request) pro
 				}
 			}
 			off, ts, found, err := listOffset(p, rp.Timestamp)
+			if rp.Timestamp == -1 && req.Version >= 2 && r.IsolationLevel == 1 {
+				off = b.txns.lastStable(p)
+			}
 			if err != nil {
 				sp.ErrorCode = errCode(err)
 				b.log.Error("list offsets", "topic", t.name, "partition", p.index, "err", err)
