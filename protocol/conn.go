@@ -111,6 +111,8 @@ func (c *conn) readLoop() {
 			c.cancel()
 		}
 	}()
+	// Checked once: tracing every request must cost nothing when off.
+	trace := c.log.Enabled(context.Background(), slog.LevelDebug)
 	br := bufio.NewReaderSize(c.nc, readBufSize)
 	var sizeBuf [4]byte
 	idle := c.s.cfg.IdleTimeout
@@ -170,6 +172,14 @@ func (c *conn) readLoop() {
 				"key", h.key, "version", h.version, "correlation_id", h.correlationID, "err", err)
 			c.enqueue(pending{closeAfter: err})
 			return
+		}
+		if trace {
+			cid := "(null)"
+			if h.clientID != nil {
+				cid = *h.clientID
+			}
+			c.log.Debug("request", "key", h.key, "version", h.version,
+				"correlation_id", h.correlationID, "client_id", cid, "bytes", size)
 		}
 		req := &Request{
 			Key:           h.key,

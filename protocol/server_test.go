@@ -6,7 +6,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -557,4 +560,34 @@ func TestCloseRacingServe(t *testing.T) {
 			t.Fatalf("Serve after Close: %v", err)
 		}
 	}
+}
+
+// At debug level every request is traced, with its client id.
+func TestDebugTrace(t *testing.T) {
+	var buf syncBuf
+	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	s := startServer(t, Config{Logger: log}, &fakeHandler{})
+	c := dial(t, s)
+	send(t, c, frame(7, kmsg.StringPtr("tracer"), metadataReq(4, "t")))
+	mustReadFrame(t, c)
+	if out := buf.String(); !strings.Contains(out, "msg=request key=3 version=4 correlation_id=7 client_id=tracer") {
+		t.Fatalf("trace: %s", out)
+	}
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
