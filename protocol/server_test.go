@@ -570,7 +570,7 @@ func TestDebugTrace(t *testing.T) {
 	c := dial(t, s)
 	send(t, c, frame(7, kmsg.StringPtr("tracer"), metadataReq(4, "t")))
 	mustReadFrame(t, c)
-	if out := buf.String(); !strings.Contains(out, "msg=request key=3 version=4 correlation_id=7 client_id=tracer") {
+	if out := buf.String(); !strings.Contains(out, "key=3 version=4 correlation_id=7 client_id=tracer") {
 		t.Fatalf("trace: %s", out)
 	}
 }
