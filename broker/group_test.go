@@ -675,3 +675,85 @@ func TestOffsetFetchRequireStable(t *testing.T) {
 	ps = fetch(false)
 	wantCode(t, "without require_stable", ps[1].ErrorCode, nil)
 }
+
+// TestRebalanceTimeoutDropsLaggards: a member that does not rejoin within
+// the rebalance timeout is dropped and the others get their generation; a
+// MEMBER_ID_REQUIRED id that never comes back stops holding the join up
+// after its session timeout.
+func TestRebalanceTimeoutDropsLaggards(t *testing.T) {
+	gb := startGroupBroker(t, t.TempDir(), logstore.SyncNever)
+	join := func(cl *kgo.Client, member string) *kmsg.JoinGroupResponse {
+		r := joinReq("g", member, 9)
+		r.SessionTimeoutMillis, r.RebalanceTimeoutMillis = 5000, 400
+		return request[*kmsg.JoinGroupResponse](t, cl, r)
+	}
+	clA, clB, clC := gb.client(t), gb.client(t), gb.client(t)
+	a := join(clA, join(clA, "").MemberID)
+	sr := kmsg.NewPtrSyncGroupRequest()
+	sr.Group, sr.MemberID, sr.Generation = "g", a.MemberID, a.Generation
+	request[*kmsg.SyncGroupResponse](t, clA, sr)
+
+	// b joins: a must rejoin, and does; b is a laggard that got its id but
+	// never comes back. The round completes only once b's pending id ages
+	// out (session timeout 5s would be slow: use a short one for b).
+	rb := joinReq("g", "", 9)
+	rb.SessionTimeoutMillis, rb.RebalanceTimeoutMillis = 300, 400
+	wantCode(t, "b first join", request[*kmsg.JoinGroupResponse](t, clB, rb).ErrorCode, kerr.MemberIDRequired)
+	cID := join(clC, "").MemberID
+	done := make(chan *kmsg.JoinGroupResponse, 1)
+	go func() {
+		r := joinReq("g", cID, 9)
+		r.SessionTimeoutMillis, r.RebalanceTimeoutMillis = 5000, 400
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		resp, err := clC.Request(ctx, r)
+		if err != nil {
+			resp = &kmsg.JoinGroupResponse{ErrorCode: -1}
+		}
+		done <- resp.(*kmsg.JoinGroupResponse)
+	}()
+	start := time.Now()
+	ja := join(clA, a.MemberID)
+	jc := <-done
+	wantCode(t, "a rejoin", ja.ErrorCode, nil)
+	wantCode(t, "c join", jc.ErrorCode, nil)
+	if ja.Generation != a.Generation+1 || jc.Generation != ja.Generation {
+		t.Fatalf("generations a=%d c=%d (before %d)", ja.Generation, jc.Generation, a.Generation)
+	}
+	if d := time.Since(start); d < 250*time.Millisecond {
+		t.Fatalf("round completed after %v while b's id was still pending", d)
+	}
+	if ja.LeaderID == ja.MemberID && len(ja.Members) != 2 {
+		t.Fatalf("leader sees %d members, want 2 (b never joined)", len(ja.Members))
+	}
+
+	// Both sync (a is the leader or not; either way the group goes
+	// Stable), then c goes silent: a rejoins with changed metadata, which
+	// starts a round that c never joins, so c is dropped at the rebalance
+	// timeout.
+	syncC := kmsg.NewPtrSyncGroupRequest()
+	syncC.Group, syncC.MemberID, syncC.Generation = "g", cID, jc.Generation
+	cSynced := make(chan struct{})
+	go func() {
+		defer close(cSynced)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, _ = clC.Request(ctx, syncC)
+	}()
+	sr.MemberID, sr.Generation = a.MemberID, ja.Generation
+	request[*kmsg.SyncGroupResponse](t, clA, sr)
+	<-cSynced
+	r := joinReq("g", a.MemberID, 9)
+	r.SessionTimeoutMillis, r.RebalanceTimeoutMillis = 5000, 400
+	r.Protocols[0].Metadata = append([]byte(nil), r.Protocols[0].Metadata...)
+	r.Protocols[0].Metadata = append(r.Protocols[0].Metadata, 0) // changed metadata: rebalance
+	start = time.Now()
+	ja = request[*kmsg.JoinGroupResponse](t, clA, r)
+	wantCode(t, "a alone", ja.ErrorCode, nil)
+	if d := time.Since(start); d < 350*time.Millisecond {
+		t.Fatalf("round completed after %v, before c's rebalance timeout", d)
+	}
+	if len(ja.Members) != 1 || ja.LeaderID != a.MemberID {
+		t.Fatalf("after c was dropped: leader %s members %d", ja.LeaderID, len(ja.Members))
+	}
+}
