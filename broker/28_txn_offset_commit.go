@@ -81,6 +81,7 @@ func (b *Broker) handleTxnOffsetCommit(_ context.Context, req *protocol.Request)
 		resp.Topics = append(resp.Topics, st)
 	}
 	if ts != nil && code == 0 {
+		b.txns.setPending(ts, true)
 		ts.updated = b.now()
 		if err := b.txns.persist(ts, true); err != nil {
 			b.log.Error("txn offset commit", "transactional_id", r.TransactionalID, "err", err)

@@ -132,6 +132,9 @@ type txnCoordinator struct {
 	mu    sync.Mutex
 	txns  map[string]*txnState
 	byPID map[int64]*txnState
+	// pending: group → partition → IDs of open transactions holding a
+	// staged offset for it.
+	pending map[string]map[tpName]map[string]bool
 
 	parts sync.Map // *partition → *partTxn
 
@@ -144,7 +147,8 @@ func newTxnCoordinator(b *Broker) (*txnCoordinator, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &txnCoordinator{b: b, log: tl, txns: map[string]*txnState{}, byPID: map[int64]*txnState{}, closing: make(chan struct{})}
+	c := &txnCoordinator{b: b, log: tl, txns: map[string]*txnState{}, byPID: map[int64]*txnState{},
+		pending: map[string]map[tpName]map[string]bool{}, closing: make(chan struct{})}
 	if err := c.recover(recs); err != nil {
 		tl.close()
 		return nil, err
@@ -307,6 +311,9 @@ func (c *txnCoordinator) recover(recs []txnRecord) error {
 		}
 		c.txns[ts.id] = ts
 		c.byPID[ts.pid] = ts
+		if ts.state == txnOngoing || ts.state == txnPrepareCommit {
+			c.setPending(ts, true)
+		}
 	}
 	for _, ts := range c.txns {
 		ts.mu.Lock()
@@ -499,6 +506,7 @@ func (c *txnCoordinator) complete(ts *txnState, commit, recovering bool) error {
 			return err
 		}
 	}
+	c.setPending(ts, false)
 	if commit {
 		ts.state = txnCompleteCommit
 	} else {
@@ -563,29 +571,46 @@ func (c *txnCoordinator) commitOffsets(group string, commits []groupstore.Commit
 	return gc.store.Commit(group, commits)
 }
 
-// offsetPending reports whether a transaction holds an uncommitted offset
-// for the group's partition (OffsetFetch with require_stable).
+// offsetPending reports whether an open transaction holds an offset for
+// the group's partition (OffsetFetch with require_stable answers
+// UNSTABLE_OFFSET_COMMIT then).
 func (c *txnCoordinator) offsetPending(group, topic string, part int32) bool {
 	c.mu.Lock()
-	all := make([]*txnState, 0, len(c.txns))
-	for _, ts := range c.txns {
-		all = append(all, ts)
-	}
-	c.mu.Unlock()
-	for _, ts := range all {
-		if !ts.mu.TryLock() {
-			// Busy (often completing): treat its offsets as pending
-			// only if we can see them, so look without blocking
-			// OffsetFetch behind an fsync.
-			continue
+	defer c.mu.Unlock()
+	return len(c.pending[group][tpName{topic, part}]) > 0
+}
+
+// setPending records (or, with on false, clears) ts's staged offsets in
+// the pending index. The caller holds ts.mu.
+func (c *txnCoordinator) setPending(ts *txnState, on bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for g, offs := range ts.offsets {
+		for tp := range offs {
+			m := c.pending[g]
+			if m == nil {
+				if !on {
+					continue
+				}
+				m = map[tpName]map[string]bool{}
+				c.pending[g] = m
+			}
+			if on {
+				if m[tp] == nil {
+					m[tp] = map[string]bool{}
+				}
+				m[tp][ts.id] = true
+				continue
+			}
+			delete(m[tp], ts.id)
+			if len(m[tp]) == 0 {
+				delete(m, tp)
+			}
+			if len(m) == 0 {
+				delete(c.pending, g)
+			}
 		}
-		_, ok := ts.offsets[group][tpName{topic, part}]
-		ts.mu.Unlock()
-		if ok {
-			return true
-		}
 	}
-	return false
 }
 
 // timeoutLoop aborts transactions that outlive their timeout, bumping the
@@ -646,6 +671,12 @@ func (c *txnCoordinator) abortTimedOut() {
 			}
 		}
 		ts.mu.Unlock()
+	}
+}
+
+func init() {
+	pendingTxnOffset = func(b *Broker, group, topic string, partition int32) bool {
+		return b.txns != nil && b.txns.offsetPending(group, topic, partition)
 	}
 }
 
