@@ -55,7 +55,7 @@ type fetchPart struct {
 	max    int32
 	out    *kmsg.FetchResponseTopicPartition
 	rr     *logstore.ReadResult // the data, pinned until the response is written
-	done   bool                 // has data or an error; not read again
+	failed bool                 // has an error; not read again
 }
 
 type fetchState struct {
@@ -125,7 +125,7 @@ func (b *Broker) handleFetch(ctx context.Context, req *protocol.Request) protoco
 			}
 			if sp.ErrorCode != 0 {
 				fs.errored = true
-				fs.parts = append(fs.parts, fetchPart{out: sp, done: true})
+				fs.parts = append(fs.parts, fetchPart{out: sp, failed: true})
 				continue
 			}
 			fs.parts = append(fs.parts, fetchPart{p: p, offset: rp.FetchOffset, max: rp.PartitionMaxBytes, out: sp})
@@ -177,21 +177,30 @@ func checkLeaderEpoch(e int32) int16 {
 	return 0
 }
 
-// changed appends the Changed channel of every partition still waiting.
+// changed appends the Changed channel of every partition without an error.
 func (fs *fetchState) changed(dst []<-chan struct{}) []<-chan struct{} {
 	for i := range fs.parts {
-		if fp := &fs.parts[i]; !fp.done {
+		if fp := &fs.parts[i]; !fp.failed {
 			dst = append(dst, fp.p.log.Changed())
 		}
 	}
 	return dst
 }
 
-// read fills every partition that has no data yet.
+// read (re)reads every partition without an error. Each pass starts over:
+// a partition whose data was too little for MinBytes may have grown, and
+// the byte budget and the first-batch rule apply to the whole answer.
 func (fs *fetchState) read() {
+	fs.total = 0
+	for i := range fs.parts {
+		if fp := &fs.parts[i]; fp.rr != nil {
+			fp.rr.Release()
+			fp.rr = nil
+		}
+	}
 	for i := range fs.parts {
 		fp := &fs.parts[i]
-		if fp.done {
+		if fp.failed {
 			continue
 		}
 		limit := int64(fp.max)
@@ -206,7 +215,7 @@ func (fs *fetchState) read() {
 		if fs.b.lookupTopic(fp.p.topic.name, [16]byte{}) != fp.p.topic {
 			// Deleted while we waited (its closed log woke us).
 			out.ErrorCode = kerr.UnknownTopicOrPartition.Code
-			fp.done, fs.errored = true, true
+			fp.failed, fs.errored = true, true
 			continue
 		}
 		lso := fs.b.txns.lastStable(fp.p)
@@ -228,7 +237,7 @@ func (fs *fetchState) read() {
 			out.HighWatermark = fp.p.log.HighWatermark()
 			out.LastStableOffset = min(lso, out.HighWatermark)
 			out.LogStartOffset = fp.p.log.LogStartOffset()
-			fp.done = true
+			fp.failed = true
 			fs.errored = true
 			continue
 		}
@@ -246,7 +255,6 @@ func (fs *fetchState) read() {
 		if rr.Size > 0 {
 			fp.rr = rr
 			fs.total += rr.Size
-			fp.done = true
 		} else {
 			rr.Release()
 		}

@@ -198,3 +198,37 @@ func TestProduceFetchSyncAlways(t *testing.T) {
 		t.Fatalf("high watermark %d after acked produce", f.Topics[0].Partitions[0].HighWatermark)
 	}
 }
+
+// MinBytes above what is there: the fetch waits (up to max wait) for more,
+// then answers with what it has; once enough arrives it answers at once.
+func TestFetchMinBytes(t *testing.T) {
+	b := newTestBroker(t)
+	createTopic(t, b, "t", 1)
+	produce(t, b, "t", 0, makeBatch(t, records.CodecNone, -1, 0, 0, testRec{value: []byte("small")}))
+	rep := serveReply(b, fetchReq(11, "t", [16]byte{}, 0, 0, 100*time.Millisecond, 10000))
+	if rep.Wait == nil {
+		t.Fatal("fetch below MinBytes must wait")
+	}
+	start := time.Now()
+	r, _ := rep.Wait()
+	if el := time.Since(start); el < 80*time.Millisecond {
+		t.Fatalf("answered after %v, before max wait", el)
+	}
+	if len(r.(*kmsg.FetchResponse).Topics[0].Partitions[0].RecordBatches) == 0 {
+		t.Fatal("the data that was there is missing")
+	}
+
+	rep = serveReply(b, fetchReq(11, "t", [16]byte{}, 0, 0, 5*time.Second, 10000))
+	done := make(chan kmsg.Response, 1)
+	go func() { r, _ := rep.Wait(); done <- r }()
+	time.Sleep(10 * time.Millisecond)
+	produce(t, b, "t", 0, makeBatch(t, records.CodecNone, -1, 0, 0, testRec{value: bytes.Repeat([]byte("x"), 20000)}))
+	select {
+	case r := <-done:
+		if fb, ok := r.(*fetchBody); ok {
+			fb.Release()
+		}
+	case <-time.After(4 * time.Second):
+		t.Fatal("reaching MinBytes did not end the wait")
+	}
+}
