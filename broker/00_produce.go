@@ -56,6 +56,7 @@ type produceWait struct {
 	log *logstore.Log
 	end int64
 	rp  *kmsg.ProduceResponseTopicPartition
+	fwd *forwarder // forwarded partition: wait for its spool (forward.go)
 }
 
 func (b *Broker) handleProduce(ctx context.Context, req *protocol.Request) protocol.Reply {
@@ -114,7 +115,7 @@ func (b *Broker) handleProduce(ctx context.Context, req *protocol.Request) proto
 					msg = err.Error()
 				}
 				if code == 0 && r.Acks == -1 && b.cfg.Sync.Mode == logstore.SyncAlways {
-					waits = append(waits, produceWait{log: p.log, end: end, rp: sp})
+					waits = append(waits, produceWait{log: p.log, end: end, rp: sp, fwd: p.fwd.Load()})
 				}
 			}
 			if code != 0 {
@@ -133,6 +134,7 @@ func (b *Broker) handleProduce(ctx context.Context, req *protocol.Request) proto
 	if failed > 0 {
 		b.logBad(req, "produce rejected", "partitions", failed, "first", firstErr)
 	}
+	resp.ThrottleMillis = b.produceThrottle(r)
 	if r.Acks == 0 {
 		if failed > 0 {
 			return protocol.Reply{Err: errors.New("acks=0 produce failed: " + firstErr)}
@@ -158,7 +160,7 @@ func (b *Broker) handleProduce(ctx context.Context, req *protocol.Request) proto
 		for i := range waits {
 			w := &waits[i]
 			wait := func() {
-				if err := w.log.WaitDurable(wctx, w.end); err != nil {
+				if err := w.waitDurable(wctx); err != nil {
 					w.rp.ErrorCode = errCode(err)
 					w.rp.BaseOffset = -1
 					if req.Version >= 8 {
@@ -220,6 +222,9 @@ func (b *Broker) produceTo(p *partition, batch []byte, acks int16, sp *kmsg.Prod
 	// All batches carry the single leader epoch 0 (not covered by the
 	// CRC), so OffsetForLeaderEpoch answers match what consumers saw.
 	records.SetPartitionLeaderEpoch(batch, 0)
+	if f := b.forwardOf(p); f != nil {
+		return b.produceForward(f, p, &h, batch, sp, now)
+	}
 
 	idempotent := h.ProducerID >= 0 && h.BaseSequence >= 0
 	if h.IsTransactional() {

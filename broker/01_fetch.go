@@ -181,7 +181,11 @@ func checkLeaderEpoch(e int32) int16 {
 func (fs *fetchState) changed(dst []<-chan struct{}) []<-chan struct{} {
 	for i := range fs.parts {
 		if fp := &fs.parts[i]; !fp.failed {
-			dst = append(dst, fp.p.log.Changed())
+			if f := fs.b.forwardOf(fp.p); f != nil {
+				dst = append(dst, f.sp.Changed())
+			} else {
+				dst = append(dst, fp.p.log.Changed())
+			}
 		}
 	}
 	return dst
@@ -216,6 +220,9 @@ func (fs *fetchState) read() {
 			// Deleted while we waited (its closed log woke us).
 			out.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			fp.failed, fs.errored = true, true
+			continue
+		}
+		if fs.readForwarded(fp, limit, minOne) {
 			continue
 		}
 		lso := fs.b.txns.lastStable(fp.p)

@@ -73,6 +73,9 @@ func (b *Broker) handleListOffsets(_ context.Context, req *protocol.Request) pro
 
 // listOffset resolves one ListOffsets timestamp.
 func listOffset(p *partition, target int64) (offset, ts int64, found bool, err error) {
+	if f := p.fwd.Load(); f != nil {
+		return f.listOffset(target)
+	}
 	l := p.log
 	switch target {
 	case -1:

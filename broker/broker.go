@@ -64,6 +64,9 @@ type Config struct {
 	// RetentionCheckInterval is log.retention.check.interval.ms (default
 	// 5 minutes).
 	RetentionCheckInterval time.Duration
+	// Uplink, when non-nil, forwards matching topics to an upstream
+	// cluster through per-partition spools (uplink.go).
+	Uplink *UplinkConfig
 }
 
 // groupCoordinator is what the broker needs from the group coordinator.
@@ -99,6 +102,9 @@ type Broker struct {
 
 	// txns is the transaction coordinator (txn.go).
 	txns *txnCoordinator
+
+	// uplink forwards topics upstream; nil without Config.Uplink.
+	uplink *uplink
 
 	hookMu    sync.Mutex
 	onDeleted []func(name string, id [16]byte)
@@ -181,6 +187,16 @@ func New(cfg Config) (*Broker, error) {
 		}
 		b.closeLogs()
 		return nil, fmt.Errorf("broker: starting transaction coordinator: %w", err)
+	}
+	if cfg.Uplink != nil {
+		if b.uplink, err = startUplink(b, *cfg.Uplink); err != nil {
+			b.txns.close()
+			if b.groups != nil {
+				b.groups.Close()
+			}
+			b.closeLogs()
+			return nil, err
+		}
 	}
 	b.bg.Add(1)
 	go b.retentionLoop()
@@ -312,6 +328,9 @@ func (b *Broker) Close() error {
 		close(b.closing)
 		b.bg.Wait()
 		var errs []error
+		if b.uplink != nil {
+			errs = append(errs, b.uplink.close())
+		}
 		errs = append(errs, b.txns.close())
 		if b.groups != nil {
 			errs = append(errs, b.groups.Close())

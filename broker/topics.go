@@ -113,6 +113,10 @@ type partition struct {
 	// producersLoaded: producer state was rebuilt from the log's tail
 	// (lazily, at the first idempotent produce after open).
 	producersLoaded bool
+
+	// fwd is set when the partition is forwarded upstream: its records
+	// live in the forwarder's spool, not in log (uplink.go).
+	fwd atomic.Pointer[forwarder]
 }
 
 // topicMeta is the persisted form of a topic.

@@ -1,0 +1,544 @@
+package broker
+
+// Forwarded partitions: produce into the spool, fetch and list offsets from
+// it, and the forwarder goroutine shipping it upstream.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minikafka/minikafka/internal/records"
+	"github.com/minikafka/minikafka/logstore"
+	"github.com/minikafka/minikafka/spool"
+)
+
+// throttleAbove is the spool pressure from which produce responses ask
+// clients to slow down.
+const throttleAbove = 0.9
+
+// forwarder ships one partition's spool upstream.
+type forwarder struct {
+	u        *uplink
+	p        *partition
+	sp       *spool.Spool
+	upstream string
+
+	ctx      context.Context // canceled by stop: unblocks Produce
+	cancel   context.CancelFunc
+	quit     chan struct{}
+	quitOnce sync.Once
+	done     chan struct{}
+
+	// acked is the last sequence the upstream confirmed, in order (kgo
+	// calls a partition's promises in order); committed what was last
+	// handed to DeleteAcked.
+	acked     atomic.Int64
+	committed atomic.Int64
+	failed    atomic.Bool
+	inflight  atomic.Int64 // spool records produced, promise pending
+	ackNote   chan struct{}
+	forwarded atomic.Int64
+	lastErr   atomic.Pointer[string]
+}
+
+func newForwarder(u *uplink, p *partition, sp *spool.Spool, upstream string) *forwarder {
+	f := &forwarder{u: u, p: p, sp: sp, upstream: upstream,
+		quit: make(chan struct{}), done: make(chan struct{}), ackNote: make(chan struct{}, 1)}
+	f.ctx, f.cancel = context.WithCancel(u.ctx)
+	f.acked.Store(sp.Head() - 1)
+	f.committed.Store(sp.Head() - 1)
+	return f
+}
+
+func (f *forwarder) stop() {
+	f.quitOnce.Do(func() { close(f.quit); f.cancel() })
+	<-f.done
+}
+
+func (f *forwarder) setErr(err error) {
+	s := err.Error()
+	f.lastErr.Store(&s)
+}
+
+// sleep waits d or until stopped (false).
+func (f *forwarder) sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-f.quit:
+		return false
+	}
+}
+
+// commit hands the upstream's acknowledgements to the spool, which
+// removes shipped segments and moves the log start offset.
+func (f *forwarder) commit() {
+	a := f.acked.Load()
+	if a <= f.committed.Load() {
+		return
+	}
+	if _, err := f.sp.DeleteAcked(a); err != nil && !errors.Is(err, spool.ErrClosed) {
+		f.u.b.log.Warn("spool: deleting acknowledged records", "topic", f.p.topic.name, "partition", f.p.index, "err", err)
+		return
+	}
+	f.committed.Store(a)
+}
+
+// ensureTopic creates the upstream topic with the local partition count
+// if it does not exist.
+func (f *forwarder) ensureTopic() error {
+	ctx, cancel := context.WithTimeout(f.ctx, 10*time.Second)
+	defer cancel()
+	adm := kadm.NewClient(f.u.client)
+	n := int32(len(f.p.topic.partitions()))
+	res, err := adm.CreateTopic(ctx, n, -1, nil, f.upstream)
+	if err == nil {
+		err = res.Err
+	}
+	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+		return fmt.Errorf("creating upstream topic %s: %w", f.upstream, err)
+	}
+	return nil
+}
+
+// run is the forwarding loop: read from the spool where the last produce
+// left off, hand the records to kgo, and commit acknowledgements as they
+// arrive. On a failed record it waits for every outstanding promise, backs
+// off and resends from the first unacknowledged sequence.
+func (f *forwarder) run() {
+	defer f.u.wg.Done()
+	defer close(f.done)
+	next := f.sp.Head()
+	backoff := 100 * time.Millisecond
+	for ensured := false; !ensured; {
+		if err := f.ensureTopic(); err != nil {
+			f.setErr(err)
+			if !f.sleep(backoff) {
+				return
+			}
+			backoff = min(2*backoff, 5*time.Second)
+			continue
+		}
+		ensured = true
+	}
+	backoff = 100 * time.Millisecond
+	lastCommit := time.Now()
+	for {
+		select {
+		case <-f.quit:
+			return
+		default:
+		}
+		if f.failed.Load() {
+			for f.inflight.Load() > 0 {
+				if !f.sleep(5 * time.Millisecond) {
+					return
+				}
+			}
+			f.commit()
+			if !f.sleep(backoff) {
+				return
+			}
+			backoff = min(2*backoff, 5*time.Second)
+			next = f.acked.Load() + 1
+			f.failed.Store(false)
+		}
+		if time.Since(lastCommit) >= 20*time.Millisecond {
+			f.commit()
+			lastCommit = time.Now()
+		}
+		changed := f.sp.Changed()
+		recs, err := f.sp.Read(next, 256, 1<<20)
+		if err != nil {
+			var se *spool.SegmentError
+			if errors.As(err, &se) {
+				// Reported once by the spool; the next read goes on.
+				f.u.b.log.Error("spool: records lost to a corrupt segment", "topic", f.p.topic.name, "partition", f.p.index, "err", err)
+				f.setErr(err)
+				continue
+			}
+			f.setErr(err)
+			if !f.sleep(backoff) {
+				return
+			}
+			continue
+		}
+		if len(recs) == 0 {
+			var tick <-chan time.Time
+			var t *time.Timer
+			if f.acked.Load() > f.committed.Load() {
+				t = time.NewTimer(20 * time.Millisecond)
+				tick = t.C
+			}
+			select {
+			case <-f.quit:
+				return
+			case <-changed:
+			case <-f.ackNote:
+			case <-tick:
+			}
+			if t != nil {
+				t.Stop()
+			}
+			continue
+		}
+		for _, r := range recs {
+			if f.failed.Load() {
+				break
+			}
+			if err := f.produce(r); err != nil {
+				if errors.Is(err, context.Canceled) {
+					return
+				}
+				// Undecodable spooled batch: cannot ship it; skip it
+				// loudly rather than block the partition forever.
+				f.u.b.log.Error("forwarding: dropping undecodable spooled batch", "topic", f.p.topic.name, "partition", f.p.index, "offset", r.Seq, "err", err)
+				f.setErr(err)
+			}
+			next = r.Last() + 1
+		}
+		if !f.failed.Load() {
+			backoff = 100 * time.Millisecond
+		}
+	}
+}
+
+// produce decodes one spooled Kafka batch and hands its records to kgo;
+// the promise of its last record acknowledges the whole spool record.
+func (f *forwarder) produce(r spool.Record) error {
+	data := slices.Clone(r.Data) // the spool may reuse its buffers
+	h, err := records.ParseHeader(data)
+	if err != nil {
+		f.skip(r)
+		return err
+	}
+	it, err := records.Records(h, data[records.BatchHeaderLen:h.Size()], maxDecompressedBatch)
+	if err != nil {
+		f.skip(r)
+		return err
+	}
+	var recs []*kgo.Record
+	for it.Next() {
+		rec := it.Record()
+		kr := &kgo.Record{
+			Topic:     f.upstream,
+			Partition: f.p.index,
+			Key:       rec.Key,
+			Value:     rec.Value,
+			Timestamp: time.UnixMilli(h.FirstTimestamp + rec.TimestampDelta),
+		}
+		if h.HasLogAppendTime() {
+			kr.Timestamp = time.UnixMilli(h.MaxTimestamp)
+		}
+		if len(rec.Headers) > 0 {
+			kr.Headers = make([]kgo.RecordHeader, len(rec.Headers))
+			for i, hd := range rec.Headers {
+				kr.Headers[i] = kgo.RecordHeader{Key: string(hd.Key), Value: hd.Value}
+			}
+		}
+		recs = append(recs, kr)
+	}
+	if err := it.Err(); err != nil {
+		f.skip(r)
+		return err
+	}
+	if len(recs) == 0 {
+		f.skip(r)
+		return nil
+	}
+	f.inflight.Add(1)
+	last := r.Last()
+	n := len(recs)
+	var failedHere atomic.Bool
+	for i, kr := range recs {
+		isLast := i == n-1
+		promise := func(_ *kgo.Record, err error) {
+			if err != nil {
+				if failedHere.CompareAndSwap(false, true) {
+					f.failed.Store(true)
+					f.setErr(err)
+				}
+			}
+			if !isLast {
+				return
+			}
+			if !failedHere.Load() && !f.failed.Load() {
+				f.acked.Store(last)
+				f.forwarded.Add(int64(n))
+				f.lastErr.Store(nil)
+				select {
+				case f.ackNote <- struct{}{}:
+				default:
+				}
+			}
+			f.inflight.Add(-1)
+		}
+		// With a canceled context kgo fails the record at once, through
+		// the promise, so inflight still drops.
+		f.u.client.Produce(f.ctx, kr, promise)
+	}
+	if f.ctx.Err() != nil {
+		return context.Canceled
+	}
+	return nil
+}
+
+// skip acknowledges a spool record that cannot be shipped, in order.
+func (f *forwarder) skip(r spool.Record) {
+	if f.inflight.Load() == 0 && !f.failed.Load() {
+		f.acked.Store(r.Last())
+	}
+}
+
+// produceForward stores a validated batch of a forwarded partition in its
+// spool: the batch claims NumRecords sequence numbers, which are its
+// offsets. Idempotent producers are deduplicated as for the log. A full
+// spool answers KAFKA_STORAGE_ERROR, which every client retries (kgo,
+// librdkafka and the Java client treat it as retriable and refresh
+// metadata), so nothing is dropped while the upstream catches up.
+func (b *Broker) produceForward(f *forwarder, p *partition, h *records.BatchHeader, batch []byte, sp *kmsg.ProduceResponseTopicPartition, now time.Time) (int16, int64, error) {
+	if h.IsTransactional() {
+		return kerr.InvalidTxnState.Code, 0, fmt.Errorf("topic %s is forwarded upstream; transactions are not supported on forwarded topics", p.topic.name)
+	}
+	if p.topic.cfg.Load().logAppendTimestamps {
+		records.SetLogAppendTime(batch, now.UnixMilli())
+	}
+	idempotent := h.ProducerID >= 0 && h.BaseSequence >= 0
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if idempotent {
+		if p.producers == nil {
+			p.producers = map[int64]*producerState{}
+		}
+		dup, code := p.checkSequence(h)
+		if code != 0 {
+			return code, 0, fmt.Errorf("producer %d epoch %d sequence %d", h.ProducerID, h.ProducerEpoch, h.BaseSequence)
+		}
+		if dup != nil {
+			sp.BaseOffset = dup.firstOffset
+			sp.LogAppendTime = dup.appendTime
+			sp.LogStartOffset = f.sp.Head()
+			return 0, dup.lastOffs + 1, nil
+		}
+	}
+	if f.sp.Pressure() >= 1 {
+		return kerr.KafkaStorageError.Code, 0, fmt.Errorf("forwarding spool of %s-%d is full; the upstream is behind", p.topic.name, p.index)
+	}
+	n := int(h.NumRecords)
+	if n < 1 {
+		n = int(h.LastOffsetDelta) + 1
+	}
+	seq, err := f.sp.AppendSpan(batch, n)
+	if err != nil {
+		if !errors.Is(err, spool.ErrFull) {
+			b.log.Error("spool append failed", "topic", p.topic.name, "partition", p.index, "err", err)
+		}
+		return kerr.KafkaStorageError.Code, 0, fmt.Errorf("forwarding spool of %s-%d: %w", p.topic.name, p.index, err)
+	}
+	last := seq + int64(n) - 1
+	appendTime := int64(-1)
+	if p.topic.cfg.Load().logAppendTimestamps {
+		appendTime = now.UnixMilli()
+	}
+	if idempotent {
+		p.recordSequence(h, seq, last, appendTime, now)
+	}
+	sp.BaseOffset = seq
+	sp.LogAppendTime = appendTime
+	sp.LogStartOffset = f.sp.Head()
+	return 0, last + 1, nil
+}
+
+// forwardOf returns p's forwarder, or nil when p is not forwarded (or its
+// spool cannot be opened: logged, and the partition then uses its log).
+func (b *Broker) forwardOf(p *partition) *forwarder {
+	if f := p.fwd.Load(); f != nil {
+		return f
+	}
+	if b.uplink == nil {
+		return nil
+	}
+	f, err := b.uplink.forwarderFor(p)
+	if err != nil {
+		b.log.Error("forwarding", "topic", p.topic.name, "partition", p.index, "err", err)
+		return nil
+	}
+	return f
+}
+
+// produceThrottle is the throttle_time_ms for a produce request: while a
+// forwarded partition it writes to is at least 90 % full, scaled from 0 at
+// 90 % to 1 s at 100 %, so clients slow down before produce starts failing.
+func (b *Broker) produceThrottle(r *kmsg.ProduceRequest) int32 {
+	if b.uplink == nil {
+		return 0
+	}
+	worst := 0.0
+	for ti := range r.Topics {
+		t := b.lookupTopic(r.Topics[ti].Topic, r.Topics[ti].TopicID)
+		if t == nil {
+			continue
+		}
+		for pi := range r.Topics[ti].Partitions {
+			if p := t.partition(r.Topics[ti].Partitions[pi].Partition); p != nil {
+				if f := p.fwd.Load(); f != nil {
+					worst = max(worst, f.sp.Pressure())
+				}
+			}
+		}
+	}
+	if worst < throttleAbove {
+		return 0
+	}
+	return int32(100 + 900*(worst-throttleAbove)/(1-throttleAbove))
+}
+
+// waitDurable waits until the produced batch meets the durability policy:
+// its spool segment is fsynced for a forwarded partition, else the log's.
+func (w *produceWait) waitDurable(ctx context.Context) error {
+	if w.fwd != nil {
+		return w.fwd.sp.WaitDurable(ctx, w.end-1)
+	}
+	return w.log.WaitDurable(ctx, w.end)
+}
+
+// highWatermark of a forwarded partition: under fsync=always only what is
+// durable is visible, as for logs.
+func (f *forwarder) highWatermark() int64 {
+	if f.u.b.cfg.Sync.Mode == logstore.SyncAlways {
+		return f.sp.Stats().DurableSeq
+	}
+	return f.sp.NextSeq()
+}
+
+// readForwarded fills a fetch partition of a forwarded topic from its
+// spool, copying the batches and rewriting their base offsets to their
+// sequence numbers (the base offset is outside the CRC). It reports false
+// when fp is not forwarded.
+func (fs *fetchState) readForwarded(fp *fetchPart, limit int64, minOne bool) bool {
+	f := fs.b.forwardOf(fp.p)
+	if f == nil {
+		return false
+	}
+	out := fp.out
+	out.RecordBatches = []byte{} // each pass of a long poll reads anew
+	hw := f.highWatermark()
+	head := f.sp.Head()
+	out.HighWatermark, out.LastStableOffset, out.LogStartOffset = hw, hw, head
+	if fp.offset < head || fp.offset > f.sp.NextSeq() {
+		out.ErrorCode = kerr.OffsetOutOfRange.Code
+		fp.failed, fs.errored = true, true
+		return true
+	}
+	if fp.offset >= hw {
+		return true
+	}
+	recs, err := f.sp.Read(fp.offset, math.MaxInt32, int(max(limit, 1)))
+	if err != nil {
+		out.ErrorCode = kerr.KafkaStorageError.Code
+		fs.b.log.Error("fetch from spool", "topic", fp.p.topic.name, "partition", fp.p.index, "err", err)
+		fp.failed, fs.errored = true, true
+		return true
+	}
+	var buf []byte
+	for _, r := range recs {
+		if r.Last() >= hw || (len(buf)+len(r.Data) > int(limit) && (len(buf) > 0 || !minOne)) {
+			break
+		}
+		at := len(buf)
+		buf = append(buf, r.Data...)
+		records.SetBaseOffset(buf[at:], r.Seq)
+	}
+	if len(buf) > 0 {
+		out.RecordBatches = buf
+		fs.total += int64(len(buf))
+	}
+	return true
+}
+
+// listOffset answers ListOffsets for a forwarded partition: earliest is the
+// first offset not yet acknowledged upstream, latest the high watermark.
+// Timestamp lookups scan the spooled batch headers.
+func (f *forwarder) listOffset(target int64) (offset, ts int64, found bool, err error) {
+	hw := f.highWatermark()
+	switch target {
+	case -1:
+		return hw, -1, true, nil
+	case -2, -4:
+		return f.sp.Head(), -1, true, nil
+	case -5:
+		return -1, -1, false, nil
+	}
+	bestOff, bestTS := int64(-1), int64(-1)
+	for next := f.sp.Head(); next < hw; {
+		recs, err := f.sp.Read(next, 1024, 8<<20)
+		if err != nil {
+			return -1, -1, false, err
+		}
+		if len(recs) == 0 {
+			break
+		}
+		for _, r := range recs {
+			if r.Last() >= hw {
+				break
+			}
+			h, err := records.ParseHeader(r.Data)
+			if err != nil {
+				return -1, -1, false, err
+			}
+			switch {
+			case target == -3:
+				if h.MaxTimestamp > bestTS {
+					bestOff, bestTS = r.Seq, h.MaxTimestamp
+				}
+			case h.MaxTimestamp >= target:
+				// Batch granularity: the first batch that reaches
+				// the target; consumers skip earlier records.
+				return r.Seq, h.MaxTimestamp, true, nil
+			}
+			next = r.Last() + 1
+		}
+	}
+	if target == -3 && bestOff >= 0 {
+		return bestOff, bestTS, true, nil
+	}
+	return -1, -1, false, nil
+}
+
+func (f *forwarder) stat() ForwardStat {
+	st := f.sp.Stats()
+	s := ForwardStat{
+		Topic: f.p.topic.name, Partition: f.p.index, UpstreamTopic: f.upstream,
+		LogStartOffset: st.Head, LogEndOffset: st.NextSeq, Lag: st.NextSeq - st.Head,
+		Forwarded:  f.forwarded.Load(),
+		SpoolBytes: st.UsedBytes, SpoolMaxBytes: st.MaxBytes,
+		Pressure: min(1, max(0, float64(st.UsedBytes)/float64(st.MaxBytes))),
+	}
+	if e := f.lastErr.Load(); e != nil {
+		s.LastError = *e
+	}
+	return s
+}
+
+func sortStats(s []ForwardStat) {
+	slices.SortFunc(s, func(a, b ForwardStat) int {
+		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+			return c
+		}
+		return int(a.Partition - b.Partition)
+	})
+}

@@ -1,0 +1,349 @@
+package broker
+
+// The uplink: store-and-forward of chosen topics to an upstream Kafka
+// cluster (see doc.go, "Forwarding").
+//
+// A partition of a topic matching a ForwardRule keeps its records in a
+// spool (DataDir/spool/<topic-id-hex>/<partition>) instead of its partition
+// log; spool sequence numbers are the partition's Kafka offsets. A
+// forwarder goroutine per partition (forward.go) ships the spooled batches
+// upstream with one shared kgo client and acknowledges them in the spool
+// as the upstream confirms them, which moves the partition's log start
+// offset.
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/minikafka/minikafka/spool"
+)
+
+// UplinkConfig configures forwarding to an upstream cluster.
+type UplinkConfig struct {
+	// Brokers are the upstream seed brokers (host:port).
+	Brokers []string
+	// TLS, when non-nil, is used for every upstream connection.
+	TLS *tls.Config
+	// SASLMechanism is "", "PLAIN", "SCRAM-SHA-256" or "SCRAM-SHA-512"
+	// (case-insensitive), with SASLUser and SASLPassword.
+	SASLMechanism, SASLUser, SASLPassword string
+	// Forward lists the topics to forward; the first matching rule wins.
+	Forward []ForwardRule
+	// SpoolMaxBytes bounds each partition's spool (default 1 GiB). At 90 %
+	// produce responses carry throttle_time_ms; when full, produce fails
+	// with the retriable KAFKA_STORAGE_ERROR.
+	SpoolMaxBytes int64
+	// Cipher, when non-nil, encrypts spool segments.
+	Cipher spool.Cipher
+	// ClientOpts are appended to the upstream kgo client's options
+	// (tests, tuning).
+	ClientOpts []kgo.Opt
+}
+
+// ForwardRule selects topics by name. Pattern is a glob (path.Match
+// syntax: * ? [a-z]) unless written /regexp/ (anchored: the whole name
+// must match). Prefix is prepended to the topic name upstream.
+type ForwardRule struct {
+	Pattern string
+	Prefix  string
+
+	re   *regexp.Regexp
+	glob string
+}
+
+// ParseForwardRule parses the --forward syntax PATTERN[=PREFIX]: a glob
+// such as "edge-*", or a regexp between slashes such as "/^logs\.(a|b)$/",
+// optionally followed by "=prefix" naming upstream topics prefix+name.
+// Topic names cannot contain '=', so the last '=' splits.
+func ParseForwardRule(s string) (ForwardRule, error) {
+	r := ForwardRule{Pattern: s}
+	if i := strings.LastIndexByte(s, '='); i >= 0 {
+		r.Pattern, r.Prefix = s[:i], s[i+1:]
+		if r.Prefix != "" {
+			if err := validateTopicName(r.Prefix); err != nil {
+				return ForwardRule{}, fmt.Errorf("forward %q: prefix: %v", s, err)
+			}
+		}
+	}
+	if err := r.compile(); err != nil {
+		return ForwardRule{}, fmt.Errorf("forward %q: %v", s, err)
+	}
+	return r, nil
+}
+
+func (r *ForwardRule) compile() error {
+	p := r.Pattern
+	if p == "" {
+		return errors.New("empty pattern")
+	}
+	if len(p) >= 2 && p[0] == '/' && p[len(p)-1] == '/' {
+		re, err := regexp.Compile(`^(?:` + p[1:len(p)-1] + `)$`)
+		if err != nil {
+			return err
+		}
+		r.re = re
+		return nil
+	}
+	if _, err := path.Match(p, ""); err != nil {
+		return fmt.Errorf("bad glob: %v", err)
+	}
+	r.glob = p
+	return nil
+}
+
+// Match reports whether topic name matches the rule.
+func (r *ForwardRule) Match(name string) bool {
+	if r.re != nil {
+		return r.re.MatchString(name)
+	}
+	ok, _ := path.Match(r.glob, name)
+	return ok
+}
+
+// uplink is the broker's forwarding state.
+type uplink struct {
+	b      *Broker
+	cfg    UplinkConfig
+	client *kgo.Client
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	// matches caches the rule (or nil) per topic; topics never change name.
+	matches sync.Map // *topic → *ForwardRule (nil: not forwarded)
+
+	mu     sync.Mutex // guards parts and closed; taken under nothing else
+	parts  map[*partition]*forwarder
+	closed bool
+	wg     sync.WaitGroup
+}
+
+func (c *UplinkConfig) clientOpts() ([]kgo.Opt, error) {
+	if len(c.Brokers) == 0 {
+		return nil, errors.New("uplink: no upstream brokers")
+	}
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(c.Brokers...),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		// The upstream may be down for hours: never give up on a
+		// record (the spool holds it anyway) nor on a topic the
+		// forwarder is creating.
+		kgo.UnknownTopicRetries(-1),
+		kgo.RecordRetries(1 << 30),
+		kgo.MaxBufferedRecords(100000),
+		kgo.ProducerBatchMaxBytes(1 << 20),
+	}
+	if c.TLS != nil {
+		opts = append(opts, kgo.DialTLSConfig(c.TLS))
+	}
+	switch strings.ToUpper(c.SASLMechanism) {
+	case "":
+	case "PLAIN":
+		opts = append(opts, kgo.SASL(plain.Auth{User: c.SASLUser, Pass: c.SASLPassword}.AsMechanism()))
+	case "SCRAM-SHA-256":
+		opts = append(opts, kgo.SASL(scram.Auth{User: c.SASLUser, Pass: c.SASLPassword}.AsSha256Mechanism()))
+	case "SCRAM-SHA-512":
+		opts = append(opts, kgo.SASL(scram.Auth{User: c.SASLUser, Pass: c.SASLPassword}.AsSha512Mechanism()))
+	default:
+		return nil, fmt.Errorf("uplink: unknown SASL mechanism %q", c.SASLMechanism)
+	}
+	return append(opts, c.ClientOpts...), nil
+}
+
+// UpstreamClientOpts returns the kgo options the uplink uses for its
+// upstream client (benchmarks compare against a client built the same way).
+func UpstreamClientOpts(c UplinkConfig) ([]kgo.Opt, error) { return c.clientOpts() }
+
+// startUplink validates cfg, creates the upstream client and opens a
+// forwarder for every existing partition of a forwarded topic, so spooled
+// records left by the previous run resume shipping at once.
+func startUplink(b *Broker, cfg UplinkConfig) (*uplink, error) {
+	for i := range cfg.Forward {
+		if err := cfg.Forward[i].compile(); err != nil {
+			return nil, fmt.Errorf("uplink: forward %q: %v", cfg.Forward[i].Pattern, err)
+		}
+	}
+	if cfg.SpoolMaxBytes <= 0 {
+		cfg.SpoolMaxBytes = 1 << 30
+	}
+	opts, err := cfg.clientOpts()
+	if err != nil {
+		return nil, err
+	}
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("uplink: %w", err)
+	}
+	u := &uplink{b: b, cfg: cfg, client: cl, parts: map[*partition]*forwarder{}}
+	u.ctx, u.cancel = context.WithCancel(context.Background())
+	for _, t := range b.topics.Load().byName {
+		if u.rule(t) == nil {
+			continue
+		}
+		for _, p := range t.partitions() {
+			if _, err := u.forwarderFor(p); err != nil {
+				u.close()
+				return nil, err
+			}
+		}
+	}
+	b.OnTopicDeleted(u.topicDeleted)
+	return u, nil
+}
+
+// rule returns the rule forwarding t, or nil.
+func (u *uplink) rule(t *topic) *ForwardRule {
+	if v, ok := u.matches.Load(t); ok {
+		return v.(*ForwardRule)
+	}
+	var r *ForwardRule
+	if !isInternalTopic(t.name) {
+		for i := range u.cfg.Forward {
+			if u.cfg.Forward[i].Match(t.name) {
+				r = &u.cfg.Forward[i]
+				break
+			}
+		}
+	}
+	u.matches.Store(t, r)
+	return r
+}
+
+// forwarderFor returns p's forwarder, opening its spool and starting it on
+// first use; nil (and no error) when p's topic is not forwarded.
+func (u *uplink) forwarderFor(p *partition) (*forwarder, error) {
+	if f := p.fwd.Load(); f != nil {
+		return f, nil
+	}
+	r := u.rule(p.topic)
+	if r == nil {
+		return nil, nil
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if f := u.parts[p]; f != nil {
+		return f, nil
+	}
+	if u.closed {
+		return nil, errors.New("uplink closed")
+	}
+	sp, rep, err := spool.Open(spool.Options{
+		FS:               u.b.fs,
+		Dir:              path.Join(u.b.cfg.DataDir, "spool", fmt.Sprintf("%x", p.topic.id), strconv.Itoa(int(p.index))),
+		MaxBytes:         u.cfg.SpoolMaxBytes,
+		BatchBytes:       1 << 20,
+		MaxBufferedBytes: 4 << 20,
+		FlushInterval:    50 * time.Millisecond,
+		MaxRecordBytes:   maxDecompressedBatch,
+		Cipher:           u.cfg.Cipher,
+		// A topic that becomes forwarded continues its offsets.
+		StartSeq: p.log.LogEndOffset(),
+		Logger:   u.b.log.With("spool", p.topic.name, "partition", p.index),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("uplink: opening spool of %s-%d: %w", p.topic.name, p.index, err)
+	}
+	if len(rep.Corrupt) > 0 {
+		u.b.log.Error("spool segments set aside as corrupt", "topic", p.topic.name, "partition", p.index, "segments", len(rep.Corrupt))
+	}
+	f := newForwarder(u, p, sp, r.Prefix+p.topic.name)
+	u.parts[p] = f
+	p.fwd.Store(f)
+	u.wg.Add(1)
+	go f.run()
+	return f, nil
+}
+
+// topicDeleted stops the topic's forwarders and removes their spools.
+func (u *uplink) topicDeleted(name string, id [16]byte) {
+	u.mu.Lock()
+	var victims []*forwarder
+	for p, f := range u.parts {
+		if p.topic.id == id {
+			victims = append(victims, f)
+			delete(u.parts, p)
+		}
+	}
+	u.mu.Unlock()
+	for _, f := range victims {
+		f.stop()
+		if err := f.sp.Destroy(); err != nil {
+			u.b.log.Warn("removing spool of deleted topic", "topic", name, "err", err)
+		}
+	}
+}
+
+// close stops every forwarder, commits what the upstream acknowledged and
+// closes the spools.
+func (u *uplink) close() error {
+	u.mu.Lock()
+	u.closed = true
+	parts := u.parts
+	u.parts = map[*partition]*forwarder{}
+	u.mu.Unlock()
+	u.cancel()
+	for _, f := range parts {
+		f.stop()
+	}
+	u.wg.Wait()
+	u.client.Close() // fails records still buffered; they stay spooled
+	var errs []error
+	for _, f := range parts {
+		f.commit()
+		if err := f.sp.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("closing spool of %s-%d: %w", f.p.topic.name, f.p.index, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ForwardStat describes one forwarded partition.
+type ForwardStat struct {
+	Topic         string
+	Partition     int32
+	UpstreamTopic string
+	// LogStartOffset is the first offset not yet acknowledged upstream;
+	// LogEndOffset the next offset to be assigned. Lag is their
+	// difference: records still to ship.
+	LogStartOffset, LogEndOffset, Lag int64
+	// Forwarded counts records acknowledged upstream since start.
+	Forwarded int64
+	// SpoolBytes is what the spool uses against SpoolMaxBytes; Pressure
+	// their ratio in [0, 1].
+	SpoolBytes, SpoolMaxBytes int64
+	Pressure                  float64
+	// LastError is the last upstream error, "" after a success.
+	LastError string
+}
+
+// ForwardStats returns the state of every forwarded partition, sorted by
+// topic and partition; nil when no uplink is configured.
+func (b *Broker) ForwardStats() []ForwardStat {
+	u := b.uplink
+	if u == nil {
+		return nil
+	}
+	u.mu.Lock()
+	fs := make([]*forwarder, 0, len(u.parts))
+	for _, f := range u.parts {
+		fs = append(fs, f)
+	}
+	u.mu.Unlock()
+	out := make([]ForwardStat, 0, len(fs))
+	for _, f := range fs {
+		out = append(out, f.stat())
+	}
+	sortStats(out)
+	return out
+}
