@@ -203,22 +203,27 @@ func benchAlways(b *testing.B, inflight int) {
 	b.StopTimer()
 	total := int64(per*writers) * int64(len(bufs[0]))
 	got := float64(total) / el.Seconds()
-	raw := fdatasyncWrite(b, dir, total)
+	raw := fdatasyncWrite(b, dir, total, 1<<20)
+	// The ceiling when every fsync carries at most writers*inflight
+	// batches, as here: write+fdatasync of chunks that size.
+	ceil := fdatasyncWrite(b, dir, total, writers*inflight*len(bufs[0]))
+	b.ReportMetric(ceil/1e6, "fdatasync-group-size-MB/s")
 	b.ReportMetric(float64(per*writers*64)/el.Seconds(), "records/s")
 	b.ReportMetric(raw/1e6, "fdatasync-1MiB-MB/s")
 	b.ReportMetric(got/raw, "ratio-vs-fdatasync")
 	b.ReportMetric(float64(per*writers)/float64(l.fsyncs.Load()), "appends/fsync")
 }
 
-// fdatasyncWrite writes total bytes in 1 MiB chunks, fdatasync after each.
-func fdatasyncWrite(b *testing.B, dir string, total int64) float64 {
+// fdatasyncWrite writes total bytes in chunks of size bytes, fdatasync
+// after each.
+func fdatasyncWrite(b *testing.B, dir string, total int64, size int) float64 {
 	f, err := os.Create(filepath.Join(dir, "raw"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer os.Remove(f.Name())
 	defer f.Close()
-	chunk := make([]byte, 1<<20)
+	chunk := make([]byte, size)
 	for i := range chunk {
 		chunk[i] = byte(i)
 	}
