@@ -22,7 +22,11 @@
 // watermark, Read) only once fsynced. WaitDurable uses leader/follower group
 // commit: the first waiter fsyncs everything written so far and publishes
 // it, waiters that arrive meanwhile wait for that round and re-check, so N
-// concurrent appenders cost about one fsync per round, not N. SyncInterval
+// concurrent appenders cost about one fsync per round, not N; before its
+// fsync the leader yields once so appenders just released by the previous
+// round can add their data. If nobody waits (acks=1 producers), Append
+// starts a background goroutine that runs rounds until the high watermark
+// reaches the log end, so such data still becomes visible. SyncInterval
 // arms a timer on the first unsynced append; SyncNever leaves it to the OS.
 // Under every policy a segment is fsynced when it is sealed (rolled) and on
 // Close, and directory fsyncs follow every create, rename and delete. A

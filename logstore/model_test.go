@@ -22,12 +22,16 @@ type mbatch struct {
 	data       []byte
 }
 
-// expectRead computes what Read must return.
-func (m *model) expectRead(off int64, maxBytes int, minOne bool) []byte {
+// expectRead computes what Read must return; bound (exclusive, 0 = none)
+// keeps only batches that end below it.
+func (m *model) expectRead(off int64, maxBytes int, minOne bool, bound int64) []byte {
 	var out []byte
 	for _, b := range m.batches {
 		if b.last < off {
 			continue
+		}
+		if bound > 0 && b.last >= bound {
+			break
 		}
 		if len(out)+len(b.data) > maxBytes && !(minOne && len(out) == 0) {
 			break
@@ -141,7 +145,11 @@ func runModel(t *testing.T, seed uint64, useOS bool) {
 			off := m.logStart + rng.Int64N(m.leo-m.logStart+1)
 			maxBytes := rng.IntN(3000)
 			minOne := rng.IntN(2) == 0
-			r, err := l.Read(ReadOptions{Offset: off, MaxBytes: maxBytes, MinOneBatch: minOne})
+			bound := int64(0)
+			if rng.IntN(3) == 0 {
+				bound = off + rng.Int64N(m.leo-off+1) // like an LSO
+			}
+			r, err := l.Read(ReadOptions{Offset: off, MaxBytes: maxBytes, MinOneBatch: minOne, MaxOffset: bound})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -150,8 +158,8 @@ func runModel(t *testing.T, seed uint64, useOS bool) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := m.expectRead(off, maxBytes, minOne); !bytes.Equal(got, want) {
-				t.Fatalf("seed %d step %d: Read(%d, %d, %v) returned %d bytes, model %d", seed, step, off, maxBytes, minOne, len(got), len(want))
+			if want := m.expectRead(off, maxBytes, minOne, bound); !bytes.Equal(got, want) {
+				t.Fatalf("seed %d step %d: Read(%d, %d, %v, bound %d) returned %d bytes, model %d", seed, step, off, maxBytes, minOne, bound, len(got), len(want))
 			}
 		case op < 70:
 			if err := l.Roll(); err != nil {
@@ -233,7 +241,7 @@ func runModel(t *testing.T, seed uint64, useOS bool) {
 		}
 	}
 	// Final full comparison.
-	if got, want := readAll(t, l, m.logStart), m.expectRead(m.logStart, 1<<30, true); !bytes.Equal(got, want) {
+	if got, want := readAll(t, l, m.logStart), m.expectRead(m.logStart, 1<<30, true, 0); !bytes.Equal(got, want) {
 		t.Fatalf("seed %d: final content differs: %d vs %d bytes", seed, len(got), len(want))
 	}
 }
