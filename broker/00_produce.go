@@ -214,9 +214,6 @@ func (b *Broker) produceTo(p *partition, batch []byte, acks int16, sp *kmsg.Prod
 		return kerr.InvalidRecord.Code, 0, errors.New("transactional batches must carry a producer id and sequence")
 	}
 	if err := validateRecords(&h, batch, cfg, now); err != nil {
-		if errors.Is(err, errBadTimestamp) {
-			return kerr.InvalidTimestamp.Code, 0, err
-		}
 		return errCode(err), 0, err
 	}
 	// All batches carry the single leader epoch 0 (not covered by the
