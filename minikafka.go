@@ -59,6 +59,13 @@ func Start(ctx context.Context, opts ...Option) (*Broker, error) {
 		}
 		return nil, err
 	}
+	upl, err := c.uplink.build()
+	if err != nil {
+		if c.listener != nil {
+			c.listener.Close()
+		}
+		return nil, err
+	}
 	log := c.logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -118,6 +125,7 @@ func Start(ctx context.Context, opts ...Option) (*Broker, error) {
 		Sync:                       syncPolicy,
 		Logger:                     log,
 		GroupInitialRebalanceDelay: c.rebalanceDelay,
+		Uplink:                     upl,
 	})
 	if err != nil {
 		ln.Close()

@@ -47,6 +47,7 @@ type config struct {
 	idleTimeout    time.Duration
 	topics         []TopicSpec
 	listener       net.Listener
+	uplink         uplinkConfig // uplink_options.go
 }
 
 func defaultConfig() config {

@@ -30,6 +30,7 @@ type settings struct {
 	autoCreate              bool
 	logLevel                slog.Level
 	rebalanceDelay          time.Duration
+	uplink                  uplinkSettings // uplink.go
 }
 
 // errUsage marks errors already reported with the usage text.
@@ -58,6 +59,7 @@ func parseSettings(args []string, lookupEnv func(string) (string, bool), stderr 
 	fs.BoolVar(&s.autoCreate, "auto-create-topics", true, "create topics on first use (Kafka auto.create.topics.enable)")
 	fs.TextVar(&s.logLevel, "log-level", slog.LevelInfo, "log `level`: debug, info, warn or error")
 	fs.DurationVar(&s.rebalanceDelay, "group-initial-rebalance-delay", 3*time.Second, "wait for more members before a new group's first rebalance (Kafka group.initial.rebalance.delay.ms)")
+	s.uplink.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: minikafka [flags]\n\nRuns a single-node Kafka-compatible broker. Every flag can also be set\nwith MINIKAFKA_<FLAG> (upper case, '-' as '_'); flags win.\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -101,6 +103,7 @@ func parseSettings(args []string, lookupEnv func(string) (string, bool), stderr 
 	if s.rebalanceDelay < 0 {
 		bad = append(bad, "-group-initial-rebalance-delay: must not be negative")
 	}
+	bad = append(bad, s.uplink.check()...)
 	if len(bad) > 0 {
 		for _, b := range bad {
 			fmt.Fprintf(stderr, "minikafka: %s\n", b)
@@ -134,6 +137,12 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 	if s.advertise != "" {
 		opts = append(opts, minikafka.WithAdvertisedAddr(s.advertise))
 	}
+	uopts, err := s.uplink.options()
+	if err != nil {
+		fmt.Fprintf(stderr, "minikafka: %v\n", err)
+		return 2
+	}
+	opts = append(opts, uopts...)
 	if s.inMemory {
 		opts = append(opts, minikafka.WithInMemory())
 	} else {
