@@ -7,9 +7,9 @@
 #   bash compat_test/kgo_suite.sh -all     # every test, to find new passes
 #
 # KGO_SUITE_RUN=regex runs just those tests (debugging).
-# KGO_SUITE_SKIP=regex passes -skip to go test (with -all, tests that hang
-# rather than fail, e.g. KGO_SUITE_SKIP=TestTxnEtl while transactions are
-# missing, would otherwise stall the run until its timeout).
+# KGO_SUITE_SKIP=regex passes -skip to go test (with -all, for a test that
+# hangs rather than fails, as TestTxnEtl did before transactions existed:
+# it stalls the whole package until the timeout).
 #
 # kgo_suite.allow lists the tests expected to pass (one name a line, # for
 # comments); it may only grow. FINDINGS.md says why each other test fails.
