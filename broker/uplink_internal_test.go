@@ -19,7 +19,7 @@ import (
 
 func TestParseForwardRule(t *testing.T) {
 	for _, c := range []struct {
-		in, prefix string
+		in, prefix  string
 		match, miss []string
 	}{
 		{"edge-*", "", []string{"edge-a", "edge-"}, []string{"edge", "xedge-a"}},
