@@ -1,5 +1,3 @@
-//go:build !kfake
-
 package compat_test
 
 import (
