@@ -1,0 +1,186 @@
+package broker_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/minikafka/minikafka"
+	"github.com/minikafka/minikafka/minikafkatest"
+)
+
+// TestUplinkChaos is the end-to-end test, scaled to run in seconds:
+// records are produced locally while the upstream is stopped and restarted
+// (same port, same data dir) and the local broker loses power twice. The
+// upstream must end with every record, in order per partition; the first
+// half, produced without a local crash, must arrive exactly once.
+// MINIKAFKA_UPLINK_FULL=1 runs the full size: 1 000 000 records, 5 upstream
+// restarts, 2 local crashes.
+func TestUplinkChaos(t *testing.T) {
+	n, restarts := 50_000, 4
+	if os.Getenv("MINIKAFKA_UPLINK_FULL") != "" {
+		n, restarts = 1_000_000, 5
+	}
+	const parts = 4
+	const topic = "chaos"
+	up := newUpstream(t)
+	local := minikafkatest.NewCrashable(t, minikafka.WithUpstream(up.addr), minikafka.WithForward(topic),
+		minikafka.WithTopic(topic, parts))
+	cl := minikafkatest.Client(t, local.Broker, kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.RecordRetries(1<<30), kgo.UnknownTopicRetries(-1), kgo.MaxBufferedRecords(20000),
+		kgo.RetryBackoffFn(func(int) time.Duration { return 20 * time.Millisecond }))
+	ctx := context.Background()
+
+	var produced atomic.Int64
+	var failed atomic.Int64
+	// produce sends records [from, to) in the background; value i goes to
+	// partition i % parts, so each partition's expected order is known.
+	produce := func(from, to int) <-chan struct{} {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for i := from; i < to; i++ {
+				r := &kgo.Record{Topic: topic, Partition: int32(i % parts), Key: []byte(strconv.Itoa(i)), Value: []byte(fmt.Sprintf("%09d", i))}
+				cl.Produce(ctx, r, func(_ *kgo.Record, err error) {
+					if err != nil {
+						failed.Add(1)
+					}
+				})
+				produced.Add(1)
+			}
+			if err := cl.Flush(ctx); err != nil {
+				failed.Add(1)
+			}
+		}()
+		return done
+	}
+	// at waits until count records were handed to the producer.
+	at := func(count int) {
+		for produced.Load() < int64(count) {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	restartUpstream := func() {
+		up.Stop()
+		time.Sleep(150 * time.Millisecond) // the spool grows meanwhile
+		up.Start()
+	}
+	drained := func(what string) {
+		waitFor(t, 60*time.Second, what, func() bool {
+			st := local.ForwardStats()
+			for _, s := range st {
+				if s.Lag != 0 {
+					return false
+				}
+			}
+			return len(st) == parts
+		})
+	}
+
+	// Phase 1: upstream restarts only.
+	half := n / 2
+	done := produce(0, half)
+	r1 := restarts / 2
+	for k := 1; k <= r1; k++ {
+		at(half * k / (r1 + 1))
+		restartUpstream()
+	}
+	<-done
+	drained("phase 1 forwarded")
+	checkUpstream(t, up.addr, topic, parts, half, true)
+
+	// Phase 2: upstream restarts and two local power losses.
+	done = produce(half, n)
+	events := []string{"up", "crash", "up", "crash"}
+	for k := r1; k < restarts-2; k++ {
+		events = append(events, "up")
+	}
+	for k, e := range events {
+		at(half + half*(k+1)/(len(events)+1))
+		if e == "up" {
+			restartUpstream()
+		} else {
+			t.Logf("local crash with %+v", local.ForwardStats())
+			local.Crash()
+		}
+	}
+	<-done
+	if f := failed.Load(); f != 0 {
+		t.Fatalf("%d local produces failed", f)
+	}
+	drained("phase 2 forwarded")
+	checkUpstream(t, up.addr, topic, parts, n, false)
+}
+
+// checkUpstream reads the upstream topic and checks that it holds every
+// value in [0, n) once per partition in order (exact), or, after a local
+// crash, in order of first appearance with duplicates allowed.
+func checkUpstream(t *testing.T, addr, topic string, parts int32, n int, exact bool) {
+	t.Helper()
+	got := readToEnd(t, addr, topic, parts)
+	total := 0
+	for p := int32(0); p < parts; p++ {
+		seen := map[int]bool{}
+		next := int(p)
+		dups := 0
+		for _, r := range got[p] {
+			v, err := strconv.Atoi(string(r.Value))
+			if err != nil {
+				t.Fatalf("partition %d: value %q", p, r.Value)
+			}
+			if seen[v] {
+				dups++
+				continue
+			}
+			if v != next {
+				t.Fatalf("partition %d: got %d, want %d (order or loss)", p, v, next)
+			}
+			seen[v] = true
+			next += int(parts)
+		}
+		if next < n {
+			t.Fatalf("partition %d: stops before %d", p, next)
+		}
+		if exact && dups > 0 {
+			t.Fatalf("partition %d: %d duplicates without a local crash", p, dups)
+		}
+		if dups > 0 {
+			t.Logf("partition %d: %d duplicates (redelivery after a local crash)", p, dups)
+		}
+		total += len(seen)
+	}
+	if total != n {
+		t.Fatalf("upstream has %d distinct records, want %d", total, n)
+	}
+}
+
+// readToEnd reads partitions [0, parts) of topic from the start up to
+// their current end offsets.
+func readToEnd(t testing.TB, addr, topic string, parts int32) map[int32][]*kgo.Record {
+	t.Helper()
+	adm, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ends, err := kadm.NewClient(adm).ListEndOffsets(context.Background(), topic)
+	adm.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 0
+	for p := int32(0); p < parts; p++ {
+		e, ok := ends.Lookup(topic, p)
+		if !ok || e.Err != nil {
+			t.Fatalf("end offset of %s-%d: %v", topic, p, e.Err)
+		}
+		want += int(e.Offset) // the upstream's offsets start at 0
+	}
+	return readAll(t, addr, topic, parts, want, 60*time.Second)
+}
