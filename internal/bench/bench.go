@@ -1,0 +1,430 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"golang.org/x/sys/unix"
+)
+
+// Config selects the brokers, scenarios and sizes of a run.
+type Config struct {
+	Minikafka Cmd // the minikafka binary (flags -listen -data -durability -log-level are appended)
+	Kfake     Cmd // kfakebroker (flags -data-dir -sync are appended)
+
+	Scenarios    []string // names from AllScenarios, or "all"
+	Runs         int      // runs per broker per scenario (medians over these)
+	ProduceBytes int64    // payload per produce run
+	ConsumeBytes int64    // data produced once, then read per consume run; also the RSS and reopen size
+	LatencyRate  int      // records/s in the latency runs
+	LatencyFor   time.Duration
+	Dir          string    // parent of the brokers' fresh data directories
+	Log          io.Writer // progress lines; nil for none
+}
+
+// AllScenarios in the order they run.
+var AllScenarios = []string{"produce-100b", "produce-1k", "produce-16k", "always", "compression", "consume", "latency"}
+
+// Row is one line of the result table.
+type Row struct {
+	Scenario, Metric string
+	Minikafka, Kfake string
+	Ratio            string // minikafka / kfake of the medians
+	MkCPU, KfCPU     string // broker CPU-s/GiB, medians
+	Target           string // the issue's goal for minikafka
+}
+
+type runner struct {
+	cfg     Config
+	rows    []Row
+	seq     int
+	mkStart []float64 // fresh-dir start-up times, ms
+	kfStart []float64
+}
+
+// Run runs the configured scenarios and returns the table rows.
+func Run(ctx context.Context, cfg Config) ([]Row, error) {
+	if cfg.Runs < 1 {
+		cfg.Runs = 1
+	}
+	if cfg.Log == nil {
+		cfg.Log = io.Discard
+	}
+	want := map[string]bool{}
+	for _, s := range cfg.Scenarios {
+		if s == "all" {
+			for _, a := range AllScenarios {
+				want[a] = true
+			}
+			continue
+		}
+		known := false
+		for _, a := range AllScenarios {
+			known = known || a == s
+		}
+		if !known {
+			return nil, fmt.Errorf("unknown scenario %q (have %s, all)", s, strings.Join(AllScenarios, ", "))
+		}
+		want[s] = true
+	}
+	r := &runner{cfg: cfg}
+	for _, s := range AllScenarios {
+		if !want[s] {
+			continue
+		}
+		fmt.Fprintf(cfg.Log, "== %s (load average %s)\n", s, LoadAvg())
+		var err error
+		switch s {
+		case "produce-100b":
+			err = r.produce(ctx, s, "100 B, 1 partition, 1 producer, acks=all, durability never", produceSpec{recSize: 100, parts: 1, producers: 1}, false, "≥ 1.3× kfake; ≤ 6 CPU-s/GiB")
+		case "produce-1k":
+			err = r.produce(ctx, s, "1 KiB, 8 partitions, 2 producers, acks=all, durability never", produceSpec{recSize: 1024, parts: 8, producers: 2}, false, "≥ 1.5× kfake; ≤ 1.2 CPU-s/GiB")
+		case "produce-16k":
+			err = r.produce(ctx, s, "16 KiB, 1 partition, 1 producer, acks=all, durability never", produceSpec{recSize: 16 << 10, parts: 1, producers: 1}, false, "≥ 400 MiB/s")
+		case "always":
+			err = r.produce(ctx, s, "1 KiB, 8 partitions, 2 producers, durability always (kfake -sync)", produceSpec{recSize: 1024, parts: 8, producers: 2}, true, "≥ 215 MiB/s, ≥ ½ disk fsync bandwidth")
+		case "compression":
+			err = r.compression(ctx)
+		case "consume":
+			err = r.consume(ctx)
+		case "latency":
+			err = r.latency(ctx)
+		}
+		if err != nil {
+			return r.rows, fmt.Errorf("%s: %w", s, err)
+		}
+	}
+	if len(r.mkStart) > 0 {
+		r.rows = append(r.rows, Row{Scenario: "start-up", Metric: fmt.Sprintf("fork → first Metadata, empty dir (median of %d/%d)", len(r.mkStart), len(r.kfStart)),
+			Minikafka: ms(median(r.mkStart)), Kfake: ms(median(r.kfStart)), Ratio: ratio(median(r.mkStart), median(r.kfStart)), Target: "< 30 ms"})
+	}
+	return r.rows, nil
+}
+
+// pair starts minikafka and kfake with fresh data directories; always
+// selects durability always for minikafka and -sync for kfake.
+func (r *runner) pair(ctx context.Context, always bool) (mk, kf *proc, cleanup func(), err error) {
+	r.seq++
+	root := filepath.Join(r.cfg.Dir, fmt.Sprintf("s%d", r.seq))
+	mkDir, kfDir := filepath.Join(root, "minikafka"), filepath.Join(root, "kfake")
+	for _, d := range []string{mkDir, kfDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	mk, err = r.startMk(ctx, mkDir, always)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	r.mkStart = append(r.mkStart, msf(mk.startup))
+	var kargs []string
+	if always {
+		kargs = []string{"-data-dir", kfDir, "-sync"}
+	}
+	kf, err = startProc(ctx, "kfake", r.cfg.Kfake, kargs, kfDir)
+	if err != nil {
+		mk.stop()
+		return nil, nil, nil, err
+	}
+	r.kfStart = append(r.kfStart, msf(kf.startup))
+	return mk, kf, func() {
+		mk.stop()
+		kf.stop()
+		os.RemoveAll(root)
+	}, nil
+}
+
+func (r *runner) startMk(ctx context.Context, dir string, always bool) (*proc, error) {
+	d := "never"
+	if always {
+		d = "always"
+	}
+	return startProc(ctx, "minikafka", r.cfg.Minikafka, []string{"-listen", "127.0.0.1:0", "-data", dir, "-durability", d, "-log-level", "warn"}, dir)
+}
+
+// alternate runs fn Runs times on each broker, swapping which goes first
+// every round; each call gets a new topic name.
+func (r *runner) alternate(mk, kf *proc, fn func(p *proc, topic string) (sample, error)) (mks, kfs []sample, err error) {
+	for i := 0; i < r.cfg.Runs; i++ {
+		order := []*proc{mk, kf}
+		if i%2 == 1 {
+			order = []*proc{kf, mk}
+		}
+		for _, p := range order {
+			s, err := fn(p, fmt.Sprintf("t%d-%s", i, p.name))
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s run %d: %w", p.name, i+1, err)
+			}
+			fmt.Fprintf(r.cfg.Log, "   %-9s run %d: %7.1f MiB/s %9.0f rec/s %6.2f CPU-s/GiB", p.name, i+1, s.mibps(), s.recps(), s.cpuPerGiB())
+			if s.p50 > 0 {
+				fmt.Fprintf(r.cfg.Log, "  p50 %.2f p99 %.2f p999 %.2f ms", s.p50, s.p99, s.p999)
+			}
+			fmt.Fprintln(r.cfg.Log)
+			if p == mk {
+				mks = append(mks, s)
+			} else {
+				kfs = append(kfs, s)
+			}
+		}
+	}
+	return mks, kfs, nil
+}
+
+func (r *runner) produce(ctx context.Context, name, desc string, spec produceSpec, always bool, target string) error {
+	spec.bytes = r.cfg.ProduceBytes
+	spec.codec = kgo.NoCompression()
+	mk, kf, cleanup, err := r.pair(ctx, always)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	var disk []float64
+	mks, kfs, err := r.alternate(mk, kf, func(p *proc, topic string) (sample, error) {
+		if always && p == mk {
+			// The disk's own fsync'd sequential bandwidth, next to each
+			// minikafka run, in the same directory tree.
+			bw, err := diskFsyncMiBps(filepath.Dir(mk.dataDir), min(r.cfg.ProduceBytes, 256<<20))
+			if err != nil {
+				return sample{}, err
+			}
+			fmt.Fprintf(r.cfg.Log, "   disk      write+fdatasync 1 MiB chunks: %.1f MiB/s\n", bw)
+			disk = append(disk, bw)
+		}
+		return runProduce(ctx, p, topic, spec)
+	})
+	if err != nil {
+		return err
+	}
+	r.addThroughput(name, desc, mks, kfs, target)
+	if always {
+		r.rows = append(r.rows, Row{Scenario: name, Metric: "disk write+fdatasync, 1 MiB chunks (same run)", Minikafka: mibps(median(disk)),
+			Ratio: fmt.Sprintf("minikafka/disk %.2f", median(mibs(mks))/median(disk)), Target: "minikafka ≥ 0.5 × disk"})
+	}
+	return nil
+}
+
+func (r *runner) addThroughput(name, desc string, mks, kfs []sample, target string) {
+	mm, km := median(mibs(mks)), median(mibs(kfs))
+	r.rows = append(r.rows, Row{Scenario: name, Metric: desc + " — MiB/s (rec/s)",
+		Minikafka: fmt.Sprintf("%s (%s)", mibps(mm), krec(median(recs(mks)))),
+		Kfake:     fmt.Sprintf("%s (%s)", mibps(km), krec(median(recs(kfs)))),
+		Ratio:     ratio(mm, km),
+		MkCPU:     fmt.Sprintf("%.2f", median(cpus(mks))), KfCPU: fmt.Sprintf("%.2f", median(cpus(kfs))),
+		Target:    target})
+}
+
+func (r *runner) compression(ctx context.Context) error {
+	mk, kf, cleanup, err := r.pair(ctx, false)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	var baseMk, baseKf float64
+	for _, c := range []struct {
+		name  string
+		codec kgo.CompressionCodec
+	}{{"none", kgo.NoCompression()}, {"lz4", kgo.Lz4Compression()}, {"zstd", kgo.ZstdCompression()}} {
+		fmt.Fprintf(r.cfg.Log, "  codec %s\n", c.name)
+		spec := produceSpec{recSize: 1024, parts: 8, producers: 2, bytes: r.cfg.ProduceBytes, codec: c.codec, compressible: true}
+		mks, kfs, err := r.alternate(mk, kf, func(p *proc, topic string) (sample, error) {
+			return runProduce(ctx, p, c.name+"-"+topic, spec)
+		})
+		if err != nil {
+			return err
+		}
+		target := ""
+		if c.name == "none" {
+			baseMk, baseKf = median(cpus(mks)), median(cpus(kfs))
+		} else {
+			target = fmt.Sprintf("extra ≤ 0.1 CPU-s/GiB; extra here: minikafka %+.2f, kfake %+.2f", median(cpus(mks))-baseMk, median(cpus(kfs))-baseKf)
+		}
+		r.addThroughput("compression", fmt.Sprintf("%s, compressible 1 KiB values, 8 partitions, 2 producers, never; per GiB uncompressed", c.name), mks, kfs, target)
+	}
+	return nil
+}
+
+func (r *runner) consume(ctx context.Context) error {
+	mk, kf, cleanup, err := r.pair(ctx, false)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	const size = 1024
+	n := r.cfg.ConsumeBytes / size
+	sizeDesc := fmt.Sprintf("%d MiB", r.cfg.ConsumeBytes>>20)
+	idleMk, err1 := mk.rss()
+	idleKf, err2 := kf.rss()
+	if err1 != nil || err2 != nil {
+		return fmt.Errorf("rss: %v %v", err1, err2)
+	}
+	r.rows = append(r.rows, Row{Scenario: "rss", Metric: "idle RSS after start", Minikafka: mib(idleMk), Kfake: mib(idleKf), Ratio: ratio(float64(idleMk), float64(idleKf)), Target: "≤ 20 MiB"})
+	for _, p := range []*proc{mk, kf} {
+		fmt.Fprintf(r.cfg.Log, "   %-9s filling %s of 1 KiB records\n", p.name, sizeDesc)
+		if err := fill(ctx, p, "data", n, size); err != nil {
+			return fmt.Errorf("%s fill: %w", p.name, err)
+		}
+	}
+	rssMk, err1 := mk.rss()
+	rssKf, err2 := kf.rss()
+	if err1 != nil || err2 != nil {
+		return fmt.Errorf("rss: %v %v", err1, err2)
+	}
+	r.rows = append(r.rows, Row{Scenario: "rss", Metric: "RSS after " + sizeDesc + " produced", Minikafka: mib(rssMk), Kfake: mib(rssKf), Ratio: ratio(float64(rssMk), float64(rssKf)), Target: "≤ 150 MiB (after 1 GiB)"})
+	mks, kfs, err := r.alternate(mk, kf, func(p *proc, _ string) (sample, error) {
+		return runConsume(ctx, p, "data", n, n*size)
+	})
+	if err != nil {
+		return err
+	}
+	r.addThroughput("consume", "read "+sizeDesc+" of 1 KiB records from offset 0, one consumer", mks, kfs, "≥ 500 MiB/s; ≤ 0.3 CPU-s/GiB")
+
+	// Reopen: a clean stop, then fresh processes on the same directory.
+	if err := mk.stop(); err != nil {
+		return err
+	}
+	var reopen []float64
+	for i := 0; i < r.cfg.Runs; i++ {
+		p, err := r.startMk(ctx, mk.dataDir, false)
+		if err != nil {
+			return fmt.Errorf("reopen: %w", err)
+		}
+		reopen = append(reopen, msf(p.startup))
+		fmt.Fprintf(r.cfg.Log, "   minikafka reopen %d: %.1f ms\n", i+1, msf(p.startup))
+		if err := p.stop(); err != nil {
+			return err
+		}
+	}
+	r.rows = append(r.rows, Row{Scenario: "reopen", Metric: "fork → first Metadata on a dir holding " + sizeDesc, Minikafka: ms(median(reopen)), Kfake: "n/a (in memory)", Target: "≤ 500 ms (1 GiB)"})
+	return nil
+}
+
+func (r *runner) latency(ctx context.Context) error {
+	for _, always := range []bool{false, true} {
+		mode, target := "never", "p99 ≤ 10 ms, p999 ≤ 25 ms"
+		if always {
+			mode, target = "always (kfake -sync)", "p99 ≤ 15 ms"
+		}
+		fmt.Fprintf(r.cfg.Log, "  durability %s\n", mode)
+		mk, kf, cleanup, err := r.pair(ctx, always)
+		if err != nil {
+			return err
+		}
+		mks, kfs, err := r.alternate(mk, kf, func(p *proc, topic string) (sample, error) {
+			return runLatency(ctx, p, topic, r.cfg.LatencyRate, 1024, r.cfg.LatencyFor)
+		})
+		cleanup()
+		if err != nil {
+			return err
+		}
+		lat := func(ss []sample) string {
+			var a, b, c []float64
+			for _, s := range ss {
+				a, b, c = append(a, s.p50), append(b, s.p99), append(c, s.p999)
+			}
+			return fmt.Sprintf("%.2f / %.2f / %.2f", median(a), median(b), median(c))
+		}
+		p99 := func(ss []sample) float64 {
+			var b []float64
+			for _, s := range ss {
+				b = append(b, s.p99)
+			}
+			return median(b)
+		}
+		r.rows = append(r.rows, Row{Scenario: "latency",
+			Metric:    fmt.Sprintf("end-to-end p50 / p99 / p999 ms, %d rec/s of 1 KiB for %s, durability %s", r.cfg.LatencyRate, r.cfg.LatencyFor, mode),
+			Minikafka: lat(mks), Kfake: lat(kfs), Ratio: "p99 " + ratio(p99(mks), p99(kfs)),
+			MkCPU: fmt.Sprintf("%.2f", median(cpus(mks))), KfCPU: fmt.Sprintf("%.2f", median(cpus(kfs))), Target: target})
+	}
+	return nil
+}
+
+// diskFsyncMiBps writes total bytes in 1 MiB chunks to a new file in dir,
+// fdatasync after each, and returns the rate.
+func diskFsyncMiBps(dir string, total int64) (float64, error) {
+	f, err := os.CreateTemp(dir, "fsync-probe-*")
+	if err != nil {
+		return 0, err
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	chunk := payload(1<<20, false, 3)
+	t0 := time.Now()
+	var n int64
+	for ; n < total; n += int64(len(chunk)) {
+		if _, err := f.Write(chunk); err != nil {
+			return 0, err
+		}
+		if err := unix.Fdatasync(int(f.Fd())); err != nil {
+			return 0, err
+		}
+	}
+	return float64(n) / (1 << 20) / time.Since(t0).Seconds(), nil
+}
+
+// LoadAvg is /proc/loadavg's three load averages.
+func LoadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// Table renders rows as a markdown table.
+func Table(rows []Row) string {
+	var b strings.Builder
+	b.WriteString("| scenario | metric | minikafka | kfake | ratio mk/kfake | broker CPU-s/GiB mk / kfake | issue target (minikafka) |\n")
+	b.WriteString("|---|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		cpu := ""
+		if r.MkCPU != "" {
+			cpu = r.MkCPU + " / " + r.KfCPU
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", r.Scenario, r.Metric, r.Minikafka, r.Kfake, r.Ratio, cpu, r.Target)
+	}
+	return b.String()
+}
+
+func mibs(ss []sample) (out []float64) {
+	for _, s := range ss {
+		out = append(out, s.mibps())
+	}
+	return out
+}
+
+func recs(ss []sample) (out []float64) {
+	for _, s := range ss {
+		out = append(out, s.recps())
+	}
+	return out
+}
+
+func cpus(ss []sample) (out []float64) {
+	for _, s := range ss {
+		out = append(out, s.cpuPerGiB())
+	}
+	return out
+}
+
+func ratio(a, b float64) string {
+	if b == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f×", a/b)
+}
+
+func msf(d time.Duration) float64 { return float64(d) / 1e6 }
+func ms(x float64) string         { return fmt.Sprintf("%.1f ms", x) }
+func mibps(x float64) string      { return fmt.Sprintf("%.1f MiB/s", x) }
+func mib(n int64) string          { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+func krec(x float64) string       { return fmt.Sprintf("%.0f K rec/s", x/1000) }

@@ -1,0 +1,101 @@
+// Command mkbench runs the out-of-process benchmarks of issue 3: the
+// minikafka binary and kfake (cmd/kfakebroker), each as its own process,
+// driven alternately by the same kgo load generator, medians of -runs.
+//
+//	go run ./internal/bench/cmd/mkbench -scenario all [-o results.md]
+//
+// It builds both binaries with `go build` into a temp directory first (run it
+// from the module), unless -minikafka and -kfake name prebuilt ones.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/minikafka/minikafka/internal/bench"
+)
+
+func main() {
+	scenario := flag.String("scenario", "all", "comma-separated scenarios: "+strings.Join(bench.AllScenarios, ", ")+", or all")
+	runs := flag.Int("runs", 5, "runs per broker per scenario (medians)")
+	produceMiB := flag.Int64("produce-mib", 64, "payload MiB per produce run")
+	consumeMiB := flag.Int64("consume-mib", 256, "MiB produced once then read per consume run (also the RSS and reopen size)")
+	latRate := flag.Int("latency-rate", 10000, "records/s in the latency runs")
+	latFor := flag.Duration("latency-for", 5*time.Second, "duration of each latency run")
+	dir := flag.String("dir", "", "parent of the brokers' data directories (default: a new temp dir)")
+	mkBin := flag.String("minikafka", "", "prebuilt minikafka binary (default: go build ./cmd/minikafka)")
+	kfBin := flag.String("kfake", "", "prebuilt kfakebroker binary (default: go build ./internal/bench/cmd/kfakebroker)")
+	out := flag.String("o", "", "also write the markdown table to this `file`")
+	quiet := flag.Bool("q", false, "no per-run progress on stderr")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, *scenario, *runs, *produceMiB, *consumeMiB, *latRate, *latFor, *dir, *mkBin, *kfBin, *out, *quiet); err != nil {
+		fmt.Fprintf(os.Stderr, "mkbench: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, scenario string, runs int, produceMiB, consumeMiB int64, latRate int, latFor time.Duration, dir, mkBin, kfBin, out string, quiet bool) error {
+	tmp, err := os.MkdirTemp(dir, "mkbench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	build := func(bin *string, pkg, name string) error {
+		if *bin != "" {
+			return nil
+		}
+		*bin = filepath.Join(tmp, name)
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", *bin, pkg)
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("go build %s: %w", pkg, err)
+		}
+		return nil
+	}
+	if err := build(&mkBin, "./cmd/minikafka", "minikafka"); err != nil {
+		return err
+	}
+	if err := build(&kfBin, "./internal/bench/cmd/kfakebroker", "kfakebroker"); err != nil {
+		return err
+	}
+	cfg := bench.Config{
+		Minikafka:    bench.Cmd{Path: mkBin},
+		Kfake:        bench.Cmd{Path: kfBin},
+		Scenarios:    strings.Split(scenario, ","),
+		Runs:         runs,
+		ProduceBytes: produceMiB << 20,
+		ConsumeBytes: consumeMiB << 20,
+		LatencyRate:  latRate,
+		LatencyFor:   latFor,
+		Dir:          tmp,
+	}
+	if !quiet {
+		cfg.Log = os.Stderr
+	}
+	load0 := bench.LoadAvg()
+	t0 := time.Now()
+	rows, err := bench.Run(ctx, cfg)
+	var b strings.Builder
+	fmt.Fprintf(&b, "mkbench %s, %s UTC, %d CPUs, %s\n\n", strings.Join(os.Args[1:], " "), t0.UTC().Format("2006-01-02 15:04"), runtime.NumCPU(), runtime.Version())
+	fmt.Fprintf(&b, "Runs %d per broker per scenario, alternating, medians; produce %d MiB per run; consume %d MiB; latency %d rec/s for %s. Load average (1/5/15 min) at start %s, at end %s; took %s.\n\n",
+		runs, produceMiB, consumeMiB, latRate, latFor, load0, bench.LoadAvg(), time.Since(t0).Round(time.Second))
+	b.WriteString(bench.Table(rows))
+	fmt.Print(b.String())
+	if out != "" {
+		if werr := os.WriteFile(out, []byte(b.String()), 0o644); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	return err
+}
