@@ -216,7 +216,7 @@ func (r *runner) addThroughput(name, desc string, mks, kfs []sample, target stri
 		Kfake:     fmt.Sprintf("%s (%s)", mibps(km), krec(median(recs(kfs)))),
 		Ratio:     ratio(mm, km),
 		MkCPU:     fmt.Sprintf("%.2f", median(cpus(mks))), KfCPU: fmt.Sprintf("%.2f", median(cpus(kfs))),
-		Target:    target})
+		Target: target})
 }
 
 func (r *runner) compression(ctx context.Context) error {

@@ -25,8 +25,8 @@ type sample struct {
 	p999     float64
 }
 
-func (s sample) mibps() float64    { return float64(s.bytes) / (1 << 20) / s.secs }
-func (s sample) recps() float64    { return float64(s.records) / s.secs }
+func (s sample) mibps() float64     { return float64(s.bytes) / (1 << 20) / s.secs }
+func (s sample) recps() float64     { return float64(s.records) / s.secs }
 func (s sample) cpuPerGiB() float64 { return s.cpu / (float64(s.bytes) / (1 << 30)) }
 
 func createTopic(ctx context.Context, addr, topic string, parts int32) error {
