@@ -79,6 +79,7 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 			continue
 		}
 		fmt.Fprintf(cfg.Log, "== %s (load average %s)\n", s, LoadAvg())
+		t0 := time.Now()
 		var err error
 		switch s {
 		case "produce-100b":
@@ -99,6 +100,7 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 		if err != nil {
 			return r.rows, fmt.Errorf("%s: %w", s, err)
 		}
+		fmt.Fprintf(cfg.Log, "   (%s took %s)\n", s, time.Since(t0).Round(time.Millisecond))
 	}
 	if len(r.mkStart) > 0 {
 		r.rows = append(r.rows, Row{Scenario: "start-up", Metric: fmt.Sprintf("fork → first Metadata, empty dir (median of %d/%d)", len(r.mkStart), len(r.kfStart)),
@@ -134,8 +136,11 @@ func (r *runner) pair(ctx context.Context, always bool) (mk, kf *proc, cleanup f
 	}
 	r.kfStart = append(r.kfStart, msf(kf.startup))
 	return mk, kf, func() {
-		mk.stop()
+		// Both at once: each takes about a second to exit after SIGTERM.
+		done := make(chan struct{})
+		go func() { mk.stop(); close(done) }()
 		kf.stop()
+		<-done
 		os.RemoveAll(root)
 	}, nil
 }

@@ -1,0 +1,126 @@
+package bench
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/minikafka/minikafka"
+)
+
+// TestMain doubles as the broker children of TestRunTiny: with
+// MKBENCH_CHILD set, the test binary is a broker process instead.
+func TestMain(m *testing.M) {
+	switch os.Getenv("MKBENCH_CHILD") {
+	case "kfake":
+		os.Exit(ServeKfake(os.Args[1:], os.Stdout, os.Stderr))
+	case "minikafka":
+		os.Exit(serveMinikafka(os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+// serveMinikafka takes the flags the harness passes to the minikafka binary
+// and prints the same "listening on" line, so the test needs no go build.
+func serveMinikafka(args []string) int {
+	fs := flag.NewFlagSet("minikafka", flag.ContinueOnError)
+	listen := fs.String("listen", "127.0.0.1:0", "")
+	data := fs.String("data", "", "")
+	durability := fs.String("durability", "never", "")
+	fs.String("log-level", "warn", "")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	b, err := minikafka.Start(ctx, minikafka.WithListenAddr(*listen), minikafka.WithDataDir(*data),
+		minikafka.WithDurability(*durability), minikafka.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Printf("minikafka listening on %s, advertised as %s; data in %s\n", b.ListenAddr(), b.Addr(), *data)
+	<-ctx.Done()
+	if err := b.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// TestRunTiny runs small versions of the consume (with its produce fill, RSS and
+// reopen) and latency scenarios against both brokers as child processes,
+// so the harness cannot rot unnoticed.
+func TestRunTiny(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rows, err := Run(ctx, Config{
+		Minikafka:    Cmd{Path: self, Env: []string{"MKBENCH_CHILD=minikafka"}},
+		Kfake:        Cmd{Path: self, Env: []string{"MKBENCH_CHILD=kfake"}},
+		Scenarios:    []string{"consume", "latency"},
+		Runs:         1,
+		ProduceBytes: 256 << 10,
+		ConsumeBytes: 1 << 20,
+		LatencyRate:  1000,
+		LatencyFor:   300 * time.Millisecond,
+		Dir:          t.TempDir(),
+		Log:          &log,
+	})
+	t.Log("\n" + log.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := Table(rows)
+	t.Log("\n" + table)
+	want := map[string]bool{"rss": false, "consume": false, "reopen": false, "latency": false, "start-up": false}
+	for _, r := range rows {
+		if _, ok := want[r.Scenario]; ok {
+			want[r.Scenario] = true
+		}
+		if r.Minikafka == "" || strings.Contains(r.Minikafka, "NaN") || strings.HasPrefix(r.Minikafka, "0.0 ") {
+			t.Errorf("row %s/%s: minikafka figure %q", r.Scenario, r.Metric, r.Minikafka)
+		}
+	}
+	for s, seen := range want {
+		if !seen {
+			t.Errorf("no %s row in\n%s", s, table)
+		}
+	}
+	if n := strings.Count(table, "\n"); n != len(rows)+2 {
+		t.Errorf("table has %d lines for %d rows", n, len(rows))
+	}
+}
+
+func TestPercentiles(t *testing.T) {
+	xs := make([]float64, 1000)
+	for i := range xs {
+		xs[i] = float64(i + 1)
+	}
+	if got := pct(xs, 0.5); got != 500 {
+		t.Errorf("p50 = %v", got)
+	}
+	if got := pct(xs, 0.99); got != 990 {
+		t.Errorf("p99 = %v", got)
+	}
+	if got := pct(xs, 0.999); got != 999 {
+		t.Errorf("p999 = %v", got)
+	}
+	if got := median([]float64{3, 1, 2}); got != 2 {
+		t.Errorf("median = %v", got)
+	}
+	if got := median([]float64{4, 1, 2, 3}); got != 2.5 {
+		t.Errorf("median = %v", got)
+	}
+}
