@@ -13,12 +13,11 @@
 // wrote cannot hide a broker bug (or the other way round).
 //
 // A client that is not installed fails its test with the install command
-// (bash compat_test/install.sh); it is never skipped. Scenarios that need
-// consumer groups or transactions sit behind the build tags compatgroups and
-// compattxn until those broker features land; scenarios the broker does not
-// pass yet sit behind compatpending and are listed in FINDINGS.md.
+// (bash compat_test/install.sh); it is never skipped. Scenarios the broker
+// does not pass yet sit behind the build tag compatpending and are listed in
+// FINDINGS.md.
 //
-// go test ./compat_test -update-matrix rewrites MATRIX.md (the README's
-// compatibility table) from the run. kgo_suite.sh runs franz-go's own kgo
+// go test ./compat_test -update-matrix rewrites MATRIX.md and the README's
+// compatibility table from the run. kgo_suite.sh runs franz-go's own kgo
 // integration tests against a minikafka binary.
 package compat

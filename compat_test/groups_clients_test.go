@@ -1,5 +1,3 @@
-//go:build compatgroups
-
 package compat_test
 
 import (

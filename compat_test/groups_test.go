@@ -1,5 +1,3 @@
-//go:build compatgroups
-
 package compat_test
 
 import (
@@ -10,8 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// Consumer-group scenarios: behind the compatgroups tag until the group
-// coordinator lands (go test -tags compatgroups ./compat_test).
+// Consumer-group scenarios.
 
 // groupConsumer is a client that consumes as a group member: join group,
 // read at least count records (from the earliest offset when the group has

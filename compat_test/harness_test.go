@@ -91,7 +91,7 @@ type caps struct {
 	nonIdempotent  bool // offers a plain (non-idempotent) producer
 	consumeNoGroup bool // can consume without joining a group
 	groups         bool // consumes as a group member (groupConsumer)
-	txn            bool // transactional producer (txnProducer, compattxn tag)
+	txn            bool // transactional producer (txnProducer)
 	autoCreate     bool // topic creation by producing is the client's way
 	reportsOffsets bool // producer reports each record's offset
 	admin          admin

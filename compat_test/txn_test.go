@@ -1,5 +1,3 @@
-//go:build compattxn
-
 package compat_test
 
 import (
@@ -13,8 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// Transaction scenarios: behind the compattxn tag until transactions land
-// (go test -tags compattxn ./compat_test).
+// Transaction scenarios (clients with a transactional producer).
 
 // txnProducer runs one transaction of recs per element of txns, committing
 // or aborting each as commit[i] says.
