@@ -2,17 +2,10 @@ package bench
 
 import (
 	"context"
-	"flag"
-	"fmt"
-	"log/slog"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
-
-	"github.com/minikafka/minikafka"
 )
 
 // TestMain doubles as the broker children of TestRunTiny: with
@@ -22,37 +15,9 @@ func TestMain(m *testing.M) {
 	case "kfake":
 		os.Exit(ServeKfake(os.Args[1:], os.Stdout, os.Stderr))
 	case "minikafka":
-		os.Exit(serveMinikafka(os.Args[1:]))
+		os.Exit(ServeMinikafka(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
-}
-
-// serveMinikafka takes the flags the harness passes to the minikafka binary
-// and prints the same "listening on" line, so the test needs no go build.
-func serveMinikafka(args []string) int {
-	fs := flag.NewFlagSet("minikafka", flag.ContinueOnError)
-	listen := fs.String("listen", "127.0.0.1:0", "")
-	data := fs.String("data", "", "")
-	durability := fs.String("durability", "never", "")
-	fs.String("log-level", "warn", "")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	b, err := minikafka.Start(ctx, minikafka.WithListenAddr(*listen), minikafka.WithDataDir(*data),
-		minikafka.WithDurability(*durability), minikafka.WithLogger(slog.New(slog.DiscardHandler)))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	fmt.Printf("minikafka listening on %s, advertised as %s; data in %s\n", b.ListenAddr(), b.Addr(), *data)
-	<-ctx.Done()
-	if err := b.Close(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return 0
 }
 
 // TestRunTiny runs small versions of the consume (with its produce fill, RSS and

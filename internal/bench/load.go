@@ -87,7 +87,12 @@ func runProduce(ctx context.Context, p *proc, topic string, spec produceSpec) (s
 	if n < int64(spec.producers) {
 		n = int64(spec.producers)
 	}
-	value := payload(spec.recSize, spec.compressible, 7)
+	// Distinct values, enough that no batch repeats one (identical records
+	// would make compressed batches unrealistically small).
+	values := make([][]byte, max(64, min(1024, (16<<20)/spec.recSize)))
+	for i := range values {
+		values[i] = payload(spec.recSize, spec.compressible, uint64(i))
+	}
 	clients := make([]*kgo.Client, spec.producers)
 	for i := range clients {
 		cl, err := kgo.NewClient(kgo.SeedBrokers(p.addr), kgo.DefaultProduceTopic(topic),
@@ -118,7 +123,7 @@ func runProduce(ctx context.Context, p *proc, topic string, spec produceSpec) (s
 		wg.Add(int(k))
 		go func() {
 			for j := int64(0); j < k; j++ {
-				cl.Produce(ctx, &kgo.Record{Value: value}, func(_ *kgo.Record, err error) {
+				cl.Produce(ctx, &kgo.Record{Value: values[j%int64(len(values))]}, func(_ *kgo.Record, err error) {
 					if err != nil {
 						failed.Add(1)
 						firstErr.CompareAndSwap(nil, err)

@@ -33,19 +33,24 @@ func main() {
 	dir := flag.String("dir", "", "parent of the brokers' data directories (default: a new temp dir)")
 	mkBin := flag.String("minikafka", "", "prebuilt minikafka binary (default: go build ./cmd/minikafka)")
 	kfBin := flag.String("kfake", "", "prebuilt kfakebroker binary (default: go build ./internal/bench/cmd/kfakebroker)")
+	var mkArgs []string
+	flag.Func("minikafka-arg", "extra `flag` for every minikafka process, before the harness's own (repeatable; e.g. -minikafka-arg=-cpuprofile=f with cmd/mkprof)", func(v string) error {
+		mkArgs = append(mkArgs, v)
+		return nil
+	})
 	out := flag.String("o", "", "also write the markdown table to this `file`")
 	quiet := flag.Bool("q", false, "no per-run progress on stderr")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, *scenario, *runs, *produceMiB, *consumeMiB, *latRate, *latFor, *dir, *mkBin, *kfBin, *out, *quiet); err != nil {
+	if err := run(ctx, *scenario, *runs, *produceMiB, *consumeMiB, *latRate, *latFor, *dir, *mkBin, *kfBin, mkArgs, *out, *quiet); err != nil {
 		fmt.Fprintf(os.Stderr, "mkbench: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, scenario string, runs int, produceMiB, consumeMiB int64, latRate int, latFor time.Duration, dir, mkBin, kfBin, out string, quiet bool) error {
+func run(ctx context.Context, scenario string, runs int, produceMiB, consumeMiB int64, latRate int, latFor time.Duration, dir, mkBin, kfBin string, mkArgs []string, out string, quiet bool) error {
 	tmp, err := os.MkdirTemp(dir, "mkbench-")
 	if err != nil {
 		return err
@@ -70,7 +75,7 @@ func run(ctx context.Context, scenario string, runs int, produceMiB, consumeMiB 
 		return err
 	}
 	cfg := bench.Config{
-		Minikafka:    bench.Cmd{Path: mkBin},
+		Minikafka:    bench.Cmd{Path: mkBin, Args: mkArgs},
 		Kfake:        bench.Cmd{Path: kfBin},
 		Scenarios:    strings.Split(scenario, ","),
 		Runs:         runs,
