@@ -38,6 +38,7 @@ type Row struct {
 	Ratio            string // minikafka / kfake of the medians
 	MkCPU, KfCPU     string // broker CPU-s/GiB, medians
 	Target           string // the issue's goal for minikafka
+	Load             string // load average when the scenario started
 }
 
 type runner struct {
@@ -78,7 +79,9 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 		if !want[s] {
 			continue
 		}
-		fmt.Fprintf(cfg.Log, "== %s (load average %s)\n", s, LoadAvg())
+		load := LoadAvg()
+		first := len(r.rows)
+		fmt.Fprintf(cfg.Log, "== %s (load average %s)\n", s, load)
 		t0 := time.Now()
 		var err error
 		switch s {
@@ -96,6 +99,9 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 			err = r.consume(ctx)
 		case "latency":
 			err = r.latency(ctx)
+		}
+		for i := first; i < len(r.rows); i++ {
+			r.rows[i].Load = load
 		}
 		if err != nil {
 			return r.rows, fmt.Errorf("%s: %w", s, err)
@@ -388,14 +394,18 @@ func LoadAvg() string {
 // Table renders rows as a markdown table.
 func Table(rows []Row) string {
 	var b strings.Builder
-	b.WriteString("| scenario | metric | minikafka | kfake | ratio mk/kfake | broker CPU-s/GiB mk / kfake | issue target (minikafka) |\n")
+	b.WriteString("| scenario (load avg at its start) | metric | minikafka | kfake | ratio mk/kfake | broker CPU-s/GiB mk / kfake | issue target (minikafka) |\n")
 	b.WriteString("|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		cpu := ""
 		if r.MkCPU != "" {
 			cpu = r.MkCPU + " / " + r.KfCPU
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", r.Scenario, r.Metric, r.Minikafka, r.Kfake, r.Ratio, cpu, r.Target)
+		sc := r.Scenario
+		if r.Load != "" {
+			sc += " (" + strings.Fields(r.Load)[0] + ")"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", sc, r.Metric, r.Minikafka, r.Kfake, r.Ratio, cpu, r.Target)
 	}
 	return b.String()
 }

@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/minikafka/minikafka"
@@ -26,7 +28,7 @@ func ServeMinikafka(args []string, stdout, stderr io.Writer) int {
 	durability := fs.String("durability", "never", "fsync `policy`")
 	level := slog.LevelWarn
 	fs.TextVar(&level, "log-level", slog.LevelWarn, "log `level`")
-	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `file`")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `file` (%p: the pid)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -35,7 +37,8 @@ func ServeMinikafka(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *cpuprofile != "" {
-		f, err := os.Create(*cpuprofile)
+		// %p in the name becomes the pid, so restarts keep their own.
+		f, err := os.Create(strings.ReplaceAll(*cpuprofile, "%p", strconv.Itoa(os.Getpid())))
 		if err != nil {
 			fmt.Fprintln(stderr, err)
 			return 1
