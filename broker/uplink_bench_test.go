@@ -1,0 +1,95 @@
+package broker_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/minikafka/minikafka"
+	"github.com/minikafka/minikafka/broker"
+	"github.com/minikafka/minikafka/minikafkatest"
+)
+
+// BenchmarkUplinkForwardVsDirect measures, in the same run, producing
+// records straight to the upstream and producing them to a local broker
+// that forwards them, until the upstream has acknowledged all of them. Both
+// producers use the uplink's own kgo client settings. Reported: records/s
+// of each and their ratio (forward/direct; the target is ≥ 0.5).
+func BenchmarkUplinkForwardVsDirect(b *testing.B) {
+	const records, parts, size = 100_000, 4, 100
+	up := newUpstream(b)
+	local := minikafkatest.New(b, minikafka.WithUpstream(up.addr), minikafka.WithForward("fwd"),
+		minikafka.WithTopic("fwd", parts))
+	opts, err := broker.UpstreamClientOpts(broker.UplinkConfig{Brokers: []string{up.addr}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	direct, err := kgo.NewClient(opts...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer direct.Close()
+	toLocal, err := kgo.NewClient(append(opts, kgo.SeedBrokers(local.Addr()))...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer toLocal.Close()
+	ctx := context.Background()
+	value := make([]byte, size)
+	send := func(cl *kgo.Client, topic string) {
+		for i := 0; i < records; i++ {
+			cl.Produce(ctx, &kgo.Record{Topic: topic, Partition: int32(i % parts), Value: value}, func(_ *kgo.Record, err error) {
+				if err != nil {
+					b.Error(err)
+				}
+			})
+		}
+		if err := cl.Flush(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, err := kadm.NewClient(direct).CreateTopic(ctx, parts, -1, nil, "direct"); err != nil {
+		b.Fatal(err)
+	}
+	// Warm up both paths (connections, the forwarder's topic creation).
+	if err := direct.ProduceSync(ctx, &kgo.Record{Topic: "direct", Value: value}).FirstErr(); err != nil {
+		b.Fatal(err)
+	}
+	if err := toLocal.ProduceSync(ctx, &kgo.Record{Topic: "fwd", Value: value}).FirstErr(); err != nil {
+		b.Fatal(err)
+	}
+	drained := func() bool {
+		for _, s := range local.ForwardStats() {
+			if s.Lag != 0 {
+				return false
+			}
+		}
+		return true
+	}
+	for !drained() {
+		time.Sleep(time.Millisecond)
+	}
+	var directDur, fwdDur time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		send(direct, "direct")
+		directDur += time.Since(start)
+
+		start = time.Now()
+		send(toLocal, "fwd")
+		for !drained() {
+			time.Sleep(200 * time.Microsecond)
+		}
+		fwdDur += time.Since(start)
+	}
+	b.StopTimer()
+	n := float64(records * b.N)
+	d, f := n/directDur.Seconds(), n/fwdDur.Seconds()
+	b.ReportMetric(d, "direct-rec/s")
+	b.ReportMetric(f, "forward-rec/s")
+	b.ReportMetric(f/d, "forward/direct")
+}
