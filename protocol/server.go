@@ -63,6 +63,9 @@ func (ci *ConnInfo) Close() {
 // goroutine in arrival order; ctx is cancelled when the connection closes
 // or stops being read for any reason but a graceful shutdown (client EOF,
 // invalid request, handler error); see also ConnInfo.Draining.
+// The byte slices of a Produce request (its record batches) belong to the
+// connection once Serve returns a Reply without Wait: copy what must outlive
+// Serve.
 type Handler interface {
 	Serve(ctx context.Context, req *Request) Reply
 }
