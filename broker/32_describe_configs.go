@@ -42,6 +42,7 @@ func (b *Broker) handleDescribeConfigs(_ context.Context, req *protocol.Request)
 				sr.ErrorCode, err = kerr.UnknownTopicOrPartition.Code, fmt.Errorf("unknown topic %s", rr.ResourceName)
 			default:
 				sr.Configs = describeTopicConfigs(t.cfg.Load(), rr.ConfigNames, r)
+				sr.Configs = append(sr.Configs, b.describeForwarding(t, rr.ConfigNames, r)...)
 			}
 		case kmsg.ConfigResourceTypeBroker:
 			if rr.ResourceName != "" && rr.ResourceName != strconv.Itoa(int(b.cfg.NodeID)) {

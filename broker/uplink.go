@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
@@ -345,5 +346,63 @@ func (b *Broker) ForwardStats() []ForwardStat {
 		out = append(out, f.stat())
 	}
 	sortStats(out)
+	return out
+}
+
+// Forwarding state shown by DescribeConfigs on a forwarded topic, as
+// read-only entries (kafka-configs --describe and UIs list them):
+//
+//	minikafka.forward.upstream.topic  the upstream topic name
+//	minikafka.forward.lag             records not yet acknowledged upstream (all partitions)
+//	minikafka.forward.spool.bytes     spool bytes in use (all partitions)
+//	minikafka.forward.pressure        highest partition spool pressure, 0..1
+//	minikafka.forward.forwarded       records acknowledged upstream since start
+//	minikafka.forward.last.error      last upstream error of any partition, "" when none
+func (b *Broker) describeForwarding(t *topic, names []string, r *kmsg.DescribeConfigsRequest) []kmsg.DescribeConfigsResponseResourceConfig {
+	if b.uplink == nil || b.uplink.rule(t) == nil {
+		return nil
+	}
+	var lag, bytes, fwd int64
+	var pressure float64
+	var upstream, lastErr string
+	for _, p := range t.partitions() {
+		f := b.forwardOf(p)
+		if f == nil {
+			continue
+		}
+		s := f.stat()
+		upstream = s.UpstreamTopic
+		lag += s.Lag
+		bytes += s.SpoolBytes
+		fwd += s.Forwarded
+		pressure = max(pressure, s.Pressure)
+		if s.LastError != "" {
+			lastErr = fmt.Sprintf("partition %d: %s", s.Partition, s.LastError)
+		}
+	}
+	want := wanted(names)
+	var out []kmsg.DescribeConfigsResponseResourceConfig
+	for _, kv := range [][2]string{
+		{"minikafka.forward.upstream.topic", upstream},
+		{"minikafka.forward.lag", strconv.FormatInt(lag, 10)},
+		{"minikafka.forward.spool.bytes", strconv.FormatInt(bytes, 10)},
+		{"minikafka.forward.pressure", strconv.FormatFloat(pressure, 'f', 4, 64)},
+		{"minikafka.forward.forwarded", strconv.FormatInt(fwd, 10)},
+		{"minikafka.forward.last.error", lastErr},
+	} {
+		if !want(kv[0]) {
+			continue
+		}
+		c := kmsg.NewDescribeConfigsResponseResourceConfig()
+		c.Name, c.Value = kv[0], strPtr(kv[1])
+		c.ReadOnly = true
+		// Set by the broker's -forward flag at start: static, read-only.
+		c.Source = kmsg.ConfigSource(srcStaticBroker)
+		c.ConfigType = kmsg.ConfigType(cfgTypeString)
+		if r.IncludeDocumentation {
+			c.Documentation = strPtr("minikafka forwarding state (read-only)")
+		}
+		out = append(out, c)
+	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -184,6 +185,39 @@ func TestUplinkForwardsRecords(t *testing.T) {
 	for _, s := range local.ForwardStats() {
 		if s.UpstreamTopic != "site1.edge-a" || s.Forwarded != n/3 || s.LastError != "" {
 			t.Errorf("stats %+v", s)
+		}
+	}
+	// DescribeConfigs shows the forwarding state as read-only entries.
+	rcs, err := adm.DescribeTopicConfigs(ctx, "edge-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := rcs.On("edge-a", nil)
+	if err != nil || rc.Err != nil {
+		t.Fatal(err, rc.Err)
+	}
+	seen := map[string]string{}
+	for _, c := range rc.Configs {
+		seen[c.Key] = c.MaybeValue()
+	}
+	for k, v := range map[string]string{"minikafka.forward.upstream.topic": "site1.edge-a", "minikafka.forward.lag": "0",
+		"minikafka.forward.forwarded": strconv.Itoa(n), "minikafka.forward.last.error": ""} {
+		if got, ok := seen[k]; !ok || got != v {
+			t.Errorf("DescribeConfigs %s = %q (present %v), want %q", k, got, ok, v)
+		}
+	}
+	for _, k := range []string{"minikafka.forward.pressure", "minikafka.forward.spool.bytes"} {
+		if _, ok := seen[k]; !ok {
+			t.Errorf("DescribeConfigs lacks %s", k)
+		}
+	}
+	if rc, err := adm.DescribeTopicConfigs(ctx, "plain"); err != nil || len(rc) != 1 {
+		t.Fatal(err)
+	} else {
+		for _, c := range rc[0].Configs {
+			if strings.HasPrefix(c.Key, "minikafka.forward.") {
+				t.Errorf("non-forwarded topic shows %s", c.Key)
+			}
 		}
 	}
 	if rs := readAll(t, up.addr, "plain", 1, 1, 300*time.Millisecond); len(rs[0]) != 0 {
