@@ -29,7 +29,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minikafka/minikafka/groupstore"
-	"github.com/minikafka/minikafka/logstore"
 )
 
 func init() {
@@ -110,15 +109,8 @@ type group struct {
 }
 
 func newCoordinator(b *Broker) (*coordinator, error) {
-	opts := groupstore.Options{FS: b.fs, Dir: path.Join(b.cfg.DataDir, "group_offsets"), Logger: b.log}
-	switch b.cfg.Sync.Mode {
-	case logstore.SyncAlways:
-		opts.Sync = groupstore.SyncAlways
-	case logstore.SyncInterval:
-		opts.Sync, opts.Interval = groupstore.SyncInterval, b.cfg.Sync.Interval
-	default:
-		opts.Sync = groupstore.SyncNever
-	}
+	opts := groupstore.Options{FS: b.fs, Dir: path.Join(b.cfg.DataDir, "group_offsets"), Logger: b.log,
+		Sync: b.cfg.Sync.Mode, Interval: b.cfg.Sync.Interval}
 	st, rep, err := groupstore.Open(opts)
 	if err != nil {
 		return nil, err

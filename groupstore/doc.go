@@ -15,7 +15,7 @@
 //
 // # Durability and group commit
 //
-// Options.Sync mirrors logstore's policy. Under SyncAlways a change returns
+// Options.Sync is the broker-wide durability mode. Under SyncAlways a change returns
 // only after it is fsynced. Callers append their frame to a pending buffer
 // under the store mutex; the first caller that finds no flush running
 // becomes the flusher, writes the whole buffer with one write and one fsync

@@ -13,23 +13,22 @@ import (
 	"sync"
 	"time"
 
+	"github.com/minikafka/minikafka/internal/durability"
 	"github.com/minikafka/minikafka/internal/vfs"
 )
 
-// SyncMode says when committed offsets are fsynced; it mirrors
-// logstore.SyncMode so the broker can translate one into the other.
-type SyncMode int
+// SyncMode says when committed offsets are fsynced: the broker-wide
+// durability mode (internal/durability). Under SyncNever and SyncInterval a
+// commit is written to the file before it returns, so a process crash loses
+// nothing and a machine crash may; SyncInterval fsyncs every
+// Options.Interval (Kafka's flush.ms); SyncAlways answers a commit only
+// after it is fsynced, concurrent commits sharing one fsync.
+type SyncMode = durability.Mode
 
 const (
-	// SyncNever leaves flushing to the OS (tests, in-memory brokers). A
-	// commit is written to the file before it returns, so a process crash
-	// loses nothing; a machine crash may.
-	SyncNever SyncMode = iota
-	// SyncInterval fsyncs at most every Options.Interval (Kafka's flush.ms).
-	SyncInterval
-	// SyncAlways answers a commit only after it is fsynced; concurrent
-	// commits share one fsync.
-	SyncAlways
+	SyncNever    = durability.Never
+	SyncInterval = durability.Interval
+	SyncAlways   = durability.Always
 )
 
 // Options configure a Store.

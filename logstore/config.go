@@ -1,60 +1,32 @@
 package logstore
 
 import (
-	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
+	"github.com/minikafka/minikafka/internal/durability"
 	"github.com/minikafka/minikafka/internal/vfs"
 )
 
-// SyncMode says when appended data is fsynced.
-type SyncMode int
-
-const (
-	// SyncNever leaves writeback to the OS (segments are still fsynced when
-	// they are sealed, and on Sync/Close).
-	SyncNever SyncMode = iota
-	// SyncInterval fsyncs at most every Interval after an append.
-	SyncInterval
-	// SyncAlways makes appends visible (high watermark) and WaitDurable
-	// return only after fsync; concurrent appenders share one fsync.
-	SyncAlways
-)
+// SyncMode says when appended data is fsynced. It is the broker-wide
+// durability mode (internal/durability), so every store reads one setting
+// the same way. Under SyncNever sealed segments are still fsynced, and so is
+// everything on Sync/Close; under SyncAlways appends become visible (high
+// watermark) and WaitDurable returns only after fsync, with concurrent
+// appenders sharing one fsync.
+type SyncMode = durability.Mode
 
 // SyncPolicy is the durability policy of a log.
-type SyncPolicy struct {
-	Mode     SyncMode
-	Interval time.Duration
-}
+type SyncPolicy = durability.Policy
+
+const (
+	SyncNever    = durability.Never
+	SyncInterval = durability.Interval
+	SyncAlways   = durability.Always
+)
 
 // ParseSyncPolicy parses "always", "never" or "interval=100ms".
-func ParseSyncPolicy(s string) (SyncPolicy, error) {
-	switch {
-	case s == "always":
-		return SyncPolicy{Mode: SyncAlways}, nil
-	case s == "never":
-		return SyncPolicy{Mode: SyncNever}, nil
-	case strings.HasPrefix(s, "interval="):
-		d, err := time.ParseDuration(strings.TrimPrefix(s, "interval="))
-		if err != nil || d <= 0 {
-			return SyncPolicy{}, fmt.Errorf("logstore: bad sync interval in %q", s)
-		}
-		return SyncPolicy{Mode: SyncInterval, Interval: d}, nil
-	}
-	return SyncPolicy{}, fmt.Errorf("logstore: unknown sync policy %q (want always, never or interval=D)", s)
-}
-
-func (p SyncPolicy) String() string {
-	switch p.Mode {
-	case SyncAlways:
-		return "always"
-	case SyncInterval:
-		return "interval=" + p.Interval.String()
-	}
-	return "never"
-}
+func ParseSyncPolicy(s string) (SyncPolicy, error) { return durability.Parse(s) }
 
 // Config holds the per-topic settings, named after Kafka's topic configs.
 type Config struct {
