@@ -24,6 +24,13 @@ import (
 	"github.com/minikafka/minikafka/spool"
 )
 
+// A forwarder keeps at most this many records, or bytes of spooled
+// batches, handed to kgo and not yet acknowledged upstream.
+const (
+	maxPendingRecords = 50000
+	maxPendingBytes   = 32 << 20
+)
+
 // throttleAbove is the spool pressure from which produce responses ask
 // clients to slow down.
 const throttleAbove = 0.9
@@ -47,10 +54,17 @@ type forwarder struct {
 	acked     atomic.Int64
 	committed atomic.Int64
 	failed    atomic.Bool
-	inflight  atomic.Int64 // spool records produced, promise pending
-	ackNote   chan struct{}
-	forwarded atomic.Int64
-	lastErr   atomic.Pointer[string]
+	// pending counts records (and spool bytes) handed to kgo whose promise
+	// has not run; the loop keeps them under maxPending*. Bounding this
+	// ourselves, rather than letting Produce block on kgo's buffer, means
+	// records never need a cancelable context: kgo fails a record whose
+	// context ends while later ones may still be sent, which would leave
+	// a hole upstream that the resend fills out of order.
+	pending      atomic.Int64
+	pendingBytes atomic.Int64
+	ackNote      chan struct{}
+	forwarded    atomic.Int64
+	lastErr      atomic.Pointer[string]
 }
 
 func newForwarder(u *uplink, p *partition, sp *spool.Spool, upstream string) *forwarder {
@@ -144,7 +158,7 @@ func (f *forwarder) run() {
 		default:
 		}
 		if f.failed.Load() {
-			for f.inflight.Load() > 0 {
+			for f.pending.Load() > 0 {
 				if !f.sleep(5 * time.Millisecond) {
 					return
 				}
@@ -156,6 +170,15 @@ func (f *forwarder) run() {
 			backoff = min(2*backoff, 5*time.Second)
 			next = f.acked.Load() + 1
 			f.failed.Store(false)
+		}
+		if f.pending.Load() >= maxPendingRecords || f.pendingBytes.Load() >= maxPendingBytes {
+			select {
+			case <-f.quit:
+				return
+			case <-f.ackNote:
+			case <-time.After(100 * time.Millisecond):
+			}
+			continue
 		}
 		if time.Since(lastCommit) >= 20*time.Millisecond {
 			f.commit()
@@ -201,9 +224,6 @@ func (f *forwarder) run() {
 				break
 			}
 			if err := f.produce(r); err != nil {
-				if errors.Is(err, context.Canceled) {
-					return
-				}
 				// Undecodable spooled batch: cannot ship it; skip it
 				// loudly rather than block the partition forever.
 				f.u.b.log.Error("forwarding: dropping undecodable spooled batch", "topic", f.p.topic.name, "partition", f.p.index, "offset", r.Seq, "err", err)
@@ -260,16 +280,21 @@ func (f *forwarder) produce(r spool.Record) error {
 		f.skip(r)
 		return nil
 	}
-	f.inflight.Add(1)
 	last := r.Last()
 	n := len(recs)
+	size := int64(len(r.Data))
+	f.pending.Add(int64(n))
+	f.pendingBytes.Add(size)
 	var failedHere atomic.Bool
 	for i, kr := range recs {
 		isLast := i == n-1
 		promise := func(_ *kgo.Record, err error) {
+			defer f.pending.Add(-1)
 			if err != nil {
 				if failedHere.CompareAndSwap(false, true) {
-					f.failed.Store(true)
+					if !f.failed.Swap(true) && !errors.Is(err, kgo.ErrClientClosed) {
+						f.u.b.log.Warn("forwarding failed; resending from the last acknowledged record", "topic", f.p.topic.name, "partition", f.p.index, "upstream_topic", f.upstream, "err", err)
+					}
 					f.setErr(err)
 				}
 			}
@@ -280,26 +305,23 @@ func (f *forwarder) produce(r spool.Record) error {
 				f.acked.Store(last)
 				f.forwarded.Add(int64(n))
 				f.lastErr.Store(nil)
-				select {
-				case f.ackNote <- struct{}{}:
-				default:
-				}
 			}
-			f.inflight.Add(-1)
+			f.pendingBytes.Add(-size)
+			select {
+			case f.ackNote <- struct{}{}:
+			default:
+			}
 		}
-		// With a canceled context kgo fails the record at once, through
-		// the promise, so inflight still drops.
-		f.u.client.Produce(f.ctx, kr, promise)
-	}
-	if f.ctx.Err() != nil {
-		return context.Canceled
+		// Never blocks: kgo's buffer is sized above what the forwarders
+		// keep pending (uplink.go).
+		f.u.client.Produce(context.Background(), kr, promise)
 	}
 	return nil
 }
 
 // skip acknowledges a spool record that cannot be shipped, in order.
 func (f *forwarder) skip(r spool.Record) {
-	if f.inflight.Load() == 0 && !f.failed.Load() {
+	if f.pending.Load() == 0 && !f.failed.Load() {
 		f.acked.Store(r.Last())
 	}
 }

@@ -3,6 +3,7 @@ package broker_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"strconv"
@@ -34,6 +35,7 @@ func TestUplinkChaos(t *testing.T) {
 	const topic = "chaos"
 	up := newUpstream(t)
 	local := newCrashLocal(t, minikafka.WithUpstream(up.addr), minikafka.WithForward(topic),
+		minikafka.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))),
 		minikafka.WithTopic(topic, parts))
 	cl := minikafkatest.Client(t, local.b, kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.RecordRetries(1<<30), kgo.UnknownTopicRetries(-1), kgo.MaxBufferedRecords(20000),
@@ -145,7 +147,13 @@ func checkUpstream(t *testing.T, addr, topic string, parts int32, n int, exact b
 				continue
 			}
 			if v != next {
-				t.Fatalf("partition %d: got %d, want %d (order or loss)", p, v, next)
+				for _, r2 := range got[p] {
+					if string(r2.Value) == fmt.Sprintf("%09d", next) {
+						t.Logf("want %d is at upstream offset %d; got %d at offset %d", next, r2.Offset, v, r.Offset)
+						break
+					}
+				}
+				t.Fatalf("partition %d: got %d (its #%d), want %d (its #%d): %d records missing or out of order", p, v, v/int(parts), next, next/int(parts), (v-next)/int(parts))
 			}
 			seen[v] = true
 			next += int(parts)
