@@ -54,4 +54,43 @@
 // update, so the sequence is judged against the log it lands in; batches
 // without a producer ID append without it. Retention runs on a ticker
 // goroutine calling logstore's EnforceRetention for each partition.
+//
+// # Forwarding (uplink.go, forward.go)
+//
+// With Config.Uplink, partitions of topics matching a ForwardRule (glob, or
+// /regexp/; optional prefix for the upstream name) keep their records in a
+// spool (DataDir/spool/<topic-id-hex>/<partition>, package spool) instead
+// of their log. A produced batch is validated as usual and appended as one
+// spool record spanning its NumRecords sequence numbers, so sequence
+// numbers are the partition's offsets; acks=all under fsync=always waits
+// for the spool's WaitDurable. Fetch serves spooled batches (copied, base
+// offset rewritten to the sequence number; the base offset is outside the
+// CRC) up to the high watermark (the durable end under fsync=always, else
+// the spool end); ListOffsets answers from the spool (timestamp lookups at
+// batch granularity). The log start offset is the spool's head: it moves as
+// the upstream acknowledges. Idempotent producer state is kept as for
+// logs and rebuilt from the spool's tail when the spool is opened.
+//
+// A forwarder goroutine per partition reads the spool from its head,
+// decodes each batch into kgo records (same partition through a manual
+// partitioner, keys, headers and timestamps kept) and produces them with
+// one idempotent kgo client shared by all forwarders, never giving up on a
+// record. kgo calls a partition's promises in order, so the last promise
+// of a spool record acknowledges everything up to it; acknowledgements are
+// handed to DeleteAcked every 20 ms. On a failed record the forwarder waits
+// for everything outstanding, backs off and resends from the first
+// unacknowledged record. Delivery is at least once: after a local crash the
+// records shipped since the last durable ack marker are sent again; without
+// a crash each record reaches the upstream once (the upstream's idempotence
+// absorbs retries across its own restarts).
+//
+// Backpressure: from spool pressure 0.9 produce responses carry
+// throttle_time_ms (100 ms rising to 1 s at 1.0); a full spool answers
+// KAFKA_STORAGE_ERROR, retriable for kgo, librdkafka and the Java client,
+// so producers back off and retry; nothing is dropped. ForwardStats and
+// DescribeConfigs on a forwarded topic (read-only minikafka.forward.*
+// entries) show lag, spool bytes, pressure and the last upstream error.
+// Not forwarded: transactional batches (INVALID_TXN_STATE), and records a
+// topic held in its log before it became forwarded (its offsets continue
+// from the log end, but the old records are no longer served).
 package broker

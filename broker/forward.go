@@ -240,7 +240,9 @@ func (f *forwarder) run() {
 // produce decodes one spooled Kafka batch and hands its records to kgo;
 // the promise of its last record acknowledges the whole spool record.
 func (f *forwarder) produce(r spool.Record) error {
-	data := slices.Clone(r.Data) // the spool may reuse its buffers
+	// Read hands out copies or immutable cached segments, so kgo may keep
+	// slices of it until the records are acknowledged.
+	data := r.Data
 	h, err := records.ParseHeader(data)
 	if err != nil {
 		f.skip(r)
