@@ -1,0 +1,107 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/minikafka/minikafka"
+)
+
+func TestUplinkFlags(t *testing.T) {
+	env := map[string]string{
+		"MINIKAFKA_UPSTREAM":                "up1:9092,up2:9092",
+		"MINIKAFKA_FORWARD":                 "edge-* /^logs\\.(a|b)$/=site1.",
+		"MINIKAFKA_UPSTREAM_SASL_PASSWORD":  "secret",
+		"MINIKAFKA_UPSTREAM_SASL_MECHANISM": "SCRAM-SHA-512",
+	}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	var stderr bytes.Buffer
+	s, err := parseSettings([]string{"-forward", "metrics", "-upstream-sasl-user", "u", "-upstream-tls", "-spool-max-bytes", "1048576"}, lookup, &stderr)
+	if err != nil {
+		t.Fatalf("%v: %s", err, stderr.String())
+	}
+	u := s.uplink
+	if u.upstream != "up1:9092,up2:9092" || strings.Join(u.forward, " ") != `edge-* /^logs\.(a|b)$/=site1. metrics` ||
+		u.mechanism != "SCRAM-SHA-512" || u.user != "u" || u.pass != "secret" || !u.tls || u.spoolMax != 1<<20 {
+		t.Fatalf("uplink settings %+v", u)
+	}
+	if opts, err := u.options(); err != nil || len(opts) != 5 {
+		t.Fatalf("options: %d, %v", len(opts), err)
+	}
+
+	none := func(string) (string, bool) { return "", false }
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-forward", "x"}, "-forward needs -upstream"},
+		{[]string{"-upstream", "h:1"}, "-upstream needs at least one -forward"},
+		{[]string{"-upstream", "h:1", "-forward", "x", "-upstream-sasl-mechanism", "GSSAPI", "-upstream-sasl-user", "u"}, "must be PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512"},
+		{[]string{"-upstream", "h:1", "-forward", "["}, "bad glob"},
+		{[]string{"-upstream", "h:1", "-forward", "x", "-spool-max-bytes", "0"}, "-spool-max-bytes: must be positive"},
+	} {
+		stderr.Reset()
+		if _, err := parseSettings(c.args, none, &stderr); err == nil || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("%q: err %v, stderr %q, want %q", c.args, err, stderr.String(), c.want)
+		}
+	}
+}
+
+// TestRunForwards runs the binary's main in process with -upstream and
+// -forward and checks that a produced record reaches the upstream.
+func TestRunForwards(t *testing.T) {
+	up, err := minikafka.Start(context.Background(), minikafka.WithInMemory(), minikafka.WithListenAddr("127.0.0.1:0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan *minikafka.Broker, 1)
+	done := make(chan int, 1)
+	none := func(string) (string, bool) { return "", false }
+	go func() {
+		done <- run(ctx, []string{"-in-memory", "-listen", "127.0.0.1:0", "-log-level", "error",
+			"-upstream", up.Addr(), "-forward", "edge-*=central."}, none, io.Discard, io.Discard, started)
+	}()
+	var b *minikafka.Broker
+	select {
+	case b = <-started:
+	case code := <-done:
+		t.Fatalf("run exited with %d", code)
+	}
+	defer func() {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("exit %d", code)
+		}
+	}()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.AllowAutoTopicCreation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	pctx, pcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer pcancel()
+	if err := cl.ProduceSync(pctx, &kgo.Record{Topic: "edge-1", Key: []byte("k"), Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	cons, err := kgo.NewClient(kgo.SeedBrokers(up.Addr()), kgo.ConsumeTopics("central.edge-1"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cons.Close()
+	var got []*kgo.Record
+	for len(got) == 0 && pctx.Err() == nil {
+		got = append(got, cons.PollFetches(pctx).Records()...)
+	}
+	if len(got) != 1 || string(got[0].Key) != "k" || string(got[0].Value) != "v" {
+		t.Fatalf("upstream got %v", got)
+	}
+}

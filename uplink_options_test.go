@@ -1,0 +1,41 @@
+package minikafka_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/minikafka/minikafka"
+)
+
+func TestUplinkOptionErrors(t *testing.T) {
+	for _, c := range []struct {
+		opts []minikafka.Option
+		want string
+	}{
+		{[]minikafka.Option{minikafka.WithForward("a-*")}, "needs an upstream"},
+		{[]minikafka.Option{minikafka.WithUpstream("127.0.0.1:1")}, "no topic is forwarded"},
+		{[]minikafka.Option{minikafka.WithUpstream("127.0.0.1:1"), minikafka.WithForward("/(/")}, "forward"},
+		{[]minikafka.Option{minikafka.WithUpstream("127.0.0.1:1"), minikafka.WithForward("a"),
+			minikafka.WithUpstreamSASL("GSSAPI", "u", "p")}, "SASL mechanism"},
+	} {
+		b, err := minikafka.Start(context.Background(), append(c.opts, minikafka.WithInMemory(), minikafka.WithListenAddr("127.0.0.1:0"))...)
+		if err == nil {
+			b.Close()
+			t.Errorf("started; want an error containing %q", c.want)
+			continue
+		}
+		if !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %q, want it to contain %q", err, c.want)
+		}
+	}
+	// No forwarding configured: no stats.
+	b, err := minikafka.Start(context.Background(), minikafka.WithInMemory(), minikafka.WithListenAddr("127.0.0.1:0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if s := b.ForwardStats(); s != nil {
+		t.Errorf("ForwardStats without an uplink: %v", s)
+	}
+}
