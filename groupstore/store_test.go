@@ -385,14 +385,17 @@ func TestStickyWriteError(t *testing.T) {
 
 func TestIntervalSyncs(t *testing.T) {
 	cfs := &countFS{FS: vfs.Default}
-	s, _ := open(t, Options{FS: cfs, Dir: t.TempDir(), Sync: SyncInterval, Interval: 5 * time.Millisecond})
+	// The interval is long enough that the first tick cannot fall between
+	// the Commit and the inline check even on a loaded machine (with 5 ms
+	// a tick could land there, and the background fsync looked inline).
+	s, _ := open(t, Options{FS: cfs, Dir: t.TempDir(), Sync: SyncInterval, Interval: time.Second})
 	defer s.Close()
 	before := cfs.syncs.Load()
 	must(t, s.Commit("g", []Commit{{"t", 0, off(1)}}))
 	if cfs.syncs.Load() != before {
 		t.Fatal("interval policy fsynced inline")
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(20 * time.Second)
 	for cfs.syncs.Load() == before {
 		if time.Now().After(deadline) {
 			t.Fatal("no background fsync")
