@@ -46,7 +46,9 @@
 // Lock order (take left before right, never the reverse):
 //
 //	Broker.adminMu → partition.mu → logstore.Log internals
-//	Broker.hookMu and producerIDs.mu are leaves (nothing is taken under them)
+//	txnState.mu → partition.mu → partTxn.mu (transactions, txn.go)
+//	Broker.hookMu and producerIDs.mu are leaves (nothing is taken under them);
+//	so are txnCoordinator.mu and txnLog.mu
 //
 // adminMu serializes topic creation, deletion, partition growth and config
 // changes (and their metadata writes). partition.mu serializes an

@@ -818,7 +818,10 @@ func (c *txnCoordinator) initProducerID(id string, timeoutMs int32, pid int64, e
 			return -1, -1, kerr.ConcurrentTransactions.Code, err
 		}
 		ts.timeout = timeout
-		return ts.pid, ts.epoch, 0, c.persist(ts, true)
+		if err := c.persist(ts, true); err != nil {
+			return -1, -1, kerr.KafkaStorageError.Code, err
+		}
+		return ts.pid, ts.epoch, 0, nil
 	}
 	if err := c.bumpOrRenew(ts); err != nil {
 		return -1, -1, kerr.KafkaStorageError.Code, err
