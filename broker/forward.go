@@ -62,14 +62,16 @@ type forwarder struct {
 	// a hole upstream that the resend fills out of order.
 	pending      atomic.Int64
 	pendingBytes atomic.Int64
-	ackNote      chan struct{}
+	ackNote      chan struct{} // a promise ran (pending dropped)
+	commitNote   chan struct{} // acked moved: the committer has work
+	commitMu     sync.Mutex
 	forwarded    atomic.Int64
 	lastErr      atomic.Pointer[string]
 }
 
 func newForwarder(u *uplink, p *partition, sp *spool.Spool, upstream string) *forwarder {
 	f := &forwarder{u: u, p: p, sp: sp, upstream: upstream,
-		quit: make(chan struct{}), done: make(chan struct{}), ackNote: make(chan struct{}, 1)}
+		quit: make(chan struct{}), done: make(chan struct{}), ackNote: make(chan struct{}, 1), commitNote: make(chan struct{}, 1)}
 	f.ctx, f.cancel = context.WithCancel(u.ctx)
 	f.acked.Store(sp.Head() - 1)
 	f.committed.Store(sp.Head() - 1)
@@ -101,6 +103,8 @@ func (f *forwarder) sleep(d time.Duration) bool {
 // commit hands the upstream's acknowledgements to the spool, which
 // removes shipped segments and moves the log start offset.
 func (f *forwarder) commit() {
+	f.commitMu.Lock()
+	defer f.commitMu.Unlock()
 	a := f.acked.Load()
 	if a <= f.committed.Load() {
 		return
@@ -110,6 +114,21 @@ func (f *forwarder) commit() {
 		return
 	}
 	f.committed.Store(a)
+}
+
+// commitLoop commits acknowledgements as they arrive, at most every 20 ms.
+func (f *forwarder) commitLoop() {
+	for {
+		select {
+		case <-f.quit:
+			return
+		case <-f.commitNote:
+		}
+		f.commit()
+		if !f.sleep(20 * time.Millisecond) {
+			return
+		}
+	}
 }
 
 // ensureTopic creates the upstream topic with the local partition count
@@ -150,7 +169,11 @@ func (f *forwarder) run() {
 		ensured = true
 	}
 	backoff = 100 * time.Millisecond
-	lastCommit := time.Now()
+	// Commits (a marker write and a directory fsync each) run beside the
+	// loop, so a slow disk does not stall shipping.
+	cdone := make(chan struct{})
+	go func() { defer close(cdone); f.commitLoop() }()
+	defer func() { <-cdone }()
 	for {
 		select {
 		case <-f.quit:
@@ -180,10 +203,6 @@ func (f *forwarder) run() {
 			}
 			continue
 		}
-		if time.Since(lastCommit) >= 20*time.Millisecond {
-			f.commit()
-			lastCommit = time.Now()
-		}
 		changed := f.sp.Changed()
 		recs, err := f.sp.Read(next, 256, 1<<20)
 		if err != nil {
@@ -201,21 +220,10 @@ func (f *forwarder) run() {
 			continue
 		}
 		if len(recs) == 0 {
-			var tick <-chan time.Time
-			var t *time.Timer
-			if f.acked.Load() > f.committed.Load() {
-				t = time.NewTimer(20 * time.Millisecond)
-				tick = t.C
-			}
 			select {
 			case <-f.quit:
 				return
 			case <-changed:
-			case <-f.ackNote:
-			case <-tick:
-			}
-			if t != nil {
-				t.Stop()
 			}
 			continue
 		}
@@ -307,6 +315,10 @@ func (f *forwarder) produce(r spool.Record) error {
 				f.acked.Store(last)
 				f.forwarded.Add(int64(n))
 				f.lastErr.Store(nil)
+				select {
+				case f.commitNote <- struct{}{}:
+				default:
+				}
 			}
 			f.pendingBytes.Add(-size)
 			select {
