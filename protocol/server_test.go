@@ -336,8 +336,10 @@ func TestGracefulShutdownFinishesInFlightWait(t *testing.T) {
 }
 
 func TestCloseForcedByContext(t *testing.T) {
+	waiting := make(chan struct{}, 1)
 	h := &fakeHandler{hook: func(ctx context.Context, req *Request) (Reply, bool) {
 		return Reply{Wait: func() (kmsg.Response, error) {
+			waiting <- struct{}{}
 			<-ctx.Done() // a long poll that only ends when cancelled
 			return nil, ctx.Err()
 		}}, true
@@ -349,7 +351,9 @@ func TestCloseForcedByContext(t *testing.T) {
 	go s.Serve()
 	c := dial(t, s)
 	send(t, c, frame(1, nil, metadataReq(1)))
-	time.Sleep(50 * time.Millisecond)
+	// The poll must be in flight before Close, or Close has nothing to wait
+	// for; a fixed sleep was not always long enough on a loaded machine.
+	<-waiting
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	if err := s.Close(ctx); !errors.Is(err, context.DeadlineExceeded) {
@@ -481,9 +485,11 @@ func TestListenBusyPort(t *testing.T) {
 }
 
 func TestDrainingSignalsLongPolls(t *testing.T) {
+	waiting := make(chan struct{}, 1)
 	h := &fakeHandler{hook: func(ctx context.Context, req *Request) (Reply, bool) {
 		resp := defaultResponse(req)
 		return Reply{Wait: func() (kmsg.Response, error) {
+			waiting <- struct{}{}
 			select {
 			case <-req.Conn.Draining():
 				return resp, nil
@@ -499,7 +505,9 @@ func TestDrainingSignalsLongPolls(t *testing.T) {
 	go s.Serve()
 	c := dial(t, s)
 	send(t, c, frame(1, nil, metadataReq(1)))
-	time.Sleep(20 * time.Millisecond)
+	// The poll must be waiting before Close, else there is no long poll to
+	// wake; a fixed sleep was not always long enough on a loaded machine.
+	<-waiting
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -509,7 +517,9 @@ func TestDrainingSignalsLongPolls(t *testing.T) {
 	if corr, _ := mustReadFrame(t, c); corr != 1 {
 		t.Fatalf("corr %d", corr)
 	}
-	if d := time.Since(start); d > 2*time.Second {
+	// The poll's own end is a minute away; 10 s leaves room for a loaded
+	// -race run.
+	if d := time.Since(start); d > 10*time.Second {
 		t.Fatalf("shutdown took %v", d)
 	}
 	if (&ConnInfo{}).Draining() != nil {
@@ -539,7 +549,9 @@ func TestClientEOFCancelsLongPoll(t *testing.T) {
 	if corr, _ := mustReadFrame(t, c); corr != 1 {
 		t.Fatalf("corr %d", corr)
 	}
-	if d := time.Since(start); d > 2*time.Second {
+	// The poll's own end is a minute away; 10 s leaves room for a loaded
+	// -race run.
+	if d := time.Since(start); d > 10*time.Second {
 		t.Fatalf("answer took %v", d)
 	}
 	expectClosed(t, c)
