@@ -19,7 +19,7 @@ import (
 // producers use the uplink's own kgo client settings. Reported: records/s
 // of each and their ratio (forward/direct; the target is ≥ 0.5).
 func BenchmarkUplinkForwardVsDirect(b *testing.B) {
-	const records, parts, size = 100_000, 4, 100
+	const records, parts, size = 300_000, 4, 100
 	up := newUpstream(b)
 	local := minikafkatest.New(b, minikafka.WithUpstream(up.addr), minikafka.WithForward("fwd"),
 		minikafka.WithTopic("fwd", parts))
