@@ -228,3 +228,41 @@ func TestUplinkBackpressureWhileUpstreamDown(t *testing.T) {
 		t.Fatalf("produce after drain: %+v throttle %d", p, resp2.ThrottleMillis)
 	}
 }
+
+// Deleting a forwarded topic stops its forwarders and removes its spools;
+// a topic of the same name created afterwards starts empty at offset 0.
+func TestUplinkTopicDeletion(t *testing.T) {
+	addr, _ := deadAddr(t)
+	b := newTestBroker(t, func(c *Config) {
+		c.Uplink = &UplinkConfig{Brokers: []string{addr}, Forward: []ForwardRule{{Pattern: "/f-[0-9]+/"}}}
+	})
+	id := createTopic(t, b, "f-1", 2)
+	for i := 0; i < 5; i++ {
+		if p := produce(t, b, "f-1", int32(i%2), makeBatch(t, records.CodecNone, -1, 0, 0, testRec{value: []byte("v")})); p.ErrorCode != 0 {
+			t.Fatalf("produce: %v", kerr.ErrorForCode(p.ErrorCode))
+		}
+	}
+	spoolDir := fmt.Sprintf("/data/spool/%x", id)
+	if names, err := b.fs.ReadDir(spoolDir); err != nil || len(names) != 2 {
+		t.Fatalf("spool dirs %v, %v", names, err)
+	}
+	if len(b.ForwardStats()) != 2 {
+		t.Fatalf("stats %+v", b.ForwardStats())
+	}
+	req := kmsg.NewPtrDeleteTopicsRequest()
+	req.Version = 6
+	req.Topics = append(req.Topics, kmsg.DeleteTopicsRequestTopic{Topic: kmsg.StringPtr("f-1")})
+	if c := serve(t, b, req).(*kmsg.DeleteTopicsResponse).Topics[0].ErrorCode; c != 0 {
+		t.Fatalf("delete: %v", kerr.ErrorForCode(c))
+	}
+	if s := b.ForwardStats(); len(s) != 0 {
+		t.Fatalf("stats after delete: %+v", s)
+	}
+	if _, err := b.fs.Stat(spoolDir + "/0"); err == nil {
+		t.Fatal("spool of the deleted topic still exists")
+	}
+	createTopic(t, b, "f-1", 1)
+	if p := produce(t, b, "f-1", 0, makeBatch(t, records.CodecNone, -1, 0, 0, testRec{value: []byte("v")})); p.ErrorCode != 0 || p.BaseOffset != 0 {
+		t.Fatalf("produce to the new topic: %+v", p)
+	}
+}
