@@ -541,3 +541,83 @@ func TestTxnDescribeAndList(t *testing.T) {
 		t.Fatalf("list after abort: %v %+v", err, lt)
 	}
 }
+
+// A transactional ID idle past transactional.id.expiration.ms is removed,
+// durably; an open transaction past its timeout is aborted instead.
+func TestTxnIDExpires(t *testing.T) {
+	dir := t.TempDir()
+	b, err := New(Config{DataDir: dir, NodeID: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, "init", initTxn(t, b, "old", 4, 1000, -1, -1).ErrorCode, nil)
+	wantCode(t, "init", initTxn(t, b, "fresh", 4, 1000, -1, -1).ErrorCode, nil)
+	ts := b.txns.get("old")
+	ts.mu.Lock()
+	ts.updated = time.Now().Add(-txnIDExpiry - time.Hour)
+	ts.mu.Unlock()
+	b.txns.abortTimedOut()
+	if b.txns.get("old") != nil || b.txns.get("fresh") == nil {
+		t.Fatal("expiry removed the wrong IDs")
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err = New(Config{DataDir: dir, NodeID: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	dt := kmsg.NewPtrDescribeTransactionsRequest()
+	dt.TransactionalIDs = []string{"old", "fresh"}
+	st := serve(t, b, dt).(*kmsg.DescribeTransactionsResponse).TransactionStates
+	wantCode(t, "expired after restart", st[0].ErrorCode, kerr.TransactionalIDNotFound)
+	wantCode(t, "kept after restart", st[1].ErrorCode, nil)
+	if st[1].State != "Empty" {
+		t.Fatalf("fresh: state %s", st[1].State)
+	}
+}
+
+// The transaction log is compacted to its live content once it has grown,
+// and the compacted generation restores the same state.
+func TestTxnLogCompaction(t *testing.T) {
+	mem := vfs.NewMem()
+	b, err := New(Config{DataDir: "/data", FS: mem, NodeID: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := initTxn(t, b, "busy", 4, 1000, -1, -1)
+	wantCode(t, "init", r.ErrorCode, nil)
+	ts := b.txns.get("busy")
+	base := time.Now().UnixMilli()
+	ts.mu.Lock()
+	for i := 0; i < 12000; i++ {
+		ts.updated = time.UnixMilli(base + int64(i))
+		if err := b.txns.persist(ts, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ts.mu.Unlock()
+	if err := b.txns.log.maybeCompact(b.txns.keepAborted); err != nil {
+		t.Fatal(err)
+	}
+	names, err := mem.ReadDir("/data/transactions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) != 1 || names[0] != txnLogName(2) {
+		t.Fatalf("after compaction: %v, want only %s", names, txnLogName(2))
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err = New(Config{DataDir: "/data", FS: mem, NodeID: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ts = b.txns.get("busy")
+	if ts == nil || ts.pid != r.ProducerID || ts.updated.UnixMilli() != base+11999 {
+		t.Fatalf("after reopen: %+v", ts)
+	}
+}
