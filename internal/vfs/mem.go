@@ -29,7 +29,14 @@ import (
 type MemFS struct {
 	mu   sync.Mutex
 	dirs map[string]*memDir
+	// powerCut makes every later Sync and SyncDir fail (see PowerCut).
+	// Guarded by mu, which Sync also holds, so no sync can succeed on this
+	// filesystem after the crash image was taken.
+	powerCut bool
 }
+
+// ErrPowerCut is returned by Sync and SyncDir after PowerCut.
+var ErrPowerCut = errors.New("vfs: power cut")
 
 type memDir struct {
 	entries map[string]*memNode // current names
@@ -290,6 +297,9 @@ func (m *MemFS) SyncDir(dir string) error {
 	dir = clean(dir)
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.powerCut {
+		return pathErr("sync", dir, ErrPowerCut)
+	}
 	d, ok := m.dirs[dir]
 	if !ok {
 		return pathErr("sync", dir, fs.ErrNotExist)
@@ -307,6 +317,22 @@ func (m *MemFS) SyncDir(dir string) error {
 func (m *MemFS) CrashClone() *MemFS {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.crashCloneLocked()
+}
+
+// PowerCut is CrashClone for a filesystem that is still in use: it takes
+// the crash image and, atomically with it, makes every later Sync and
+// SyncDir on the receiver fail with ErrPowerCut. A program still running on
+// the receiver can then never report as durable something the image lacks,
+// which a plain CrashClone followed by a shutdown would allow.
+func (m *MemFS) PowerCut() *MemFS {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.powerCut = true
+	return m.crashCloneLocked()
+}
+
+func (m *MemFS) crashCloneLocked() *MemFS {
 	c := &MemFS{dirs: make(map[string]*memDir, len(m.dirs))}
 	nodes := map[*memNode]*memNode{}
 	for name, d := range m.dirs {
@@ -473,6 +499,13 @@ func (f *memFile) Close() error {
 func (f *memFile) Sync() error {
 	if f.closed.Load() {
 		return pathErr("sync", f.name, errClosed)
+	}
+	// Under the filesystem lock, so PowerCut sees each sync either wholly
+	// before its image or failing after it.
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	if f.fs.powerCut {
+		return pathErr("sync", f.name, ErrPowerCut)
 	}
 	n := f.node
 	n.mu.Lock()

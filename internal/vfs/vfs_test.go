@@ -176,3 +176,48 @@ func TestFaultFS(t *testing.T) {
 		t.Fatal("non-sticky fault repeated")
 	}
 }
+
+// PowerCut takes the same image as CrashClone, and no sync on the old
+// filesystem succeeds afterwards: a broker still running on it cannot
+// acknowledge data the image lacks.
+func TestPowerCut(t *testing.T) {
+	m := NewMem()
+	if err := m.MkdirAll("/d", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := m.OpenFile("/d/f", os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("before"))
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SyncDir("/d"); err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("after"))
+	img := m.PowerCut()
+	if err := f.Sync(); !errors.Is(err, ErrPowerCut) {
+		t.Fatalf("Sync after the cut: %v, want ErrPowerCut", err)
+	}
+	if err := m.SyncDir("/d"); !errors.Is(err, ErrPowerCut) {
+		t.Fatalf("SyncDir after the cut: %v, want ErrPowerCut", err)
+	}
+	g, err := img.OpenFile("/d/f", os.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(g)
+	if string(got) != "before" {
+		t.Fatalf("image holds %q, want only the synced %q", got, "before")
+	}
+	// The image is a fresh machine: it syncs again.
+	h, err := img.OpenFile("/d/g", os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Sync(); err != nil {
+		t.Fatalf("Sync on the image: %v", err)
+	}
+}
