@@ -59,7 +59,9 @@ func isolatedConsume(t *testing.T, addrs []string, topic string, committed bool,
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// 30 s like the other scenarios' reads: a loaded 2-core -race run can
+	// take seconds to join and fetch.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var out []rec
 	for len(out) < want {
