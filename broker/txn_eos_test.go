@@ -4,14 +4,13 @@ package broker
 // against a broker that is crashed (power loss: only fsynced bytes survive)
 // and restarted mid-run, with consumer processes killed and restarted.
 //
-// The crash is modelled by powerFS: at the crash instant every later
-// fsync fails, so the old broker cannot acknowledge anything the
+// The crash is modelled by vfs.MemFS.PowerCut: at the crash instant every
+// later fsync fails, so the old broker cannot acknowledge anything the
 // surviving image lacks (cloning the FS while the broker keeps serving
 // would let it ack writes that the restarted broker never sees).
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -100,7 +99,7 @@ func TestTxnExactlyOnceAcrossCrash(t *testing.T) {
 		}(i)
 	}
 
-	// Kill each consumer once and crash the broker once, at points
+	// Kill each consumer once and crash the broker twice, at points
 	// spread over the run.
 	waitMoved := func(frac float64) {
 		for moved.Load() < int64(float64(n)*frac) && ctx.Err() == nil {
@@ -113,6 +112,8 @@ func TestTxnExactlyOnceAcrossCrash(t *testing.T) {
 	c.Crash()
 	waitMoved(0.6)
 	kill[1] <- struct{}{}
+	waitMoved(0.8)
+	c.Crash()
 
 	// Done when the group's committed offsets reach the input's ends.
 	for {
@@ -234,65 +235,18 @@ func eosWorker(ctx context.Context, addr, txnID string, kill <-chan struct{}, mo
 	}
 }
 
-// powerFS is a MemFS whose power can be cut: cut takes the crash image
-// atomically with respect to every Sync/SyncDir, after which they fail.
-type powerFS struct {
-	*vfs.MemFS
-	mu   sync.RWMutex
-	dead bool
-}
-
-var errPowerCut = errors.New("power cut")
-
-func (p *powerFS) OpenFile(name string, flag int, perm os.FileMode) (vfs.File, error) {
-	f, err := p.MemFS.OpenFile(name, flag, perm)
-	if err != nil {
-		return nil, err
-	}
-	return &powerFile{File: f, p: p}, nil
-}
-
-func (p *powerFS) SyncDir(dir string) error {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	if p.dead {
-		return errPowerCut
-	}
-	return p.MemFS.SyncDir(dir)
-}
-
-func (p *powerFS) cut() *vfs.MemFS {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.dead = true
-	return p.MemFS.CrashClone()
-}
-
-type powerFile struct {
-	vfs.File
-	p *powerFS
-}
-
-func (f *powerFile) Sync() error {
-	f.p.mu.RLock()
-	defer f.p.mu.RUnlock()
-	if f.p.dead {
-		return errPowerCut
-	}
-	return f.File.Sync()
-}
-
-// powerBroker is a broker over a powerFS served on a fixed address.
+// powerBroker is a broker over a power-cuttable MemFS served on a fixed
+// address.
 type powerBroker struct {
 	t    *testing.T
-	fs   *powerFS
+	fs   *vfs.MemFS
 	b    *Broker
 	srv  *protocol.Server
 	addr string
 }
 
 func newPowerBroker(t *testing.T) *powerBroker {
-	pb := &powerBroker{t: t, fs: &powerFS{MemFS: vfs.NewMem()}}
+	pb := &powerBroker{t: t, fs: vfs.NewMem()}
 	pb.start("127.0.0.1:0")
 	t.Cleanup(pb.stop)
 	return pb
@@ -330,8 +284,8 @@ func (pb *powerBroker) stop() {
 // Crash cuts the power, stops the old broker and starts a new one on the
 // surviving image, on the same address.
 func (pb *powerBroker) Crash() {
-	image := pb.fs.cut()
+	image := pb.fs.PowerCut()
 	pb.stop()
-	pb.fs = &powerFS{MemFS: image}
+	pb.fs = image
 	pb.start(pb.addr)
 }
