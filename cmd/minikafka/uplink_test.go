@@ -86,7 +86,8 @@ func TestRunForwards(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	pctx, pcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// Roomy: produce, forward and consume upstream on a loaded 2-core -race run.
+	pctx, pcancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer pcancel()
 	if err := cl.ProduceSync(pctx, &kgo.Record{Topic: "edge-1", Key: []byte("k"), Value: []byte("v")}).FirstErr(); err != nil {
 		t.Fatal(err)
