@@ -55,14 +55,8 @@ func (b *Broker) handleOffsetCommit(_ context.Context, req *protocol.Request) pr
 		for j, p := range t.Partitions {
 			rp := kmsg.NewOffsetCommitResponseTopicPartition()
 			rp.Partition = p.Partition
-			switch {
-			case code != 0:
-				rp.ErrorCode = code
-			case !exists || p.Partition < 0 || p.Partition >= nparts:
-				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-			case p.Metadata != nil && len(*p.Metadata) > offsetMetadataMaxBytes:
-				rp.ErrorCode = kerr.OffsetMetadataTooLarge.Code
-			default:
+			rp.ErrorCode = commitPartitionError(code, exists, nparts, p.Partition, p.Metadata)
+			if rp.ErrorCode == 0 {
 				o := groupstore.Offset{Offset: p.Offset, LeaderEpoch: -1, CommitMs: nowMs, ExpireMs: expire}
 				if r.Version >= 6 {
 					o.LeaderEpoch = p.LeaderEpoch
@@ -134,6 +128,21 @@ func (b *Broker) validateCommit(r *kmsg.OffsetCommitRequest) int16 {
 	}
 	if m.joinCh == nil && m.syncCh == nil && m.session > 0 {
 		g.armSession(m) // a commit counts as a heartbeat, as in Kafka
+	}
+	return 0
+}
+
+// commitPartitionError is the error of one partition in an OffsetCommit or
+// TxnOffsetCommit: the request-wide code if any, then an unknown partition,
+// then metadata over Kafka's offset.metadata.max.bytes; 0 to commit it.
+func commitPartitionError(requestCode int16, topicExists bool, nparts, partition int32, metadata *string) int16 {
+	switch {
+	case requestCode != 0:
+		return requestCode
+	case !topicExists || partition < 0 || partition >= nparts:
+		return kerr.UnknownTopicOrPartition.Code
+	case metadata != nil && len(*metadata) > offsetMetadataMaxBytes:
+		return kerr.OffsetMetadataTooLarge.Code
 	}
 	return 0
 }

@@ -56,14 +56,8 @@ func (b *Broker) handleTxnOffsetCommit(_ context.Context, req *protocol.Request)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
 			sp.Partition = rp.Partition
-			switch {
-			case code != 0:
-				sp.ErrorCode = code
-			case !exists || rp.Partition < 0 || rp.Partition >= nparts:
-				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-			case rp.Metadata != nil && len(*rp.Metadata) > offsetMetadataMaxBytes:
-				sp.ErrorCode = kerr.OffsetMetadataTooLarge.Code
-			default:
+			sp.ErrorCode = commitPartitionError(code, exists, nparts, rp.Partition, rp.Metadata)
+			if sp.ErrorCode == 0 {
 				o := groupstore.Offset{Offset: rp.Offset, LeaderEpoch: -1, ExpireMs: -1}
 				if req.Version >= 2 {
 					o.LeaderEpoch = rp.LeaderEpoch
