@@ -251,7 +251,7 @@ func (b *Broker) produceTo(p *partition, batch []byte, acks int16, sp *kmsg.Prod
 		}
 	}
 	txnOpened := h.IsTransactional() && b.txns.producing(p, h.ProducerID)
-	res, err := p.log.Append(batch)
+	res, err := p.log.AppendValidated(batch) // records.Validate passed above
 	if txnOpened {
 		b.txns.produced(p, h.ProducerID, res.BaseOffset, err)
 	}

@@ -163,3 +163,44 @@ func TestSyncAlwaysHighWatermark(t *testing.T) {
 	}
 	l2.Close()
 }
+
+// AppendValidated (the broker's path, after its own records.Validate)
+// assigns offsets, persists and reads back exactly like Append.
+func TestAppendValidatedMatchesAppend(t *testing.T) {
+	e := memEnv(t)
+	l, _ := e.open(t)
+	var want []byte
+	for i := 0; i < 10; i++ {
+		b := batch(t, 1+i%3, int64(100+i), "v")
+		if _, err := records.Validate(b); err != nil {
+			t.Fatal(err)
+		}
+		appendFn := l.Append
+		if i%2 == 1 {
+			appendFn = l.AppendValidated
+		}
+		leo := l.LogEndOffset()
+		res, err := appendFn(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.BaseOffset != leo || res.LastOffset != leo+int64(1+i%3)-1 {
+			t.Fatalf("batch %d: offsets %d-%d, want from %d", i, res.BaseOffset, res.LastOffset, leo)
+		}
+		want = append(want, b...)
+	}
+	if _, err := l.AppendValidated(nil); !errors.Is(err, ErrEmptyAppend) {
+		t.Fatalf("empty AppendValidated: %v", err)
+	}
+	if got := readAll(t, l, 0); !bytes.Equal(got, want) {
+		t.Fatalf("read back %d bytes, want %d", len(got), len(want))
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l2, rep := e.open(t)
+	defer l2.Close()
+	if len(rep.Truncated) != 0 || !bytes.Equal(readAll(t, l2, 0), want) {
+		t.Fatalf("reopen: %+v", rep)
+	}
+}
