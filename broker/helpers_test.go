@@ -149,16 +149,23 @@ func fetchReq(version int16, topic string, id [16]byte, part int32, offset int64
 	return req
 }
 
-// listen serves b on a real TCP listener until cleanup and returns its
-// address, advertised to clients.
+// listen serves b on a real TCP listener on a free loopback port until
+// cleanup and returns its address, advertised to clients.
 func listen(t testing.TB, b *Broker) string {
 	t.Helper()
-	srv, err := protocol.Listen(protocol.Config{Addr: "127.0.0.1:0"}, b)
+	return listenOn(t, b, "127.0.0.1:0")
+}
+
+// listenOn serves b on addr until cleanup and returns the bound address,
+// advertised to clients.
+func listenOn(t testing.TB, b *Broker, addr string) string {
+	t.Helper()
+	srv, err := protocol.Listen(protocol.Config{Addr: addr}, b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := srv.Addr().(*net.TCPAddr)
-	b.SetAdvertised("127.0.0.1", int32(addr.Port))
+	a := srv.Addr().(*net.TCPAddr)
+	b.SetAdvertised("127.0.0.1", int32(a.Port))
 	done := make(chan struct{})
 	go func() { defer close(done); _ = srv.Serve() }()
 	t.Cleanup(func() {
@@ -167,7 +174,7 @@ func listen(t testing.TB, b *Broker) string {
 		_ = srv.Close(ctx)
 		<-done
 	})
-	return addr.String()
+	return a.String()
 }
 
 func newClient(t testing.TB, addr string, opts ...kgo.Opt) *kgo.Client {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"testing"
 	"time"
 
@@ -17,7 +16,6 @@ import (
 	"github.com/minikafka/minikafka/internal/records"
 	"github.com/minikafka/minikafka/internal/vfs"
 	"github.com/minikafka/minikafka/logstore"
-	"github.com/minikafka/minikafka/protocol"
 )
 
 // readAll consumes topic from the start at an isolation level until n
@@ -464,26 +462,6 @@ func TestTxnCrashMidCommitRecovers(t *testing.T) {
 		}
 	}
 	readAll(t, addr, "c", false, 6)
-}
-
-// listenOn serves b on addr.
-func listenOn(t testing.TB, b *Broker, addr string) string {
-	t.Helper()
-	srv, err := protocol.Listen(protocol.Config{Addr: addr}, b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := srv.Addr().(*net.TCPAddr)
-	b.SetAdvertised("127.0.0.1", int32(a.Port))
-	done := make(chan struct{})
-	go func() { defer close(done); _ = srv.Serve() }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = srv.Close(ctx)
-		<-done
-	})
-	return a.String()
 }
 
 // DescribeTransactions, ListTransactions and DescribeProducers report an
