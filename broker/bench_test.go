@@ -63,6 +63,34 @@ func peers(fsyncAlways bool) []benchPeer {
 	}
 }
 
+// produceSpread sends n records of value spread over clients, waits for
+// every acknowledgement and fails b if any record failed.
+func produceSpread(b *testing.B, clients []*kgo.Client, n int, value []byte) {
+	var failed atomic.Int64
+	var wg sync.WaitGroup
+	for p, cl := range clients {
+		k := n / len(clients)
+		if p == 0 {
+			k += n % len(clients)
+		}
+		wg.Add(k)
+		go func() {
+			for i := 0; i < k; i++ {
+				cl.Produce(context.Background(), &kgo.Record{Value: value}, func(_ *kgo.Record, err error) {
+					if err != nil {
+						failed.Add(1)
+					}
+					wg.Done()
+				})
+			}
+		}()
+	}
+	wg.Wait()
+	if failed.Load() > 0 {
+		b.Fatalf("%d records failed", failed.Load())
+	}
+}
+
 func benchProduce(b *testing.B, recSize int, parts int32, producers int) {
 	benchProducePeers(b, benchPeers, recSize, parts, producers)
 }
@@ -81,34 +109,12 @@ func benchProducePeers(b *testing.B, peers []benchPeer, recSize int, parts int32
 				}
 			}
 			value := make([]byte, recSize)
-			var failed atomic.Int64
 			b.SetBytes(int64(recSize))
 			b.ReportAllocs()
 			cpu0 := processCPU()
 			b.ResetTimer()
-			var wg sync.WaitGroup
-			for p, cl := range clients {
-				n := b.N / producers
-				if p == 0 {
-					n += b.N % producers
-				}
-				wg.Add(n)
-				go func() {
-					for i := 0; i < n; i++ {
-						cl.Produce(context.Background(), &kgo.Record{Value: value}, func(_ *kgo.Record, err error) {
-							if err != nil {
-								failed.Add(1)
-							}
-							wg.Done()
-						})
-					}
-				}()
-			}
-			wg.Wait()
+			produceSpread(b, clients, b.N, value)
 			b.StopTimer()
-			if failed.Load() > 0 {
-				b.Fatalf("%d records failed", failed.Load())
-			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rec/s")
 			reportCPU(b, cpu0, int64(b.N)*int64(recSize))
 		})

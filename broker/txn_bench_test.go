@@ -93,32 +93,10 @@ func BenchmarkIdempotenceCost(b *testing.B) {
 				}
 			}
 			value := make([]byte, 1024)
-			var failed atomic.Int64
 			b.SetBytes(1024)
 			b.ResetTimer()
-			var wg sync.WaitGroup
-			for p, cl := range clients {
-				n := b.N / len(clients)
-				if p == 0 {
-					n += b.N % len(clients)
-				}
-				wg.Add(n)
-				go func() {
-					for i := 0; i < n; i++ {
-						cl.Produce(context.Background(), &kgo.Record{Value: value}, func(_ *kgo.Record, err error) {
-							if err != nil {
-								failed.Add(1)
-							}
-							wg.Done()
-						})
-					}
-				}()
-			}
-			wg.Wait()
+			produceSpread(b, clients, b.N, value)
 			b.StopTimer()
-			if failed.Load() > 0 {
-				b.Fatalf("%d records failed", failed.Load())
-			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rec/s")
 		})
 	}
