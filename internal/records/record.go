@@ -35,6 +35,8 @@ type RecordIter struct {
 	rec  Record
 	hdrs []Header
 	err  error
+	// anyDeltas: offset deltas are reported, not checked (AnyOffsetDeltas).
+	anyDeltas bool
 }
 
 // Records returns an iterator over the records of the batch with header h
@@ -91,6 +93,12 @@ func (it *RecordIter) Next() bool {
 	return true
 }
 
+// AnyOffsetDeltas makes the iterator return records whose offset delta is
+// not their index instead of failing, so a caller can report exactly which
+// records are wrong (Kafka's per-record errors). Deltas must still fit an
+// int32.
+func (it *RecordIter) AnyOffsetDeltas() { it.anyDeltas = true }
+
 // Record returns the current record.
 func (it *RecordIter) Record() *Record { return &it.rec }
 
@@ -122,7 +130,7 @@ func (it *RecordIter) decode() error {
 		return decodeErr("bad timestamp delta")
 	}
 	var od int64
-	if od, p = varint(p); p == nil || od != int64(it.i) {
+	if od, p = varint(p); p == nil || od < -1<<31 || od > 1<<31-1 || (!it.anyDeltas && od != int64(it.i)) {
 		return decodeErr(fmt.Sprintf("offset delta %d, expected %d", od, it.i))
 	}
 	r.OffsetDelta = int32(od)
