@@ -3,6 +3,7 @@ package protocol
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -35,11 +36,15 @@ type pending struct {
 	correlationID int32
 	reply         Reply
 	closeAfter    error // non-nil: close the connection after the replies before it
+	raw           bool  // a bare SASL token answer: no header, just the token
 }
 
 type conn struct {
-	s    *Server
-	nc   net.Conn
+	s  *Server
+	nc net.Conn // the TCP connection, or TLS over it
+	// tcp is the connection under TLS (nc itself without TLS); abort
+	// closes it directly, so a write blocked in TLS cannot hold abort up.
+	tcp  net.Conn
 	info *ConnInfo
 	log  *slog.Logger
 
@@ -50,26 +55,38 @@ type conn struct {
 	inflight atomic.Int32
 	// lastActive is the unix-nano time of the last byte read or written.
 	lastActive atomic.Int64
+	// authed lifts Config.PreAuthMaxRequestBytes (ConnInfo.SetAuthenticated).
+	authed atomic.Bool
 
 	abortOnce sync.Once
 }
 
-func newConn(s *Server, nc net.Conn) *conn {
+func newConn(s *Server, tcp net.Conn) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
+	nc := tcp
+	if s.cfg.TLS != nil {
+		nc = tls.Server(tcp, s.cfg.TLS)
+	}
 	c := &conn{
 		s:      s,
 		nc:     nc,
+		tcp:    tcp,
 		ctx:    ctx,
 		cancel: cancel,
 		queue:  make(chan pending, s.cfg.MaxInFlight),
 	}
-	c.info = &ConnInfo{ID: s.nextID.Add(1), Remote: nc.RemoteAddr(), c: c}
+	c.info = &ConnInfo{ID: s.nextID.Add(1), Remote: tcp.RemoteAddr(), c: c}
 	c.log = s.log.With("conn", c.info.ID, "remote", c.info.Remote.String())
 	c.lastActive.Store(time.Now().UnixNano())
 	return c
 }
 
 func (c *conn) run() {
+	if tc, ok := c.nc.(*tls.Conn); ok && !c.handshake(tc) {
+		c.abort()
+		c.s.removeConn(c)
+		return
+	}
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)
@@ -81,11 +98,42 @@ func (c *conn) run() {
 	c.s.removeConn(c)
 }
 
-// abort closes the connection now; queued replies are dropped.
+// handshake runs the TLS handshake before any request is read, so that a
+// failure (no client certificate under mutual TLS, a plaintext client) is
+// logged as what it is, and ConnInfo.TLS is set before Serve sees the
+// connection.
+func (c *conn) handshake(tc *tls.Conn) bool {
+	tc.SetDeadline(time.Now().Add(c.s.cfg.TLSHandshakeTimeout))
+	if c.s.closing.Load() {
+		return false // stopReading may have run before our deadline
+	}
+	if err := tc.HandshakeContext(c.ctx); err != nil {
+		if c.s.closing.Load() {
+			return false
+		}
+		// A client that connects and leaves (a port probe, a health
+		// check) is not worth a warning; a failed negotiation is.
+		level := slog.LevelWarn
+		if isEOF(err) {
+			level = slog.LevelDebug
+		}
+		c.log.Log(context.Background(), level, "TLS handshake failed; closing connection", "err", err)
+		return false
+	}
+	tc.SetDeadline(time.Time{})
+	st := tc.ConnectionState()
+	c.info.TLS = &st
+	c.lastActive.Store(time.Now().UnixNano())
+	return true
+}
+
+// abort closes the connection now; queued replies are dropped. Under TLS
+// it closes the TCP connection without a close_notify, which could block
+// behind a stuck write.
 func (c *conn) abort() {
 	c.abortOnce.Do(func() {
 		c.cancel()
-		c.nc.Close()
+		c.tcp.Close()
 	})
 }
 
@@ -124,6 +172,9 @@ func (c *conn) readLoop() {
 	br := bufio.NewReaderSize(c.nc, readBufSize)
 	var sizeBuf [4]byte
 	idle := c.s.cfg.IdleTimeout
+	// rawNext: the previous reply asked for the next frame to be read as
+	// a bare SASL token (Reply.SASLRaw).
+	rawNext := false
 	for {
 		// Idle: wait for the next frame's size, re-arming while the
 		// connection is busy (a long poll in flight, a recent write).
@@ -156,11 +207,15 @@ func (c *conn) readLoop() {
 			return
 		}
 		size := int32(binary.BigEndian.Uint32(sizeBuf[:]))
-		if size < 0 || size > c.s.cfg.MaxRequestBytes {
+		maxSize := c.s.cfg.MaxRequestBytes
+		if pre := c.s.cfg.PreAuthMaxRequestBytes; pre > 0 && !c.authed.Load() {
+			maxSize = min(maxSize, pre)
+		}
+		if size < 0 || size > maxSize {
 			// Kafka's InvalidReceiveException: log and close, never
 			// allocate what the client claims.
 			c.log.Warn("request frame size invalid or over the cap; closing connection",
-				"size", size, "max", c.s.cfg.MaxRequestBytes)
+				"size", size, "max", maxSize, "authenticated", c.authed.Load())
 			return
 		}
 		// A frame that started must finish within the idle timeout.
@@ -178,6 +233,26 @@ func (c *conn) readLoop() {
 			return
 		}
 		c.lastActive.Store(time.Now().UnixNano())
+
+		if rawNext {
+			// No header: the whole frame is the client's token.
+			req := &Request{Key: saslAuthenticateKey, Raw: true, Conn: c.info,
+				Body: &kmsg.SASLAuthenticateRequest{SASLAuthBytes: frame}}
+			reply := c.s.h.Serve(c.ctx, req)
+			rawNext = reply.SASLRaw
+			if reply.Err != nil {
+				c.log.Debug("handler failed on a raw SASL token; closing connection", "err", reply.Err)
+				c.enqueue(pending{key: saslAuthenticateKey, closeAfter: reply.Err})
+				return
+			}
+			if reply.Response == nil && reply.Wait == nil {
+				continue
+			}
+			if !c.enqueue(pending{key: saslAuthenticateKey, reply: reply, raw: true}) {
+				return
+			}
+			continue
+		}
 
 		h, body, err := parseRequest(frame)
 		if err != nil {
@@ -203,6 +278,7 @@ func (c *conn) readLoop() {
 			Conn:          c.info,
 		}
 		reply := c.s.h.Serve(c.ctx, req)
+		rawNext = reply.SASLRaw
 		if reply.Err != nil {
 			// The handler logs its own reasons (once, with the
 			// client address); this line is for tracing only.
@@ -306,6 +382,19 @@ func (c *conn) writeLoop() {
 			continue
 		}
 		start := len(buf)
+		if p.raw {
+			sa, ok := resp.(*kmsg.SASLAuthenticateResponse)
+			c.inflight.Add(-1)
+			if !ok {
+				release(resp)
+				fail("raw SASL reply is not a SASLAuthenticateResponse; closing connection")
+				continue
+			}
+			buf = binary.BigEndian.AppendUint32(buf, uint32(len(sa.SASLAuthBytes)))
+			buf = append(buf, sa.SASLAuthBytes...)
+			flush()
+			continue
+		}
 		buf = appendResponseHeader(buf, p.key, p.correlationID, resp.IsFlexible())
 		if bw, ok := resp.(BodyWriter); ok {
 			n := int64(len(buf)-start-4) + bw.BodyLen()
@@ -352,6 +441,9 @@ func release(r kmsg.Response) {
 		rl.Release()
 	}
 }
+
+// saslAuthenticateKey is the key a raw SASL token is presented as.
+const saslAuthenticateKey = 36
 
 func isTimeout(err error) bool { return errors.Is(err, os.ErrDeadlineExceeded) }
 

@@ -53,6 +53,25 @@
 // a file range to the connection with sendfile(2) at an explicit offset, so
 // fetches can share one descriptor per segment.
 //
+// # TLS and SASL
+//
+// With Config.TLS every connection is TLS; the handshake runs before the
+// first request is read (bounded by TLSHandshakeTimeout) and its failure —
+// a client without a certificate under mutual TLS, a plaintext client — is
+// logged and closes that connection. ConnInfo.TLS then holds the state.
+// SendFile and BodyWriter need nothing special: a *tls.Conn is not a
+// syscall.Conn, so file ranges are copied through the TLS layer instead of
+// handed to sendfile(2), which would bypass encryption.
+//
+// SASL itself is the Handler's (broker/sasl.go); protocol only provides
+// what the wire needs: ConnInfo.Auth for the handler's per-connection
+// state, Config.PreAuthMaxRequestBytes (a frame cap until
+// ConnInfo.SetAuthenticated, Kafka's sasl.server.max.receive.size), and
+// the unframed tokens that follow SaslHandshake v0: after a Reply with
+// SASLRaw, the next frame is handed over as a Raw request whose body is
+// the token, and its answer is written as a bare size-prefixed token with
+// no response header.
+//
 // # Timeouts and shutdown
 //
 // A connection with no request in flight and no traffic either way for

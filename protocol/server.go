@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"log/slog"
@@ -22,6 +23,9 @@ const (
 	// DefaultMaxInFlight bounds the replies queued per connection; kgo
 	// pipelines up to 5 produce requests per connection, Java up to 5.
 	DefaultMaxInFlight = 32
+	// DefaultTLSHandshakeTimeout bounds a TLS handshake (capped by the
+	// idle timeout).
+	DefaultTLSHandshakeTimeout = 10 * time.Second
 )
 
 // Request is one decoded request.
@@ -32,13 +36,37 @@ type Request struct {
 	// Body is the decoded request, its version set.
 	Body kmsg.Request
 	Conn *ConnInfo
+	// Raw marks a bare SASL token read after a Reply with SASLRaw (the
+	// unframed exchange that follows SaslHandshake v0): Key is 36, Version
+	// 0, Body a SASLAuthenticateRequest holding the token and no header
+	// was read (CorrelationID 0).
+	Raw bool
 }
 
 // ConnInfo identifies the connection a request arrived on.
 type ConnInfo struct {
 	ID     uint64
 	Remote net.Addr
-	c      *conn
+	// TLS is the connection's state after its TLS handshake; nil for a
+	// plaintext connection.
+	TLS *tls.ConnectionState
+	// Auth belongs to the Handler (its authentication progress); protocol
+	// never touches it. Serve calls for one connection never overlap, so
+	// Serve may use it without locking.
+	Auth any
+	c    *conn
+}
+
+// FromNetwork reports whether the request came over a Server's connection
+// (as opposed to a ConnInfo a program built to call its Handler itself).
+func (ci *ConnInfo) FromNetwork() bool { return ci.c != nil }
+
+// SetAuthenticated lifts Config.PreAuthMaxRequestBytes for this connection
+// once the client has authenticated.
+func (ci *ConnInfo) SetAuthenticated() {
+	if ci.c != nil {
+		ci.c.authed.Store(true)
+	}
 }
 
 // Draining is closed when the server begins a graceful shutdown: a long
@@ -87,6 +115,12 @@ type Reply struct {
 	Response kmsg.Response
 	Wait     func() (kmsg.Response, error)
 	Err      error
+	// SASLRaw makes the connection read its next frame as a bare SASL
+	// token instead of a request (Request.Raw), as clients do after
+	// SaslHandshake v0 (before KIP-152). A Raw request's response must be
+	// a SASLAuthenticateResponse; only its token is written, as a bare
+	// size-prefixed frame.
+	SASLRaw bool
 }
 
 // BodyWriter may be implemented by a response to write its own body to
@@ -124,6 +158,18 @@ type Config struct {
 	// Listener, if set, is used instead of listening on Addr (tests,
 	// custom transports).
 	Listener net.Listener
+	// TLS, when set, makes every connection TLS; the handshake must finish
+	// within TLSHandshakeTimeout. With ClientAuth set to
+	// RequireAndVerifyClientCert, a client without a valid certificate is
+	// refused during the handshake.
+	TLS *tls.Config
+	// TLSHandshakeTimeout defaults to DefaultTLSHandshakeTimeout.
+	TLSHandshakeTimeout time.Duration
+	// PreAuthMaxRequestBytes, when > 0, caps request frames on a
+	// connection until the Handler calls ConnInfo.SetAuthenticated (Kafka's
+	// sasl.server.max.receive.size: an unauthenticated client cannot make
+	// the broker allocate 100 MiB).
+	PreAuthMaxRequestBytes int32
 }
 
 // Server is a Kafka wire server.
@@ -159,6 +205,9 @@ func Listen(cfg Config, h Handler) (*Server, error) {
 	}
 	if cfg.MaxInFlight <= 0 {
 		cfg.MaxInFlight = DefaultMaxInFlight
+	}
+	if cfg.TLSHandshakeTimeout <= 0 {
+		cfg.TLSHandshakeTimeout = min(DefaultTLSHandshakeTimeout, cfg.IdleTimeout)
 	}
 	log := cfg.Logger
 	if log == nil {
