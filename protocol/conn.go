@@ -35,7 +35,7 @@ type pending struct {
 	key, version  int16
 	correlationID int32
 	reply         Reply
-	closeAfter    error // non-nil: close the connection after the replies before it
+	closeAfter    error // non-nil: close the connection after the replies before it (and reply.Response, if set)
 	raw           bool  // a bare SASL token answer: no header, just the token
 }
 
@@ -284,7 +284,8 @@ func (c *conn) readLoop() {
 			// client address); this line is for tracing only.
 			c.log.Debug("handler failed; closing connection",
 				"key", h.key, "version", h.version, "correlation_id", h.correlationID, "err", reply.Err)
-			c.enqueue(pending{key: h.key, version: h.version, correlationID: h.correlationID, closeAfter: reply.Err})
+			c.enqueue(pending{key: h.key, version: h.version, correlationID: h.correlationID, closeAfter: reply.Err,
+				reply: Reply{Response: reply.Response}})
 			return
 		}
 		if h.key == produceKey && reply.Wait == nil && len(frame) >= directReadMin && len(frame) <= maxSpareFrame {
@@ -356,7 +357,7 @@ func (c *conn) writeLoop() {
 			c.drop(p)
 			continue
 		}
-		if p.closeAfter != nil {
+		if p.closeAfter != nil && p.reply.Response == nil {
 			flush()
 			c.inflight.Add(-1)
 			failed = true
@@ -414,6 +415,13 @@ func (c *conn) writeLoop() {
 		binary.BigEndian.PutUint32(buf[start:], uint32(len(buf)-start-4))
 		release(resp)
 		c.inflight.Add(-1)
+		if p.closeAfter != nil {
+			// A last answer, then close (a failed SASL exchange).
+			flush()
+			failed = true
+			c.abort()
+			continue
+		}
 		if len(c.queue) == 0 || len(buf) >= flushAt {
 			flush()
 		}

@@ -109,7 +109,9 @@ func (f HandlerFunc) Serve(ctx context.Context, req *Request) Reply { return f(c
 // it later. Both nil: no response is written (produce with acks=0). Err:
 // the connection is closed after the replies before it are written (the
 // handler logs why; the server traces it at debug level only, so a bad
-// request is logged once). The response's version is
+// request is logged once); with Err and Response both set, Response is
+// written last before the close (Kafka's answer to a failed SASL
+// exchange). The response's version is
 // written as set; the handler sets it (normally to the request's version).
 type Reply struct {
 	Response kmsg.Response

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/binary"
+	"errors"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -232,5 +233,29 @@ func waitFor(t testing.TB, cond func() bool) {
 			t.Fatal("condition not met within 10s")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A Reply with both Response and Err writes the response, then closes (a
+// failed SASL exchange's answer); requests pipelined after it are not
+// served.
+func TestReplyErrWithResponse(t *testing.T) {
+	h := &fakeHandler{hook: func(ctx context.Context, req *Request) (Reply, bool) {
+		if req.CorrelationID == 2 {
+			return Reply{Response: defaultResponse(req), Err: errors.New("last answer")}, true
+		}
+		return Reply{}, false
+	}}
+	s := startServer(t, Config{}, h)
+	c := dial(t, s)
+	send(t, c, frame(1, nil, metadataReq(1)), frame(2, nil, metadataReq(1)), frame(3, nil, metadataReq(1)))
+	for i := int32(1); i <= 2; i++ {
+		if corr, _ := mustReadFrame(t, c); corr != i {
+			t.Fatalf("corr %d want %d", corr, i)
+		}
+	}
+	expectClosed(t, c)
+	if n := len(h.requests()); n != 2 {
+		t.Fatalf("%d requests served, want 2", n)
 	}
 }
