@@ -14,9 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minikafka/minikafka/internal/records"
@@ -24,69 +22,86 @@ import (
 	"github.com/minikafka/minikafka/spool"
 )
 
-// A forwarder keeps at most this many records, or bytes of spooled
-// batches, handed to kgo and not yet acknowledged upstream.
-const (
-	maxPendingRecords = 50000
-	maxPendingBytes   = 32 << 20
-)
-
 // throttleAbove is the spool pressure from which produce responses ask
 // clients to slow down.
 const throttleAbove = 0.9
 
-// forwarder ships one partition's spool upstream.
+// forwarder ships one partition's spool upstream (uplink_ship.go).
 type forwarder struct {
 	u        *uplink
 	p        *partition
 	sp       *spool.Spool
 	upstream string
 
-	ctx      context.Context // canceled by stop: unblocks Produce
+	ctx      context.Context // canceled by stop after a grace period: ends a request in flight
 	cancel   context.CancelFunc
 	quit     chan struct{}
 	quitOnce sync.Once
 	done     chan struct{}
 
-	// acked is the last sequence the upstream confirmed, in order (kgo
-	// calls a partition's promises in order); committed what was last
-	// handed to DeleteAcked.
-	acked     atomic.Int64
-	committed atomic.Int64
-	failed    atomic.Bool
-	// pending counts records (and spool bytes) handed to kgo whose promise
-	// has not run; the loop keeps them under maxPending*. Bounding this
-	// ourselves, rather than letting Produce block on kgo's buffer, means
-	// records never need a cancelable context: kgo fails a record whose
-	// context ends while later ones may still be sent, which would leave
-	// a hole upstream that the resend fills out of order.
-	pending      atomic.Int64
-	pendingBytes atomic.Int64
-	ackNote      chan struct{} // a promise ran (pending dropped)
-	commitNote   chan struct{} // acked moved: the committer has work
-	commitMu     sync.Mutex
-	forwarded    atomic.Int64
-	lastErr      atomic.Pointer[string]
+	// acked is the last sequence the upstream confirmed; committed what
+	// was last handed to DeleteAcked.
+	acked      atomic.Int64
+	committed  atomic.Int64
+	commitNote chan struct{} // acked moved: the committer has work
+	commitMu   sync.Mutex
+
+	// Visible state (stats, metrics, forward-status).
+	forwarded atomic.Int64 // records acknowledged upstream since start
+	shipped   atomic.Int64 // bytes of batches acknowledged upstream since start
+	errCount  atomic.Int64 // failed upstream attempts since start
+	lastErr   atomic.Pointer[string]
+	state     atomic.Pointer[string]
+
+	// Owned by the run goroutine.
+	prod          upProducer
+	leader        int32 // upstream leader of the partition; -1 unknown
+	upstreamParts int32 // upstream partition count last seen
 }
 
 func newForwarder(u *uplink, p *partition, sp *spool.Spool, upstream string) *forwarder {
 	f := &forwarder{u: u, p: p, sp: sp, upstream: upstream,
-		quit: make(chan struct{}), done: make(chan struct{}), ackNote: make(chan struct{}, 1), commitNote: make(chan struct{}, 1)}
+		quit: make(chan struct{}), done: make(chan struct{}), commitNote: make(chan struct{}, 1),
+		prod: upProducer{id: -1}, leader: -1}
 	f.ctx, f.cancel = context.WithCancel(u.ctx)
 	f.acked.Store(sp.Head() - 1)
 	f.committed.Store(sp.Head() - 1)
+	f.setState(stateStarting)
 	return f
 }
 
+// stop ends the forwarder. A request in flight gets a few seconds to be
+// answered, so a clean shutdown does not leave a batch whose fate is
+// unknown (resending it after a restart, under a new producer id, would
+// duplicate it upstream).
 func (f *forwarder) stop() {
-	f.quitOnce.Do(func() { close(f.quit); f.cancel() })
-	<-f.done
+	f.quitOnce.Do(func() { close(f.quit) })
+	select {
+	case <-f.done:
+	case <-time.After(stopGrace):
+		f.cancel()
+		<-f.done
+	}
+	f.cancel()
 }
+
+const stopGrace = 5 * time.Second
 
 func (f *forwarder) setErr(err error) {
 	s := err.Error()
 	f.lastErr.Store(&s)
 }
+
+func (f *forwarder) setState(s string) { f.state.Store(&s) }
+
+// Forwarder states, as ForwardStat.State shows them.
+const (
+	stateStarting = "starting" // before the upstream topic is known to exist
+	stateIdle     = "idle"     // everything spooled is acknowledged upstream
+	stateShipping = "shipping" // a request is in flight
+	stateRetrying = "retrying" // the last attempt failed; backing off
+	stateStopped  = "stopped"
+)
 
 // sleep waits d or until stopped (false).
 func (f *forwarder) sleep(d time.Duration) bool {
@@ -131,212 +146,15 @@ func (f *forwarder) commitLoop() {
 	}
 }
 
-// ensureTopic creates the upstream topic with the local partition count
-// if it does not exist.
-func (f *forwarder) ensureTopic() error {
-	ctx, cancel := context.WithTimeout(f.ctx, 10*time.Second)
-	defer cancel()
-	adm := kadm.NewClient(f.u.client)
-	n := int32(len(f.p.topic.partitions()))
-	res, err := adm.CreateTopic(ctx, n, -1, nil, f.upstream)
-	if err == nil {
-		err = res.Err
-	}
-	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
-		return fmt.Errorf("creating upstream topic %s: %w", f.upstream, err)
-	}
-	return nil
-}
-
-// run is the forwarding loop: read from the spool where the last produce
-// left off, hand the records to kgo, and commit acknowledgements as they
-// arrive. On a failed record it waits for every outstanding promise, backs
-// off and resends from the first unacknowledged sequence.
-func (f *forwarder) run() {
-	defer f.u.wg.Done()
-	defer close(f.done)
-	next := f.sp.Head()
-	backoff := 100 * time.Millisecond
-	for ensured := false; !ensured; {
-		if err := f.ensureTopic(); err != nil {
-			f.setErr(err)
-			if !f.sleep(backoff) {
-				return
-			}
-			backoff = min(2*backoff, 5*time.Second)
-			continue
-		}
-		ensured = true
-	}
-	backoff = 100 * time.Millisecond
-	// Commits (a marker write and a directory fsync each) run beside the
-	// loop, so a slow disk does not stall shipping.
-	cdone := make(chan struct{})
-	go func() { defer close(cdone); f.commitLoop() }()
-	defer func() { <-cdone }()
-	for {
-		select {
-		case <-f.quit:
-			return
-		default:
-		}
-		if f.failed.Load() {
-			for f.pending.Load() > 0 {
-				if !f.sleep(5 * time.Millisecond) {
-					return
-				}
-			}
-			f.commit()
-			if !f.sleep(backoff) {
-				return
-			}
-			backoff = min(2*backoff, 5*time.Second)
-			next = f.acked.Load() + 1
-			f.failed.Store(false)
-		}
-		if f.pending.Load() >= maxPendingRecords || f.pendingBytes.Load() >= maxPendingBytes {
-			select {
-			case <-f.quit:
-				return
-			case <-f.ackNote:
-			case <-time.After(100 * time.Millisecond):
-			}
-			continue
-		}
-		changed := f.sp.Changed()
-		recs, err := f.sp.Read(next, 256, 1<<20)
-		if err != nil {
-			var se *spool.SegmentError
-			if errors.As(err, &se) {
-				// Reported once by the spool; the next read goes on.
-				f.u.b.log.Error("spool: records lost to a corrupt segment", "topic", f.p.topic.name, "partition", f.p.index, "err", err)
-				f.setErr(err)
-				continue
-			}
-			f.setErr(err)
-			if !f.sleep(backoff) {
-				return
-			}
-			continue
-		}
-		if len(recs) == 0 {
-			select {
-			case <-f.quit:
-				return
-			case <-changed:
-			}
-			continue
-		}
-		for _, r := range recs {
-			if f.failed.Load() {
-				break
-			}
-			if err := f.produce(r); err != nil {
-				// Undecodable spooled batch: cannot ship it; skip it
-				// loudly rather than block the partition forever.
-				f.u.b.log.Error("forwarding: dropping undecodable spooled batch", "topic", f.p.topic.name, "partition", f.p.index, "offset", r.Seq, "err", err)
-				f.setErr(err)
-			}
-			next = r.Last() + 1
-		}
-		if !f.failed.Load() {
-			backoff = 100 * time.Millisecond
-		}
-	}
-}
-
-// produce decodes one spooled Kafka batch and hands its records to kgo;
-// the promise of its last record acknowledges the whole spool record.
-func (f *forwarder) produce(r spool.Record) error {
-	// Read hands out copies or immutable cached segments, so kgo may keep
-	// slices of it until the records are acknowledged.
-	data := r.Data
-	h, err := records.ParseHeader(data)
-	if err != nil {
-		f.skip(r)
-		return err
-	}
-	it, err := records.Records(h, data[records.BatchHeaderLen:h.Size()], maxDecompressedBatch)
-	if err != nil {
-		f.skip(r)
-		return err
-	}
-	var recs []*kgo.Record
-	for it.Next() {
-		rec := it.Record()
-		kr := &kgo.Record{
-			Topic:     f.upstream,
-			Partition: f.p.index,
-			Key:       rec.Key,
-			Value:     rec.Value,
-			Timestamp: time.UnixMilli(h.FirstTimestamp + rec.TimestampDelta),
-		}
-		if h.HasLogAppendTime() {
-			kr.Timestamp = time.UnixMilli(h.MaxTimestamp)
-		}
-		if len(rec.Headers) > 0 {
-			kr.Headers = make([]kgo.RecordHeader, len(rec.Headers))
-			for i, hd := range rec.Headers {
-				kr.Headers[i] = kgo.RecordHeader{Key: string(hd.Key), Value: hd.Value}
-			}
-		}
-		recs = append(recs, kr)
-	}
-	if err := it.Err(); err != nil {
-		f.skip(r)
-		return err
-	}
-	if len(recs) == 0 {
-		f.skip(r)
-		return nil
-	}
-	last := r.Last()
-	n := len(recs)
-	size := int64(len(r.Data))
-	f.pending.Add(int64(n))
-	f.pendingBytes.Add(size)
-	var failedHere atomic.Bool
-	for i, kr := range recs {
-		isLast := i == n-1
-		promise := func(_ *kgo.Record, err error) {
-			defer f.pending.Add(-1)
-			if err != nil {
-				if failedHere.CompareAndSwap(false, true) {
-					if !f.failed.Swap(true) && !errors.Is(err, kgo.ErrClientClosed) {
-						f.u.b.log.Warn("forwarding failed; resending from the last acknowledged record", "topic", f.p.topic.name, "partition", f.p.index, "upstream_topic", f.upstream, "err", err)
-					}
-					f.setErr(err)
-				}
-			}
-			if !isLast {
-				return
-			}
-			if !failedHere.Load() && !f.failed.Load() {
-				f.acked.Store(last)
-				f.forwarded.Add(int64(n))
-				f.lastErr.Store(nil)
-				select {
-				case f.commitNote <- struct{}{}:
-				default:
-				}
-			}
-			f.pendingBytes.Add(-size)
-			select {
-			case f.ackNote <- struct{}{}:
-			default:
-			}
-		}
-		// Never blocks: kgo's buffer is sized above what the forwarders
-		// keep pending (uplink.go).
-		f.u.client.Produce(context.Background(), kr, promise)
-	}
-	return nil
-}
-
-// skip acknowledges a spool record that cannot be shipped, in order.
-func (f *forwarder) skip(r spool.Record) {
-	if f.pending.Load() == 0 && !f.failed.Load() {
-		f.acked.Store(r.Last())
+// ackedThrough records that the upstream holds every record up to last.
+func (f *forwarder) ackedThrough(last int64, records, bytes int) {
+	f.acked.Store(last)
+	f.forwarded.Add(int64(records))
+	f.shipped.Add(int64(bytes))
+	f.lastErr.Store(nil)
+	select {
+	case f.commitNote <- struct{}{}:
+	default:
 	}
 }
 
@@ -557,15 +375,20 @@ func (f *forwarder) listOffset(target int64) (offset, ts int64, found bool, err 
 
 func (f *forwarder) stat() ForwardStat {
 	st := f.sp.Stats()
+	acked := max(f.acked.Load()+1, st.Head)
 	s := ForwardStat{
 		Topic: f.p.topic.name, Partition: f.p.index, UpstreamTopic: f.upstream,
-		LogStartOffset: st.Head, LogEndOffset: st.NextSeq, Lag: st.NextSeq - st.Head,
-		Forwarded:  f.forwarded.Load(),
+		LogStartOffset: st.Head, LogEndOffset: st.NextSeq, HighWatermark: f.highWatermark(),
+		UpstreamAcked: acked, Lag: max(0, st.NextSeq-acked),
+		Forwarded: f.forwarded.Load(), ForwardedBytes: f.shipped.Load(), Errors: f.errCount.Load(),
 		SpoolBytes: st.UsedBytes, SpoolMaxBytes: st.MaxBytes,
 		Pressure: min(1, max(0, float64(st.UsedBytes)/float64(st.MaxBytes))),
 	}
 	if e := f.lastErr.Load(); e != nil {
 		s.LastError = *e
+	}
+	if p := f.state.Load(); p != nil {
+		s.State = *p
 	}
 	return s
 }

@@ -143,8 +143,9 @@ func (c *UplinkConfig) clientOpts() ([]kgo.Opt, error) {
 		// forwarder is creating.
 		kgo.UnknownTopicRetries(-1),
 		kgo.RecordRetries(1 << 30),
-		// Forwarders bound what they hand to kgo themselves
-		// (maxPendingRecords each), so Produce never blocks on this.
+		// The forwarders send raw produce requests (uplink_ship.go);
+		// these shape a kgo producer built from the same options
+		// (the benchmark's, for a like-for-like comparison).
 		kgo.MaxBufferedRecords(1 << 30),
 		kgo.ProducerBatchMaxBytes(1 << 20),
 	}
@@ -251,6 +252,11 @@ func (u *uplink) forwarderFor(p *partition) (*forwarder, error) {
 		FlushInterval:    50 * time.Millisecond,
 		MaxRecordBytes:   maxDecompressedBatch,
 		Cipher:           u.cfg.Cipher,
+		// Batches their producer compressed are not compressed again.
+		Precompressed: func(batch []byte) bool {
+			h, err := records.ParseHeader(batch)
+			return err == nil && h.Compression() != records.CodecNone
+		},
 		// A topic that becomes forwarded continues its offsets.
 		StartSeq: p.log.LogEndOffset(),
 		Logger:   u.b.log.With("spool", p.topic.name, "partition", p.index),
@@ -318,16 +324,24 @@ type ForwardStat struct {
 	Topic         string
 	Partition     int32
 	UpstreamTopic string
-	// LogStartOffset is the first offset not yet acknowledged upstream;
-	// LogEndOffset the next offset to be assigned. Lag is their
-	// difference: records still to ship.
-	LogStartOffset, LogEndOffset, Lag int64
-	// Forwarded counts records acknowledged upstream since start.
-	Forwarded int64
+	// LogStartOffset is the partition's local log start: the spool's
+	// first record not yet deleted as acknowledged (it trails
+	// UpstreamAcked by at most a commit). LogEndOffset is the next offset
+	// to be assigned, HighWatermark what local consumers can read.
+	LogStartOffset, LogEndOffset, HighWatermark int64
+	// UpstreamAcked is the first offset the upstream has not acknowledged;
+	// Lag = LogEndOffset - UpstreamAcked, records still to ship.
+	UpstreamAcked, Lag int64
+	// Forwarded counts records (ForwardedBytes their batch bytes)
+	// acknowledged upstream since start; Errors failed upstream attempts.
+	Forwarded, ForwardedBytes, Errors int64
 	// SpoolBytes is what the spool uses against SpoolMaxBytes; Pressure
 	// their ratio in [0, 1].
 	SpoolBytes, SpoolMaxBytes int64
 	Pressure                  float64
+	// State is starting (upstream topic not yet ensured), idle, shipping,
+	// retrying (backing off after a failure) or stopped.
+	State string
 	// LastError is the last upstream error, "" after a success.
 	LastError string
 }

@@ -113,7 +113,8 @@ func (s *Spool) encodeBatch(enc *segEncoder, b *batch, acked int64, buf []byte) 
 	}
 	seg := segment{first: b.first, last: b.next - 1, count: int64(len(b.seqs)), encrypted: s.opts.Cipher != nil}
 	seg.name = segName(seg.first, seg.last)
-	data, err := enc.encode(buf, seg.first, seg.last, len(b.seqs), b.buf)
+	compress := b.packed*10 < len(b.buf)*9
+	data, err := enc.encodeMode(buf, seg.first, seg.last, len(b.seqs), b.buf, compress)
 	if err != nil {
 		s.bufs <- buf
 		return job{b: b, err: err}

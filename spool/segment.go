@@ -157,6 +157,11 @@ func maxStored(n int, c Cipher) int {
 // encode appends the segment file for raw (count records spanning
 // [first..last]) to dst[:0] and returns it.
 func (e *segEncoder) encode(dst []byte, first, last int64, count int, raw []byte) ([]byte, error) {
+	return e.encodeMode(dst, first, last, count, raw, true)
+}
+
+// encodeMode is encode that stores raw uncompressed when compress is false.
+func (e *segEncoder) encodeMode(dst []byte, first, last int64, count int, raw []byte, compress bool) ([]byte, error) {
 	if len(raw) > math.MaxUint32 || count <= 0 || uint64(count) > math.MaxUint32 {
 		return nil, fmt.Errorf("spool: batch of %d records, %d bytes cannot be encoded", count, len(raw))
 	}
@@ -167,7 +172,7 @@ func (e *segEncoder) encode(dst []byte, first, last int64, count int, raw []byte
 	// straight after the header.
 	var plain []byte
 	codec := uint8(codecNone)
-	if e.zenc != nil {
+	if e.zenc != nil && compress {
 		var out []byte
 		if e.cipher != nil {
 			out = e.zenc.EncodeAll(raw, e.scratch[:0])

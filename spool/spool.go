@@ -55,7 +55,13 @@ type Options struct {
 	MaxDecodedBytes int
 
 	Compression Codec
-	Cipher      Cipher // nil: segments are not encrypted
+	// Precompressed, when set, reports whether a record's bytes are
+	// already compressed (a Kafka batch compressed by its producer). A
+	// segment whose records are at least 90 % precompressed bytes is
+	// stored without zstd: compressing it again costs CPU and saves
+	// little.
+	Precompressed func(record []byte) bool
+	Cipher        Cipher // nil: segments are not encrypted
 	// Encoders is how many batches may be compressed and encrypted at
 	// once (default min(2, GOMAXPROCS)); each has its own zstd encoder.
 	Encoders int
@@ -142,6 +148,7 @@ type batch struct {
 	seqs        []int64  // first sequence of each record
 	offs        []uint32 // offset of each record's frame in buf
 	reserved    int64    // bytes reserved against MaxBytes
+	packed      int      // bytes of records Options.Precompressed reported
 	started     time.Time
 }
 
@@ -264,6 +271,7 @@ func (s *Spool) AppendSpan(data []byte, span int) (int64, error) {
 		return 0, fmt.Errorf("%w: %d bytes, MaxRecordBytes is %d", ErrTooLarge, len(data), s.opts.MaxRecordBytes)
 	}
 	need := int64(frameLen(span, len(data)))
+	packed := s.opts.Precompressed != nil && s.opts.Precompressed(data)
 	s.mu.Lock()
 	for s.sealedBytes >= s.opts.MaxBufferedBytes && s.err == nil && !s.closing {
 		// The flusher is behind: wait for it to commit a segment.
@@ -313,6 +321,9 @@ func (s *Spool) AppendSpan(data []byte, span int) (int64, error) {
 	b.seqs = append(b.seqs, seq)
 	b.offs = append(b.offs, uint32(len(b.buf)))
 	b.buf = appendFrame(b.buf, span, data)
+	if packed {
+		b.packed += len(data)
+	}
 	s.nextSeq += int64(span)
 	b.next = s.nextSeq
 	b.reserved += res

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -509,5 +511,60 @@ func TestDestroy(t *testing.T) {
 	}
 	if _, err := fs.Stat("spool"); err == nil {
 		t.Fatal("directory still there")
+	}
+}
+
+// Segments of records the Precompressed hook reports as already
+// compressed are stored without zstd; others are still compressed, and both
+// read back the same.
+func TestPrecompressedSkipsZstd(t *testing.T) {
+	fs := vfs.NewMem()
+	s, _ := openT(t, Options{FS: fs, FlushInterval: -1,
+		Precompressed: func(r []byte) bool { return r[0] == 'P' }})
+	value := func(c byte, i int) []byte { return append([]byte{c}, bytes.Repeat([]byte{'a' + byte(i)}, 999)...) }
+	for _, c := range []byte{'P', 'x'} {
+		for i := range 10 {
+			if _, err := s.Append(value(c, i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names := filesWithSuffix(t, fs, "spool", ".seg")
+	if len(names) != 2 {
+		t.Fatalf("segments %v", names)
+	}
+	for i, want := range []uint8{codecNone, codecZstd} {
+		f, err := fs.OpenFile("spool/"+names[i], os.O_RDONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := parseHeader(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.codec() != want {
+			t.Errorf("segment %s: codec %d, want %d", names[i], h.codec(), want)
+		}
+	}
+	recs, err := s.Read(0, 100, 1<<20)
+	if err != nil || len(recs) != 20 {
+		t.Fatalf("read %d records, %v", len(recs), err)
+	}
+	for i, r := range recs {
+		c := byte('P')
+		if i >= 10 {
+			c = 'x'
+		}
+		if !bytes.Equal(r.Data, value(c, i%10)) {
+			t.Fatalf("record %d differs", i)
+		}
 	}
 }
