@@ -56,6 +56,8 @@ type Log struct {
 
 	notifyMu sync.Mutex
 	changed  chan struct{}
+
+	cleaner cleanerState // compaction (compact*.go)
 }
 
 // hwMark is the published high watermark: offsets below off are visible, and

@@ -1,6 +1,7 @@
 package logstore
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -177,27 +178,31 @@ func (l *Log) read(o ReadOptions) (*ReadResult, bool, error) {
 	return res, false, nil
 }
 
-// batchTimestamp yields each record's offset and timestamp in a batch.
+// batchRecordTimes yields each record's offset and timestamp in a batch
+// (a stored one: compaction may have removed records, see
+// records.ValidateStored).
 func batchRecordTimes(batch []byte, fn func(off, ts int64) bool) error {
-	h, err := records.Validate(batch)
+	h, err := records.ValidateStored(batch)
 	if err != nil {
 		return err
 	}
 	if h.HasLogAppendTime() {
-		fn(h.BaseOffset, h.MaxTimestamp)
+		if h.NumRecords > 0 {
+			fn(h.BaseOffset, h.MaxTimestamp)
+		}
 		return nil
 	}
-	it, err := records.Records(h, batch[records.BatchHeaderLen:h.Size()], 256<<20)
-	if err != nil {
-		return err
-	}
-	for it.Next() {
-		r := it.Record()
+	errStop := errors.New("stop")
+	_, err = records.ForEachStored(batch, 256<<20, nil, func(r *records.Record, _ []byte) error {
 		if !fn(h.BaseOffset+int64(r.OffsetDelta), h.FirstTimestamp+r.TimestampDelta) {
-			return nil
+			return errStop
 		}
+		return nil
+	})
+	if err == errStop {
+		err = nil
 	}
-	return it.Err()
+	return err
 }
 
 // OffsetForTimestamp returns the first record (below the high watermark)

@@ -100,6 +100,11 @@ func (l *Log) recover(rep *RecoveryReport, verifyAll bool) error {
 	} else if err != nil {
 		return err
 	}
+	// A compaction interrupted by a crash is finished or discarded first
+	// (compact_swap.go), so what follows sees plain segments.
+	if err := l.finishCompaction(rep); err != nil {
+		return err
+	}
 	names, err := fsys.ReadDir(l.dir)
 	if err != nil {
 		return err
@@ -152,6 +157,11 @@ func (l *Log) recover(rep *RecoveryReport, verifyAll bool) error {
 		}
 		if len(segs) > 0 {
 			prev := segs[len(segs)-1]
+			if n := prev.next.Load(); n < s.base {
+				// Compaction removed the segment's last batches: it
+				// covers the offsets up to the next segment.
+				prev.next.Store(s.base)
+			}
 			if prev.next.Load() != s.base {
 				s.h.close()
 				for _, s := range segs {
