@@ -184,7 +184,7 @@ func (f *forwarder) ensureTopic() error {
 		err = res.Err
 	}
 	if err == nil {
-		f.upstreamParts = n
+		f.leader = -1 // metadata tells, once the new topic has leaders
 		return nil
 	}
 	if !errors.Is(err, kerr.TopicAlreadyExists) {
@@ -195,7 +195,6 @@ func (f *forwarder) ensureTopic() error {
 		return err
 	}
 	if have >= n {
-		f.upstreamParts = have
 		return nil
 	}
 	f.u.b.log.Info("forwarding: adding partitions upstream", "topic", f.upstream, "from", have, "to", n)
@@ -218,7 +217,6 @@ func (f *forwarder) ensureTopic() error {
 	if have < n {
 		return fmt.Errorf("upstream topic %s has %d partitions, want %d", f.upstream, have, n)
 	}
-	f.upstreamParts = have
 	return nil
 }
 
@@ -251,20 +249,21 @@ func (f *forwarder) upstreamPartitions(ctx context.Context) (int32, error) {
 	return 0, fmt.Errorf("upstream metadata: topic %s missing", f.upstream)
 }
 
-// findLeader returns the partition's upstream leader, asking for metadata
-// when it is not known; a local topic grown since the last look grows the
-// upstream topic first.
+// findLeader returns the partition's upstream leader. When it is not known
+// (first use, or an error made it stale) ensureTopic runs again: it learns
+// the leader from metadata, and recreates the upstream topic if it was lost
+// (an upstream rebuilt empty) or grows it if the local topic grew.
 func (f *forwarder) findLeader(ctx context.Context) (int32, error) {
 	if f.leader >= 0 {
 		return f.leader, nil
 	}
-	if f.p.index >= f.upstreamParts || int32(len(f.p.topic.partitions())) > f.upstreamParts {
-		if err := f.ensureTopic(); err != nil {
+	if err := f.ensureTopic(); err != nil {
+		return -1, err
+	}
+	if f.leader < 0 {
+		if _, err := f.upstreamPartitions(ctx); err != nil {
 			return -1, err
 		}
-	}
-	if _, err := f.upstreamPartitions(ctx); err != nil {
-		return -1, err
 	}
 	if f.leader < 0 {
 		return -1, fmt.Errorf("upstream partition %s-%d has no leader", f.upstream, f.p.index)
