@@ -64,9 +64,19 @@ type Config struct {
 	// RetentionCheckInterval is log.retention.check.interval.ms (default
 	// 5 minutes).
 	RetentionCheckInterval time.Duration
+	// CleanerBackoff is log.cleaner.backoff.ms (default 15 s) and
+	// CleanerDedupeBufferSize log.cleaner.dedupe.buffer.size (default
+	// 128 MiB), for the log cleaner of compacted topics (cleaner.go).
+	CleanerBackoff          time.Duration
+	CleanerDedupeBufferSize int
 	// Uplink, when non-nil, forwards matching topics to an upstream
 	// cluster through per-partition spools (uplink.go).
 	Uplink *UplinkConfig
+	// ValidateCompressedRecords decompresses every compressed produce batch
+	// to check its records, as Kafka does; false stores them after header
+	// checks only (produce_validate.go). Compacted and forwarded topics are
+	// always fully validated.
+	ValidateCompressedRecords bool
 }
 
 // groupCoordinator is what the broker needs from the group coordinator.
@@ -198,8 +208,9 @@ func New(cfg Config) (*Broker, error) {
 			return nil, err
 		}
 	}
-	b.bg.Add(1)
+	b.bg.Add(2)
 	go b.retentionLoop()
+	go b.cleanerLoop()
 	return b, nil
 }
 

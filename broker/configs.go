@@ -47,7 +47,7 @@ const maxLong = "9223372036854775807"
 // have no effect on a single node without compaction or tiered storage.
 var topicConfigDefs = []topicConfigDef{
 	{name: "cleanup.policy", typ: cfgTypeList, def: "delete", synonym: "log.cleanup.policy", enum: []string{"delete", "compact"},
-		doc: "delete: retention applies (applied); compact: accepted, but the log is never compacted, so without delete records are kept forever"},
+		doc: "delete: retention applies; compact: the log cleaner keeps the latest record per key (both applied)"},
 	{name: "compression.type", typ: cfgTypeString, def: "producer", synonym: "compression.type", enum: []string{"producer"},
 		doc: "only producer (batches stored as the producer compressed them) is supported"},
 	{name: "delete.retention.ms", typ: cfgTypeLong, def: "86400000", synonym: "log.cleaner.delete.retention.ms", min: 0, max: math.MaxInt64},
@@ -194,13 +194,12 @@ func parseTopicConfigs(set map[string]string) (*topicConfig, error) {
 	}
 	l := logstore.DefaultConfig()
 	l.SegmentBytes = c.int64("segment.bytes")
-	l.SegmentMs = time.Duration(c.int64("segment.ms")) * time.Millisecond
+	l.SegmentMs = compactionSegmentMs(c, time.Duration(c.int64("segment.ms"))*time.Millisecond) // cleaner.go
 	l.IndexIntervalBytes = int(c.int64("index.interval.bytes"))
 	l.RetentionMs = msDuration(c.int64("retention.ms"))
 	l.RetentionBytes = c.int64("retention.bytes")
 	if pol, _ := c.value("cleanup.policy"); !strings.Contains(strings.ToLower(pol), "delete") {
-		// compact-only topics are never deleted by retention in Kafka;
-		// without a compactor they simply keep everything.
+		// compact-only topics are never deleted by retention in Kafka.
 		l.RetentionMs, l.RetentionBytes = -1, -1
 	}
 	tt, _ := c.value("message.timestamp.type")

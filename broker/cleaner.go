@@ -1,0 +1,173 @@
+package broker
+
+// The log cleaner: one background goroutine (Kafka's log.cleaner.threads=1)
+// that compacts partitions of topics whose cleanup.policy contains
+// "compact", one partition at a time, through logstore's Compact.
+//
+// Every log.cleaner.backoff.ms it looks at every compacted partition and
+// picks the filthiest one that is due: its dirty ratio (bytes written
+// since the last clean over the cleanable bytes) is at least
+// min.cleanable.dirty.ratio, or its oldest uncleaned record is older than
+// max.compaction.lag.ms, or a kept tombstone's delete horizon passed. It
+// cleans it, then looks again at once, until nothing is due; each
+// partition is cleaned at most once per round so a log that stays due
+// cannot monopolize it. Segments newer than min.compaction.lag.ms and
+// everything from the last stable offset on stay dirty; the offset map is
+// log.cleaner.dedupe.buffer.size bytes (Config.CleanerDedupeBufferSize),
+// and a log whose dirty part does not fit is cleaned a prefix per round. A
+// partition whose clean fails for another reason than a concurrent change
+// (Kafka's "uncleanable" partitions) is skipped for
+// cleanerFailureBackoff and logged. Close stops a clean in progress
+// between two batches, leaving the log as it was.
+
+import (
+	"errors"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/minikafka/minikafka/logstore"
+)
+
+const (
+	defaultCleanerBackoff = 15 * time.Second // log.cleaner.backoff.ms
+	cleanerFailureBackoff = 10 * time.Minute
+)
+
+// cleanerTopicConfig is the compaction part of a topic's configuration.
+type cleanerTopicConfig struct {
+	compact         bool
+	minDirtyRatio   float64
+	minLag          time.Duration
+	maxLag          time.Duration // <0: none
+	deleteRetention time.Duration
+}
+
+func cleanerConfig(c *topicConfig) cleanerTopicConfig {
+	pol, _ := c.value("cleanup.policy")
+	cc := cleanerTopicConfig{compact: strings.Contains(strings.ToLower(pol), "compact")}
+	if !cc.compact {
+		return cc
+	}
+	r, _ := c.value("min.cleanable.dirty.ratio")
+	cc.minDirtyRatio, _ = strconv.ParseFloat(strings.TrimSpace(r), 64)
+	cc.minLag = msDuration(c.int64("min.compaction.lag.ms"))
+	cc.maxLag = msDuration(c.int64("max.compaction.lag.ms"))
+	cc.deleteRetention = msDuration(c.int64("delete.retention.ms"))
+	if cc.deleteRetention < 0 {
+		cc.deleteRetention = math.MaxInt64
+	}
+	return cc
+}
+
+// compactionSegmentMs is the roll time of a compacted topic's active
+// segment: Kafka rolls it by max.compaction.lag.ms too, since the active
+// segment is never cleaned.
+func compactionSegmentMs(c *topicConfig, segmentMs time.Duration) time.Duration {
+	cc := cleanerConfig(c)
+	if cc.compact && cc.maxLag > 0 && (segmentMs <= 0 || cc.maxLag < segmentMs) {
+		return cc.maxLag
+	}
+	return segmentMs
+}
+
+// cleanerLoop runs the log cleaner until the broker closes.
+func (b *Broker) cleanerLoop() {
+	defer b.bg.Done()
+	backoff := b.cfg.CleanerBackoff
+	if backoff <= 0 {
+		backoff = defaultCleanerBackoff
+	}
+	failed := map[*partition]time.Time{}
+	t := time.NewTimer(backoff)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.closing:
+			return
+		case <-t.C:
+		}
+		done := map[*partition]bool{}
+		for b.cleanOne(done, failed) {
+		}
+		t.Reset(backoff)
+	}
+}
+
+// cleanOne cleans the filthiest due partition not yet in done; false if
+// there is none (or the broker is closing).
+func (b *Broker) cleanOne(done map[*partition]bool, failed map[*partition]time.Time) bool {
+	select {
+	case <-b.closing:
+		return false
+	default:
+	}
+	now := b.now()
+	var best *partition
+	var bestCfg cleanerTopicConfig
+	var bestLSO int64
+	bestScore := -1.0
+	for _, t := range b.topics.Load().byName {
+		cc := cleanerConfig(t.cfg.Load())
+		if !cc.compact {
+			continue
+		}
+		for _, p := range t.partitions() {
+			if done[p] || p.fwd.Load() != nil {
+				continue
+			}
+			if until, ok := failed[p]; ok && now.Before(until) {
+				continue
+			}
+			lso := b.txns.lastStable(p)
+			if lso <= 0 {
+				continue
+			}
+			st := p.log.CleanState(now, cc.minLag, lso)
+			ratio := st.DirtyRatio()
+			overdue := cc.maxLag >= 0 && st.FirstDirtyTimestamp >= 0 && now.UnixMilli()-st.FirstDirtyTimestamp > cc.maxLag.Milliseconds()
+			due := st.DirtyBytes > 0 && (ratio >= cc.minDirtyRatio || overdue)
+			due = due || (st.CleanBytes > 0 && st.DeleteHorizon <= now.UnixMilli())
+			if !due {
+				continue
+			}
+			// Logs past their max lag go first, then the filthiest.
+			score := ratio
+			if overdue {
+				score += 2
+			}
+			if score > bestScore {
+				best, bestCfg, bestLSO, bestScore = p, cc, lso, score
+			}
+		}
+	}
+	if best == nil {
+		return false
+	}
+	done[best] = true
+	start := time.Now()
+	res, err := best.log.Compact(logstore.CompactOptions{
+		Now:              now,
+		DeleteRetention:  bestCfg.deleteRetention,
+		MinCompactionLag: bestCfg.minLag,
+		MaxOffset:        bestLSO,
+		MapBytes:         b.cfg.CleanerDedupeBufferSize,
+		ProducerExpiry:   producerExpiry,
+		Stop:             b.closing,
+	})
+	switch {
+	case errors.Is(err, logstore.ErrCompactAborted) || errors.Is(err, logstore.ErrClosed):
+		// The log changed under the clean or the broker is closing;
+		// the next round retries.
+	case err != nil:
+		failed[best] = now.Add(cleanerFailureBackoff)
+		b.log.Error("log cleaner: cleaning failed, partition skipped for a while", "topic", best.topic.name, "partition", best.index, "err", err)
+	default:
+		b.log.Debug("log cleaner: cleaned", "topic", best.topic.name, "partition", best.index,
+			"segments", res.Segments, "bytes_read", res.BytesRead, "bytes_written", res.BytesWritten,
+			"records", res.Records, "removed", res.Removed, "tombstones", res.Tombstones,
+			"first_dirty", res.FirstDirty, "map_full", res.MapFull, "took", time.Since(start))
+	}
+	return true
+}
