@@ -48,7 +48,6 @@ type config struct {
 	topics         []TopicSpec
 	listener       net.Listener
 	uplink         uplinkConfig // uplink_options.go
-	validation     validation   // options_validation.go
 }
 
 func defaultConfig() config {
