@@ -126,6 +126,7 @@ func Start(ctx context.Context, opts ...Option) (*Broker, error) {
 		Logger:                     log,
 		GroupInitialRebalanceDelay: c.rebalanceDelay,
 		Uplink:                     upl,
+		ValidateCompressedRecords:  c.validation.compressed,
 	})
 	if err != nil {
 		ln.Close()

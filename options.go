@@ -48,6 +48,7 @@ type config struct {
 	topics         []TopicSpec
 	listener       net.Listener
 	uplink         uplinkConfig // uplink_options.go
+	validation     validation   // options_validation.go
 }
 
 func defaultConfig() config {

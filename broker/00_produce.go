@@ -5,10 +5,15 @@ package broker
 // Each partition gets exactly one v2 record batch (Kafka rejects more, or
 // none, with INVALID_RECORD since v3). The batch is validated before it is
 // stored as sent: framing and CRC (CORRUPT_MESSAGE), size against the
-// topic's max.message.bytes (MESSAGE_TOO_LARGE), every record decoded —
-// compressed bodies decompressed with a hard output bound — (INVALID_RECORD),
-// CreateTime timestamps against message.timestamp.{before,after}.max.ms
-// (INVALID_TIMESTAMP). Idempotent batches (producer ID >= 0) are checked
+// topic's max.message.bytes (MESSAGE_TOO_LARGE), then the records
+// (produce_validate.go): uncompressed ones decoded and checked; compressed
+// ones checked from the batch header and the codec's stream header only
+// (passthrough), unless Config.ValidateCompressedRecords is set or the
+// topic is compacted (doc.go, "Compressed produce"). Per-record problems
+// (keyless record on a compacted topic, timestamp outside
+// message.timestamp.{before,after}.max.ms) reject the batch with
+// INVALID_RECORD or INVALID_TIMESTAMP and, from v8, record_errors.
+// Idempotent batches (producer ID >= 0) are checked
 // against the producer's last sequence on that partition: a retry of one of
 // the last five batches is acknowledged with its original offset (Kafka's
 // DUPLICATE_SEQUENCE handling), a gap is OUT_OF_ORDER_SEQUENCE_NUMBER, an
@@ -120,6 +125,7 @@ func (b *Broker) handleProduce(ctx context.Context, req *protocol.Request) proto
 			}
 			if code != 0 {
 				sp.ErrorCode = code
+				sp.BaseOffset = -1
 				if req.Version >= 8 && msg != "" {
 					m := msg
 					sp.ErrorMessage = &m
@@ -213,7 +219,20 @@ func (b *Broker) produceTo(p *partition, batch []byte, acks int16, sp *kmsg.Prod
 	if h.IsTransactional() && (h.ProducerID < 0 || h.BaseSequence < 0) {
 		return kerr.InvalidRecord.Code, 0, errors.New("transactional batches must carry a producer id and sequence")
 	}
-	if err := validateRecords(&h, batch, cfg, now); err != nil {
+	if h.ProducerID >= 0 && h.BaseSequence < 0 {
+		return kerr.InvalidRecord.Code, 0, fmt.Errorf("invalid sequence number %d in record batch with producerId %d", h.BaseSequence, h.ProducerID)
+	}
+	if h.Compression() == records.CodecZstd && version < 7 {
+		return kerr.UnsupportedCompressionType.Code, 0, fmt.Errorf("produce requests with version %d are not allowed to use ZStandard compression", version)
+	}
+	if err := b.validateBatchRecords(&h, batch, p, cfg, now); err != nil {
+		if rve, ok := err.(*recordValidationError); ok {
+			if version >= 8 {
+				rve.fill(sp)
+			}
+			sp.LogStartOffset = p.log.LogStartOffset()
+			return rve.code, 0, err
+		}
 		return errCode(err), 0, err
 	}
 	// All batches carry the single leader epoch 0 (not covered by the
@@ -272,32 +291,5 @@ func (b *Broker) produceTo(p *partition, batch []byte, acks int16, sp *kmsg.Prod
 }
 
 var errBadTimestamp = errors.New("record timestamp out of range")
-
-// validateRecords decodes every record of the batch (decompressing into a
-// bounded buffer) and checks CreateTime timestamps, as Kafka's LogValidator.
-func validateRecords(h *records.BatchHeader, batch []byte, cfg *topicConfig, now time.Time) error {
-	limit := maxDecompressedBatch
-	if l := 4 * int(cfg.maxMessageBytes); l > limit {
-		limit = l
-	}
-	it, err := records.Records(*h, batch[records.BatchHeaderLen:], limit)
-	if err != nil {
-		return err
-	}
-	checkTS := !cfg.logAppendTimestamps && (cfg.tsAfterMax != maxInt64 || cfg.tsBeforeMax != maxInt64)
-	nowMs := now.UnixMilli()
-	for it.Next() {
-		if checkTS {
-			ts := h.FirstTimestamp + it.Record().TimestampDelta
-			if cfg.tsAfterMax != maxInt64 && ts-nowMs > cfg.tsAfterMax {
-				return fmt.Errorf("%w: timestamp %d is more than message.timestamp.after.max.ms=%d in the future", errBadTimestamp, ts, cfg.tsAfterMax)
-			}
-			if cfg.tsBeforeMax != maxInt64 && nowMs-ts > cfg.tsBeforeMax {
-				return fmt.Errorf("%w: timestamp %d is more than message.timestamp.before.max.ms=%d in the past", errBadTimestamp, ts, cfg.tsBeforeMax)
-			}
-		}
-	}
-	return it.Err()
-}
 
 const maxInt64 = 1<<63 - 1

@@ -72,6 +72,11 @@ type Config struct {
 	// Uplink, when non-nil, forwards matching topics to an upstream
 	// cluster through per-partition spools (uplink.go).
 	Uplink *UplinkConfig
+	// ValidateCompressedRecords decompresses every compressed produce batch
+	// to check its records, as Kafka does; false stores them after header
+	// checks only (produce_validate.go). Compacted and forwarded topics are
+	// always fully validated.
+	ValidateCompressedRecords bool
 }
 
 // groupCoordinator is what the broker needs from the group coordinator.

@@ -1,0 +1,229 @@
+package broker
+
+// Record-level validation of produced batches, and the passthrough of
+// compressed ones (see "Compressed produce" in doc.go).
+//
+// A batch that reaches validateBatchRecords has passed records.Validate
+// (length, magic, CRC32C, codec, count vs last offset delta) and the
+// header rules in produceTo (control bit, producer id/sequence). Then:
+//
+//   - uncompressed batches: every record is decoded and checked (cheap);
+//   - compressed batches on a compacted topic, on a forwarded topic (the
+//     forwarder decodes them anyway), or with
+//     Config.ValidateCompressedRecords: decompressed (bounded) and checked
+//     the same way;
+//   - other compressed batches: records.CheckFrame on the codec's stream
+//     header, and the timestamp rules on the header's first and max
+//     timestamps. Only if those look out of range are the records decoded,
+//     to name exactly the offending ones as Kafka does.
+//
+// Per-record problems are collected for the whole batch and reported
+// together, as Kafka's LogValidator (processRecordErrors) does: the batch
+// is rejected with INVALID_TIMESTAMP if any record's timestamp is out of
+// range, else INVALID_RECORD, and Produce v8+ carries record_errors (batch
+// index + message) and Kafka's error_message. A record that cannot be
+// decoded at all fails the whole batch without per-record errors
+// (INVALID_RECORD, or CORRUPT_MESSAGE when the body does not decompress).
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minikafka/minikafka/internal/records"
+)
+
+// recordError is one entry of a Produce response's record_errors.
+type recordError struct {
+	index int32
+	msg   string
+}
+
+// recordValidationError is Kafka's RecordValidationException: the batch is
+// rejected because of the listed records.
+type recordValidationError struct {
+	code    int16 // INVALID_RECORD or INVALID_TIMESTAMP
+	records []recordError
+}
+
+func (e *recordValidationError) Error() string {
+	if e.code == kerr.InvalidTimestamp.Code {
+		return "One or more records have been rejected due to invalid timestamp"
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "One or more records have been rejected due to %d record errors in total, and only showing the first three errors at most: [", len(e.records))
+	for i, r := range e.records[:min(3, len(e.records))] {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		fmt.Fprintf(&sb, "RecordError(batchIndex=%d, message='%s')", r.index, r.msg)
+	}
+	sb.WriteString("]")
+	return sb.String()
+}
+
+// fill puts the record errors into a v8+ partition response.
+func (e *recordValidationError) fill(sp *kmsg.ProduceResponseTopicPartition) {
+	sp.ErrorRecords = make([]kmsg.ProduceResponseTopicPartitionErrorRecord, len(e.records))
+	for i, r := range e.records {
+		er := kmsg.NewProduceResponseTopicPartitionErrorRecord()
+		er.RelativeOffset = r.index
+		m := r.msg
+		er.ErrorMessage = &m
+		sp.ErrorRecords[i] = er
+	}
+}
+
+// topicIsCompacted reports whether cleanup.policy contains compact: such
+// topics need a key on every record, so their batches are always decoded.
+func topicIsCompacted(cfg *topicConfig) bool {
+	pol, _ := cfg.value("cleanup.policy")
+	for pol != "" {
+		item, rest, _ := strings.Cut(pol, ",")
+		if strings.EqualFold(strings.TrimSpace(item), "compact") {
+			return true
+		}
+		pol = rest
+	}
+	return false
+}
+
+// batchValidation holds what the checks of one batch need.
+type batchValidation struct {
+	h         *records.BatchHeader
+	cfg       *topicConfig
+	tp        string // "topic-partition", for Kafka's messages
+	nowMs     int64
+	compacted bool
+}
+
+// validateBatchRecords applies the record-level rules to a batch whose
+// header is valid, decompressing only when it must (see the file comment).
+func (b *Broker) validateBatchRecords(h *records.BatchHeader, batch []byte, p *partition, cfg *topicConfig, now time.Time) error {
+	v := batchValidation{h: h, cfg: cfg, nowMs: now.UnixMilli(), compacted: topicIsCompacted(cfg)}
+	v.tp = fmt.Sprintf("%s-%d", p.topic.name, p.index)
+	// Forwarded partitions are decoded anyway when shipped (forward.go): a
+	// body that does not decode must be refused here, not stall the
+	// forwarder later.
+	if h.Compression() != records.CodecNone && !v.compacted && !b.cfg.ValidateCompressedRecords && b.forwardOf(p) == nil {
+		if err := records.CheckFrame(h.Compression(), batch[records.BatchHeaderLen:]); err != nil {
+			return err
+		}
+		if v.headerTimestampsOK() {
+			return nil
+		}
+		// Rare: a timestamp looks out of range. Decode the records so
+		// the answer names exactly the records Kafka would.
+	}
+	return v.decodeAndCheck(batch)
+}
+
+// headerTimestampsOK reports whether no record can break the timestamp
+// rules, judging from the batch header alone: exact for LogAppendTime
+// batches (every record carries MaxTimestamp), and for CreateTime batches
+// a check of FirstTimestamp and MaxTimestamp, the bounds producers write.
+// A record whose negative delta puts it before FirstTimestamp is not seen
+// here; that is part of what passthrough gives up.
+func (v *batchValidation) headerTimestampsOK() bool {
+	h := v.h
+	if h.HasLogAppendTime() {
+		return v.timestampError(h.MaxTimestamp) == ""
+	}
+	if v.cfg.logAppendTimestamps {
+		return true
+	}
+	return v.timestampError(h.FirstTimestamp) == "" && v.timestampError(h.MaxTimestamp) == ""
+}
+
+// timestampError applies Kafka's validateTimestamp to a record timestamp
+// of this batch: "" when it is fine, else the kind of problem ("range" or
+// "type").
+func (v *batchValidation) timestampError(ts int64) string {
+	if !v.cfg.logAppendTimestamps && ts != -1 {
+		if outOfRange(v.nowMs, ts, v.cfg.tsBeforeMax, v.cfg.tsAfterMax) {
+			return "range"
+		}
+		return ""
+	}
+	if v.h.HasLogAppendTime() {
+		return "type"
+	}
+	return ""
+}
+
+func outOfRange(now, ts, beforeMax, afterMax int64) bool {
+	diff := now - ts // cannot overflow for real clocks; saturate anyway
+	if ts < 0 && diff < 0 {
+		diff = maxInt64
+	}
+	return diff > beforeMax || -diff > afterMax
+}
+
+// decodeAndCheck decodes every record (decompressing into a bounded
+// buffer) and collects Kafka's per-record errors.
+func (v *batchValidation) decodeAndCheck(batch []byte) error {
+	h, cfg := v.h, v.cfg
+	limit := maxDecompressedBatch
+	if l := 4 * int(cfg.maxMessageBytes); l > limit {
+		limit = l
+	}
+	it, err := records.Records(*h, batch[records.BatchHeaderLen:], limit)
+	if err != nil {
+		return err
+	}
+	it.AnyOffsetDeltas()
+	var errs []recordError
+	anyTimestamp := false
+	for i := int32(0); it.Next(); i++ {
+		r := it.Record()
+		if r.OffsetDelta != i {
+			errs = append(errs, recordError{i, fmt.Sprintf("Inner record at index %d of the record batch has offset delta %d; offset deltas must count up from 0 in topic partition %s", i, r.OffsetDelta, v.tp)})
+			continue
+		}
+		if v.compacted && r.Key == nil {
+			errs = append(errs, recordError{i, "Compacted topic cannot accept message without key in topic partition " + v.tp + "."})
+			continue
+		}
+		ts := h.FirstTimestamp + r.TimestampDelta
+		if h.HasLogAppendTime() {
+			ts = h.MaxTimestamp
+		}
+		switch v.timestampError(ts) {
+		case "range":
+			anyTimestamp = true
+			errs = append(errs, recordError{i, fmt.Sprintf("Timestamp %d of message with offset %d is out of range. The timestamp should be within [%d, %d]",
+				ts, h.BaseOffset+int64(r.OffsetDelta), satSub(v.nowMs, cfg.tsBeforeMax), satAdd(v.nowMs, cfg.tsAfterMax))})
+		case "type":
+			anyTimestamp = true
+			errs = append(errs, recordError{i, fmt.Sprintf("Invalid timestamp type in message with offset %d. Producer should not set timestamp type to LogAppendTime.", h.BaseOffset+int64(r.OffsetDelta))})
+		}
+	}
+	if err := it.Err(); err != nil {
+		return err
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	code := kerr.InvalidRecord.Code
+	if anyTimestamp {
+		code = kerr.InvalidTimestamp.Code
+	}
+	return &recordValidationError{code: code, records: errs}
+}
+
+func satAdd(a, b int64) int64 {
+	if b > 0 && a > maxInt64-b {
+		return maxInt64
+	}
+	return a + b
+}
+
+func satSub(a, b int64) int64 {
+	if b > 0 && a < -maxInt64+b {
+		return -maxInt64 - 1
+	}
+	return a - b
+}
