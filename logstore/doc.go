@@ -41,11 +41,14 @@
 //	00000000000000000000.index      sparse offset index of that segment
 //	00000000000000000000.timeindex  time index of that segment
 //	logstart                        log start offset set by DeleteRecords
+//	cleanpoint                      compaction progress (see Compaction)
+//	*.cleaned                       an uncommitted compaction's output, removed on open
+//	*.log.swap                      a committed compaction's segment, swapped in on open
 //	*.tmp, *.deleted                debris, removed on open
 //
 // Segment names are the base offset (first offset) in %020d. Segments are
 // contiguous: each starts at the offset after the previous one's last
-// record. A segment is at most 2^31-1 bytes (positions are 32-bit).
+// record, or later if compaction removed that segment's last records. A segment is at most 2^31-1 bytes (positions are 32-bit).
 //
 // A .log file is nothing but batches, back to back, each in Kafka's v2
 // layout (see internal/records): int64 base offset, int32 length of the
@@ -107,6 +110,82 @@
 // Truncate removes the shortened segment's index files (and syncs the
 // directory) before cutting the .log file, so a crash in between leaves a
 // segment that is rescanned rather than a stale index that matches by size.
+//
+// # Compaction
+//
+// Compact (compact*.go) is Kafka's log cleaner for one log. The log's
+// sealed segments below the first uncleanable offset (the active
+// segment's base, the high watermark, CompactOptions.MaxOffset (the broker
+// passes the last stable offset), the first segment holding a record newer
+// than min.compaction.lag.ms) are cleanable. The first dirty offset (in the
+// cleanpoint file) splits them into a clean head, already deduplicated,
+// and a dirty tail. A pass:
+//
+//  1. maps each key of the dirty tail's non-transactional records to its
+//     highest offset, in an offset map of fixed memory (24 bytes an entry:
+//     a 128-bit key hash and the offset); if it fills, mapping stops at a
+//     batch boundary and only that prefix counts as cleaned;
+//  2. rewrites every cleanable segment from the log start to the one
+//     holding the last mapped offset, batch by batch, keeping a record
+//     unless the map holds a higher offset for its key, or it is a
+//     tombstone (null value) below the mapped end whose batch's delete
+//     horizon has passed. A batch keeping all its records is copied as it
+//     is; otherwise it is rebuilt with the same base offset, last offset
+//     delta, producer fields and codec (gzip, snappy (raw or xerial
+//     framing, as found), lz4, zstd; decompression bounded at 256 MiB), its
+//     records keeping their offset deltas, so offsets never change and
+//     batches may hold fewer records than their offset span (readers then
+//     see gaps, as with Kafka). A batch with tombstones that is cleaned for
+//     the first time gets a delete horizon (KIP-534: attribute bit 6 set,
+//     FirstTimestamp = now + delete.retention.ms, record timestamp deltas
+//     re-based on it, so record timestamps are unchanged). A batch left
+//     with no records is dropped, unless it is its producer's last batch in
+//     the cleaned segments (and newer than CompactOptions.ProducerExpiry):
+//     then its header survives as an empty batch (NumRecords 0), so the
+//     producer's sequence state does, as in Kafka. Records without a key
+//     are kept. Transactional batches and control batches (markers) are
+//     copied untouched and their records never enter the map: aborted
+//     transactional records are not removed yet;
+//  3. merges consecutive cleaned segments while the output so far plus
+//     the next input fits segment.bytes, so the segment count stays
+//     bounded; each output replaces its group of input segments.
+//
+// Offsets and time indexes of cleaned segments are built while writing.
+// Readers, appends and retention run meanwhile (only the swap takes the
+// writer lock); if retention, DeleteRecords or Truncate changed the
+// segments, or the log closed, the pass is abandoned (ErrCompactAborted)
+// and its files removed.
+//
+// Crash safety: each output is written as <base>.log.cleaned,
+// <base>.index.cleaned and <base>.timeindex.cleaned, all fsynced, then the
+// directory. Groups are then swapped in offset order, each atomically:
+// rename <base>.log.cleaned to <base>.log.swap and fsync the directory
+// (the commit point); rename the group's old files to *.deleted and fsync;
+// rename the index files and the log to their final names and fsync. Open
+// first removes every *.cleaned file (an uncommitted pass) and completes
+// every *.log.swap: the old .log files whose base lies between the swap's
+// base and its last offset are removed, the index files of the base too
+// (the segment is rescanned), and the swap renamed into place. A crash
+// thus leaves each group old or new, and the log a cleaned prefix followed
+// by an uncleaned rest, which holds every record that is not superseded (a
+// tombstone is dropped only with, or after, the older records of its
+// key). Old segments pinned by readers stay readable until released.
+//
+// Recovery allows what cleaning leaves: batch offsets within a segment
+// need only increase, a sealed segment may end before the next one's base
+// (it covers up to it), and batches are checked with
+// records.ValidateStored (NumRecords from 0 to LastOffsetDelta+1).
+//
+// The cleanpoint file is 28 bytes, replaced atomically after a pass:
+// "MKCP", version 1, three zero bytes, int64 first dirty offset, int64
+// earliest delete horizon of a kept tombstone (Unix ms, MaxInt64 if none;
+// the cleaner cleans again when it passes), CRC32C of the first 24 bytes.
+// A missing or damaged file means nothing was cleaned yet.
+//
+// CleanState reports the clean and dirty bytes (Kafka's cleanable ratio is
+// dirty / (clean + dirty)), the first dirty batch's timestamp (for
+// max.compaction.lag.ms) and the delete horizon, for the broker's cleaner
+// to choose which log to clean.
 //
 // # File descriptors
 //
