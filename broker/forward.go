@@ -54,9 +54,8 @@ type forwarder struct {
 	state     atomic.Pointer[string]
 
 	// Owned by the run goroutine.
-	prod          upProducer
-	leader        int32 // upstream leader of the partition; -1 unknown
-	upstreamParts int32 // upstream partition count last seen
+	prod   upProducer
+	leader int32 // upstream leader of the partition; -1 unknown
 }
 
 func newForwarder(u *uplink, p *partition, sp *spool.Spool, upstream string) *forwarder {
@@ -131,7 +130,9 @@ func (f *forwarder) commit() {
 	f.committed.Store(a)
 }
 
-// commitLoop commits acknowledgements as they arrive, at most every 20 ms.
+// commitLoop commits acknowledgements as they arrive, at most every
+// commitEvery: each commit writes a marker and fsyncs the directory, and
+// only a crash ever reads it (what a crash loses is shipped again).
 func (f *forwarder) commitLoop() {
 	for {
 		select {
@@ -140,11 +141,13 @@ func (f *forwarder) commitLoop() {
 		case <-f.commitNote:
 		}
 		f.commit()
-		if !f.sleep(20 * time.Millisecond) {
+		if !f.sleep(commitEvery) {
 			return
 		}
 	}
 }
+
+const commitEvery = 100 * time.Millisecond
 
 // ackedThrough records that the upstream holds every record up to last.
 func (f *forwarder) ackedThrough(last int64, records, bytes int) {

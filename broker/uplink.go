@@ -14,10 +14,12 @@ package broker
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -319,31 +321,38 @@ func (u *uplink) close() error {
 	return errors.Join(errs...)
 }
 
-// ForwardStat describes one forwarded partition.
+// ForwardStat describes one forwarded partition. The JSON names are those
+// of the minikafka.forward.partitions config entry (forward-status).
 type ForwardStat struct {
-	Topic         string
-	Partition     int32
-	UpstreamTopic string
+	Topic         string `json:"topic"`
+	Partition     int32  `json:"partition"`
+	UpstreamTopic string `json:"upstream_topic"`
 	// LogStartOffset is the partition's local log start: the spool's
 	// first record not yet deleted as acknowledged (it trails
 	// UpstreamAcked by at most a commit). LogEndOffset is the next offset
 	// to be assigned, HighWatermark what local consumers can read.
-	LogStartOffset, LogEndOffset, HighWatermark int64
+	LogStartOffset int64 `json:"log_start_offset"`
+	LogEndOffset   int64 `json:"log_end_offset"`
+	HighWatermark  int64 `json:"high_watermark"`
 	// UpstreamAcked is the first offset the upstream has not acknowledged;
 	// Lag = LogEndOffset - UpstreamAcked, records still to ship.
-	UpstreamAcked, Lag int64
+	UpstreamAcked int64 `json:"upstream_acked"`
+	Lag           int64 `json:"lag"`
 	// Forwarded counts records (ForwardedBytes their batch bytes)
 	// acknowledged upstream since start; Errors failed upstream attempts.
-	Forwarded, ForwardedBytes, Errors int64
+	Forwarded      int64 `json:"forwarded"`
+	ForwardedBytes int64 `json:"forwarded_bytes"`
+	Errors         int64 `json:"errors"`
 	// SpoolBytes is what the spool uses against SpoolMaxBytes; Pressure
 	// their ratio in [0, 1].
-	SpoolBytes, SpoolMaxBytes int64
-	Pressure                  float64
+	SpoolBytes    int64   `json:"spool_bytes"`
+	SpoolMaxBytes int64   `json:"spool_max_bytes"`
+	Pressure      float64 `json:"pressure"`
 	// State is starting (upstream topic not yet ensured), idle, shipping,
 	// retrying (backing off after a failure) or stopped.
-	State string
+	State string `json:"state"`
 	// LastError is the last upstream error, "" after a success.
-	LastError string
+	LastError string `json:"last_error"`
 }
 
 // ForwardStats returns the state of every forwarded partition, sorted by
@@ -376,6 +385,10 @@ func (b *Broker) ForwardStats() []ForwardStat {
 //	minikafka.forward.pressure        highest partition spool pressure, 0..1
 //	minikafka.forward.forwarded       records acknowledged upstream since start
 //	minikafka.forward.last.error      last upstream error of any partition, "" when none
+//
+// and, only when asked for by name (it is long), the per-partition state:
+//
+//	minikafka.forward.partitions      JSON array of ForwardStat, by partition
 func (b *Broker) describeForwarding(t *topic, names []string, r *kmsg.DescribeConfigsRequest) []kmsg.DescribeConfigsResponseResourceConfig {
 	if b.uplink == nil || b.uplink.rule(t) == nil {
 		return nil
@@ -383,12 +396,14 @@ func (b *Broker) describeForwarding(t *topic, names []string, r *kmsg.DescribeCo
 	var lag, bytes, fwd int64
 	var pressure float64
 	var upstream, lastErr string
+	var stats []ForwardStat
 	for _, p := range t.partitions() {
 		f := b.forwardOf(p)
 		if f == nil {
 			continue
 		}
 		s := f.stat()
+		stats = append(stats, s)
 		upstream = s.UpstreamTopic
 		lag += s.Lag
 		bytes += s.SpoolBytes
@@ -399,15 +414,23 @@ func (b *Broker) describeForwarding(t *topic, names []string, r *kmsg.DescribeCo
 		}
 	}
 	want := wanted(names)
-	var out []kmsg.DescribeConfigsResponseResourceConfig
-	for _, kv := range [][2]string{
+	entries := [][2]string{
 		{"minikafka.forward.upstream.topic", upstream},
 		{"minikafka.forward.lag", strconv.FormatInt(lag, 10)},
 		{"minikafka.forward.spool.bytes", strconv.FormatInt(bytes, 10)},
 		{"minikafka.forward.pressure", strconv.FormatFloat(pressure, 'f', 4, 64)},
 		{"minikafka.forward.forwarded", strconv.FormatInt(fwd, 10)},
 		{"minikafka.forward.last.error", lastErr},
-	} {
+	}
+	if slices.Contains(names, forwardPartitionsConfig) {
+		js, err := json.Marshal(stats)
+		if err != nil {
+			js = []byte("[]")
+		}
+		entries = append(entries, [2]string{forwardPartitionsConfig, string(js)})
+	}
+	var out []kmsg.DescribeConfigsResponseResourceConfig
+	for _, kv := range entries {
 		if !want(kv[0]) {
 			continue
 		}
@@ -424,6 +447,9 @@ func (b *Broker) describeForwarding(t *topic, names []string, r *kmsg.DescribeCo
 	}
 	return out
 }
+
+// forwardPartitionsConfig names the per-partition forwarding state entry.
+const forwardPartitionsConfig = "minikafka.forward.partitions"
 
 // loadProducerState rebuilds idempotence state from the batch headers at
 // the spool's tail, as loadProducerState does from a log's tail, so that

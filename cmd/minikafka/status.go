@@ -1,0 +1,132 @@
+package main
+
+// minikafka forward-status: the forwarding state of a running broker, read
+// over the Kafka protocol (DescribeConfigs of the read-only entry
+// minikafka.forward.partitions on every topic), so it needs nothing but
+// the broker's client port.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minikafka/minikafka/broker"
+)
+
+// forwardPartitionsConfig is the DescribeConfigs entry holding a topic's
+// per-partition forwarding state as JSON (broker/uplink.go).
+const forwardPartitionsConfig = "minikafka.forward.partitions"
+
+// runForwardStatus implements `minikafka forward-status`.
+func runForwardStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("minikafka forward-status", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	bootstrap := fs.String("bootstrap", "localhost:9092", "`host:port` of the broker to ask")
+	timeout := fs.Duration("timeout", 10*time.Second, "give up after this long")
+	asJSON := fs.Bool("json", false, "print the state as JSON (one array of partitions)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: minikafka forward-status [flags] [topic...]\n\nPrints, per forwarded partition of a running broker (of the given topics,\nor all): upstream topic, local high watermark, upstream-acknowledged\noffset, lag in records, spool bytes and pressure, state and last error.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	stats, err := fetchForwardStats(ctx, *bootstrap, fs.Args())
+	if err != nil {
+		fmt.Fprintf(stderr, "minikafka forward-status: %v\n", err)
+		return 1
+	}
+	if *asJSON {
+		if stats == nil {
+			stats = []broker.ForwardStat{}
+		}
+		js, _ := json.MarshalIndent(stats, "", "  ")
+		fmt.Fprintf(stdout, "%s\n", js)
+		return 0
+	}
+	if len(stats) == 0 {
+		fmt.Fprintf(stdout, "no forwarded partitions on %s\n", *bootstrap)
+		return 0
+	}
+	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "TOPIC\tPARTITION\tUPSTREAM TOPIC\tHIGH WATERMARK\tUPSTREAM ACKED\tLAG\tSPOOL BYTES\tPRESSURE\tSTATE\tLAST ERROR")
+	for _, s := range stats {
+		lastErr := s.LastError
+		if lastErr == "" {
+			lastErr = "-"
+		}
+		fmt.Fprintf(w, "%s\t%d\t%s\t%d\t%d\t%d\t%d\t%.1f%%\t%s\t%s\n", s.Topic, s.Partition, s.UpstreamTopic,
+			s.HighWatermark, s.UpstreamAcked, s.Lag, s.SpoolBytes, 100*s.Pressure, s.State, strings.ReplaceAll(lastErr, "\n", " "))
+	}
+	w.Flush()
+	return 0
+}
+
+// fetchForwardStats asks the broker at addr for the forwarding state of
+// topics (all when empty).
+func fetchForwardStats(ctx context.Context, addr string, topics []string) ([]broker.ForwardStat, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequestRetries(1), kgo.DialTimeout(5*time.Second))
+	if err != nil {
+		return nil, fmt.Errorf("bootstrap %q: %w", addr, err)
+	}
+	defer cl.Close()
+	if len(topics) == 0 {
+		meta := kmsg.NewPtrMetadataRequest()
+		resp, err := meta.RequestWith(ctx, cl)
+		if err != nil {
+			return nil, fmt.Errorf("cannot reach the broker at %s: %w", addr, err)
+		}
+		for _, t := range resp.Topics {
+			if t.Topic != nil && !t.IsInternal && !strings.HasPrefix(*t.Topic, "__") {
+				topics = append(topics, *t.Topic)
+			}
+		}
+		if len(topics) == 0 {
+			return nil, nil
+		}
+	}
+	req := kmsg.NewPtrDescribeConfigsRequest()
+	for _, t := range topics {
+		r := kmsg.NewDescribeConfigsRequestResource()
+		r.ResourceType = kmsg.ConfigResourceTypeTopic
+		r.ResourceName = t
+		r.ConfigNames = []string{forwardPartitionsConfig}
+		req.Resources = append(req.Resources, r)
+	}
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach the broker at %s: %w", addr, err)
+	}
+	var out []broker.ForwardStat
+	for _, r := range resp.Resources {
+		if err := kerr.ErrorForCode(r.ErrorCode); err != nil {
+			return nil, fmt.Errorf("topic %s: %w", r.ResourceName, err)
+		}
+		for _, c := range r.Configs {
+			if c.Name != forwardPartitionsConfig || c.Value == nil {
+				continue
+			}
+			var ps []broker.ForwardStat
+			if err := json.Unmarshal([]byte(*c.Value), &ps); err != nil {
+				return nil, fmt.Errorf("topic %s: bad %s: %w", r.ResourceName, forwardPartitionsConfig, err)
+			}
+			out = append(out, ps...)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/minikafka/minikafka"
+	"github.com/minikafka/minikafka/broker"
+)
+
+// forward-status against real brokers: a table and JSON while forwarding
+// works, the upstream's failure once it is gone, a clear error and exit 1
+// when the broker is unreachable.
+func TestForwardStatus(t *testing.T) {
+	up, err := minikafka.Start(context.Background(), minikafka.WithInMemory(), minikafka.WithListenAddr("127.0.0.1:0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	upClosed := false
+	defer func() {
+		if !upClosed {
+			up.Close()
+		}
+	}()
+	local, err := minikafka.Start(context.Background(), minikafka.WithInMemory(), minikafka.WithListenAddr("127.0.0.1:0"),
+		minikafka.WithUpstream(up.Addr()), minikafka.WithForward("edge-*=central."),
+		minikafka.WithTopic("edge-a", 2), minikafka.WithTopic("plain", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer local.Close()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(local.Addr()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := 0; i < 10; i++ {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "edge-a", Partition: int32(i % 2), Value: []byte("v")}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitUntil := func(what string, cond func([]broker.ForwardStat) bool) {
+		t.Helper()
+		for !cond(local.ForwardStats()) {
+			if ctx.Err() != nil {
+				t.Fatalf("timed out waiting for %s: %+v", what, local.ForwardStats())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	waitUntil("everything shipped", func(s []broker.ForwardStat) bool {
+		return len(s) == 2 && s[0].Lag == 0 && s[1].Lag == 0 && s[0].State == "idle" && s[1].State == "idle"
+	})
+	status := func(args ...string) (int, string, string) {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		code := run(ctx, append([]string{"forward-status"}, args...), func(string) (string, bool) { return "", false }, &out, &errOut, nil)
+		return code, out.String(), errOut.String()
+	}
+
+	code, out, errOut := status("-bootstrap", local.Addr())
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "TOPIC") {
+		t.Fatalf("output:\n%s", out)
+	}
+	for p, line := range lines[1:] {
+		f := strings.Fields(line)
+		// topic partition upstream hw acked lag spool pressure state error
+		if len(f) != 10 || f[0] != "edge-a" || f[1] != string(rune('0'+p)) || f[2] != "central.edge-a" ||
+			f[3] != "5" || f[4] != "5" || f[5] != "0" || f[8] != "idle" || f[9] != "-" {
+			t.Errorf("row %d: %q", p, line)
+		}
+	}
+
+	code, out, errOut = status("-bootstrap", local.Addr(), "-json", "edge-a")
+	if code != 0 {
+		t.Fatalf("json: exit %d: %s", code, errOut)
+	}
+	var js []broker.ForwardStat
+	if err := json.Unmarshal([]byte(out), &js); err != nil {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	if len(js) != 2 || js[1].Partition != 1 || js[1].UpstreamTopic != "central.edge-a" || js[1].Forwarded != 5 || js[1].UpstreamAcked != 5 {
+		t.Errorf("json: %+v", js)
+	}
+	if code, out, _ = status("-bootstrap", local.Addr(), "plain"); code != 0 || !strings.Contains(out, "no forwarded partitions") {
+		t.Errorf("non-forwarded topic: exit %d, %q", code, out)
+	}
+
+	// The upstream goes away: the lag grows and the error shows.
+	up.Close()
+	upClosed = true
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "edge-a", Partition: 0, Value: []byte("later")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil("the upstream failure", func(s []broker.ForwardStat) bool { return len(s) == 2 && s[0].LastError != "" })
+	code, out, errOut = status("-bootstrap", local.Addr())
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	row := strings.Split(strings.TrimSpace(out), "\n")[1]
+	if f := strings.Fields(row); len(f) < 10 || f[3] != "6" || f[4] != "5" || f[5] != "1" || f[8] != "retrying" {
+		t.Errorf("row while the upstream is down: %q", row)
+	}
+
+	// Nothing listening: a clear message and exit 1.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := ln.Addr().String()
+	ln.Close()
+	code, _, errOut = status("-bootstrap", dead, "-timeout", "3s")
+	if code != 1 || !strings.Contains(errOut, "cannot reach the broker at "+dead) {
+		t.Errorf("unreachable: exit %d, stderr %q", code, errOut)
+	}
+}
