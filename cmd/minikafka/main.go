@@ -118,6 +118,9 @@ func parseSettings(args []string, lookupEnv func(string) (string, bool), stderr 
 // run is main without the process exit; started, if not nil, receives the
 // broker once it serves (tests).
 func run(ctx context.Context, args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer, started chan<- *minikafka.Broker) int {
+	if len(args) > 0 && args[0] == "forward-status" {
+		return runForwardStatus(ctx, args[1:], stdout, stderr) // status.go
+	}
 	s, err := parseSettings(args, lookupEnv, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
