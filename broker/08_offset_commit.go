@@ -1,6 +1,6 @@
 package broker
 
-// OffsetCommit v0–v9.
+// OffsetCommit v0–v10.
 //
 // Behavior: validates the committer as Kafka's classic coordinator does,
 // then stores every valid partition's offset in one groupstore change
@@ -15,7 +15,10 @@ package broker
 //     generation: ILLEGAL_GENERATION. Commits during PreparingRebalance from
 //     the current generation are accepted (clients commit while revoking).
 //   - per partition: UNKNOWN_TOPIC_OR_PARTITION for a missing topic or
-//     partition, OFFSET_METADATA_TOO_LARGE over offset.metadata.max.bytes.
+//     partition, OFFSET_METADATA_TOO_LARGE over offset.metadata.max.bytes;
+//     v10 names topics by id, and every partition of an id no topic has is
+//     UNKNOWN_TOPIC_ID (before any group check, as Kafka's KafkaApis
+//     answers it before the coordinator sees the request).
 //
 // Consumer (KIP-848) groups: the generation is the member epoch; the
 // member's current or previous epoch is accepted (as Kafka 4.3 accepts
@@ -24,7 +27,9 @@ package broker
 //
 // Version notes: v1 carries a per-partition commit timestamp, v2–v4 a
 // retention time (an explicit expiry), v6 the leader epoch, v7 the
-// instance id, v9 KIP-848 member epochs. v10 (topic ids) is not offered.
+// instance id, v9 KIP-848 member epochs, v10 topic ids instead of names
+// (KIP-848; offsets are still stored by name, so a topic deleted and
+// recreated under the same name starts without them: deletion drops them).
 
 import (
 	"context"
@@ -50,12 +55,19 @@ func (b *Broker) handleOffsetCommit(_ context.Context, req *protocol.Request) pr
 	var refs []ref
 	for i, t := range r.Topics {
 		rt := kmsg.NewOffsetCommitResponseTopic()
-		rt.Topic = t.Topic
-		nparts, exists := b.PartitionCount(t.Topic)
+		rt.Topic, rt.TopicID = t.Topic, t.TopicID
+		name, known := t.Topic, true
+		if r.Version >= 10 {
+			name, known = b.TopicName(t.TopicID)
+		}
+		nparts, exists := b.PartitionCount(name)
 		for j, p := range t.Partitions {
 			rp := kmsg.NewOffsetCommitResponseTopicPartition()
 			rp.Partition = p.Partition
 			rp.ErrorCode = commitPartitionError(code, exists, nparts, p.Partition, p.Metadata)
+			if !known {
+				rp.ErrorCode = kerr.UnknownTopicID.Code
+			}
 			if rp.ErrorCode == 0 {
 				o := groupstore.Offset{Offset: p.Offset, LeaderEpoch: -1, CommitMs: nowMs, ExpireMs: expire}
 				if r.Version >= 6 {
@@ -67,7 +79,7 @@ func (b *Broker) handleOffsetCommit(_ context.Context, req *protocol.Request) pr
 				if p.Metadata != nil {
 					o.Metadata = *p.Metadata
 				}
-				commits = append(commits, groupstore.Commit{Topic: t.Topic, Partition: p.Partition, Offset: o})
+				commits = append(commits, groupstore.Commit{Topic: name, Partition: p.Partition, Offset: o})
 				refs = append(refs, ref{i, j})
 			}
 			rt.Partitions = append(rt.Partitions, rp)

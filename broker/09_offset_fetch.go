@@ -1,6 +1,6 @@
 package broker
 
-// OffsetFetch v0–v9.
+// OffsetFetch v0–v10.
 //
 // Behavior: returns committed offsets (-1 and an empty metadata string for
 // partitions without one). Null topics (v2+) mean every committed offset
@@ -8,7 +8,9 @@ package broker
 // UNSTABLE_OFFSET_COMMIT for a partition while an open transaction holds
 // an offset for it (pendingTxnOffset, set by the transaction coordinator). v9 names the member and its epoch for KIP-848 groups:
 // UNKNOWN_MEMBER_ID or STALE_MEMBER_EPOCH (the current or previous epoch
-// passes). v10 (topic ids) is not offered.
+// passes). v10 names topics by id: a requested id no topic has answers its
+// partitions with UNKNOWN_TOPIC_ID; a fetch of all offsets lists topics by
+// their current id and leaves out offsets of a name no topic has now.
 
 import (
 	"context"
@@ -35,6 +37,7 @@ type fetchedPartition struct {
 
 type fetchedTopic struct {
 	topic string
+	id    [16]byte // v10: the requested id (or the topic's, for all)
 	parts []fetchedPartition
 }
 
@@ -84,13 +87,41 @@ func (b *Broker) handleOffsetFetch(_ context.Context, req *protocol.Request) pro
 	if r.Version >= 8 {
 		for _, rg := range r.Groups {
 			topics, order := map[string][]int32{}, []string(nil)
+			var unknown []fetchedTopic // v10 ids no topic has
+			ids := map[string][16]byte{}
 			for _, t := range rg.Topics {
-				if _, ok := topics[t.Topic]; !ok {
-					order = append(order, t.Topic)
+				name := t.Topic
+				if r.Version >= 10 {
+					var ok bool
+					if name, ok = b.TopicName(t.TopicID); !ok {
+						ft := fetchedTopic{id: t.TopicID}
+						for _, p := range t.Partitions {
+							ft.parts = append(ft.parts, fetchedPartition{partition: p, offset: -1, epoch: -1, code: kerr.UnknownTopicID.Code})
+						}
+						unknown = append(unknown, ft)
+						continue
+					}
+					ids[name] = t.TopicID
 				}
-				topics[t.Topic] = append(topics[t.Topic], t.Partitions...)
+				if _, ok := topics[name]; !ok {
+					order = append(order, name)
+				}
+				topics[name] = append(topics[name], t.Partitions...)
 			}
 			fts, code := b.fetchOffsets(rg.Group, topics, order, rg.Topics == nil, r.RequireStable)
+			if r.Version >= 10 {
+				kept := fts[:0]
+				for _, ft := range fts {
+					var ok bool
+					if ft.id, ok = ids[ft.topic]; !ok {
+						ft.id, ok = b.TopicID(ft.topic)
+					}
+					if ok {
+						kept = append(kept, ft)
+					}
+				}
+				fts = append(kept, unknown...)
+			}
 			if rg.MemberID != nil && code == 0 {
 				if g := b.coord().get(rg.Group); g != nil {
 					g.mu.Lock()
@@ -106,7 +137,7 @@ func (b *Broker) handleOffsetFetch(_ context.Context, req *protocol.Request) pro
 			g.Group, g.ErrorCode = rg.Group, code
 			for _, ft := range fts {
 				t := kmsg.NewOffsetFetchResponseGroupTopic()
-				t.Topic = ft.topic
+				t.Topic, t.TopicID = ft.topic, ft.id
 				for _, fp := range ft.parts {
 					p := kmsg.NewOffsetFetchResponseGroupTopicPartition()
 					p.Partition, p.Offset, p.LeaderEpoch, p.ErrorCode = fp.partition, fp.offset, fp.epoch, fp.code

@@ -3,6 +3,8 @@ package broker
 // JoinGroup v0–v9.
 //
 // Behavior:
+//   - A session timeout outside group.min.session.timeout.ms and
+//     group.max.session.timeout.ms (GroupConfig) is INVALID_SESSION_TIMEOUT.
 //   - An empty member id from a v4+ client without a group.instance.id is
 //     answered with MEMBER_ID_REQUIRED and a fresh id to rejoin with (the id
 //     is pending until it rejoins or its session timeout passes).
@@ -57,7 +59,7 @@ func (b *Broker) handleJoinGroup(ctx context.Context, req *protocol.Request) pro
 		return errResp(kerr.InvalidGroupID.Code, r.MemberID)
 	}
 	session := time.Duration(r.SessionTimeoutMillis) * time.Millisecond
-	if session <= 0 || session > maxSessionTimeout {
+	if session < c.minSession || session > c.maxSession {
 		return errResp(kerr.InvalidSessionTimeout.Code, r.MemberID)
 	}
 	rebalance := time.Duration(r.RebalanceTimeoutMillis) * time.Millisecond

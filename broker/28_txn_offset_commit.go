@@ -1,6 +1,6 @@
 package broker
 
-// TxnOffsetCommit v0–v5.
+// TxnOffsetCommit v0–v6.
 //
 // Stages a consumer group's offsets in the producer's open transaction
 // (durably, in the transaction log). They are written to the group store
@@ -14,7 +14,8 @@ package broker
 // have been added with AddOffsetsToTxn (INVALID_TXN_STATE otherwise),
 // except under KIP-890 (v5+), where the commit adds it.
 //
-// v6 names topics by ID and is not offered.
+// v6 names topics by ID (the same change as OffsetCommit v10): every
+// partition of an ID no topic has is UNKNOWN_TOPIC_ID.
 
 import (
 	"context"
@@ -51,12 +52,19 @@ func (b *Broker) handleTxnOffsetCommit(_ context.Context, req *protocol.Request)
 	}
 	for _, rt := range r.Topics {
 		st := kmsg.NewTxnOffsetCommitResponseTopic()
-		st.Topic = rt.Topic
-		nparts, exists := b.PartitionCount(rt.Topic)
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		name, known := rt.Topic, true
+		if req.Version >= 6 {
+			name, known = b.TopicName(rt.TopicID)
+		}
+		nparts, exists := b.PartitionCount(name)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.ErrorCode = commitPartitionError(code, exists, nparts, rp.Partition, rp.Metadata)
+			if !known {
+				sp.ErrorCode = kerr.UnknownTopicID.Code
+			}
 			if sp.ErrorCode == 0 {
 				o := groupstore.Offset{Offset: rp.Offset, LeaderEpoch: -1, ExpireMs: -1}
 				if req.Version >= 2 {
@@ -68,7 +76,7 @@ func (b *Broker) handleTxnOffsetCommit(_ context.Context, req *protocol.Request)
 				if ts.offsets[r.Group] == nil {
 					ts.offsets[r.Group] = map[tpName]groupstore.Offset{}
 				}
-				ts.offsets[r.Group][tpName{rt.Topic, rp.Partition}] = o
+				ts.offsets[r.Group][tpName{name, rp.Partition}] = o
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}

@@ -30,12 +30,12 @@ var apiIndex map[int16]*api
 // (ApiVersions lists it), which a package-level initializer cannot.
 func init() {
 	apis = []api{
-		{0, 3, 13, (*Broker).handleProduce},     // v3+: only v2 record batches
-		{1, 4, 18, (*Broker).handleFetch},       // v4+: v2 record batches, LSO
-		{2, 1, 11, (*Broker).handleListOffsets}, // v0's multi-offset shape dropped as in Kafka 4
-		{3, 0, 13, (*Broker).handleMetadata},    //
-		{8, 0, 9, (*Broker).handleOffsetCommit}, // v10 uses topic ids
-		{9, 0, 9, (*Broker).handleOffsetFetch},  // v10 uses topic ids
+		{0, 3, 13, (*Broker).handleProduce},      // v3+: only v2 record batches
+		{1, 4, 18, (*Broker).handleFetch},        // v4+: v2 record batches, LSO
+		{2, 1, 11, (*Broker).handleListOffsets},  // v0's multi-offset shape dropped as in Kafka 4
+		{3, 0, 13, (*Broker).handleMetadata},     //
+		{8, 0, 10, (*Broker).handleOffsetCommit}, // v10: topic ids
+		{9, 0, 10, (*Broker).handleOffsetFetch},  // v10: topic ids
 		{10, 0, 6, (*Broker).handleFindCoordinator},
 		{11, 0, 9, (*Broker).handleJoinGroup},
 		{12, 0, 4, (*Broker).handleHeartbeat},
@@ -52,7 +52,7 @@ func init() {
 		{24, 0, 3, (*Broker).handleAddPartitionsToTxn}, // v4+ is broker-to-broker
 		{25, 0, 4, (*Broker).handleAddOffsetsToTxn},
 		{26, 0, 5, (*Broker).handleEndTxn},
-		{28, 0, 5, (*Broker).handleTxnOffsetCommit},  // v6 uses topic ids
+		{28, 0, 6, (*Broker).handleTxnOffsetCommit},  // v6: topic ids
 		{32, 0, 4, (*Broker).handleDescribeConfigs},  //
 		{33, 0, 2, (*Broker).handleAlterConfigs},     //
 		{35, 1, 4, (*Broker).handleDescribeLogDirs},  // v0 dropped in Kafka 4; v5 (cordoning) not in 4.1

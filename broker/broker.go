@@ -59,6 +59,7 @@ type Config struct {
 	Logger *slog.Logger
 	// GroupInitialRebalanceDelay is group.initial.rebalance.delay.ms.
 	GroupInitialRebalanceDelay time.Duration
+	Groups                     GroupConfig // the other group coordinator settings (group.go)
 	// Now is the clock (tests); nil means time.Now.
 	Now func() time.Time
 	// RetentionCheckInterval is log.retention.check.interval.ms (default

@@ -281,6 +281,7 @@ func (b *Broker) brokerConfigs() []brokerConfig {
 		{"transaction.state.log.min.isr", "1", cfgTypeInt, srcDefault, ""},
 		{"transaction.state.log.replication.factor", "1", cfgTypeShort, srcDefault, ""},
 	}
+	cs = append(cs, b.cfg.Groups.brokerConfigs()...) // group.go
 	sort.Slice(cs, func(i, j int) bool { return cs[i].name < cs[j].name })
 	return cs
 }

@@ -22,6 +22,7 @@ import (
 	"errors"
 	"path"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -35,13 +36,84 @@ func init() {
 	newGroupCoordinator = func(b *Broker) (groupCoordinator, error) { return newCoordinator(b) }
 }
 
-// Kafka defaults for settings broker.Config does not carry.
-const (
-	offsetsRetention         = 7 * 24 * time.Hour // offsets.retention.minutes
-	offsetsRetentionInterval = 10 * time.Minute   // offsets.retention.check.interval.ms
-	offsetMetadataMaxBytes   = 4096               // offset.metadata.max.bytes
-	maxSessionTimeout        = 30 * time.Minute   // group.max.session.timeout.ms
-)
+// GroupConfig holds the group coordinator's settings, named as Kafka names
+// them; a zero field means Kafka's default.
+type GroupConfig struct {
+	// OffsetsRetention is offsets.retention.minutes: committed offsets of
+	// a group without members are dropped this long after it became empty
+	// (an explicit v2–v4 commit retention overrides it). Default 7 days.
+	OffsetsRetention time.Duration
+	// OffsetsRetentionCheckInterval is offsets.retention.check.interval.ms,
+	// how often expired offsets are looked for. Default 10 minutes.
+	OffsetsRetentionCheckInterval time.Duration
+	// MinSessionTimeout and MaxSessionTimeout are group.min.session.timeout.ms
+	// and group.max.session.timeout.ms: a classic JoinGroup whose session
+	// timeout lies outside them is refused with INVALID_SESSION_TIMEOUT.
+	// Defaults 6 s and 30 minutes.
+	MinSessionTimeout, MaxSessionTimeout time.Duration
+	// ConsumerSessionTimeout is group.consumer.session.timeout.ms: a KIP-848
+	// member that has not heartbeated for that long is removed. Default 45 s.
+	ConsumerSessionTimeout time.Duration
+	// ConsumerHeartbeatInterval is group.consumer.heartbeat.interval.ms, the
+	// interval KIP-848 members are told to heartbeat at. Default 5 s.
+	ConsumerHeartbeatInterval time.Duration
+}
+
+// DefaultGroupConfig is Kafka's defaults.
+func DefaultGroupConfig() GroupConfig {
+	return GroupConfig{
+		OffsetsRetention:              7 * 24 * time.Hour,
+		OffsetsRetentionCheckInterval: 10 * time.Minute,
+		MinSessionTimeout:             6 * time.Second,
+		MaxSessionTimeout:             30 * time.Minute,
+		ConsumerSessionTimeout:        45 * time.Second,
+		ConsumerHeartbeatInterval:     5 * time.Second,
+	}
+}
+
+// withDefaults fills zero fields with Kafka's defaults.
+func (gc GroupConfig) withDefaults() GroupConfig {
+	d := DefaultGroupConfig()
+	for _, f := range []struct{ v, def *time.Duration }{
+		{&gc.OffsetsRetention, &d.OffsetsRetention},
+		{&gc.OffsetsRetentionCheckInterval, &d.OffsetsRetentionCheckInterval},
+		{&gc.MinSessionTimeout, &d.MinSessionTimeout},
+		{&gc.MaxSessionTimeout, &d.MaxSessionTimeout},
+		{&gc.ConsumerSessionTimeout, &d.ConsumerSessionTimeout},
+		{&gc.ConsumerHeartbeatInterval, &d.ConsumerHeartbeatInterval},
+	} {
+		if *f.v <= 0 {
+			*f.v = *f.def
+		}
+	}
+	return gc
+}
+
+// brokerConfigs reports the settings in effect for DescribeConfigs of the
+// broker resource: set ones as static broker config, the rest as defaults.
+func (gc GroupConfig) brokerConfigs() []brokerConfig {
+	eff := gc.withDefaults()
+	ms := func(name string, set, v time.Duration, typ int8) brokerConfig {
+		src := srcDefault
+		if set > 0 {
+			src = srcStaticBroker
+		}
+		return brokerConfig{name, strconv.FormatInt(v.Milliseconds(), 10), typ, src, ""}
+	}
+	minutes := ms("offsets.retention.minutes", gc.OffsetsRetention, 0, cfgTypeInt)
+	minutes.value = strconv.FormatInt(int64(eff.OffsetsRetention/time.Minute), 10)
+	return []brokerConfig{
+		ms("group.consumer.heartbeat.interval.ms", gc.ConsumerHeartbeatInterval, eff.ConsumerHeartbeatInterval, cfgTypeInt),
+		ms("group.consumer.session.timeout.ms", gc.ConsumerSessionTimeout, eff.ConsumerSessionTimeout, cfgTypeInt),
+		ms("group.max.session.timeout.ms", gc.MaxSessionTimeout, eff.MaxSessionTimeout, cfgTypeInt),
+		ms("group.min.session.timeout.ms", gc.MinSessionTimeout, eff.MinSessionTimeout, cfgTypeInt),
+		ms("offsets.retention.check.interval.ms", gc.OffsetsRetentionCheckInterval, eff.OffsetsRetentionCheckInterval, cfgTypeLong),
+		minutes,
+	}
+}
+
+// offset.metadata.max.bytes, Kafka's default.
+const offsetMetadataMaxBytes = 4096
 
 type groupState int8
 
@@ -65,7 +137,9 @@ type coordinator struct {
 	mu     sync.Mutex
 	groups map[string]*group
 
-	retention time.Duration // offsets.retention.minutes (tests shorten it)
+	retention              time.Duration // offsets.retention.minutes (tests shorten it)
+	retentionCheck         time.Duration // offsets.retention.check.interval.ms
+	minSession, maxSession time.Duration // group.min/max.session.timeout.ms
 	// KIP-848 group.consumer.heartbeat.interval.ms and
 	// group.consumer.session.timeout.ms (tests shorten them).
 	consumerHeartbeat, consumerSession time.Duration
@@ -118,8 +192,11 @@ func newCoordinator(b *Broker) (*coordinator, error) {
 	if !rep.Clean() {
 		b.log.Warn("group offsets recovered with losses", "torn_bytes", rep.TornBytes, "damaged_regions", len(rep.Damaged))
 	}
-	c := &coordinator{b: b, store: st, groups: map[string]*group{}, retention: offsetsRetention, closing: make(chan struct{}),
-		consumerHeartbeat: consumerHeartbeatInterval, consumerSession: consumerSessionTimeout}
+	gc := b.cfg.Groups.withDefaults()
+	c := &coordinator{b: b, store: st, groups: map[string]*group{}, closing: make(chan struct{}),
+		retention: gc.OffsetsRetention, retentionCheck: gc.OffsetsRetentionCheckInterval,
+		minSession: gc.MinSessionTimeout, maxSession: gc.MaxSessionTimeout,
+		consumerHeartbeat: gc.ConsumerHeartbeatInterval, consumerSession: gc.ConsumerSessionTimeout}
 	b.OnTopicDeleted(func(name string, _ [16]byte) {
 		if err := c.store.DeleteTopic(name); err != nil {
 			b.log.Error("dropping deleted topic's committed offsets", "topic", name, "err", err)
@@ -173,7 +250,7 @@ func (c *coordinator) Close() error {
 
 func (c *coordinator) expireLoop() {
 	defer c.wg.Done()
-	t := time.NewTicker(offsetsRetentionInterval)
+	t := time.NewTicker(c.retentionCheck)
 	defer t.Stop()
 	for {
 		select {

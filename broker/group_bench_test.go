@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -13,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minikafka/minikafka/logstore"
+	"github.com/minikafka/minikafka/protocol"
 )
 
 func commitReq(group, topic string, parts int32, offset int64) *kmsg.OffsetCommitRequest {
@@ -103,7 +105,8 @@ func BenchmarkRebalance10x100(b *testing.B) {
 
 func benchRebalance(b *testing.B, balancer kgo.GroupBalancer) {
 	const members, parts = 10, 100
-	gb := startGroupBroker(b, b.TempDir(), logstore.SyncNever)
+	tr := &groupTracer{start: time.Now()}
+	gb := startWrappedGroupBroker(b, b.TempDir(), logstore.SyncNever, func(h protocol.Handler) protocol.Handler { tr.h = h; return tr })
 	gb.createTopic(b, "t", parts)
 	gb.client(b) // warm metadata path
 	var total time.Duration
@@ -116,6 +119,7 @@ func benchRebalance(b *testing.B, balancer kgo.GroupBalancer) {
 		var cls []*kgo.Client
 		ctx, cancel := context.WithCancel(context.Background())
 		var polling sync.WaitGroup
+		tr.reset()
 		start := time.Now()
 		for m := range members {
 			cl, err := kgo.NewClient(kgo.SeedBrokers(gb.addr), kgo.ConsumerGroup(group), kgo.ConsumeTopics("t"),
@@ -176,6 +180,13 @@ func benchRebalance(b *testing.B, balancer kgo.GroupBalancer) {
 		}
 		total += time.Since(start)
 		b.StopTimer()
+		if f := os.Getenv("MINIKAFKA_GROUP_TRACE"); f != "" {
+			// A file, not b.Log: the benchmark log is truncated.
+			trace := fmt.Sprintf("%s run %d: %v\n%s\n", b.Name(), i, time.Since(start), tr)
+			if err := appendFile(f, trace); err != nil {
+				b.Fatal(err)
+			}
+		}
 		cancel()
 		polling.Wait()
 		for _, cl := range cls {
@@ -241,4 +252,16 @@ func BenchmarkRebalanceProtocol10x100(b *testing.B) {
 		}
 		wg.Wait()
 	}
+}
+
+func appendFile(name, s string) error {
+	f, err := os.OpenFile(name, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(s)
+	if err2 := f.Close(); err == nil {
+		err = err2
+	}
+	return err
 }

@@ -42,7 +42,7 @@ func (h saramaHandler) ConsumeClaim(s sarama.ConsumerGroupSession, c sarama.Cons
 // partitions, consume every record and commit.
 func TestSaramaConsumerGroup(t *testing.T) {
 	const parts, per = 6, 10
-	gb := startGroupBroker(t, t.TempDir(), logstore.SyncNever)
+	gb := startGroupBroker(t, t.TempDir(), logstore.SyncNever, shortSessions)
 	gb.createTopic(t, "t", parts)
 	gb.produce(t, "t", parts, per)
 
@@ -110,7 +110,7 @@ func TestSaramaConsumerGroup(t *testing.T) {
 // record and commits.
 func TestKafkaGoReaderGroup(t *testing.T) {
 	const parts, per = 3, 10
-	gb := startGroupBroker(t, t.TempDir(), logstore.SyncNever)
+	gb := startGroupBroker(t, t.TempDir(), logstore.SyncNever, shortSessions)
 	gb.createTopic(t, "t", parts)
 	gb.produce(t, "t", parts, per)
 	r := kafka.NewReader(kafka.ReaderConfig{

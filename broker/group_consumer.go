@@ -32,12 +32,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// Kafka defaults (group.consumer.*) for settings broker.Config lacks.
-const (
-	consumerHeartbeatInterval = 5 * time.Second  // group.consumer.heartbeat.interval.ms
-	consumerSessionTimeout    = 45 * time.Second // group.consumer.session.timeout.ms
-)
-
 type assignment map[string][]int32 // topic name → sorted partitions
 
 type consumerMember struct {
@@ -364,7 +358,7 @@ func (g *group) reconcile(m *consumerMember) {
 func (g *group) armRevokeDeadline(m *consumerMember) {
 	d := time.Duration(m.rebalanceTimeout) * time.Millisecond
 	if d <= 0 {
-		d = consumerSessionTimeout
+		d = g.c.consumerSession
 	}
 	m.revokeBy = time.AfterFunc(d, func() {
 		g.mu.Lock()

@@ -211,7 +211,7 @@ func TestKgoGroupRebalances(t *testing.T) {
 		t.Run(bal.name, func(t *testing.T) {
 			t.Parallel()
 			const parts, per = 12, 20
-			gb := startGroupBroker(t, t.TempDir(), logstore.SyncNever)
+			gb := startGroupBroker(t, t.TempDir(), logstore.SyncNever, shortSessions)
 			gb.createTopic(t, "t", parts)
 			gb.produce(t, "t", parts, per)
 			seen := &recordSet{seen: map[int32]map[int64]int{}}

@@ -31,6 +31,17 @@ type groupBroker struct {
 
 func startGroupBroker(t testing.TB, dir string, sync logstore.SyncMode, mods ...func(*Config)) *groupBroker {
 	t.Helper()
+	return startWrappedGroupBroker(t, dir, sync, nil, mods...)
+}
+
+// shortSessions lowers group.min.session.timeout.ms (Kafka's default is
+// 6 s) for tests whose members time out in a second or two.
+func shortSessions(c *Config) { c.Groups.MinSessionTimeout = 100 * time.Millisecond }
+
+// startWrappedGroupBroker is startGroupBroker with the listener serving
+// wrap(broker) instead of the broker itself (a tracer, for instance).
+func startWrappedGroupBroker(t testing.TB, dir string, sync logstore.SyncMode, wrap func(protocol.Handler) protocol.Handler, mods ...func(*Config)) *groupBroker {
+	t.Helper()
 	cfg := Config{DataDir: dir, Sync: logstore.SyncPolicy{Mode: sync}, DefaultPartitions: 1}
 	for _, m := range mods {
 		m(&cfg)
@@ -39,7 +50,11 @@ func startGroupBroker(t testing.TB, dir string, sync logstore.SyncMode, mods ...
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := protocol.Listen(protocol.Config{Addr: "127.0.0.1:0"}, b)
+	var h protocol.Handler = b
+	if wrap != nil {
+		h = wrap(b)
+	}
+	srv, err := protocol.Listen(protocol.Config{Addr: "127.0.0.1:0"}, h)
 	if err != nil {
 		b.Close()
 		t.Fatal(err)
@@ -110,11 +125,52 @@ func request[R kmsg.Response](t testing.TB, cl *kgo.Client, req kmsg.Request) R 
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	// kgo sends the highest version both sides speak and the requests
+	// below name topics: give each its id too, so that the test holds for
+	// the versions that name topics by id (OffsetCommit v10+, OffsetFetch
+	// v10+, TxnOffsetCommit v6+) as well as the ones before.
+	switch r := req.(type) {
+	case *kmsg.OffsetCommitRequest:
+		for i := range r.Topics {
+			r.Topics[i].TopicID = topicIDFor(t, cl, r.Topics[i].Topic, r.Topics[i].TopicID)
+		}
+	case *kmsg.TxnOffsetCommitRequest:
+		for i := range r.Topics {
+			r.Topics[i].TopicID = topicIDFor(t, cl, r.Topics[i].Topic, r.Topics[i].TopicID)
+		}
+	case *kmsg.OffsetFetchRequest:
+		for i := range r.Groups {
+			for j := range r.Groups[i].Topics {
+				r.Groups[i].Topics[j].TopicID = topicIDFor(t, cl, r.Groups[i].Topics[j].Topic, r.Groups[i].Topics[j].TopicID)
+			}
+		}
+	}
 	resp, err := cl.Request(ctx, req)
 	if err != nil {
 		t.Fatalf("%T: %v", req, err)
 	}
 	return resp.(R)
+}
+
+// topicIDFor returns id, or when it is zero the id of the named topic (zero
+// if there is no such topic).
+func topicIDFor(t testing.TB, cl *kgo.Client, name string, id [16]byte) [16]byte {
+	t.Helper()
+	if id != ([16]byte{}) || name == "" {
+		return id
+	}
+	mr := kmsg.NewPtrMetadataRequest()
+	mt := kmsg.NewMetadataRequestTopic()
+	mt.Topic = &name
+	mr.Topics = []kmsg.MetadataRequestTopic{mt}
+	resp, err := mr.RequestWith(context.Background(), cl)
+	if err != nil {
+		t.Fatalf("metadata for %s: %v", name, err)
+	}
+	if len(resp.Topics) == 1 && resp.Topics[0].ErrorCode == 0 {
+		return resp.Topics[0].TopicID
+	}
+	return id
 }
 
 func wantCode(t testing.TB, what string, got int16, want error) {
@@ -681,7 +737,7 @@ func TestOffsetFetchRequireStable(t *testing.T) {
 // MEMBER_ID_REQUIRED id that never comes back stops holding the join up
 // after its session timeout.
 func TestRebalanceTimeoutDropsLaggards(t *testing.T) {
-	gb := startGroupBroker(t, t.TempDir(), logstore.SyncNever)
+	gb := startGroupBroker(t, t.TempDir(), logstore.SyncNever, shortSessions)
 	join := func(cl *kgo.Client, member string) *kmsg.JoinGroupResponse {
 		r := joinReq("g", member, 9)
 		r.SessionTimeoutMillis, r.RebalanceTimeoutMillis = 5000, 400
