@@ -2,9 +2,11 @@ package logstore
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -582,5 +584,157 @@ func TestOffsetMap(t *testing.T) {
 	}
 	if len(m.h1)*mapEntryBytes > 1<<20 {
 		t.Fatalf("table of %d slots exceeds the budget", len(m.h1))
+	}
+}
+
+// Stop aborts a clean: the log is unchanged and no file is left behind.
+func TestCompactStop(t *testing.T) {
+	e := compactEnv(t, 1000)
+	l, _ := e.open(t)
+	defer l.Close()
+	for i := 0; i < 100; i++ {
+		mustAppend(t, l, kvBatch(t, batchOpts{ts: int64(i)}, kv{key: fmt.Sprint(i % 5), val: fmt.Sprint(i)}))
+	}
+	l.Roll()
+	before := readStored(t, l, 0)
+	stop := make(chan struct{})
+	close(stop)
+	if _, err := l.Compact(CompactOptions{Now: epoch, Stop: stop}); err != ErrCompactAborted {
+		t.Fatalf("Compact with Stop closed: %v", err)
+	}
+	if !bytes.Equal(readStored(t, l, 0), before) {
+		t.Fatal("an aborted clean changed the log")
+	}
+	names, _ := e.fs.ReadDir(e.dir)
+	for _, n := range names {
+		if strings.Contains(n, cleanedSuffix) || strings.Contains(n, swapSuffix) || n == cleanPointFile {
+			t.Fatalf("aborted clean left %s", n)
+		}
+	}
+}
+
+// Compaction concurrent with appends, rolls, readers and DeleteRecords:
+// readers always see valid batches in offset order, and at the end the
+// log (reopened) is a legal compaction of what was appended.
+func TestCompactConcurrent(t *testing.T) {
+	e := compactEnv(t, 1500)
+	l, _ := e.open(t)
+	var all []rec
+	var swaps, aborted atomic.Int64
+	stop := make(chan struct{})
+	done := make(chan error, 3)
+	go func() { // reader
+		for {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			off := l.LogStartOffset()
+			for {
+				r, err := l.Read(ReadOptions{Offset: off, MaxBytes: 4096, MinOneBatch: true})
+				if err != nil {
+					if errors.Is(err, ErrOffsetOutOfRange) {
+						break // DeleteRecords moved the start
+					}
+					done <- err
+					return
+				}
+				b, err := r.AppendTo(nil)
+				r.Release()
+				if err != nil {
+					done <- err
+					return
+				}
+				if len(b) == 0 {
+					break
+				}
+				for p := b; len(p) > 0; {
+					h, err := records.ValidateStored(p)
+					if err != nil {
+						done <- err
+						return
+					}
+					if h.LastOffset() < off {
+						done <- fmt.Errorf("batch [%d,%d] read for offset %d", h.BaseOffset, h.LastOffset(), off)
+						return
+					}
+					off = h.LastOffset() + 1
+					p = p[h.Size():]
+				}
+			}
+		}
+	}()
+	go func() { // cleaner
+		for {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			res, err := l.Compact(CompactOptions{Now: epoch, DeleteRetention: time.Millisecond})
+			if err != nil && !errors.Is(err, ErrCompactAborted) {
+				done <- err
+				return
+			}
+			if err != nil {
+				aborted.Add(1)
+			} else if res.Replaced > 0 {
+				swaps.Add(1)
+			}
+		}
+	}()
+	go func() { // writer (the test goroutine checks the model)
+		for i := 0; i < 1500; i++ {
+			k := kv{key: fmt.Sprint("k", i%37), val: fmt.Sprint("v", i), tomb: i%11 == 0}
+			r, err := l.Append(kvBatch(t, batchOpts{ts: epoch.UnixMilli() + int64(i)}, k))
+			if err != nil {
+				done <- err
+				return
+			}
+			x := rec{off: r.BaseOffset, key: k.key, val: k.val, tomb: k.tomb, ts: epoch.UnixMilli() + int64(i)}
+			if k.tomb {
+				x.val = ""
+			}
+			all = append(all, x)
+			if i%200 == 199 {
+				if _, err := l.DeleteRecords(r.BaseOffset - 500); err != nil {
+					done <- err
+					return
+				}
+			}
+		}
+		done <- nil
+	}()
+	if err := <-done; err != nil { // the writer or a failure
+		t.Fatal(err)
+	}
+	close(stop)
+	for i := 0; i < 2; i++ {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("%d passes swapped segments, %d aborted", swaps.Load(), aborted.Load())
+	l.Roll()
+	mustCompact(t, l, CompactOptions{Now: epoch})
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l, _ = e.open(t)
+	defer l.Close()
+	ls := l.LogStartOffset()
+	var orig []rec
+	for _, r := range all {
+		if r.off >= ls {
+			orig = append(orig, r)
+		}
+	}
+	got := logRecords(t, l)
+	checkCompacted(t, "concurrent", orig, got)
+	if len(got) > 37 {
+		t.Fatalf("%d records left for 37 keys after a final clean", len(got))
 	}
 }
