@@ -95,7 +95,7 @@ func topicIsCompacted(cfg *topicConfig) bool {
 type batchValidation struct {
 	h         *records.BatchHeader
 	cfg       *topicConfig
-	tp        string // "topic-partition", for Kafka's messages
+	p         *partition
 	nowMs     int64
 	compacted bool
 }
@@ -103,8 +103,7 @@ type batchValidation struct {
 // validateBatchRecords applies the record-level rules to a batch whose
 // header is valid, decompressing only when it must (see the file comment).
 func (b *Broker) validateBatchRecords(h *records.BatchHeader, batch []byte, p *partition, cfg *topicConfig, now time.Time) error {
-	v := batchValidation{h: h, cfg: cfg, nowMs: now.UnixMilli(), compacted: topicIsCompacted(cfg)}
-	v.tp = fmt.Sprintf("%s-%d", p.topic.name, p.index)
+	v := batchValidation{h: h, cfg: cfg, p: p, nowMs: now.UnixMilli(), compacted: topicIsCompacted(cfg)}
 	// Forwarded partitions are decoded anyway when shipped (forward.go): a
 	// body that does not decode must be refused here, not stall the
 	// forwarder later.
@@ -162,6 +161,9 @@ func outOfRange(now, ts, beforeMax, afterMax int64) bool {
 	return diff > beforeMax || -diff > afterMax
 }
 
+// tp names the partition as Kafka's messages do ("topic-partition").
+func (v *batchValidation) tp() string { return fmt.Sprintf("%s-%d", v.p.topic.name, v.p.index) }
+
 // decodeAndCheck decodes every record (decompressing into a bounded
 // buffer) and collects Kafka's per-record errors.
 func (v *batchValidation) decodeAndCheck(batch []byte) error {
@@ -180,11 +182,11 @@ func (v *batchValidation) decodeAndCheck(batch []byte) error {
 	for i := int32(0); it.Next(); i++ {
 		r := it.Record()
 		if r.OffsetDelta != i {
-			errs = append(errs, recordError{i, fmt.Sprintf("Inner record at index %d of the record batch has offset delta %d; offset deltas must count up from 0 in topic partition %s", i, r.OffsetDelta, v.tp)})
+			errs = append(errs, recordError{i, fmt.Sprintf("Inner record at index %d of the record batch has offset delta %d; offset deltas must count up from 0 in topic partition %s", i, r.OffsetDelta, v.tp())})
 			continue
 		}
 		if v.compacted && r.Key == nil {
-			errs = append(errs, recordError{i, "Compacted topic cannot accept message without key in topic partition " + v.tp + "."})
+			errs = append(errs, recordError{i, "Compacted topic cannot accept message without key in topic partition " + v.tp() + "."})
 			continue
 		}
 		ts := h.FirstTimestamp + r.TimestampDelta

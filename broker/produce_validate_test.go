@@ -447,3 +447,62 @@ func TestTopicIsCompacted(t *testing.T) {
 		}
 	}
 }
+
+// rawRecords encodes records with the given offset deltas (no key, no
+// headers), bypassing AppendBatch, which always writes deltas 0, 1, 2...
+func rawRecords(deltas ...int64) []byte {
+	var out []byte
+	for _, d := range deltas {
+		var r []byte
+		r = append(r, 0)               // attributes
+		r = binary.AppendVarint(r, 0)  // timestamp delta
+		r = binary.AppendVarint(r, d)  // offset delta
+		r = binary.AppendVarint(r, -1) // null key
+		r = binary.AppendVarint(r, 1)  // value length
+		r = append(r, 'v')             // value
+		r = binary.AppendVarint(r, 0)  // no headers
+		out = binary.AppendVarint(out, int64(len(r)))
+		out = append(out, r...)
+	}
+	return out
+}
+
+// TestOffsetDeltaRecordErrors: records whose offset deltas do not count up
+// from 0 are named in record_errors; a compressed batch is checked only
+// under full validation (passthrough stores it, as documented).
+func TestOffsetDeltaRecordErrors(t *testing.T) {
+	pass := newTestBroker(t)
+	full := newTestBroker(t, func(c *Config) { c.ValidateCompressedRecords = true })
+	clPass, clFull := dialRaw(t, listen(t, pass)), dialRaw(t, listen(t, full))
+	createTopic(t, pass, "t", 1)
+	createTopic(t, full, "t", 1)
+	three := func(c records.Codec) []byte {
+		return makeBatchCodec(t, c, testRec{value: []byte("a")}, testRec{value: []byte("b")}, testRec{value: []byte("c")})
+	}
+	plainBody := rawRecords(0, 1, 7)
+	zstdBody, err := records.Compress(records.CodecZstd, plainBody)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := withBody(three(records.CodecNone), plainBody)
+	zstd := withBody(three(records.CodecZstd), zstdBody)
+	for _, c := range []struct {
+		name  string
+		cl    *rawConn
+		batch []byte
+	}{{"uncompressed, passthrough", clPass, plain}, {"uncompressed, full", clFull, plain}, {"zstd, full", clFull, zstd}} {
+		r := tcpProduce(t, c.cl, 11, "t", append([]byte(nil), c.batch...))
+		if r.ErrorCode != kerr.InvalidRecord.Code || len(r.ErrorRecords) != 1 || r.ErrorRecords[0].RelativeOffset != 2 {
+			t.Fatalf("%s: %v %+v", c.name, kerr.ErrorForCode(r.ErrorCode), r.ErrorRecords)
+		}
+		if !strings.Contains(deref(r.ErrorMessage), "1 record errors in total") {
+			t.Errorf("%s: message %q", c.name, deref(r.ErrorMessage))
+		}
+	}
+	if r := tcpProduce(t, clPass, 11, "t", zstd); r.ErrorCode != 0 {
+		t.Fatalf("zstd, passthrough: %v, want stored unchecked", kerr.ErrorForCode(r.ErrorCode))
+	}
+	if _, hw := tcpFetchAll(t, clFull, "t"); hw != 0 {
+		t.Fatalf("full validation stored a bad batch: hw %d", hw)
+	}
+}
