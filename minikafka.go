@@ -34,7 +34,8 @@ type Broker struct {
 	log        *slog.Logger
 	listen     net.Addr
 	advertised string
-	dataDir    string // "" in memory
+	dataDir    string   // "" in memory
+	metrics    *metrics // options_metrics.go
 
 	served    chan error
 	unlock    func() // releases the data dir lock
@@ -135,12 +136,13 @@ func Start(ctx context.Context, opts ...Option) (*Broker, error) {
 	}
 	brk.SetAdvertised(advHost, int32(advPort))
 
+	mx := newMetrics(brk) // counts requests on their way to brk
 	srv, err := protocol.Listen(protocol.Config{
 		Listener:        ln,
 		MaxRequestBytes: c.maxRequest,
 		IdleTimeout:     c.idleTimeout,
 		Logger:          log,
-	}, brk)
+	}, mx)
 	if err != nil {
 		ln.Close()
 		brk.Close()
@@ -155,9 +157,14 @@ func Start(ctx context.Context, opts ...Option) (*Broker, error) {
 		advertised: net.JoinHostPort(advHost, strconv.Itoa(advPort)),
 		served:     make(chan error, 1),
 		unlock:     unlock,
+		metrics:    mx,
 	}
 	if c.dataDir != "" {
 		b.dataDir = dataDir
+	}
+	if err := mx.start(c.metrics.addr, srv); err != nil {
+		b.Close()
+		return nil, err
 	}
 	go func() {
 		err := srv.Serve()
@@ -219,6 +226,7 @@ func (b *Broker) DataDir() string { return b.dataDir }
 // the first call's result.
 func (b *Broker) Close() error {
 	b.closeOnce.Do(func() {
+		b.metrics.stop()
 		ctx, cancel := context.WithTimeout(context.Background(), closeGrace)
 		defer cancel()
 		var errs []error

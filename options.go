@@ -47,8 +47,9 @@ type config struct {
 	idleTimeout    time.Duration
 	topics         []TopicSpec
 	listener       net.Listener
-	uplink         uplinkConfig // uplink_options.go
-	validation     validation   // options_validation.go
+	uplink         uplinkConfig  // uplink_options.go
+	metrics        metricsConfig // options_metrics.go
+	validation     validation    // options_validation.go
 }
 
 func defaultConfig() config {

@@ -1,0 +1,254 @@
+package minikafka
+
+// Prometheus metrics: an HTTP endpoint serving the text exposition format,
+// written by hand (no client library, no global registry). Off unless
+// WithMetricsAddr is given.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minikafka/minikafka/broker"
+	"github.com/minikafka/minikafka/protocol"
+)
+
+// WithMetricsAddr serves Prometheus metrics (text format) at
+// http://addr/metrics: requests per API, produced and fetched bytes, open
+// connections, and per forwarded partition the forwarding lag, spool bytes
+// and pressure, records forwarded and upstream errors. Port 0 picks a free
+// port (see Broker.MetricsAddr). Default: no metrics endpoint.
+func WithMetricsAddr(addr string) Option {
+	return optionFunc(func(c *config) { c.metrics.addr = addr })
+}
+
+type metricsConfig struct{ addr string }
+
+// maxAPIKey bounds the per-key request counters; higher keys share the last.
+const maxAPIKey = 128
+
+// metrics counts what passes through the broker's handler and serves the
+// endpoint.
+type metrics struct {
+	next protocol.Handler
+	brk  *broker.Broker
+	srv  *protocol.Server // set once listening
+
+	requests     [maxAPIKey + 1]atomic.Uint64
+	produceBytes atomic.Uint64 // record batch bytes in produce requests
+	fetchBytes   atomic.Uint64 // fetch response bytes
+
+	ln   net.Listener
+	http *http.Server
+	done chan struct{}
+}
+
+func newMetrics(brk *broker.Broker) *metrics { return &metrics{next: brk, brk: brk} }
+
+// Serve counts req and hands it to the broker.
+func (m *metrics) Serve(ctx context.Context, req *protocol.Request) protocol.Reply {
+	k := int(req.Key)
+	if k < 0 || k > maxAPIKey {
+		k = maxAPIKey
+	}
+	m.requests[k].Add(1)
+	if pr, ok := req.Body.(*kmsg.ProduceRequest); ok {
+		var n int
+		for i := range pr.Topics {
+			for j := range pr.Topics[i].Partitions {
+				n += len(pr.Topics[i].Partitions[j].Records)
+			}
+		}
+		m.produceBytes.Add(uint64(n))
+	}
+	rep := m.next.Serve(ctx, req)
+	if req.Key == 1 {
+		if rep.Response != nil {
+			m.countFetch(rep.Response)
+		} else if w := rep.Wait; w != nil {
+			rep.Wait = func() (kmsg.Response, error) {
+				r, err := w()
+				if r != nil {
+					m.countFetch(r)
+				}
+				return r, err
+			}
+		}
+	}
+	return rep
+}
+
+// countFetch adds a fetch response's size: the body length of responses
+// that stream their records from files, else the record bytes.
+func (m *metrics) countFetch(r kmsg.Response) {
+	switch t := r.(type) {
+	case protocol.BodyWriter:
+		m.fetchBytes.Add(uint64(t.BodyLen()))
+	case *kmsg.FetchResponse:
+		var n int
+		for i := range t.Topics {
+			for j := range t.Topics[i].Partitions {
+				n += len(t.Topics[i].Partitions[j].RecordBatches)
+			}
+		}
+		m.fetchBytes.Add(uint64(n))
+	}
+}
+
+// start listens on addr and serves /metrics; srv supplies the connection
+// count.
+func (m *metrics) start(addr string, srv *protocol.Server) error {
+	m.srv = srv
+	if addr == "" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("minikafka: metrics: listen on %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		m.writeTo(w)
+	})
+	m.ln, m.done = ln, make(chan struct{})
+	m.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		defer close(m.done)
+		_ = m.http.Serve(ln) // ErrServerClosed after stop
+	}()
+	return nil
+}
+
+// stop closes the endpoint (idempotent).
+func (m *metrics) stop() {
+	if m == nil || m.http == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := m.http.Shutdown(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		m.http.Close()
+	}
+	<-m.done
+}
+
+// addr is the endpoint's bound address, nil when off.
+func (m *metrics) addr() net.Addr {
+	if m == nil || m.ln == nil {
+		return nil
+	}
+	return m.ln.Addr()
+}
+
+// MetricsAddr is the bound address of the metrics endpoint, nil when
+// WithMetricsAddr was not given.
+func (b *Broker) MetricsAddr() net.Addr { return b.metrics.addr() }
+
+// writeTo writes every metric in the Prometheus text format.
+func (m *metrics) writeTo(w io.Writer) {
+	p := promWriter{w: w}
+	p.family("minikafka_requests_total", "counter", "Requests received, by API.")
+	for k := range m.requests {
+		n := m.requests[k].Load()
+		if n == 0 {
+			continue
+		}
+		name := kmsg.NameForKey(int16(k))
+		if k == maxAPIKey || name == "" {
+			name = "Other"
+		}
+		p.sample("minikafka_requests_total", []string{"api", name, "key", strconv.Itoa(k)}, float64(n))
+	}
+	p.family("minikafka_produce_bytes_total", "counter", "Record batch bytes received in produce requests.")
+	p.sample("minikafka_produce_bytes_total", nil, float64(m.produceBytes.Load()))
+	p.family("minikafka_fetch_bytes_total", "counter", "Bytes of fetch responses.")
+	p.sample("minikafka_fetch_bytes_total", nil, float64(m.fetchBytes.Load()))
+	if m.srv != nil {
+		p.family("minikafka_connections", "gauge", "Open client connections.")
+		p.sample("minikafka_connections", nil, float64(m.srv.Conns()))
+	}
+
+	stats := m.brk.ForwardStats()
+	if stats == nil {
+		return
+	}
+	type fam struct {
+		name, typ, help string
+		val             func(s *broker.ForwardStat) float64
+	}
+	for _, f := range []fam{
+		{"minikafka_forward_lag_records", "gauge", "Records of a forwarded partition not yet acknowledged upstream.", func(s *broker.ForwardStat) float64 { return float64(s.Lag) }},
+		{"minikafka_forward_high_watermark", "gauge", "Local high watermark of a forwarded partition.", func(s *broker.ForwardStat) float64 { return float64(s.HighWatermark) }},
+		{"minikafka_forward_upstream_acked_offset", "gauge", "First offset of a forwarded partition not yet acknowledged upstream.", func(s *broker.ForwardStat) float64 { return float64(s.UpstreamAcked) }},
+		{"minikafka_forward_spool_bytes", "gauge", "Bytes a forwarded partition's spool uses.", func(s *broker.ForwardStat) float64 { return float64(s.SpoolBytes) }},
+		{"minikafka_forward_spool_max_bytes", "gauge", "Bound of a forwarded partition's spool.", func(s *broker.ForwardStat) float64 { return float64(s.SpoolMaxBytes) }},
+		{"minikafka_forward_spool_pressure", "gauge", "Spool bytes / spool bound, 0..1; produce is throttled from 0.9 and refused at 1.", func(s *broker.ForwardStat) float64 { return s.Pressure }},
+		{"minikafka_forward_records_total", "counter", "Records acknowledged upstream since start.", func(s *broker.ForwardStat) float64 { return float64(s.Forwarded) }},
+		{"minikafka_forward_bytes_total", "counter", "Batch bytes acknowledged upstream since start.", func(s *broker.ForwardStat) float64 { return float64(s.ForwardedBytes) }},
+		{"minikafka_forward_errors_total", "counter", "Failed upstream attempts since start.", func(s *broker.ForwardStat) float64 { return float64(s.Errors) }},
+	} {
+		p.family(f.name, f.typ, f.help)
+		for i := range stats {
+			s := &stats[i]
+			p.sample(f.name, []string{"topic", s.Topic, "partition", strconv.Itoa(int(s.Partition)), "upstream_topic", s.UpstreamTopic}, f.val(s))
+		}
+	}
+	p.family("minikafka_forward_state", "gauge", "1 for the forwarder's current state (starting, idle, shipping, retrying, stopped).")
+	for i := range stats {
+		s := &stats[i]
+		p.sample("minikafka_forward_state", []string{"topic", s.Topic, "partition", strconv.Itoa(int(s.Partition)), "state", s.State}, 1)
+	}
+}
+
+// promWriter writes the Prometheus text exposition format (version 0.0.4).
+type promWriter struct {
+	w   io.Writer
+	buf []byte
+}
+
+func (p *promWriter) family(name, typ, help string) {
+	fmt.Fprintf(p.w, "# HELP %s %s\n# TYPE %s %s\n", name, escapeHelp(help), name, typ)
+}
+
+// sample writes name{labels} value; labels alternate names and values.
+func (p *promWriter) sample(name string, labels []string, v float64) {
+	b := append(p.buf[:0], name...)
+	if len(labels) > 0 {
+		b = append(b, '{')
+		for i := 0; i+1 < len(labels); i += 2 {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, labels[i]...)
+			b = append(b, `="`...)
+			b = append(b, escapeLabel(labels[i+1])...)
+			b = append(b, '"')
+		}
+		b = append(b, '}')
+	}
+	b = append(b, ' ')
+	b = strconv.AppendFloat(b, v, 'g', -1, 64)
+	b = append(b, '\n')
+	p.buf = b
+	p.w.Write(b)
+}
+
+// Label values escape backslash, double quote and newline; help text
+// backslash and newline.
+var (
+	labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+	helpEscaper  = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
+)
+
+func escapeLabel(s string) string { return labelEscaper.Replace(s) }
+func escapeHelp(s string) string  { return helpEscaper.Replace(s) }

@@ -1,0 +1,180 @@
+package minikafka_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/minikafka/minikafka"
+)
+
+// scrape fetches the metrics endpoint, checks that every line is valid text
+// exposition format (a sample follows its family's HELP and TYPE) and
+// returns the samples by name{labels}.
+func scrape(t *testing.T, addr string) map[string]float64 {
+	t.Helper()
+	// No keep-alive: no idle client connection outlives the test.
+	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
+	resp, err := hc.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain; version=0.0.4") {
+		t.Fatalf("status %d, content type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	sampleRE := regexp.MustCompile(`^([a-z_]+)(\{[a-z_]+="(?:[^"\\]|\\.)*"(?:,[a-z_]+="(?:[^"\\]|\\.)*")*\})? (\S+)$`)
+	typed := map[string]bool{}
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "# HELP ") {
+			continue
+		}
+		if f := strings.Fields(line); len(f) == 4 && f[0] == "#" && f[1] == "TYPE" {
+			if f[3] != "counter" && f[3] != "gauge" {
+				t.Errorf("type %q", line)
+			}
+			typed[f[2]] = true
+			continue
+		}
+		m := sampleRE.FindStringSubmatch(line)
+		if m == nil {
+			t.Fatalf("not text exposition format: %q", line)
+		}
+		if !typed[m[1]] {
+			t.Errorf("sample before its TYPE: %q", line)
+		}
+		v, err := strconv.ParseFloat(m[3], 64)
+		if err != nil {
+			t.Fatalf("value of %q: %v", line, err)
+		}
+		out[m[1]+m[2]] = v
+	}
+	return out
+}
+
+func TestMetricsEndpoint(t *testing.T) {
+	up, err := minikafka.Start(context.Background(), minikafka.WithInMemory())
+	if err != nil {
+		t.Fatal(err)
+	}
+	upClosed := false
+	defer func() {
+		if !upClosed {
+			up.Close()
+		}
+	}()
+	b, err := minikafka.Start(context.Background(), minikafka.WithInMemory(), minikafka.WithMetricsAddr("127.0.0.1:0"),
+		minikafka.WithUpstream(up.Addr()), minikafka.WithForward("edge-*"), minikafka.WithTopic("edge-a", 2), minikafka.WithTopic("plain", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	addr := b.MetricsAddr().String()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.ConsumeTopics("plain"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := 0; i < 10; i++ {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "edge-a", Partition: int32(i % 2), Value: []byte("forwarded")}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "plain", Value: []byte("local")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if fs := cl.PollFetches(ctx); len(fs.Records()) != 1 {
+		t.Fatalf("consumed %d records, errors %v", len(fs.Records()), fs.Errors())
+	}
+	labels := func(p int) string { return fmt.Sprintf(`{topic="edge-a",partition="%d",upstream_topic="edge-a"}`, p) }
+	var m map[string]float64
+	for {
+		m = scrape(t, addr)
+		if m["minikafka_forward_records_total"+labels(0)] == 5 && m["minikafka_forward_records_total"+labels(1)] == 5 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("records never forwarded: %v", m)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for k, ok := range map[string]bool{
+		`minikafka_requests_total{api="Produce",key="0"}`:                    m[`minikafka_requests_total{api="Produce",key="0"}`] >= 11,
+		`minikafka_requests_total{api="Fetch",key="1"}`:                      m[`minikafka_requests_total{api="Fetch",key="1"}`] >= 1,
+		`minikafka_requests_total{api="Metadata",key="3"}`:                   m[`minikafka_requests_total{api="Metadata",key="3"}`] >= 1,
+		"minikafka_produce_bytes_total":                                      m["minikafka_produce_bytes_total"] > 11*9,
+		"minikafka_fetch_bytes_total":                                        m["minikafka_fetch_bytes_total"] > 5,
+		"minikafka_connections":                                              m["minikafka_connections"] >= 1,
+		"minikafka_forward_lag_records" + labels(0):                          m["minikafka_forward_lag_records"+labels(0)] == 0,
+		"minikafka_forward_high_watermark" + labels(1):                       m["minikafka_forward_high_watermark"+labels(1)] == 5,
+		"minikafka_forward_upstream_acked_offset" + labels(1):                m["minikafka_forward_upstream_acked_offset"+labels(1)] == 5,
+		"minikafka_forward_spool_bytes" + labels(0):                          m["minikafka_forward_spool_bytes"+labels(0)] >= 0,
+		"minikafka_forward_spool_max_bytes" + labels(0):                      m["minikafka_forward_spool_max_bytes"+labels(0)] == 1<<30,
+		"minikafka_forward_spool_pressure" + labels(0):                       m["minikafka_forward_spool_pressure"+labels(0)] < 0.01,
+		"minikafka_forward_errors_total" + labels(0):                         m["minikafka_forward_errors_total"+labels(0)] == 0,
+		"minikafka_forward_bytes_total" + labels(0):                          m["minikafka_forward_bytes_total"+labels(0)] > 0,
+		`minikafka_forward_state{topic="edge-a",partition="0",state="idle"}`: m[`minikafka_forward_state{topic="edge-a",partition="0",state="idle"}`] == 1,
+	} {
+		if !ok {
+			t.Errorf("%s = %v", k, m[k])
+		}
+	}
+	for k := range m {
+		if strings.Contains(k, `topic="plain"`) {
+			t.Errorf("non-forwarded topic in forward metrics: %s", k)
+		}
+	}
+
+	// The upstream goes away: lag and errors show.
+	up.Close()
+	upClosed = true
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "edge-a", Partition: 0, Value: []byte("stuck")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		m = scrape(t, addr)
+		if m["minikafka_forward_errors_total"+labels(0)] > 0 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("no forward error counted: %v", m)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if m["minikafka_forward_lag_records"+labels(0)] != 1 || m["minikafka_forward_lag_records"+labels(1)] != 0 {
+		t.Errorf("lag %v, %v", m["minikafka_forward_lag_records"+labels(0)], m["minikafka_forward_lag_records"+labels(1)])
+	}
+
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := http.Get("http://" + addr + "/metrics"); err == nil {
+		t.Error("metrics endpoint still serving after Close")
+	}
+}
+
+// Without WithMetricsAddr there is no endpoint.
+func TestMetricsOffByDefault(t *testing.T) {
+	b, err := minikafka.Start(context.Background(), minikafka.WithInMemory())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if a := b.MetricsAddr(); a != nil {
+		t.Fatalf("metrics address %v", a)
+	}
+}
