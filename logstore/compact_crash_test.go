@@ -92,7 +92,7 @@ func checkCompacted(t *testing.T, label string, orig, got []rec) {
 // clean must reach the same log as an uninterrupted one.
 func TestCompactCrashAtEveryOperation(t *testing.T) {
 	cfg := DefaultConfig()
-	cfg.SegmentBytes = 700
+	cfg.SegmentBytes = 1500
 	cfg.IndexIntervalBytes = 128
 	cfg.RetentionMs = -1
 	const dir = "/p"
@@ -114,7 +114,7 @@ func TestCompactCrashAtEveryOperation(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	appendSome(60)
+	appendSome(36)
 	// Keys deleted now and never written again: their tombstones expire
 	// in the clean under test.
 	for j := 0; j < 6; j++ {
@@ -127,7 +127,7 @@ func TestCompactCrashAtEveryOperation(t *testing.T) {
 	// A first clean gives the tombstones their delete horizon.
 	o := CompactOptions{Now: t0, DeleteRetention: time.Hour}
 	mustCompact(t, l, o)
-	appendSome(40)
+	appendSome(24)
 	orig := logRecords(t, l)
 	if err := l.Close(); err != nil {
 		t.Fatal(err)

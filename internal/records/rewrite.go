@@ -4,6 +4,12 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"sync"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/snappy"
+	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
 )
 
 // Stored batches: the log cleaner (logstore compaction) rewrites batches
@@ -158,7 +164,7 @@ func AppendRewritten(dst []byte, h BatchHeader, numRecords int32, raw, origBody 
 		var err error
 		if codec == CodecSnappy && bytes.HasPrefix(origBody, xerialMagic) {
 			body = XerialSnappy(raw, 32<<10)
-		} else if body, err = Compress(codec, raw); err != nil {
+		} else if body, err = compressPooled(codec, raw); err != nil {
 			return dst, err
 		}
 	}
@@ -181,4 +187,60 @@ func AppendRewritten(dst []byte, h BatchHeader, numRecords int32, raw, origBody 
 	be.PutUint32(b[offNumRecords:], uint32(numRecords))
 	be.PutUint32(b[offCRC:], Checksum(b))
 	return dst, nil
+}
+
+// Encoders are reused across batches: a cleaner rewrites many, and a new
+// zstd or gzip encoder per batch costs more than the batch.
+var (
+	zstdEncPool = sync.Pool{New: func() any {
+		e, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+		if err != nil {
+			panic(err) // only on invalid options
+		}
+		return e
+	}}
+	gzipEncPool = sync.Pool{New: func() any { return gzip.NewWriter(nil) }}
+	lz4EncPool  = sync.Pool{New: func() any {
+		w := lz4.NewWriter(nil)
+		// 64 KiB blocks, as the Java client writes (the 4 MiB default
+		// costs 4 MiB of buffer per encoder).
+		if err := w.Apply(lz4.BlockSizeOption(lz4.Block64Kb)); err != nil {
+			panic(err)
+		}
+		return w
+	}}
+)
+
+// compressPooled is Compress with pooled encoders.
+func compressPooled(codec Codec, src []byte) ([]byte, error) {
+	switch codec {
+	case CodecZstd:
+		e := zstdEncPool.Get().(*zstd.Encoder)
+		out := e.EncodeAll(src, nil)
+		zstdEncPool.Put(e)
+		return out, nil
+	case CodecGzip:
+		var buf bytes.Buffer
+		w := gzipEncPool.Get().(*gzip.Writer)
+		w.Reset(&buf)
+		_, err := w.Write(src)
+		if err == nil {
+			err = w.Close()
+		}
+		gzipEncPool.Put(w)
+		return buf.Bytes(), err
+	case CodecLZ4:
+		var buf bytes.Buffer
+		w := lz4EncPool.Get().(*lz4.Writer)
+		w.Reset(&buf)
+		_, err := w.Write(src)
+		if err == nil {
+			err = w.Close()
+		}
+		lz4EncPool.Put(w)
+		return buf.Bytes(), err
+	case CodecSnappy:
+		return snappy.Encode(nil, src), nil
+	}
+	return Compress(codec, src)
 }
