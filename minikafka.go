@@ -162,10 +162,6 @@ func Start(ctx context.Context, opts ...Option) (*Broker, error) {
 	if c.dataDir != "" {
 		b.dataDir = dataDir
 	}
-	if err := mx.start(c.metrics.addr, srv); err != nil {
-		b.Close()
-		return nil, err
-	}
 	go func() {
 		err := srv.Serve()
 		if err != nil {
@@ -174,6 +170,11 @@ func Start(ctx context.Context, opts ...Option) (*Broker, error) {
 		b.served <- err
 	}()
 
+	// After Serve started: Close waits for it.
+	if err := mx.start(c.metrics.addr, srv); err != nil {
+		b.Close()
+		return nil, err
+	}
 	if err := b.createTopics(ctx, c.topics); err != nil {
 		b.Close()
 		return nil, err

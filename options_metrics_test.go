@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -176,5 +177,22 @@ func TestMetricsOffByDefault(t *testing.T) {
 	defer b.Close()
 	if a := b.MetricsAddr(); a != nil {
 		t.Fatalf("metrics address %v", a)
+	}
+}
+
+// A metrics address in use fails Start cleanly (and promptly).
+func TestMetricsAddrInUse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	b, err := minikafka.Start(context.Background(), minikafka.WithInMemory(), minikafka.WithMetricsAddr(ln.Addr().String()))
+	if err == nil {
+		b.Close()
+		t.Fatal("Start succeeded with the metrics address in use")
+	}
+	if !strings.Contains(err.Error(), "metrics") {
+		t.Errorf("error %v does not name the metrics endpoint", err)
 	}
 }
