@@ -43,6 +43,7 @@ func init() {
 		{14, 0, 5, (*Broker).handleSyncGroup},
 		{15, 0, 6, (*Broker).handleDescribeGroups},
 		{16, 0, 5, (*Broker).handleListGroups},
+		{17, 0, 1, (*Broker).handleSaslHandshake},  // v0: raw tokens follow (protocol's SASLRaw)
 		{18, 0, 4, (*Broker).handleApiVersions},    // v5 (KIP-1242) is not in Kafka 4.1
 		{19, 0, 7, (*Broker).handleCreateTopics},   //
 		{20, 0, 6, (*Broker).handleDeleteTopics},   //
@@ -52,10 +53,11 @@ func init() {
 		{24, 0, 3, (*Broker).handleAddPartitionsToTxn}, // v4+ is broker-to-broker
 		{25, 0, 4, (*Broker).handleAddOffsetsToTxn},
 		{26, 0, 5, (*Broker).handleEndTxn},
-		{28, 0, 6, (*Broker).handleTxnOffsetCommit},  // v6: topic ids
-		{32, 0, 4, (*Broker).handleDescribeConfigs},  //
-		{33, 0, 2, (*Broker).handleAlterConfigs},     //
-		{35, 1, 4, (*Broker).handleDescribeLogDirs},  // v0 dropped in Kafka 4; v5 (cordoning) not in 4.1
+		{28, 0, 6, (*Broker).handleTxnOffsetCommit}, // v6: topic ids
+		{32, 0, 4, (*Broker).handleDescribeConfigs}, //
+		{33, 0, 2, (*Broker).handleAlterConfigs},    //
+		{35, 1, 4, (*Broker).handleDescribeLogDirs}, // v0 dropped in Kafka 4; v5 (cordoning) not in 4.1
+		{36, 0, 2, (*Broker).handleSaslAuthenticate},
 		{37, 0, 3, (*Broker).handleCreatePartitions}, //
 		{42, 0, 2, (*Broker).handleDeleteGroups},
 		{44, 0, 1, (*Broker).handleIncrementalAlterConfigs},

@@ -73,6 +73,9 @@ type Config struct {
 	// Uplink, when non-nil, forwards matching topics to an upstream
 	// cluster through per-partition spools (uplink.go).
 	Uplink *UplinkConfig
+	// SASL, when non-nil, requires every client connection to
+	// authenticate first (sasl.go).
+	SASL *SASLConfig
 	// ValidateCompressedRecords decompresses every compressed produce batch
 	// to check its records, as Kafka does; false stores them after header
 	// checks only (produce_validate.go). Compacted and forwarded topics are
@@ -117,6 +120,9 @@ type Broker struct {
 	// uplink forwards topics upstream; nil without Config.Uplink.
 	uplink *uplink
 
+	// sasl holds the SASL credentials; nil without Config.SASL.
+	sasl *saslServer
+
 	hookMu    sync.Mutex
 	onDeleted []func(name string, id [16]byte)
 
@@ -160,6 +166,12 @@ func New(cfg Config) (*Broker, error) {
 		now:     cfg.Now,
 		files:   logstore.NewFileCache(maxOpenSegmentFiles),
 		closing: make(chan struct{}),
+	}
+	if cfg.SASL != nil {
+		var err error
+		if b.sasl, err = newSASLServer(*cfg.SASL); err != nil {
+			return nil, err
+		}
 	}
 	b.advHost.Store(&cfg.AdvertisedHost)
 	b.advPort.Store(cfg.AdvertisedPort)
@@ -290,6 +302,9 @@ func (b *Broker) topicDeleted(name string, id [16]byte) {
 // Serve dispatches one request through the API table. It implements
 // protocol.Handler.
 func (b *Broker) Serve(ctx context.Context, req *protocol.Request) protocol.Reply {
+	if reply, ok := b.saslGate(ctx, req); !ok {
+		return reply
+	}
 	a := lookupAPI(req.Key)
 	if a == nil {
 		b.logBad(req, "unsupported api key")

@@ -1,0 +1,44 @@
+package broker
+
+// SaslHandshake v0–v1.
+//
+// Behavior:
+//   - SASL on, before authentication: a mechanism from the enabled list
+//     starts the exchange (v1: SaslAuthenticate requests follow; v0: bare
+//     size-prefixed tokens). Any other mechanism gets
+//     UNSUPPORTED_SASL_MECHANISM with the enabled list and the connection
+//     is closed after the answer, as Kafka does.
+//   - SASL off (a plaintext listener), or the connection already
+//     authenticated: ILLEGAL_SASL_STATE, as Kafka's KafkaApis answers
+//     (no re-authentication: session lifetimes are 0).
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minikafka/minikafka/protocol"
+)
+
+func (b *Broker) handleSaslHandshake(_ context.Context, req *protocol.Request) protocol.Reply {
+	r := req.Body.(*kmsg.SASLHandshakeRequest)
+	resp := kmsg.NewPtrSASLHandshakeResponse()
+	resp.Version = req.Version
+	if !b.saslActive(req) {
+		resp.ErrorCode = kerr.IllegalSaslState.Code
+		b.logRoutine(req, "SaslHandshake outside of SASL authentication", "mechanism", r.Mechanism)
+		return protocol.Reply{Response: resp}
+	}
+	st := saslState(req.Conn)
+	resp.SupportedMechanisms = slices.Clone(b.sasl.mechanisms)
+	if !slices.Contains(b.sasl.mechanisms, r.Mechanism) {
+		resp.ErrorCode = kerr.UnsupportedSaslMechanism.Code
+		b.logBad(req, "unsupported SASL mechanism; closing connection", "mechanism", r.Mechanism, "enabled", b.sasl.mechanisms)
+		return protocol.Reply{Response: resp, Err: fmt.Errorf("unsupported SASL mechanism %q", r.Mechanism)}
+	}
+	st.phase, st.mech, st.framed = saslAuthenticate, r.Mechanism, req.Version >= 1
+	return protocol.Reply{Response: resp, SASLRaw: !st.framed}
+}
