@@ -31,6 +31,7 @@ type settings struct {
 	logLevel                slog.Level
 	rebalanceDelay          time.Duration
 	uplink                  uplinkSettings     // uplink.go
+	metrics                 metricsSettings    // metrics.go
 	validation              validationSettings // validation.go
 }
 
@@ -61,6 +62,7 @@ func parseSettings(args []string, lookupEnv func(string) (string, bool), stderr 
 	fs.TextVar(&s.logLevel, "log-level", slog.LevelInfo, "log `level`: debug, info, warn or error")
 	fs.DurationVar(&s.rebalanceDelay, "group-initial-rebalance-delay", 3*time.Second, "wait for more members before a new group's first rebalance (Kafka group.initial.rebalance.delay.ms)")
 	s.uplink.register(fs)
+	s.metrics.register(fs)
 	s.validation.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: minikafka [flags]\n\nRuns a single-node Kafka-compatible broker. Every flag can also be set\nwith MINIKAFKA_<FLAG> (upper case, '-' as '_'); flags win.\n\nFlags:\n")
@@ -148,6 +150,7 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 		return 2
 	}
 	opts = append(opts, uopts...)
+	opts = append(opts, s.metrics.options()...)
 	opts = append(opts, s.validation.options()...)
 	if s.inMemory {
 		opts = append(opts, minikafka.WithInMemory())
