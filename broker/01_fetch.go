@@ -20,12 +20,9 @@ package broker
 // before the read that found too little, so an append in between is never
 // missed. As Kafka does, any partition error answers at once.
 //
-// Fetch sessions (KIP-227): this broker does not keep sessions. A
-// sessionless fetch (epoch -1) is answered in full; a request to open a
-// session (epoch 0) is answered in full with session ID 0, which is how
-// Kafka declines when its session cache is full, and clients then keep
-// sending full fetches; an incremental fetch (epoch > 0) names a session we
-// never created: FETCH_SESSION_ID_NOT_FOUND, and the client starts over.
+// Fetch sessions (KIP-227, v7+): fetchsession.go. An incremental request
+// reads every partition of its session and answers with those that have
+// records, an error or a changed offset.
 //
 // Partitions without data carry an empty, not null, records field, as
 // Kafka's; librdkafka 2.0 fails on null.
@@ -56,16 +53,27 @@ type fetchPart struct {
 	out    *kmsg.FetchResponseTopicPartition
 	rr     *logstore.ReadResult // the data, pinned until the response is written
 	failed bool                 // has an error; not read again
+
+	key         sessionKey // topic (by name or ID, as requested) and partition
+	topicName   string     // resolved name, for the response
+	leaderEpoch int32
+	group       int // parts of one response topic share a group
+}
+
+func (fp *fetchPart) hasRecords() bool {
+	return (fp.rr != nil && fp.rr.Size > 0) || len(fp.out.RecordBatches) > 0
 }
 
 type fetchState struct {
 	b        *Broker
+	version  int16
 	parts    []fetchPart
 	maxBytes int64
 	total    int64
 	errored  bool
 	// committed: read_committed isolation.
 	committed bool
+	session   fetchSessionCtx
 }
 
 func (b *Broker) handleFetch(ctx context.Context, req *protocol.Request) protocol.Reply {
@@ -73,62 +81,43 @@ func (b *Broker) handleFetch(ctx context.Context, req *protocol.Request) protoco
 	resp := r.ResponseKind().(*kmsg.FetchResponse)
 	resp.Version = req.Version
 
-	if r.SessionEpoch > 0 {
-		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
+	sc, sessionParts, code := b.beginFetchSession(r, req.Version)
+	if code != 0 {
+		resp.ErrorCode = code
+		b.logRoutine(req, "fetch session error", "session", r.SessionID, "epoch", r.SessionEpoch, "error", kerr.ErrorForCode(code))
 		return protocol.Reply{Response: resp}
 	}
-	resp.SessionID = 0
-
-	fs := &fetchState{b: b, maxBytes: int64(r.MaxBytes), committed: r.IsolationLevel == 1}
-	resp.Topics = make([]kmsg.FetchResponseTopic, len(r.Topics))
-	n := 0
-	for i := range r.Topics {
-		n += len(r.Topics[i].Partitions)
-	}
-	fs.parts = make([]fetchPart, 0, n)
-	for ti := range r.Topics {
-		rt := &r.Topics[ti]
-		st := &resp.Topics[ti]
-		*st = kmsg.NewFetchResponseTopic()
-		st.Topic, st.TopicID = rt.Topic, rt.TopicID
-		var t *topic
-		if req.Version >= 13 {
-			t = b.lookupTopic("", rt.TopicID)
-		} else {
-			t = b.lookupTopic(rt.Topic, [16]byte{})
+	fs := &fetchState{b: b, version: req.Version, maxBytes: int64(r.MaxBytes), committed: r.IsolationLevel == 1, session: sc}
+	if sc.incremental {
+		outs := make([]kmsg.FetchResponseTopicPartition, len(sessionParts))
+		fs.parts = make([]fetchPart, 0, len(sessionParts))
+		group := 0
+		for i := range sessionParts {
+			sp := &sessionParts[i]
+			if i > 0 && (sp.key.topic != sessionParts[i-1].key.topic || sp.key.topicID != sessionParts[i-1].key.topicID) {
+				group++
+			}
+			fs.addPart(sp.key, sp.offset, sp.maxBytes, sp.leaderEpoch, group, &outs[i])
 		}
-		if t != nil {
-			st.Topic = t.name
+	} else {
+		n := 0
+		for i := range r.Topics {
+			n += len(r.Topics[i].Partitions)
 		}
-		st.Partitions = make([]kmsg.FetchResponseTopicPartition, len(rt.Partitions))
-		for pi := range rt.Partitions {
-			rp := &rt.Partitions[pi]
-			sp := &st.Partitions[pi]
-			*sp = kmsg.NewFetchResponseTopicPartition()
-			sp.Partition = rp.Partition
-			// Kafka always sends a non-null (possibly empty) records
-			// field; librdkafka 2.0 trips on null.
-			sp.RecordBatches = []byte{}
-			var p *partition
-			switch {
-			case t == nil && req.Version >= 13:
-				sp.ErrorCode = kerr.UnknownTopicID.Code
-			case t == nil:
-				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-			default:
-				if p = t.partition(rp.Partition); p == nil {
-					sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+		outs := make([]kmsg.FetchResponseTopicPartition, n)
+		fs.parts = make([]fetchPart, 0, n)
+		for ti := range r.Topics {
+			rt := &r.Topics[ti]
+			for pi := range rt.Partitions {
+				rp := &rt.Partitions[pi]
+				k := sessionKey{topic: rt.Topic, topicID: rt.TopicID, partition: rp.Partition}
+				if req.Version >= 13 {
+					k.topic = ""
+				} else {
+					k.topicID = [16]byte{}
 				}
+				fs.addPart(k, rp.FetchOffset, rp.PartitionMaxBytes, rp.CurrentLeaderEpoch, ti, &outs[len(fs.parts)])
 			}
-			if sp.ErrorCode == 0 && req.Version >= 9 {
-				sp.ErrorCode = checkLeaderEpoch(rp.CurrentLeaderEpoch)
-			}
-			if sp.ErrorCode != 0 {
-				fs.errored = true
-				fs.parts = append(fs.parts, fetchPart{out: sp, failed: true})
-				continue
-			}
-			fs.parts = append(fs.parts, fetchPart{p: p, offset: rp.FetchOffset, max: rp.PartitionMaxBytes, out: sp})
 		}
 	}
 
@@ -162,6 +151,37 @@ func (b *Broker) handleFetch(ctx context.Context, req *protocol.Request) protoco
 			}
 		}
 	}}
+}
+
+// addPart resolves one requested partition; unknown topics, partitions
+// and leader epochs become that partition's error.
+func (fs *fetchState) addPart(k sessionKey, offset int64, maxBytes, leaderEpoch int32, group int, sp *kmsg.FetchResponseTopicPartition) {
+	*sp = kmsg.NewFetchResponseTopicPartition()
+	sp.Partition = k.partition
+	// Kafka always sends a non-null (possibly empty) records field;
+	// librdkafka 2.0 trips on null.
+	sp.RecordBatches = []byte{}
+	fp := fetchPart{offset: offset, max: maxBytes, out: sp, key: k, topicName: k.topic, leaderEpoch: leaderEpoch, group: group}
+	t := fs.b.lookupTopic(k.topic, k.topicID)
+	switch {
+	case t == nil && fs.version >= 13:
+		sp.ErrorCode = kerr.UnknownTopicID.Code
+	case t == nil:
+		sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+	default:
+		fp.topicName = t.name
+		if fp.p = t.partition(k.partition); fp.p == nil {
+			sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+		}
+	}
+	if sp.ErrorCode == 0 && fs.version >= 9 {
+		sp.ErrorCode = checkLeaderEpoch(leaderEpoch)
+	}
+	if sp.ErrorCode != 0 {
+		fs.errored = true
+		fp.failed = true
+	}
+	fs.parts = append(fs.parts, fp)
 }
 
 // checkLeaderEpoch compares a client's CurrentLeaderEpoch with ours.
@@ -268,15 +288,42 @@ func (fs *fetchState) read() {
 	}
 }
 
-// response wraps resp so that the record bytes go from the files straight
-// to the connection (fetchBody), or returns resp when there are none.
+// response settles the fetch session (which partitions the answer
+// carries, the session ID), fills resp's topics and wraps resp so that the
+// record bytes go from the files straight to the connection (fetchBody),
+// or returns resp when there are none.
 func (fs *fetchState) response(resp *kmsg.FetchResponse) kmsg.Response {
+	include, id := fs.b.finishFetchSession(fs.session, fs.parts)
+	resp.SessionID = id
+	resp.Topics = resp.Topics[:0]
+	var reads []*logstore.ReadResult
+	if fs.total > 0 {
+		reads = make([]*logstore.ReadResult, 0, len(fs.parts))
+	}
+	lastGroup := -1
+	for i := range fs.parts {
+		fp := &fs.parts[i]
+		if !include[i] {
+			if fp.rr != nil { // has data, so never left out; but never leak a pin
+				fp.rr.Release()
+				fp.rr = nil
+			}
+			continue
+		}
+		if len(resp.Topics) == 0 || fp.group != lastGroup {
+			lastGroup = fp.group
+			t := kmsg.NewFetchResponseTopic()
+			t.Topic, t.TopicID = fp.topicName, fp.key.topicID
+			resp.Topics = append(resp.Topics, t)
+		}
+		t := &resp.Topics[len(resp.Topics)-1]
+		t.Partitions = append(t.Partitions, *fp.out)
+		if reads != nil {
+			reads = append(reads, fp.rr)
+		}
+	}
 	if fs.total == 0 {
 		return resp
-	}
-	reads := make([]*logstore.ReadResult, len(fs.parts))
-	for i := range fs.parts {
-		reads[i] = fs.parts[i].rr
 	}
 	fb := &fetchBody{FetchResponse: resp, reads: reads}
 	if fs.total < copyFetchBelow {

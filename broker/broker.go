@@ -114,6 +114,8 @@ type Broker struct {
 
 	groups groupCoordinator
 
+	fetchSessions *fetchSessionCache // fetchsession.go
+
 	// txns is the transaction coordinator (txn.go).
 	txns *txnCoordinator
 
@@ -166,6 +168,8 @@ func New(cfg Config) (*Broker, error) {
 		now:     cfg.Now,
 		files:   logstore.NewFileCache(maxOpenSegmentFiles),
 		closing: make(chan struct{}),
+
+		fetchSessions: newFetchSessionCache(maxFetchSessions),
 	}
 	if cfg.SASL != nil {
 		var err error

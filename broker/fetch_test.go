@@ -55,26 +55,6 @@ func TestFetchErrors(t *testing.T) {
 	}
 }
 
-func TestFetchSessions(t *testing.T) {
-	b := newTestBroker(t)
-	createTopic(t, b, "t", 1)
-	produce(t, b, "t", 0, makeBatch(t, records.CodecNone, -1, 0, 0, testRec{value: []byte("v")}))
-	// Asking for a new session (epoch 0): full answer, session ID 0 (declined).
-	req := fetchReq(12, "t", [16]byte{}, 0, 0, 0, 1)
-	req.SessionEpoch = 0
-	resp := serve(t, b, req).(*kmsg.FetchResponse)
-	if resp.ErrorCode != 0 || resp.SessionID != 0 || len(resp.Topics[0].Partitions[0].RecordBatches) == 0 {
-		t.Fatalf("session create: err %d id %d", resp.ErrorCode, resp.SessionID)
-	}
-	// An incremental fetch on a session we never created.
-	req = fetchReq(12, "t", [16]byte{}, 0, 0, 0, 1)
-	req.SessionID, req.SessionEpoch = 77, 1
-	resp = serve(t, b, req).(*kmsg.FetchResponse)
-	if resp.ErrorCode != kerr.FetchSessionIDNotFound.Code {
-		t.Fatalf("unknown session: %v", kerr.ErrorForCode(resp.ErrorCode))
-	}
-}
-
 func TestFetchByteLimits(t *testing.T) {
 	b := newTestBroker(t)
 	createTopic(t, b, "t", 2)
