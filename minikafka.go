@@ -128,6 +128,9 @@ func Start(ctx context.Context, opts ...Option) (*Broker, error) {
 		GroupInitialRebalanceDelay: c.rebalanceDelay,
 		Uplink:                     upl,
 		ValidateCompressedRecords:  c.validation.compressed,
+
+		// The group coordinator settings (options_groups.go).
+		Groups: c.groups.GroupConfig,
 	})
 	if err != nil {
 		ln.Close()

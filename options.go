@@ -50,6 +50,9 @@ type config struct {
 	uplink         uplinkConfig  // uplink_options.go
 	metrics        metricsConfig // options_metrics.go
 	validation     validation    // options_validation.go
+
+	// The group coordinator settings (options_groups.go).
+	groups groupsConfig
 }
 
 func defaultConfig() config {
@@ -201,6 +204,8 @@ func (c *config) validate() (logstore.SyncPolicy, error) {
 		}
 		seen[t.Name] = true
 	}
+
+	errs = append(errs, c.groups.check()...) // options_groups.go
 
 	var sp logstore.SyncPolicy
 	switch {
