@@ -67,6 +67,13 @@ func Start(ctx context.Context, opts ...Option) (*Broker, error) {
 		}
 		return nil, err
 	}
+	sec, err := c.security.build()
+	if err != nil {
+		if c.listener != nil {
+			c.listener.Close()
+		}
+		return nil, err
+	}
 	log := c.logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -127,6 +134,7 @@ func Start(ctx context.Context, opts ...Option) (*Broker, error) {
 		Logger:                     log,
 		GroupInitialRebalanceDelay: c.rebalanceDelay,
 		Uplink:                     upl,
+		SASL:                       sec.sasl,
 		ValidateCompressedRecords:  c.validation.compressed,
 
 		// The group coordinator settings (options_groups.go).
@@ -141,10 +149,12 @@ func Start(ctx context.Context, opts ...Option) (*Broker, error) {
 
 	mx := newMetrics(brk) // counts requests on their way to brk
 	srv, err := protocol.Listen(protocol.Config{
-		Listener:        ln,
-		MaxRequestBytes: c.maxRequest,
-		IdleTimeout:     c.idleTimeout,
-		Logger:          log,
+		Listener:               ln,
+		MaxRequestBytes:        c.maxRequest,
+		IdleTimeout:            c.idleTimeout,
+		Logger:                 log,
+		TLS:                    sec.tls,
+		PreAuthMaxRequestBytes: sec.preAuthMax,
 	}, mx)
 	if err != nil {
 		ln.Close()

@@ -47,9 +47,10 @@ type config struct {
 	idleTimeout    time.Duration
 	topics         []TopicSpec
 	listener       net.Listener
-	uplink         uplinkConfig  // uplink_options.go
-	metrics        metricsConfig // options_metrics.go
-	validation     validation    // options_validation.go
+	uplink         uplinkConfig   // uplink_options.go
+	security       securityConfig // options_security.go
+	metrics        metricsConfig  // options_metrics.go
+	validation     validation     // options_validation.go
 
 	// The group coordinator settings (options_groups.go).
 	groups groupsConfig

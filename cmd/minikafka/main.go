@@ -31,6 +31,7 @@ type settings struct {
 	logLevel                slog.Level
 	rebalanceDelay          time.Duration
 	uplink                  uplinkSettings     // uplink.go
+	security                securitySettings   // security.go
 	metrics                 metricsSettings    // metrics.go
 	validation              validationSettings // validation.go
 }
@@ -62,6 +63,7 @@ func parseSettings(args []string, lookupEnv func(string) (string, bool), stderr 
 	fs.TextVar(&s.logLevel, "log-level", slog.LevelInfo, "log `level`: debug, info, warn or error")
 	fs.DurationVar(&s.rebalanceDelay, "group-initial-rebalance-delay", 3*time.Second, "wait for more members before a new group's first rebalance (Kafka group.initial.rebalance.delay.ms)")
 	s.uplink.register(fs)
+	s.security.register(fs)
 	s.metrics.register(fs)
 	s.validation.register(fs)
 	fs.Usage = func() {
@@ -108,6 +110,7 @@ func parseSettings(args []string, lookupEnv func(string) (string, bool), stderr 
 		bad = append(bad, "-group-initial-rebalance-delay: must not be negative")
 	}
 	bad = append(bad, s.uplink.check()...)
+	bad = append(bad, s.security.check()...)
 	if len(bad) > 0 {
 		for _, b := range bad {
 			fmt.Fprintf(stderr, "minikafka: %s\n", b)
@@ -150,6 +153,12 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 		return 2
 	}
 	opts = append(opts, uopts...)
+	sopts, err := s.security.options()
+	if err != nil {
+		fmt.Fprintf(stderr, "minikafka: %v\n", err)
+		return 2
+	}
+	opts = append(opts, sopts...)
 	opts = append(opts, s.metrics.options()...)
 	opts = append(opts, s.validation.options()...)
 	if s.inMemory {

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/minikafka/minikafka"
+	"github.com/minikafka/minikafka/broker"
+)
+
+// securitySettings are the flags of the client listener's TLS and SASL.
+type securitySettings struct {
+	tlsCert, tlsKey, tlsClientCA string
+	saslUsers                    string
+	saslUsersFile                string
+	saslMechanisms               string
+}
+
+func (s *securitySettings) register(fs *flag.FlagSet) {
+	fs.StringVar(&s.tlsCert, "tls-cert", "", "PEM `file` with the listener's certificate (chain); with -tls-key, clients must connect with TLS")
+	fs.StringVar(&s.tlsKey, "tls-key", "", "PEM `file` with the private key of -tls-cert")
+	fs.StringVar(&s.tlsClientCA, "tls-client-ca", "", "PEM `file` of CAs for client certificates: mutual TLS, a client without a valid certificate is refused")
+	fs.StringVar(&s.saslUsers, "sasl-users", "", "require SASL authentication as one of these `user:password,...` (prefer MINIKAFKA_SASL_USERS or -sasl-users-file: flags show in ps)")
+	fs.StringVar(&s.saslUsersFile, "sasl-users-file", "", "require SASL authentication as one of the users in this `file`: one user:password per line, # comments")
+	fs.StringVar(&s.saslMechanisms, "sasl-mechanisms", strings.Join(broker.SASLMechanisms, ","), "enabled SASL `mechanisms` (comma-separated)")
+}
+
+// check returns the problems with the settings that need no file access.
+func (s *securitySettings) check() []string {
+	var bad []string
+	if (s.tlsCert == "") != (s.tlsKey == "") {
+		bad = append(bad, "-tls-cert and -tls-key go together")
+	}
+	if s.tlsClientCA != "" && s.tlsCert == "" {
+		bad = append(bad, "-tls-client-ca needs -tls-cert and -tls-key")
+	}
+	for _, m := range splitList(s.saslMechanisms) {
+		if !contains(broker.SASLMechanisms, strings.ToUpper(m)) {
+			bad = append(bad, fmt.Sprintf("-sasl-mechanisms: unknown mechanism %q (want %s)", m, strings.Join(broker.SASLMechanisms, ", ")))
+		}
+	}
+	if len(splitList(s.saslMechanisms)) == 0 {
+		bad = append(bad, "-sasl-mechanisms: empty")
+	}
+	if _, err := parseUsers(strings.ReplaceAll(s.saslUsers, ",", "\n"), "-sasl-users"); err != nil {
+		bad = append(bad, err.Error())
+	}
+	return bad
+}
+
+// options turns the settings into Start options, reading the files.
+func (s *securitySettings) options() ([]minikafka.Option, error) {
+	var opts []minikafka.Option
+	if s.tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(s.tlsCert, s.tlsKey)
+		if err != nil {
+			return nil, fmt.Errorf("-tls-cert/-tls-key: %w", err)
+		}
+		cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		if s.tlsClientCA != "" {
+			pem, err := os.ReadFile(s.tlsClientCA)
+			if err != nil {
+				return nil, fmt.Errorf("-tls-client-ca: %w", err)
+			}
+			cfg.ClientCAs = x509.NewCertPool()
+			if !cfg.ClientCAs.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("-tls-client-ca %s: no PEM certificates", s.tlsClientCA)
+			}
+			cfg.ClientAuth = tls.RequireAndVerifyClientCert
+		}
+		opts = append(opts, minikafka.WithTLS(cfg))
+	}
+	users, err := parseUsers(strings.ReplaceAll(s.saslUsers, ",", "\n"), "-sasl-users")
+	if err != nil {
+		return nil, err
+	}
+	if s.saslUsersFile != "" {
+		data, err := os.ReadFile(s.saslUsersFile)
+		if err != nil {
+			return nil, fmt.Errorf("-sasl-users-file: %w", err)
+		}
+		fileUsers, err := parseUsers(string(data), s.saslUsersFile)
+		if err != nil {
+			return nil, err
+		}
+		if len(fileUsers) == 0 {
+			return nil, fmt.Errorf("-sasl-users-file %s: no users", s.saslUsersFile)
+		}
+		for u, p := range fileUsers {
+			users[u] = p
+		}
+	}
+	if len(users) > 0 {
+		opts = append(opts, minikafka.WithSASL(users, splitList(s.saslMechanisms)...))
+	}
+	return opts, nil
+}
+
+// parseUsers reads user:password lines (blank lines and # comments
+// skipped). Errors name the line, never the password.
+func parseUsers(text, source string) (map[string]string, error) {
+	users := map[string]string{}
+	sc := bufio.NewScanner(bytes.NewReader([]byte(text)))
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		user, pass, ok := strings.Cut(line, ":")
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("%s: entry %d: want user:password", source, n)
+		case user == "":
+			return nil, fmt.Errorf("%s: entry %d: empty user name", source, n)
+		case pass == "":
+			return nil, fmt.Errorf("%s: entry %d (user %s): empty password", source, n, user)
+		}
+		if _, dup := users[user]; dup {
+			return nil, fmt.Errorf("%s: user %s given twice", source, user)
+		}
+		users[user] = pass
+	}
+	return users, sc.Err()
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/minikafka/minikafka"
+	"github.com/minikafka/minikafka/internal/testcert"
+)
+
+func TestSecurityFlags(t *testing.T) {
+	env := map[string]string{
+		"MINIKAFKA_TLS_CERT":   "c.pem",
+		"MINIKAFKA_SASL_USERS": "alice:pw1,bob:p:w:2",
+	}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	var stderr bytes.Buffer
+	s, err := parseSettings([]string{"-tls-key", "k.pem", "-sasl-mechanisms", "SCRAM-SHA-256"}, lookup, &stderr)
+	if err != nil {
+		t.Fatalf("%v: %s", err, stderr.String())
+	}
+	sec := s.security
+	if sec.tlsCert != "c.pem" || sec.tlsKey != "k.pem" || sec.saslMechanisms != "SCRAM-SHA-256" {
+		t.Fatalf("security settings %+v", sec)
+	}
+	users, err := parseUsers(strings.ReplaceAll(sec.saslUsers, ",", "\n"), "x")
+	if err != nil || users["alice"] != "pw1" || users["bob"] != "p:w:2" {
+		t.Fatalf("users %v, %v", users, err)
+	}
+
+	none := func(string) (string, bool) { return "", false }
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-tls-cert", "c.pem"}, "-tls-cert and -tls-key go together"},
+		{[]string{"-tls-client-ca", "ca.pem"}, "-tls-client-ca needs -tls-cert"},
+		{[]string{"-sasl-mechanisms", "GSSAPI"}, `unknown mechanism "GSSAPI"`},
+		{[]string{"-sasl-users", "alice"}, "entry 1: want user:password"},
+		{[]string{"-sasl-users", "alice:"}, "(user alice): empty password"},
+	} {
+		stderr.Reset()
+		if _, err := parseSettings(c.args, none, &stderr); err == nil || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("%q: err %v, stderr %q, want %q", c.args, err, stderr.String(), c.want)
+		}
+	}
+	// Problems found reading files: run exits 2 with a message.
+	var out bytes.Buffer
+	if code := run(context.Background(), []string{"-in-memory", "-tls-cert", "/nonexistent.pem", "-tls-key", "/nonexistent.pem"}, none, io.Discard, &out, nil); code != 2 || !strings.Contains(out.String(), "-tls-cert/-tls-key") {
+		t.Errorf("missing cert: exit %d, %q", code, out.String())
+	}
+}
+
+// TestRunTLSAndSASL runs main with -tls-cert/-tls-key/-tls-client-ca and a
+// users file, and a kgo client with certificate and SCRAM-SHA-512 produces
+// and consumes.
+func TestRunTLSAndSASL(t *testing.T) {
+	cs, err := testcert.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	files, err := cs.WriteFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	usersFile := filepath.Join(dir, "users")
+	if err := os.WriteFile(usersFile, []byte("# app users\napp:file-pass\n\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan *minikafka.Broker, 1)
+	done := make(chan int, 1)
+	env := map[string]string{"MINIKAFKA_TLS_CLIENT_CA": files.CA}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	go func() {
+		done <- run(ctx, []string{"-in-memory", "-listen", "127.0.0.1:0", "-log-level", "error",
+			"-tls-cert", files.ServerCert, "-tls-key", files.ServerKey, "-sasl-users-file", usersFile}, lookup, io.Discard, io.Discard, started)
+	}()
+	var b *minikafka.Broker
+	select {
+	case b = <-started:
+	case code := <-done:
+		t.Fatalf("run exited with %d", code)
+	}
+	defer func() {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("exit %d", code)
+		}
+	}()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.AllowAutoTopicCreation(),
+		kgo.DialTLSConfig(cs.ClientConfig(true)),
+		kgo.SASL(scram.Auth{User: "app", Pass: "file-pass"}.AsSha512Mechanism()),
+		kgo.ConsumeTopics("secured"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	pctx, pcancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer pcancel()
+	if err := cl.ProduceSync(pctx, &kgo.Record{Topic: "secured", Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	var got []*kgo.Record
+	for len(got) == 0 && pctx.Err() == nil {
+		got = append(got, cl.PollFetches(pctx).Records()...)
+	}
+	if len(got) != 1 || string(got[0].Value) != "v" {
+		t.Fatalf("consumed %v", got)
+	}
+}
