@@ -74,7 +74,7 @@ func newForwarder(u *uplink, p *partition, sp *spool.Spool, upstream string) *fo
 // unknown (resending it after a restart, under a new producer id, would
 // duplicate it upstream).
 func (f *forwarder) stop() {
-	f.quitOnce.Do(func() { close(f.quit) })
+	f.signalStop()
 	select {
 	case <-f.done:
 	case <-time.After(stopGrace):
@@ -85,6 +85,9 @@ func (f *forwarder) stop() {
 }
 
 const stopGrace = 5 * time.Second
+
+// signalStop tells the forwarder to stop; it does not wait.
+func (f *forwarder) signalStop() { f.quitOnce.Do(func() { close(f.quit) }) }
 
 func (f *forwarder) setErr(err error) {
 	s := err.Error()

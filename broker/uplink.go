@@ -305,10 +305,18 @@ func (u *uplink) close() error {
 	parts := u.parts
 	u.parts = map[*partition]*forwarder{}
 	u.mu.Unlock()
-	u.cancel()
+	// Forwarders stop taking work at once; requests in flight get
+	// stopGrace to be answered (see forwarder.stop) before they are
+	// canceled.
 	for _, f := range parts {
-		f.stop()
+		f.signalStop()
 	}
+	t := time.AfterFunc(stopGrace, u.cancel)
+	for _, f := range parts {
+		<-f.done
+	}
+	t.Stop()
+	u.cancel()
 	u.wg.Wait()
 	u.client.Close() // fails records still buffered; they stay spooled
 	var errs []error
