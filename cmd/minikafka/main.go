@@ -34,6 +34,8 @@ type settings struct {
 	security                securitySettings   // security.go
 	metrics                 metricsSettings    // metrics.go
 	validation              validationSettings // validation.go
+
+	groups groupSettings // groups.go
 }
 
 // errUsage marks errors already reported with the usage text.
@@ -66,6 +68,7 @@ func parseSettings(args []string, lookupEnv func(string) (string, bool), stderr 
 	s.security.register(fs)
 	s.metrics.register(fs)
 	s.validation.register(fs)
+	s.groups.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: minikafka [flags]\n\nRuns a single-node Kafka-compatible broker. Every flag can also be set\nwith MINIKAFKA_<FLAG> (upper case, '-' as '_'); flags win.\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -110,6 +113,7 @@ func parseSettings(args []string, lookupEnv func(string) (string, bool), stderr 
 		bad = append(bad, "-group-initial-rebalance-delay: must not be negative")
 	}
 	bad = append(bad, s.uplink.check()...)
+	bad = append(bad, s.groups.check()...)
 	bad = append(bad, s.security.check()...)
 	if len(bad) > 0 {
 		for _, b := range bad {
@@ -161,6 +165,7 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 	opts = append(opts, sopts...)
 	opts = append(opts, s.metrics.options()...)
 	opts = append(opts, s.validation.options()...)
+	opts = append(opts, s.groups.options()...)
 	if s.inMemory {
 		opts = append(opts, minikafka.WithInMemory())
 	} else {
