@@ -97,7 +97,7 @@
 // look out of range, a passed-through batch is decoded after all, so the
 // answer names the same records Kafka's would.
 //
-// # Forwarding (uplink.go, forward.go)
+// # Forwarding (uplink.go, forward.go, uplink_ship.go)
 //
 // With Config.Uplink, partitions of topics matching a ForwardRule (glob, or
 // /regexp/; optional prefix for the upstream name) keep their records in a
@@ -113,25 +113,52 @@
 // the upstream acknowledges. Idempotent producer state is kept as for
 // logs and rebuilt from the spool's tail when the spool is opened.
 //
-// A forwarder goroutine per partition reads the spool from its head,
-// decodes each batch into kgo records (same partition through a manual
-// partitioner, keys, headers and timestamps kept) and produces them with
-// one idempotent kgo client shared by all forwarders, never giving up on a
-// record. kgo calls a partition's promises in order, so the last promise
-// of a spool record acknowledges everything up to it; acknowledgements are
-// handed to DeleteAcked every 20 ms. On a failed record the forwarder waits
-// for everything outstanding, backs off and resends from the first
-// unacknowledged record. Delivery is at least once: after a local crash the
-// records shipped since the last durable ack marker are sent again; without
-// a crash each record reaches the upstream once (the upstream's idempotence
-// absorbs retries across its own restarts).
+// A forwarder goroutine per partition (uplink_ship.go) ships the spool
+// from the first unacknowledged record. It first makes sure the upstream
+// topic exists with at least the local partition count (CreateTopics, then
+// CreatePartitions when the local topic grew), again whenever the
+// partition's leader must be looked up, so no record reaches a partition
+// the upstream lacks and an upstream rebuilt empty gets its topic back.
+// Stored batches are shipped as they are: a raw ProduceRequest (v3-v12,
+// acks=all, one batch per partition as Kafka requires) sent to the
+// partition's leader through the uplink's kgo client, which owns
+// connections, TLS and SASL. No decompression, re-encoding or
+// recompression: the forwarder is its own idempotent producer (one
+// InitProducerID per partition), writes its producer id, epoch and running
+// sequence into a private copy of the batch header, resets the leader
+// epoch and recomputes the CRC. Runs of batches under 16 KiB (producers
+// with linger 0) are decoded and merged into one batch of up to 512 KiB in
+// the first batch's codec, each record keeping its key, value, headers and
+// absolute timestamp; batches stamped LogAppendTime are re-encoded with the
+// stamped time as every record's create time. A merged batch the upstream
+// finds too large is split.
+//
+// One request is in flight per partition: the sequence moves only on an
+// acknowledgement, and a failed or unanswered request is resent with the
+// same sequence, which the upstream recognizes as a duplicate if it had
+// written it (so upstream restarts cause no duplicates). OUT_OF_ORDER_
+// SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID and fencing errors mean the upstream
+// lost our producer state: the forwarder takes a new producer id and
+// resends from the first unacknowledged record. Other errors are retried
+// with backoff (50 ms doubling to 5 s), retriable ones after a metadata
+// refresh; the partition's state (starting, idle, shipping, retrying) and
+// last error are visible. Acknowledgements go to the spool's DeleteAcked at
+// most every 100 ms (a marker write and directory fsync each), which moves
+// the log start offset. Close gives requests in flight 5 s to be answered
+// before canceling them. Delivery is at least once: after a local crash,
+// or a request canceled at shutdown, records since the last durable ack
+// marker are sent again under a new producer id; otherwise each record
+// reaches the upstream exactly once.
 //
 // Backpressure: from spool pressure 0.9 produce responses carry
 // throttle_time_ms (100 ms rising to 1 s at 1.0); a full spool answers
 // KAFKA_STORAGE_ERROR, retriable for kgo, librdkafka and the Java client,
 // so producers back off and retry; nothing is dropped. ForwardStats and
 // DescribeConfigs on a forwarded topic (read-only minikafka.forward.*
-// entries) show lag, spool bytes, pressure and the last upstream error.
+// entries; minikafka.forward.partitions, per partition as JSON, only when
+// named, which `minikafka forward-status` asks for) show lag, spool bytes,
+// pressure, state and the last upstream error; the root package's metrics
+// endpoint exports the same per partition.
 // Not forwarded: transactional batches (INVALID_TXN_STATE), and records a
 // topic held in its log before it became forwarded (its offsets continue
 // from the log end, but the old records are no longer served).
