@@ -126,8 +126,11 @@
 // The raw payload is the records back to back, each framed as
 // uvarint(span) uvarint(length) data; the spans sum to last-first+1 and there
 // are exactly count frames. The stored payload is the raw payload, zstd
-// compressed when that makes it smaller (codec 1; a single zstd frame),
-// then, when encrypted, sealed by the Cipher with header bytes 0..35 as
+// compressed when that makes it smaller (codec 1; a single zstd frame) and
+// the batch is not at least 90 % records that Options.Precompressed
+// reports as already compressed (the broker marks Kafka batches their
+// producer compressed: compressing them again costs CPU and saves little;
+// such segments are stored with codec 0), then, when encrypted, sealed by the Cipher with header bytes 0..35 as
 // associated data. The shipped AES-256-GCM cipher stores
 // [12-byte random nonce][ciphertext][16-byte tag], a fresh nonce per segment.
 // The payload CRC covers the stored (possibly encrypted) bytes, which tells
