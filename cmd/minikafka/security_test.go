@@ -119,3 +119,69 @@ func TestRunTLSAndSASL(t *testing.T) {
 		t.Fatalf("consumed %v", got)
 	}
 }
+
+// TestRunForwardsToSecuredUpstream runs main with the uplink flags
+// -upstream-tls-ca and -upstream-sasl-* against an upstream that requires
+// TLS and SCRAM: the flags wire up, and a record arrives.
+func TestRunForwardsToSecuredUpstream(t *testing.T) {
+	cs, err := testcert.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := cs.WriteFiles(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	up, err := minikafka.Start(context.Background(), minikafka.WithInMemory(),
+		minikafka.WithTLS(cs.ServerConfig(false)), minikafka.WithSASL(map[string]string{"edge": "pw"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan *minikafka.Broker, 1)
+	done := make(chan int, 1)
+	env := map[string]string{"MINIKAFKA_UPSTREAM_SASL_PASSWORD": "pw"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	go func() {
+		done <- run(ctx, []string{"-in-memory", "-listen", "127.0.0.1:0", "-log-level", "error",
+			"-upstream", up.Addr(), "-forward", "edge-*", "-upstream-tls-ca", files.CA,
+			"-upstream-sasl-mechanism", "SCRAM-SHA-256", "-upstream-sasl-user", "edge"}, lookup, io.Discard, io.Discard, started)
+	}()
+	var b *minikafka.Broker
+	select {
+	case b = <-started:
+	case code := <-done:
+		t.Fatalf("run exited with %d", code)
+	}
+	defer func() {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("exit %d", code)
+		}
+	}()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.AllowAutoTopicCreation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	pctx, pcancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer pcancel()
+	if err := cl.ProduceSync(pctx, &kgo.Record{Topic: "edge-1", Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	cons, err := kgo.NewClient(kgo.SeedBrokers(up.Addr()), kgo.DialTLSConfig(cs.ClientConfig(false)),
+		kgo.SASL(scram.Auth{User: "edge", Pass: "pw"}.AsSha512Mechanism()),
+		kgo.ConsumeTopics("edge-1"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cons.Close()
+	var got []*kgo.Record
+	for len(got) == 0 && pctx.Err() == nil {
+		got = append(got, cons.PollFetches(pctx).Records()...)
+	}
+	if len(got) != 1 || string(got[0].Value) != "v" {
+		t.Fatalf("upstream got %v; forwarders %+v", got, b.ForwardStats())
+	}
+}
