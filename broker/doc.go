@@ -79,15 +79,17 @@
 // compressed body (a stream that does not decompress, malformed records,
 // offset deltas that do not count up, a record timestamp outside the
 // header's first/max bounds) reaches consumers, who fail to decode that
-// batch, instead of being refused at produce time as Apache Kafka's
-// LogValidator would. Config.ValidateCompressedRecords (the
+// batch (and a ListOffsets by timestamp that has to look inside it fails),
+// instead of being refused at produce time as Apache Kafka's LogValidator
+// would. Config.ValidateCompressedRecords (the
 // -validate-compressed-records flag) restores full validation: every
 // compressed batch is decompressed, bounded by max(64 MiB, 4 ×
 // max.message.bytes), and every record checked. Topics whose cleanup.policy
 // contains compact are always fully validated, because every record there
 // needs a key (Kafka: INVALID_RECORD, "Compacted topic cannot accept
-// message without key"); so are forwarded topics, whose forwarder decodes
-// every batch anyway and must never meet one it cannot decode.
+// message without key") and the compactor must be able to decode every
+// batch; so are forwarded topics, whose forwarder decodes every batch
+// anyway and must never meet one it cannot decode.
 //
 // Record-level failures are reported as Kafka does: all offending records
 // of the batch are collected, the whole batch is rejected (nothing is

@@ -186,7 +186,7 @@ func (v *batchValidation) decodeAndCheck(batch []byte) error {
 			continue
 		}
 		if v.compacted && r.Key == nil {
-			errs = append(errs, recordError{i, "Compacted topic cannot accept message without key in topic partition " + v.tp() + "."})
+			errs = append(errs, recordError{i, "Compacted topic cannot accept message without key in topic partition " + v.tp()})
 			continue
 		}
 		ts := h.FirstTimestamp + r.TimestampDelta
@@ -200,7 +200,9 @@ func (v *batchValidation) decodeAndCheck(batch []byte) error {
 				ts, h.BaseOffset+int64(r.OffsetDelta), satSub(v.nowMs, cfg.tsBeforeMax), satAdd(v.nowMs, cfg.tsAfterMax))})
 		case "type":
 			anyTimestamp = true
-			errs = append(errs, recordError{i, fmt.Sprintf("Invalid timestamp type in message with offset %d. Producer should not set timestamp type to LogAppendTime.", h.BaseOffset+int64(r.OffsetDelta))})
+			// Kafka prints the record as DefaultRecord.toString does.
+			errs = append(errs, recordError{i, fmt.Sprintf("Invalid timestamp type in message DefaultRecord(offset=%d, timestamp=%d, key=%d bytes, value=%d bytes). Producer should not set timestamp type to LogAppendTime.",
+				h.BaseOffset+int64(r.OffsetDelta), ts, len(r.Key), len(r.Value))})
 		}
 	}
 	if err := it.Err(); err != nil {

@@ -317,7 +317,7 @@ func TestCompactedTopicNeedsKeys(t *testing.T) {
 		if len(r.ErrorRecords) != 2 || r.ErrorRecords[0].RelativeOffset != 1 || r.ErrorRecords[1].RelativeOffset != 3 {
 			t.Fatalf("%s: record errors %+v, want indexes 1 and 3", codec, r.ErrorRecords)
 		}
-		wantRec := "Compacted topic cannot accept message without key in topic partition c-0."
+		wantRec := "Compacted topic cannot accept message without key in topic partition c-0"
 		for _, e := range r.ErrorRecords {
 			if deref(e.ErrorMessage) != wantRec {
 				t.Errorf("%s: record error %q", codec, deref(e.ErrorMessage))

@@ -27,5 +27,8 @@
 //
 // Validate checks the frame (length, magic, CRC, count); Records decodes the
 // records, decompressing with a caller-given limit so that no size prefix or
-// compression ratio can make it allocate more than that limit.
+// compression ratio can make it allocate more than that limit. CheckFrame
+// looks only at a compressed body's stream header (gzip, zstd, lz4 frame,
+// snappy block or xerial header): the cheap sanity check a broker makes
+// when it stores compressed batches without decompressing them.
 package records
