@@ -69,6 +69,15 @@ var ErrCompactAborted = errors.New("logstore: compaction aborted")
 // segments in crash-safely. Appends and reads continue meanwhile; only the
 // final swap takes the writer lock.
 func (l *Log) Compact(o CompactOptions) (CompactResult, error) {
+	res, err := l.compact(o)
+	if err != nil && l.closed.Load() && !errors.Is(err, ErrClosed) {
+		// Closed or destroyed under the clean: its file errors mean that.
+		err = fmt.Errorf("%w (%v)", ErrClosed, err)
+	}
+	return res, err
+}
+
+func (l *Log) compact(o CompactOptions) (CompactResult, error) {
 	c := &l.cleaner
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -126,7 +135,9 @@ func (l *Log) Compact(o CompactOptions) (CompactResult, error) {
 	for n < len(cand) && cand[n].base < cl.mappedTo {
 		n++
 	}
-	if n == 0 {
+	if n == 0 || (cl.mappedTo == fd && c.horizon > o.Now.UnixMilli()) {
+		// Nothing new to deduplicate against and no tombstone due: a
+		// rewrite would change nothing.
 		return res, nil
 	}
 	if err := cl.producerPass(cand[:n]); err != nil {

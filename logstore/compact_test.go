@@ -388,10 +388,12 @@ func TestCompactKeepsProducerState(t *testing.T) {
 	if h := hs[1]; h.ProducerID != 8 || h.NumRecords != 2 || h.BaseOffset != 5 {
 		t.Fatalf("producer 8's batch: %+v", h)
 	}
-	// Once the producer has expired the empty batch goes too.
+	// Once the producer has expired the empty batch goes too, at the
+	// next clean.
+	mustAppend(t, l, kvBatch(t, batchOpts{ts: ts + 3}, kv{key: "c", val: "1"}))
 	l.Roll()
 	mustCompact(t, l, CompactOptions{Now: epoch.Add(48 * time.Hour), ProducerExpiry: 24 * time.Hour})
-	if got := logRecords(t, l); len(got) != 2 || firstBase(t, readStored(t, l, 0)) != 5 {
+	if got := logRecords(t, l); len(got) != 3 || firstBase(t, readStored(t, l, 0)) != 5 {
 		t.Fatalf("after expiry: %v", got)
 	}
 }
@@ -745,5 +747,54 @@ func TestCompactConcurrent(t *testing.T) {
 	checkCompacted(t, "concurrent", orig, got)
 	if len(got) > 37 {
 		t.Fatalf("%d records left for 37 keys after a final clean", len(got))
+	}
+}
+
+// A clean can leave a segment empty (all its records superseded): it keeps
+// covering its offsets, and a clean reopen trusts its index files.
+func TestCompactEmptiedSegment(t *testing.T) {
+	e := compactEnv(t, 300)
+	l, _ := e.open(t)
+	for i := 0; i < 6; i++ {
+		mustAppend(t, l, kvBatch(t, batchOpts{ts: int64(i)}, kv{key: "a", val: strings.Repeat("x", 100)}))
+		l.Roll()
+	}
+	mustAppend(t, l, kvBatch(t, batchOpts{ts: 9}, kv{key: "b", val: "y"}))
+	l.Roll()
+	// A one-byte segment limit: no merging, so the superseded segments
+	// are rewritten empty.
+	cfg := e.opts.Config
+	cfg.SegmentBytes = 1
+	l.SetConfig(cfg)
+	mustCompact(t, l, CompactOptions{Now: epoch})
+	empty := 0
+	for _, s := range l.segments() {
+		if s.size.Load() == 0 && s != l.active {
+			empty++
+		}
+	}
+	if empty == 0 {
+		t.Fatal("no emptied segment: the test does not test it")
+	}
+	want := logRecords(t, l)
+	if len(want) != 2 || want[0].off != 5 || want[1].off != 6 {
+		t.Fatalf("records %v", want)
+	}
+	l.Close()
+	l, rep := e.open(t)
+	defer l.Close()
+	if len(rep.Rescanned) != 0 || l.LogStartOffset() != 0 || l.LogEndOffset() != 7 {
+		t.Fatalf("reopen: rescanned %v, start %d, end %d", rep.Rescanned, l.LogStartOffset(), l.LogEndOffset())
+	}
+	if got := logRecords(t, l); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("after reopen %v, want %v", got, want)
+	}
+	r, err := l.Read(ReadOptions{Offset: 2, MaxBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release()
+	if b, _ := r.AppendTo(nil); len(b) == 0 || firstBase(t, b) != 5 {
+		t.Fatal("read in an emptied segment does not continue with the next batch")
 	}
 }

@@ -317,7 +317,9 @@ func (l *Log) loadIndexes(s *segment, size int64) bool {
 		return false
 	}
 	oh, idx, err := decodeOffsetIndex(ob)
-	if err != nil || oh.logSize != size || oh.next < s.base || (size == 0) != (oh.next == s.base) {
+	// An empty segment ends at its base, unless compaction emptied it: then
+	// it still covers the offsets up to the next segment.
+	if err != nil || oh.logSize != size || oh.next < s.base || (size > 0 && oh.next == s.base) {
 		return false
 	}
 	tb, err := readFile(l.fs, l.path(s.base, ".timeindex"))
