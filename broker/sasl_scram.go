@@ -273,7 +273,12 @@ func (s *scramServer) step(token []byte) ([]byte, bool, *authFailure) {
 	if err != nil {
 		return nil, false, genericFailure(s.mech, "invalid client-final message: "+err.Error())
 	}
-	if fin.nonce != s.nonce {
+	// librdkafka before 2.6.1 (librdkafka#4895) sends its own nonce once
+	// more in front of the combined one. Kafka 3.8.1-3.9 accepted that
+	// (a suffix check), Kafka 4 refuses it; we accept exactly that form so
+	// the librdkafka 2.0 generation of clients keeps working. The server
+	// nonce must be there either way, which is what defeats replays.
+	if fin.nonce != s.nonce && fin.nonce != s.first.nonce+s.nonce {
 		return nil, false, genericFailure(s.mech, "nonce mismatch")
 	}
 	if string(fin.channelBinding) != s.first.gs2Header {
