@@ -76,7 +76,12 @@ type outBatch struct {
 	data        []byte
 	first, last int64
 	records     int32
-	spoolRecs   int // spool records consumed
+	spoolRecs   int  // spool records consumed
+	reencoded   bool // decoded and encoded here (merged, or repaired)
+	// undecodable is set by ship when the upstream refused the batch as
+	// corrupt and it does not decode here either: it cannot ever be
+	// shipped.
+	undecodable error
 }
 
 // run is the forwarding loop: make sure the upstream topic exists, then read
@@ -146,6 +151,15 @@ func (f *forwarder) run() {
 		}
 		if !f.ship(&b) {
 			return
+		}
+		if b.undecodable != nil {
+			f.u.b.log.Error("forwarding: dropping a spooled batch the upstream refused as corrupt and that does not decode", "topic", f.p.topic.name, "partition", f.p.index, "offsets", fmt.Sprintf("%d-%d", b.first, b.last), "err", b.undecodable)
+			f.setErr(b.undecodable)
+			f.errCount.Add(1)
+			f.acked.Store(b.last)
+			next = b.last + 1
+			pend = pend[b.spoolRecs:]
+			continue
 		}
 		f.ackedThrough(b.last, int(b.records), len(b.data))
 		next = b.last + 1
@@ -369,7 +383,7 @@ func merge(recs []spool.Record, codec records.Codec) (outBatch, error) {
 	if err != nil {
 		return outBatch{}, err
 	}
-	return outBatch{data: data, first: recs[0].Seq, last: recs[len(recs)-1].Last(), records: int32(len(out)), spoolRecs: len(recs)}, nil
+	return outBatch{data: data, first: recs[0].Seq, last: recs[len(recs)-1].Last(), records: int32(len(out)), spoolRecs: len(recs), reencoded: true}, nil
 }
 
 func cloneBytes(b []byte) []byte {
@@ -481,6 +495,20 @@ func (f *forwarder) ship(b *outBatch) bool {
 			// producer from the first unacknowledged record.
 			f.u.b.log.Warn("forwarding: upstream reset the producer; continuing under a new producer id", "topic", f.p.topic.name, "partition", f.p.index, "upstream_topic", f.upstream, "err", perr)
 			f.prod.id = -1
+		case !b.reencoded && (errors.Is(perr, kerr.CorruptMessage) || errors.Is(perr, kerr.InvalidRecord) ||
+			errors.Is(perr, kerr.UnsupportedCompressionType)):
+			// A batch shipped as it is was refused: decode it and ship
+			// it re-encoded, which repairs what the codec stream or the
+			// record framing got wrong; one that does not decode can
+			// never be shipped.
+			nb, err := merge([]spool.Record{{Seq: b.first, Span: int(b.last - b.first + 1), Data: b.data}}, records.CodecNone)
+			if err != nil {
+				b.undecodable = fmt.Errorf("upstream: %v; here: %w", perr, err)
+				return true
+			}
+			nb.reencoded = true
+			*b = nb
+			continue
 		case errors.Is(perr, kerr.MessageTooLarge), errors.Is(perr, kerr.RecordListTooLarge):
 			if b.spoolRecs > 1 {
 				// A merged batch: ship its parts one by one.
