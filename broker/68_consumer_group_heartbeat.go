@@ -8,7 +8,10 @@ package broker
 // see group_consumer.go for the reconciliation. Errors as Kafka:
 // UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH, UNRELEASED_INSTANCE_ID,
 // GROUP_ID_NOT_FOUND when the group is a classic group with members,
-// INVALID_REQUEST for a malformed join.
+// INVALID_REQUEST for a malformed join. The response's heartbeat interval
+// is group.consumer.heartbeat.interval.ms (GroupConfig), a tenth of it for
+// a member waiting for partitions others still hold (a departure from
+// Kafka, which always sends the configured value; see heartbeatInterval).
 //
 // Version notes: v1 has the client choose the member id (required on
 // join) and adds regex subscriptions.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -88,28 +89,44 @@ func BenchmarkOffsetCommitLatency(b *testing.B) {
 }
 
 // BenchmarkRebalance10x100 starts 10 kgo group members over 100 partitions
-// (initial rebalance delay 0, 100 ms heartbeats) and
-// measures the time until every partition is assigned and every member
-// holds some. Members that start later join a group that already
-// rebalanced, and the earlier ones learn of it from a heartbeat, so the
-// heartbeat interval dominates; BenchmarkRebalanceProtocol10x100 measures
-// the coordinator alone.
+// (initial rebalance delay 0) and measures the time from creating the
+// first client until every partition is assigned and every member holds
+// some. Classic members (range, cooperative-sticky: the leader assigns)
+// heartbeat every hb; KIP-848 members (kgo.ServerSideBalancer: the broker
+// assigns, "uniform" or "range") are told to heartbeat every hb by the
+// broker (group.consumer.heartbeat.interval.ms). Members that start later
+// join a group that already rebalanced, and the earlier ones learn of it
+// from their next heartbeat, so the heartbeat interval dominates: hb=20ms
+// shows how much of hb=100ms it is. startup-ms is the time until the
+// broker saw the first group request (client start-up, before any
+// rebalance); BenchmarkRebalanceProtocol10x100 measures the coordinator
+// alone. MINIKAFKA_GROUP_TRACE=file appends a per-request trace.
 func BenchmarkRebalance10x100(b *testing.B) {
 	for _, bal := range []struct {
-		name string
-		b    kgo.GroupBalancer
-	}{{"cooperative-sticky", kgo.CooperativeStickyBalancer()}, {"range", kgo.RangeBalancer()}} {
-		b.Run(bal.name, func(b *testing.B) { benchRebalance(b, bal.b) })
+		name   string
+		b      kgo.GroupBalancer
+		kip848 bool
+	}{
+		{"range", kgo.RangeBalancer(), false},
+		{"cooperative-sticky", kgo.CooperativeStickyBalancer(), false},
+		{"kip848-uniform", kgo.CooperativeStickyBalancer(), true},
+		{"kip848-range", kgo.RangeBalancer(), true},
+	} {
+		for _, hb := range []time.Duration{100 * time.Millisecond, 20 * time.Millisecond} {
+			b.Run(fmt.Sprintf("%s/hb=%v", bal.name, hb), func(b *testing.B) { benchRebalance(b, bal.b, bal.kip848, hb) })
+		}
 	}
 }
 
-func benchRebalance(b *testing.B, balancer kgo.GroupBalancer) {
+func benchRebalance(b *testing.B, balancer kgo.GroupBalancer, kip848 bool, hb time.Duration) {
 	const members, parts = 10, 100
 	tr := &groupTracer{start: time.Now()}
-	gb := startWrappedGroupBroker(b, b.TempDir(), logstore.SyncNever, func(h protocol.Handler) protocol.Handler { tr.h = h; return tr })
+	gb := startWrappedGroupBroker(b, b.TempDir(), logstore.SyncNever, func(h protocol.Handler) protocol.Handler { tr.h = h; return tr },
+		func(c *Config) { c.Groups.ConsumerHeartbeatInterval = hb })
 	gb.createTopic(b, "t", parts)
 	gb.client(b) // warm metadata path
-	var total time.Duration
+	var total, startup time.Duration
+	var each []time.Duration
 	b.ResetTimer()
 	for i := range b.N {
 		group := fmt.Sprintf("g%d", i)
@@ -123,7 +140,7 @@ func benchRebalance(b *testing.B, balancer kgo.GroupBalancer) {
 		start := time.Now()
 		for m := range members {
 			cl, err := kgo.NewClient(kgo.SeedBrokers(gb.addr), kgo.ConsumerGroup(group), kgo.ConsumeTopics("t"),
-				kgo.Balancers(balancer), kgo.HeartbeatInterval(100*time.Millisecond),
+				kgo.Balancers(balancer), kgo.HeartbeatInterval(hb), serverSide(kip848),
 				kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, a map[string][]int32) {
 					mu.Lock()
 					for _, p := range a["t"] {
@@ -178,8 +195,11 @@ func benchRebalance(b *testing.B, balancer kgo.GroupBalancer) {
 				}
 			}()
 		}
-		total += time.Since(start)
+		took := time.Since(start)
+		total += took
+		each = append(each, took)
 		b.StopTimer()
+		startup += tr.firstGroupRequest()
 		if f := os.Getenv("MINIKAFKA_GROUP_TRACE"); f != "" {
 			// A file, not b.Log: the benchmark log is truncated.
 			trace := fmt.Sprintf("%s run %d: %v\n%s\n", b.Name(), i, time.Since(start), tr)
@@ -195,6 +215,17 @@ func benchRebalance(b *testing.B, balancer kgo.GroupBalancer) {
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/rebalance")
+	slices.Sort(each)
+	b.ReportMetric(float64(each[len(each)/2].Microseconds())/1000, "median-ms")
+	b.ReportMetric(float64(startup.Microseconds())/1000/float64(b.N), "startup-ms")
+}
+
+// serverSide opts a kgo group member into KIP-848 (the broker assigns).
+func serverSide(on bool) kgo.Opt {
+	if on {
+		return kgo.ServerSideBalancer()
+	}
+	return kgo.WithHooks() // no-op
 }
 
 // BenchmarkRebalanceProtocol10x100 measures the coordinator alone: 10

@@ -184,6 +184,12 @@ func TestConsumerHeartbeatProtocol(t *testing.T) {
 	if len(parts(b)) != 0 {
 		t.Fatalf("b got %v while a still owns everything", parts(b))
 	}
+	// The configured interval (Kafka's 5 s default), except for a member
+	// waiting for partitions another one has to give up: it comes back
+	// after a tenth of it.
+	if a.HeartbeatIntervalMillis != 5000 || b.HeartbeatIntervalMillis != 500 {
+		t.Fatalf("heartbeat intervals: a %d ms, b (waiting) %d ms", a.HeartbeatIntervalMillis, b.HeartbeatIntervalMillis)
+	}
 	// a is told to shrink to its half; its epoch stays until it revokes.
 	a = hb("member-a", 1, []int32{0, 1, 2, 3}, -1)
 	if len(parts(a)) != 2 || a.MemberEpoch != 1 {
@@ -196,6 +202,9 @@ func TestConsumerHeartbeatProtocol(t *testing.T) {
 		b = hb("member-b", b.MemberEpoch, parts(b), -1)
 		wantCode(t, "b heartbeat", b.ErrorCode, nil)
 		if len(parts(b)) == 4 {
+			if b.HeartbeatIntervalMillis != 5000 {
+				t.Fatalf("b has its partitions but is told to heartbeat every %d ms", b.HeartbeatIntervalMillis)
+			}
 			break
 		}
 		if time.Now().After(deadline) {

@@ -3,7 +3,6 @@ package broker
 import (
 	"context"
 	"fmt"
-	"net"
 	"strings"
 	"sync"
 	"time"
@@ -126,6 +125,23 @@ func describeGroupResp(r kmsg.Response) string {
 	return ""
 }
 
+// firstGroupRequest is when the broker saw the first group request
+// (FindCoordinator included) since the last reset.
+func (t *groupTracer) firstGroupRequest() time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	first := time.Duration(-1)
+	for _, l := range t.lines {
+		if strings.HasPrefix(l.what, "key ") {
+			continue
+		}
+		if first < 0 || l.in < first {
+			first = l.in
+		}
+	}
+	return max(first, 0)
+}
+
 func (t *groupTracer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -139,5 +155,3 @@ func (t *groupTracer) String() string {
 	}
 	return sb.String()
 }
-
-var _ = net.Dial
