@@ -7,7 +7,11 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/minikafka/minikafka/internal/records"
+	"github.com/minikafka/minikafka/logstore"
 )
 
 // TestCleanerCompactsOverTCP produces many updates of a few keys and some
@@ -171,4 +175,77 @@ func firstOffset(recs []string) int64 {
 	var off int64
 	fmt.Sscanf(recs[0], "%d:", &off)
 	return off
+}
+
+// The cleaner's choice: a compacted partition is cleaned when its dirty
+// ratio reaches min.cleanable.dirty.ratio or its oldest dirty record passes
+// max.compaction.lag.ms; delete-only topics never are.
+func TestCleanerDueRules(t *testing.T) {
+	b := newTestBroker(t, func(c *Config) { c.CleanerBackoff = time.Hour })
+	createTopic(t, b, "ratio", 1, "cleanup.policy", "compact", "segment.bytes", "100", "min.cleanable.dirty.ratio", "0.9")
+	createTopic(t, b, "lag", 1, "cleanup.policy", "compact", "segment.bytes", "100", "min.cleanable.dirty.ratio", "0.9", "max.compaction.lag.ms", "1")
+	createTopic(t, b, "plain", 1, "segment.bytes", "100")
+	put := func(topic string, n int) {
+		for i := 0; i < n; i++ {
+			rec := testRec{key: []byte("k"), value: []byte(fmt.Sprint("value-", i))}
+			if r := produce(t, b, topic, 0, makeBatch(t, records.CodecNone, -1, 0, 0, rec)); r.ErrorCode != 0 {
+				t.Fatalf("produce to %s: %v", topic, kerr.ErrorForCode(r.ErrorCode))
+			}
+		}
+	}
+	logOf := func(topic string) *logstore.Log { return b.lookupTopic(topic, [16]byte{}).partition(0).log }
+	count := func(topic string) int {
+		l := logOf(topic)
+		rr, err := l.Read(logstore.ReadOptions{Offset: l.LogStartOffset(), MaxBytes: 1 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rr.Release()
+		data, err := rr.AppendTo(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for len(data) > 0 {
+			h, err := records.ValidateStored(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n += int(h.NumRecords)
+			data = data[h.Size():]
+		}
+		return n
+	}
+	round := func() (cleaned []string) {
+		done := map[*partition]bool{}
+		for b.cleanOne(done, map[*partition]time.Time{}) {
+		}
+		for p := range done {
+			cleaned = append(cleaned, p.topic.name)
+		}
+		return sorted(cleaned)
+	}
+	put("ratio", 10)
+	put("lag", 10)
+	put("plain", 10)
+	// Everything is dirty at first (ratio 1).
+	if got := round(); fmt.Sprint(got) != "[lag ratio]" {
+		t.Fatalf("first round cleaned %v", got)
+	}
+	if n := count("ratio"); n != 2 { // the latest sealed one and the active segment's
+		t.Fatalf("%d records left in ratio", n)
+	}
+	if n := count("plain"); n != 10 {
+		t.Fatalf("a delete-policy topic lost records: %d left", n)
+	}
+	// A little new data: below the ratio; past the lag for "lag".
+	put("ratio", 2)
+	put("lag", 2)
+	time.Sleep(5 * time.Millisecond)
+	if got := round(); fmt.Sprint(got) != "[lag]" {
+		t.Fatalf("second round cleaned %v", got)
+	}
+	if got := round(); len(got) != 0 {
+		t.Fatalf("third round cleaned %v with nothing due", got)
+	}
 }
