@@ -1,8 +1,10 @@
 package logstore
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -52,6 +54,7 @@ type CompactResult struct {
 	Records      int64 // records in the segments cleaned
 	Removed      int64 // records removed (superseded or expired tombstones)
 	Tombstones   int64 // expired tombstones removed
+	Aborted      int64 // records of aborted transactions removed
 	FirstDirty   int64 // the first dirty offset afterwards (where the map stopped)
 	MapFull      bool  // the offset map filled before the dirty section ended
 }
@@ -123,7 +126,10 @@ func (l *Log) compact(o CompactOptions) (CompactResult, error) {
 			s.unref()
 		}
 	}()
-	cl := &cleaning{l: l, o: o, m: newOffsetMap(o.MapBytes), lastByPid: map[int64]int64{}, fd: fd, u: u, horizon: math.MaxInt64}
+	cl := &cleaning{l: l, o: o, m: newOffsetMap(o.MapBytes), lastByPid: map[int64]int64{}, txn: map[int64]bool{}, fd: fd, u: u, horizon: math.MaxInt64}
+	if err := cl.headerPass(cand); err != nil {
+		return res, err
+	}
 	if err := cl.buildMap(cand); err != nil {
 		return res, err
 	}
@@ -139,9 +145,6 @@ func (l *Log) compact(o CompactOptions) (CompactResult, error) {
 		// Nothing new to deduplicate against and no tombstone due: a
 		// rewrite would change nothing.
 		return res, nil
-	}
-	if err := cl.producerPass(cand[:n]); err != nil {
-		return res, err
 	}
 	// Cleaned segments are merged while the output so far plus the next
 	// input (an upper bound of its output) fits one segment, and the
@@ -184,7 +187,7 @@ func (l *Log) compact(o CompactOptions) (CompactResult, error) {
 		discard()
 		return res, err
 	}
-	res.Records, res.Removed, res.Tombstones = cl.records, cl.removed, cl.tombstones
+	res.Records, res.Removed, res.Tombstones, res.Aborted = cl.records, cl.removed, cl.tombstones, cl.aborted
 	var changed []*cleanedSegment
 	for _, out := range outs {
 		if out.changed {
@@ -222,7 +225,8 @@ type cleaning struct {
 	l         *Log
 	o         CompactOptions
 	m         *offsetMap
-	lastByPid map[int64]int64 // producer ID -> last offset of its last batch in the cleaned segments
+	lastByPid map[int64]int64 // producer ID -> last offset of its last batch in the cleanable segments
+	txn       map[int64]bool  // transactional data batch base offset -> committed (absent: outcome unknown)
 	fd, u     int64
 	mappedTo  int64 // offsets below were mapped
 	full      bool
@@ -234,7 +238,7 @@ type cleaning struct {
 	out     []byte // write buffer
 	keep    []bool
 
-	records, removed, tombstones int64
+	records, removed, tombstones, aborted int64
 }
 
 func (cl *cleaning) stopped() bool {
@@ -304,7 +308,9 @@ func (cl *cleaning) buildMap(cand []*segment) error {
 				cl.full = h.LastOffset() < cl.u
 				return false, nil
 			}
-			if !h.IsControl() && !h.IsTransactional() {
+			// Only records that stay visible may supersede others: not
+			// markers, not aborted or undecided transactions.
+			if committed, known := cl.txn[h.BaseOffset]; !h.IsControl() && (!h.IsTransactional() || known && committed) {
 				if _, err := records.ValidateStored(b); err != nil {
 					return false, &CorruptionError{File: s.h.getPath(), Pos: 0, Err: err}
 				}
@@ -336,31 +342,95 @@ func (cl *cleaning) buildMap(cand []*segment) error {
 	return nil
 }
 
-// producerPass finds each producer's last batch in the segments to be
-// cleaned (headers only), so that batch survives even if emptied and the
-// producer's sequence state is not lost.
-func (cl *cleaning) producerPass(segs []*segment) error {
+// maxTxnBatches bounds the transaction outcomes one pass tracks; batches
+// beyond it count as unknown (kept as they are).
+const maxTxnBatches = 1 << 20
+
+// headerPass reads the batch headers of the cleanable segments (and the
+// records of control batches) to find each producer's last batch, which
+// survives even if emptied so the producer's sequence state is not lost,
+// and the outcome of each transactional data batch: the type of the next
+// marker of its producer. Batches whose marker lies beyond the cleanable
+// segments stay unknown.
+func (cl *cleaning) headerPass(segs []*segment) error {
+	pending := map[int64][]int64{} // producer ID -> its data batches awaiting a marker
+	tracked := 0
 	for _, s := range segs {
 		f, err := s.h.acquire()
 		if err != nil {
 			return ErrCompactAborted
 		}
-		var hb [records.BatchHeaderLen]byte
-		size := s.size.Load()
-		for pos := int64(0); pos < size; {
-			h, err := readHeader(f, pos, &hb)
-			if err != nil {
-				s.h.release()
-				return &CorruptionError{File: s.h.getPath(), Pos: pos, Err: err}
-			}
-			if h.ProducerID >= 0 {
-				cl.lastByPid[h.ProducerID] = h.LastOffset()
-			}
-			pos += int64(h.Size())
-		}
+		err = cl.headersOf(s, f, pending, &tracked)
 		s.h.release()
+		if err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+func (cl *cleaning) headersOf(s *segment, f io.ReaderAt, pending map[int64][]int64, tracked *int) error {
+	// Sequential 1 MiB reads: cheaper than a pread per header when batches
+	// are small.
+	size := s.size.Load()
+	sc := scanner{r: f, size: size}
+	for pos := int64(0); pos < size; {
+		if cl.stopped() {
+			return ErrCompactAborted
+		}
+		hb, err := sc.window(pos, records.BatchHeaderLen)
+		if err != nil {
+			return &CorruptionError{File: s.h.getPath(), Pos: pos, Err: err}
+		}
+		h, err := records.ParseHeader(hb)
+		if err != nil || pos+int64(h.Size()) > size {
+			return &CorruptionError{File: s.h.getPath(), Pos: pos, Err: fmt.Errorf("bad batch header: %v", err)}
+		}
+		if h.ProducerID >= 0 {
+			cl.lastByPid[h.ProducerID] = h.LastOffset()
+		}
+		switch {
+		case h.IsTransactional() && h.IsControl():
+			b, err := sc.window(pos, h.Size())
+			if err != nil {
+				return &CorruptionError{File: s.h.getPath(), Pos: pos, Err: err}
+			}
+			commit, ok := markerType(b)
+			if ok {
+				for _, off := range pending[h.ProducerID] {
+					cl.txn[off] = commit
+				}
+			}
+			delete(pending, h.ProducerID)
+		case h.IsTransactional() && *tracked < maxTxnBatches:
+			pending[h.ProducerID] = append(pending[h.ProducerID], h.BaseOffset)
+			*tracked++
+		}
+		pos += int64(h.Size())
+	}
+	return nil
+}
+
+// markerType decodes a control batch's first record key (int16 version,
+// int16 type: 0 abort, 1 commit).
+func markerType(b []byte) (commit, ok bool) {
+	if _, err := records.ValidateStored(b); err != nil {
+		return false, false
+	}
+	found := false
+	records.ForEachStored(b, 1<<20, nil, func(r *records.Record, _ []byte) error {
+		if !found && len(r.Key) >= 4 {
+			found = true
+			switch binary.BigEndian.Uint16(r.Key[2:]) {
+			case 0:
+				ok = true
+			case 1:
+				commit, ok = true, true
+			}
+		}
+		return nil
+	})
+	return commit, ok
 }
 
 // cleanedSegment is a rewritten group on disk as base.log.cleaned (plus
@@ -460,12 +530,48 @@ func (w *groupWriter) finish() error {
 	return nil
 }
 
+// emptied handles a batch left with no records: dropped, unless it is its
+// producer's last batch, whose header is kept (Kafka writes the same empty
+// batch) so the producer's sequence state survives.
+func (cl *cleaning) emptied(h *records.BatchHeader, b []byte, emit func([]byte) error, changed *bool) error {
+	last, ok := cl.lastByPid[h.ProducerID]
+	expired := cl.o.ProducerExpiry > 0 && h.MaxTimestamp < cl.o.Now.Add(-cl.o.ProducerExpiry).UnixMilli()
+	if h.ProducerID < 0 || !ok || last != h.LastOffset() || expired {
+		*changed = true
+		return nil
+	}
+	if h.NumRecords == 0 {
+		return emit(b) // already the empty batch
+	}
+	*changed = true
+	var err error
+	cl.nb, err = records.AppendRewritten(cl.nb[:0], *h, 0, nil, nil)
+	if err != nil {
+		return err
+	}
+	return emit(cl.nb)
+}
+
 // cleanBatch decides the fate of one batch and emits what is kept.
 func (cl *cleaning) cleanBatch(s *segment, h *records.BatchHeader, b []byte, emit func([]byte) error, changed *bool) error {
-	if h.IsControl() || h.IsTransactional() {
-		// Transactional data and markers are kept as they are (see doc.go).
+	if h.IsControl() {
+		// Markers are kept (see doc.go).
 		cl.records += int64(h.NumRecords)
 		return emit(b)
+	}
+	if h.IsTransactional() {
+		committed, known := cl.txn[h.BaseOffset]
+		if !known {
+			cl.records += int64(h.NumRecords)
+			return emit(b)
+		}
+		if !committed {
+			// An aborted transaction's records go.
+			cl.records += int64(h.NumRecords)
+			cl.removed += int64(h.NumRecords)
+			cl.aborted += int64(h.NumRecords)
+			return cl.emptied(h, b, emit, changed)
+		}
 	}
 	if _, err := records.ValidateStored(b); err != nil {
 		return &CorruptionError{File: s.h.getPath(), Pos: 0, Err: err}
@@ -520,23 +626,7 @@ func (cl *cleaning) cleanBatch(s *segment, h *records.BatchHeader, b []byte, emi
 		return emit(b)
 	}
 	if kept == 0 {
-		last, ok := cl.lastByPid[h.ProducerID]
-		expired := cl.o.ProducerExpiry > 0 && h.MaxTimestamp < cl.o.Now.Add(-cl.o.ProducerExpiry).UnixMilli()
-		if h.ProducerID < 0 || !ok || last != h.LastOffset() || expired {
-			*changed = true
-			return nil
-		}
-		if h.NumRecords == 0 {
-			return emit(b) // already the empty batch
-		}
-		*changed = true
-		// The producer's last batch: keep its header so its sequence
-		// state survives (Kafka writes the same empty batch).
-		cl.nb, err = records.AppendRewritten(cl.nb[:0], *h, 0, nil, nil)
-		if err != nil {
-			return err
-		}
-		return emit(cl.nb)
+		return cl.emptied(h, b, emit, changed)
 	}
 	*changed = true
 	nh := *h

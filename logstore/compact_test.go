@@ -798,3 +798,52 @@ func TestCompactEmptiedSegment(t *testing.T) {
 		t.Fatal("read in an emptied segment does not continue with the next batch")
 	}
 }
+
+// marker builds a transaction marker batch.
+func marker(t testing.TB, pid int64, commit bool) []byte {
+	t.Helper()
+	key := []byte{0, 0, 0, 0}
+	if commit {
+		key[3] = 1
+	}
+	b, err := records.AppendBatch(nil, records.BatchSpec{Transactional: true, Control: true, FirstTimestamp: 1, ProducerID: pid, ProducerEpoch: 0, BaseSequence: -1},
+		[]records.Record{{Key: key, Value: []byte{0, 0, 0, 0, 0, 0}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// Aborted transactions' records are removed; committed ones are compacted
+// like any other and may supersede older values; markers stay; a
+// transaction whose marker is not in the cleanable segments is kept as is.
+func TestCompactTransactions(t *testing.T) {
+	e := compactEnv(t, 1<<20)
+	l, _ := e.open(t)
+	defer l.Close()
+	mustAppend(t, l, kvBatch(t, batchOpts{ts: 1}, kv{key: "a", val: "plain"}, kv{key: "b", val: "plain"}))                      // 0-1
+	mustAppend(t, l, kvBatch(t, batchOpts{ts: 2, pid: 3, txn: true}, kv{key: "a", val: "aborted"}))                             // 2
+	mustAppend(t, l, kvBatch(t, batchOpts{ts: 3, pid: 4, txn: true}, kv{key: "b", val: "committed"}))                           // 3
+	mustAppend(t, l, marker(t, 3, false))                                                                                       // 4
+	mustAppend(t, l, kvBatch(t, batchOpts{ts: 4, pid: 4, seq: 1, txn: true}, kv{key: "c", val: "c1"}, kv{key: "c", val: "c2"})) // 5-6
+	mustAppend(t, l, marker(t, 4, true))                                                                                        // 7
+	mustAppend(t, l, kvBatch(t, batchOpts{ts: 5, pid: 5, txn: true}, kv{key: "a", val: "undecided"}))                           // 8
+	l.Roll()
+	mustAppend(t, l, marker(t, 5, true)) // 9, in the active segment: not cleanable
+	res := mustCompact(t, l, CompactOptions{Now: epoch})
+	if res.Aborted != 1 {
+		t.Fatalf("result %+v: want 1 aborted record removed", res)
+	}
+	var got []string
+	for _, r := range logRecords(t, l) {
+		if strings.HasPrefix(r.key, "\x00") {
+			got = append(got, fmt.Sprintf("%d:marker", r.off)) // control record keys are binary
+			continue
+		}
+		got = append(got, fmt.Sprintf("%d:%s=%s", r.off, r.key, r.val))
+	}
+	want := "[0:a=plain 3:b=committed 4:marker 6:c=c2 7:marker 8:a=undecided 9:marker]"
+	if fmt.Sprint(got) != want {
+		t.Fatalf("got  %v\nwant %v", got, want)
+	}
+}

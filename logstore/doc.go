@@ -121,10 +121,11 @@
 // cleanpoint file) splits them into a clean head, already deduplicated,
 // and a dirty tail. A pass:
 //
-//  1. maps each key of the dirty tail's non-transactional records to its
-//     highest offset, in an offset map of fixed memory (24 bytes an entry:
-//     a 128-bit key hash and the offset); if it fills, mapping stops at a
-//     batch boundary and only that prefix counts as cleaned;
+//  1. maps each key of the dirty tail's records (not markers, not aborted
+//     or undecided transactions) to its highest offset, in an offset map
+//     of fixed memory (24 bytes an entry: a 128-bit key hash and the
+//     offset); if it fills, mapping stops at a batch boundary and only
+//     that prefix counts as cleaned;
 //  2. rewrites every cleanable segment from the log start to the one
 //     holding the last mapped offset, batch by batch, keeping a record
 //     unless the map holds a higher offset for its key, or it is a
@@ -140,12 +141,17 @@
 //     FirstTimestamp = now + delete.retention.ms, record timestamp deltas
 //     re-based on it, so record timestamps are unchanged). A batch left
 //     with no records is dropped, unless it is its producer's last batch in
-//     the cleaned segments (and newer than CompactOptions.ProducerExpiry):
+//     the cleanable segments (and newer than CompactOptions.ProducerExpiry):
 //     then its header survives as an empty batch (NumRecords 0), so the
 //     producer's sequence state does, as in Kafka. Records without a key
-//     are kept. Transactional batches and control batches (markers) are
-//     copied untouched and their records never enter the map: aborted
-//     transactional records are not removed yet;
+//     are kept. A transactional data batch's outcome is the type of its
+//     producer's next marker in the cleanable segments (found by a pass
+//     over the batch headers before the map is built): records of aborted
+//     transactions are removed, committed ones are cleaned like others
+//     (and enter the map), and a batch whose marker lies beyond the
+//     cleanable segments is copied untouched and not mapped. Control
+//     batches (markers) are always kept: unlike Kafka, markers are never
+//     removed;
 //  3. merges consecutive cleaned segments while the output so far plus
 //     the next input fits segment.bytes, so the segment count stays
 //     bounded; each output replaces its group of input segments.
