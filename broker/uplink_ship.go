@@ -185,47 +185,47 @@ func (f *forwarder) retry(fn func() error) bool {
 	}
 }
 
-// ensureTopic creates the upstream topic with the local partition count if
-// it does not exist, and adds partitions to it when the local topic has
-// more, so no record is shipped to a partition the upstream lacks.
+// ensureTopic makes sure the upstream topic exists with at least the local
+// partition count: it looks first (so an upstream that lets us produce but
+// not create topics works once the topic is there), creates the topic if
+// it is missing and adds partitions when the local topic has more, so no
+// record is shipped to a partition the upstream lacks.
 func (f *forwarder) ensureTopic() error {
 	ctx, cancel := context.WithTimeout(f.ctx, 10*time.Second)
 	defer cancel()
-	adm := kadm.NewClient(f.u.client)
 	n := int32(len(f.p.topic.partitions()))
-	res, err := adm.CreateTopic(ctx, n, -1, nil, f.upstream)
-	if err == nil {
-		err = res.Err
-	}
-	if err == nil {
-		f.leader = -1 // metadata tells, once the new topic has leaders
+	have, err := f.upstreamPartitions(ctx)
+	if err == nil && have >= n {
 		return nil
 	}
-	if !errors.Is(err, kerr.TopicAlreadyExists) {
-		return fmt.Errorf("creating upstream topic %s: %w", f.upstream, err)
-	}
-	have, err := f.upstreamPartitions(ctx)
-	if err != nil {
+	if err != nil && !errors.Is(err, kerr.UnknownTopicOrPartition) && !errors.Is(err, errUpstreamTopicMissing) {
 		return err
 	}
-	if have >= n {
-		return nil
-	}
-	f.u.b.log.Info("forwarding: adding partitions upstream", "topic", f.upstream, "from", have, "to", n)
-	rs, err := adm.UpdatePartitions(ctx, int(n), f.upstream)
-	if err == nil {
-		var r kadm.CreatePartitionsResponse
-		if r, err = rs.On(f.upstream, nil); err == nil {
-			err = r.Err
+	adm := kadm.NewClient(f.u.client)
+	if err != nil { // missing
+		res, err := adm.CreateTopic(ctx, n, -1, nil, f.upstream)
+		if err == nil {
+			err = res.Err
+		}
+		if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+			return fmt.Errorf("creating upstream topic %s: %w", f.upstream, err)
+		}
+	} else {
+		f.u.b.log.Info("forwarding: adding partitions upstream", "topic", f.upstream, "from", have, "to", n)
+		rs, err := adm.UpdatePartitions(ctx, int(n), f.upstream)
+		if err == nil {
+			var r kadm.CreatePartitionsResponse
+			if r, err = rs.On(f.upstream, nil); err == nil {
+				err = r.Err
+			}
+		}
+		// INVALID_PARTITIONS: another forwarder of the topic (or an
+		// operator) got there first; the metadata below tells.
+		if err != nil && !errors.Is(err, kerr.InvalidPartitions) {
+			return fmt.Errorf("adding partitions to upstream topic %s: %w", f.upstream, err)
 		}
 	}
-	// INVALID_PARTITIONS: another forwarder of the topic (or an operator)
-	// got there first; the next metadata shows it.
-	if err != nil && !errors.Is(err, kerr.InvalidPartitions) {
-		return fmt.Errorf("adding partitions to upstream topic %s: %w", f.upstream, err)
-	}
-	have, err = f.upstreamPartitions(ctx)
-	if err != nil {
+	if have, err = f.upstreamPartitions(ctx); err != nil {
 		return err
 	}
 	if have < n {
@@ -234,10 +234,13 @@ func (f *forwarder) ensureTopic() error {
 	return nil
 }
 
+var errUpstreamTopicMissing = errors.New("topic missing from the upstream's metadata")
+
 // upstreamPartitions asks the upstream for the topic's partition count and
 // notes the partition's leader.
 func (f *forwarder) upstreamPartitions(ctx context.Context) (int32, error) {
 	req := kmsg.NewPtrMetadataRequest()
+	req.AllowAutoTopicCreation = false // ensureTopic creates it, with our partition count
 	rt := kmsg.NewMetadataRequestTopic()
 	rt.Topic = kmsg.StringPtr(f.upstream)
 	req.Topics = append(req.Topics, rt)
@@ -260,7 +263,7 @@ func (f *forwarder) upstreamPartitions(ctx context.Context) (int32, error) {
 		}
 		return int32(len(t.Partitions)), nil
 	}
-	return 0, fmt.Errorf("upstream metadata: topic %s missing", f.upstream)
+	return 0, fmt.Errorf("upstream metadata of %s: %w", f.upstream, errUpstreamTopicMissing)
 }
 
 // findLeader returns the partition's upstream leader. When it is not known
