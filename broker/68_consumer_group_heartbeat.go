@@ -9,9 +9,9 @@ package broker
 // UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH, UNRELEASED_INSTANCE_ID,
 // GROUP_ID_NOT_FOUND when the group is a classic group with members,
 // INVALID_REQUEST for a malformed join. The response's heartbeat interval
-// is group.consumer.heartbeat.interval.ms (GroupConfig), a tenth of it for
-// a member waiting for partitions others still hold (a departure from
-// Kafka, which always sends the configured value; see heartbeatInterval).
+// is group.consumer.heartbeat.interval.ms (GroupConfig), a tenth of it
+// while the group reconciles (a departure from Kafka, which always sends
+// the configured value; see heartbeatInterval).
 //
 // Version notes: v1 has the client choose the member id (required on
 // join) and adds regex subscriptions.

@@ -550,7 +550,7 @@ func (g *group) consumerHeartbeat(r *kmsg.ConsumerGroupHeartbeatRequest, clientI
 	g.armConsumerSession(m)
 	resp.MemberID = &m.id
 	resp.MemberEpoch = m.epoch
-	resp.HeartbeatIntervalMillis = int32(g.heartbeatInterval(m).Milliseconds())
+	resp.HeartbeatIntervalMillis = int32(g.heartbeatInterval().Milliseconds())
 	full := r.MemberEpoch == 0 || (r.Topics != nil && (r.SubscribedTopicNames != nil || r.SubscribedTopicRegex != nil))
 	if !m.sentOnce || full || !sameAssignment(m.assigned, m.lastSent) {
 		resp.Assignment = g.toWire(m.assigned)
@@ -561,22 +561,20 @@ func (g *group) consumerHeartbeat(r *kmsg.ConsumerGroupHeartbeatRequest, clientI
 }
 
 // heartbeatInterval is the interval m is told to heartbeat at:
-// group.consumer.heartbeat.interval.ms, except while m waits for target
-// partitions that other members still have to give up. Those arrive only
-// with a heartbeat of m's, so m comes back after a tenth of the interval
-// (at least 10 ms) until it has them: its partitions then follow the
-// revoking member's acknowledgement within that tenth instead of up to a
-// whole interval later. Kafka always answers the configured interval; a
-// client honours whatever the response says (kgo and the Java consumer
-// do). REQUIRES g.mu.
-func (g *group) heartbeatInterval(m *consumerMember) time.Duration {
+// group.consumer.heartbeat.interval.ms once the group is Stable (every
+// member at the assignment epoch with its target), a tenth of it (at least
+// 10 ms) while it reconciles. A reconciliation moves only with heartbeats:
+// a member learns what to give up from one, and the new owner gets the
+// partitions with its next one after that, so at the full interval every
+// step of a chain of moves (members joining one after another) costs up
+// to an interval. Kafka always answers the configured interval; clients
+// honour whatever the response says (kgo and the Java consumer do). The
+// first step, a Stable member learning that someone joined, still waits
+// for its next regular heartbeat. REQUIRES g.mu.
+func (g *group) heartbeatInterval() time.Duration {
 	d := g.c.consumerHeartbeat
-	for t, ps := range g.cg.target[m.id] {
-		for _, p := range ps {
-			if !contains(m.assigned, t, p) {
-				return min(d, max(d/10, 10*time.Millisecond))
-			}
-		}
+	if g.cgState() != "Stable" {
+		return min(d, max(d/10, 10*time.Millisecond))
 	}
 	return d
 }

@@ -184,16 +184,15 @@ func TestConsumerHeartbeatProtocol(t *testing.T) {
 	if len(parts(b)) != 0 {
 		t.Fatalf("b got %v while a still owns everything", parts(b))
 	}
-	// The configured interval (Kafka's 5 s default), except for a member
-	// waiting for partitions another one has to give up: it comes back
-	// after a tenth of it.
+	// The configured interval (Kafka's 5 s default) in a Stable group, a
+	// tenth of it while the group reconciles.
 	if a.HeartbeatIntervalMillis != 5000 || b.HeartbeatIntervalMillis != 500 {
-		t.Fatalf("heartbeat intervals: a %d ms, b (waiting) %d ms", a.HeartbeatIntervalMillis, b.HeartbeatIntervalMillis)
+		t.Fatalf("heartbeat intervals: a (stable) %d ms, b (reconciling) %d ms", a.HeartbeatIntervalMillis, b.HeartbeatIntervalMillis)
 	}
 	// a is told to shrink to its half; its epoch stays until it revokes.
 	a = hb("member-a", 1, []int32{0, 1, 2, 3}, -1)
-	if len(parts(a)) != 2 || a.MemberEpoch != 1 {
-		t.Fatalf("a after b joined: epoch %d partitions %v", a.MemberEpoch, parts(a))
+	if len(parts(a)) != 2 || a.MemberEpoch != 1 || a.HeartbeatIntervalMillis != 500 {
+		t.Fatalf("a after b joined: epoch %d partitions %v interval %d ms", a.MemberEpoch, parts(a), a.HeartbeatIntervalMillis)
 	}
 	// a keeps claiming all four: after its 300 ms rebalance timeout it is
 	// removed and b gets everything.
