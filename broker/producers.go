@@ -193,7 +193,7 @@ func (p *partition) loadProducerState(log *slog.Logger, now time.Time) {
 				return
 			}
 			h, err := records.ParseHeader(hdr[:])
-			if err != nil || h.Size() <= records.BatchHeaderLen {
+			if err != nil || h.Size() < records.BatchHeaderLen {
 				log.Warn("rebuilding producer state", "topic", p.topic.name, "partition", p.index, "err", err)
 				return
 			}

@@ -371,7 +371,7 @@ func scanTxn(p *partition, pid int64, start int64) (first, marker int64, err err
 				return -1, -1, err
 			}
 			h, err := records.ParseHeader(hdr[:])
-			if err != nil || h.Size() <= records.BatchHeaderLen {
+			if err != nil || h.Size() < records.BatchHeaderLen {
 				return -1, -1, fmt.Errorf("scanning %s-%d: %v", p.topic.name, p.index, err)
 			}
 			if h.ProducerID == pid && h.IsTransactional() {
