@@ -10,8 +10,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/minikafka/minikafka"
+	"github.com/minikafka/minikafka/internal/records"
 	"github.com/minikafka/minikafka/minikafkatest"
 )
 
@@ -36,7 +38,7 @@ func TestUplinkShipsEveryBatchShape(t *testing.T) {
 			Value: []byte(fmt.Sprintf("v%06d", i)), Timestamp: base.Add(time.Duration(i) * time.Second),
 			Headers: []kgo.RecordHeader{{Key: "i", Value: []byte(strconv.Itoa(i))}, {Key: "nil"}}}
 	}
-	const big, small = 3000, 200
+	const big, small = 1000, 100
 	// Large batches, one client per codec (the codec is a client option).
 	codecs := []kgo.CompressionCodec{kgo.SnappyCompression(), kgo.ZstdCompression(), kgo.NoCompression()}
 	n := 0
@@ -55,7 +57,11 @@ func TestUplinkShipsEveryBatchShape(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// One record per batch: merged before shipping.
+	// One record per batch, spooled while the upstream is down so that
+	// the forwarder finds them all pending: merged before shipping.
+	waitFor(t, 20*time.Second, "the large batches shipped", func() bool { return local.ForwardStats()[0].Lag == 0 && local.ForwardStats()[1].Lag == 0 })
+	up.Stop()
+	smallFrom := n
 	one := minikafkatest.Client(t, local, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchCompression(kgo.GzipCompression()))
 	for j := 0; j < small; j++ {
 		if err := one.ProduceSync(ctx, mk("s-create", n)).FirstErr(); err != nil {
@@ -63,6 +69,7 @@ func TestUplinkShipsEveryBatchShape(t *testing.T) {
 		}
 		n++
 	}
+	up.Start()
 	before := time.Now().Truncate(time.Millisecond)
 	for j := 0; j < 20; j++ {
 		r := mk("s-append", j)
@@ -85,6 +92,38 @@ func TestUplinkShipsEveryBatchShape(t *testing.T) {
 				len(r.Headers) != 2 || string(r.Headers[0].Value) != string(w.Headers[0].Value) || r.Headers[1].Value != nil {
 				t.Fatalf("partition %d record %d: key %q value %q ts %v headers %v; want %q %q %v", p, j, r.Key, r.Value, r.Timestamp, r.Headers, w.Key, w.Value, w.Timestamp)
 			}
+		}
+	}
+	// The small ones arrived in a few merged batches, not one each.
+	// Fetch v12 names topics (v13 wants topic ids).
+	upCl, err := kgo.NewClient(kgo.SeedBrokers(up.addr), kgo.MaxVersions(kversion.V3_0_0()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer upCl.Close()
+	for p := int32(0); p < 2; p++ {
+		req := kmsg.NewPtrFetchRequest()
+		req.MaxBytes, req.MaxWaitMillis, req.ReplicaID = 64<<20, 0, -1
+		rt := kmsg.NewFetchRequestTopic()
+		rt.Topic = "s-create"
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = p, int64(smallFrom/2), 64<<20
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(ctx, upCl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		batches, recs := 0, 0
+		if err := records.Split(resp.Topics[0].Partitions[0].RecordBatches, func(_ int, h records.BatchHeader, _ []byte) error {
+			batches++
+			recs += int(h.NumRecords)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if recs != small/2 || batches > 5 {
+			t.Errorf("partition %d: the %d one-record batches arrived as %d batches of %d records", p, small/2, batches, recs)
 		}
 	}
 	ga := readAll(t, up.addr, "s-append", 1, 20, 20*time.Second)[0]
