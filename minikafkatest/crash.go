@@ -3,6 +3,7 @@ package minikafkatest
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/minikafka/minikafka"
 	"github.com/minikafka/minikafka/internal/vfs"
@@ -37,6 +38,7 @@ func (c *Crashable) start(listen string) *minikafka.Broker {
 		minikafka.WithFS(c.fs),
 		minikafka.WithDataDir(crashDataDir),
 		minikafka.WithGroupInitialRebalanceDelay(0),
+		minikafka.WithGroupMinSessionTimeout(time.Millisecond),
 		minikafka.WithDurability("always"),
 	}, c.opts...)
 	b, err := minikafka.Start(context.Background(), all...)

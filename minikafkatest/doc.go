@@ -8,7 +8,8 @@
 //
 // New starts a broker on 127.0.0.1 with a free port and a data dir under
 // t.TempDir(), with the group initial rebalance delay at 0 (so consumer
-// groups form at once) and durability "never" (fsync costs time and the
+// groups form at once), no lower bound on session timeouts (Kafka's is
+// 6 s; tests use short ones to see dead members expire) and durability "never" (fsync costs time and the
 // temp dir does not outlive the test anyway); options given to New override
 // these defaults. The broker is closed in t.Cleanup, and a Close error fails
 // the test; so does a temp data dir that does not reopen after Close. Clients from Client are closed before their broker.

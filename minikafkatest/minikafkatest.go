@@ -3,6 +3,7 @@ package minikafkatest
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -17,6 +18,9 @@ func New(t testing.TB, opts ...minikafka.Option) *minikafka.Broker {
 		minikafka.WithListenAddr("127.0.0.1:0"),
 		minikafka.WithDataDir(dir),
 		minikafka.WithGroupInitialRebalanceDelay(0),
+		// Tests shorten session timeouts to see dead members expire
+		// quickly; Kafka's 6 s floor would refuse them.
+		minikafka.WithGroupMinSessionTimeout(time.Millisecond),
 		minikafka.WithDurability("never"),
 	}, opts...)
 	b, err := minikafka.Start(context.Background(), all...)

@@ -160,3 +160,45 @@ func TestCleanupVerifiesReopen(t *testing.T) {
 		t.Fatalf("cleanup reported %q", rec.errs)
 	}
 }
+
+// Group members may ask for session timeouts far below Kafka's 6 s floor
+// (minikafkatest lowers it); with the floor they could not join at all.
+func TestShortSessionTimeouts(t *testing.T) {
+	b := minikafkatest.New(t, minikafka.WithTopic("jobs", 2))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	opts := []kgo.Opt{kgo.ConsumerGroup("g"), kgo.ConsumeTopics("jobs"),
+		kgo.SessionTimeout(500 * time.Millisecond), kgo.HeartbeatInterval(100 * time.Millisecond)}
+	first := minikafkatest.Client(t, b, opts...) // kgo joins in the background
+	second := minikafkatest.Client(t, b, opts...)
+	adm := kadm.NewClient(minikafkatest.Client(t, b))
+	// settled waits until the group is stable with members members that
+	// own both partitions between them.
+	settled := func(members int) {
+		t.Helper()
+		var last kadm.DescribedGroup
+		for ctx.Err() == nil {
+			described, err := adm.DescribeGroups(ctx, "g")
+			if err == nil {
+				last = described["g"]
+				owned := 0
+				for _, m := range last.Members {
+					if a, _ := m.Assigned.AsConsumer(); a != nil {
+						for _, at := range a.Topics {
+							owned += len(at.Partitions)
+						}
+					}
+				}
+				if last.State == "Stable" && len(last.Members) == members && owned == 2 {
+					return
+				}
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		t.Fatalf("group never stable with %d members: state %q, %d members", members, last.State, len(last.Members))
+	}
+	settled(2)
+	first.Close()
+	settled(1)
+	_ = second
+}
