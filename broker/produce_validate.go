@@ -9,7 +9,7 @@ package broker
 //
 //   - uncompressed batches: every record is decoded and checked (cheap);
 //   - compressed batches on a compacted topic, on a forwarded topic (the
-//     forwarder decodes them anyway), or with
+//     forwarder may decode them to merge or re-send them), or with
 //     Config.ValidateCompressedRecords: decompressed (bounded) and checked
 //     the same way;
 //   - other compressed batches: records.CheckFrame on the codec's stream
@@ -104,9 +104,10 @@ type batchValidation struct {
 // header is valid, decompressing only when it must (see the file comment).
 func (b *Broker) validateBatchRecords(h *records.BatchHeader, batch []byte, p *partition, cfg *topicConfig, now time.Time) error {
 	v := batchValidation{h: h, cfg: cfg, p: p, nowMs: now.UnixMilli(), compacted: topicIsCompacted(cfg)}
-	// Forwarded partitions are decoded anyway when shipped (forward.go): a
-	// body that does not decode must be refused here, not stall the
-	// forwarder later.
+	// The forwarder decodes small batches to merge them, and any batch the
+	// upstream calls corrupt (forward.go); one that does not decode then is
+	// dropped. Refusing it here keeps that from happening to a record we
+	// acknowledged.
 	if h.Compression() != records.CodecNone && !v.compacted && !b.cfg.ValidateCompressedRecords && b.forwardOf(p) == nil {
 		if err := records.CheckFrame(h.Compression(), batch[records.BatchHeaderLen:]); err != nil {
 			return err
