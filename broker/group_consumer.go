@@ -59,6 +59,7 @@ type consumerGroup struct {
 	members                map[string]*consumerMember
 	target                 map[string]assignment // member id → target
 	topicsHash             string                // subscribed topics and partition counts at the last target
+	bumped                 time.Time             // when epoch last moved (heartbeatInterval)
 }
 
 func (g *group) isConsumer() bool { return g.cg != nil && len(g.cg.members) > 0 }
@@ -128,6 +129,7 @@ func (c *coordinator) topicsHash(cg *consumerGroup) string {
 func (g *group) bumpLocked() {
 	cg := g.cg
 	cg.epoch++
+	cg.bumped = g.c.b.now()
 	cg.topicsHash = g.c.topicsHash(cg)
 	// The assignor most members prefer; uniform by default, as Kafka.
 	votes := map[string]int{}
@@ -561,19 +563,21 @@ func (g *group) consumerHeartbeat(r *kmsg.ConsumerGroupHeartbeatRequest, clientI
 }
 
 // heartbeatInterval is the interval m is told to heartbeat at:
-// group.consumer.heartbeat.interval.ms once the group is Stable (every
-// member at the assignment epoch with its target), a tenth of it (at least
-// 10 ms) while it reconciles. A reconciliation moves only with heartbeats:
-// a member learns what to give up from one, and the new owner gets the
-// partitions with its next one after that, so at the full interval every
-// step of a chain of moves (members joining one after another) costs up
-// to an interval. Kafka always answers the configured interval; clients
-// honour whatever the response says (kgo and the Java consumer do). The
-// first step, a Stable member learning that someone joined, still waits
-// for its next regular heartbeat. REQUIRES g.mu.
+// group.consumer.heartbeat.interval.ms once the group has been Stable (every
+// member at the assignment epoch with its target) for a whole interval, a
+// tenth of it (at least 10 ms) while it reconciles and for one interval
+// after the group epoch last moved. A reconciliation moves only with
+// heartbeats: a member learns what to give up from one, and the new owner
+// gets the partitions with its next one after that, so at the full
+// interval every step of a chain of moves (members joining one after
+// another) costs up to an interval. The grace interval after an epoch move
+// covers the usual start of a group, members arriving a few milliseconds
+// apart: a member that has just joined hears of the next one soon. Kafka
+// always answers the configured interval; clients honour whatever the
+// response says (kgo and the Java consumer do). REQUIRES g.mu.
 func (g *group) heartbeatInterval() time.Duration {
 	d := g.c.consumerHeartbeat
-	if g.cgState() != "Stable" {
+	if g.cgState() != "Stable" || g.c.b.now().Sub(g.cg.bumped) < d {
 		return min(d, max(d/10, 10*time.Millisecond))
 	}
 	return d

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -144,7 +145,12 @@ func TestAssignors(t *testing.T) {
 // join, revoke-before-assign between two members, epoch fencing, and a
 // member that never revokes being removed after its rebalance timeout.
 func TestConsumerHeartbeatProtocol(t *testing.T) {
-	gb := startGroupBroker(t, t.TempDir(), logstore.SyncNever)
+	// The broker's clock runs skew ahead of the real one, so the test can
+	// let a whole heartbeat interval pass.
+	var skew atomic.Int64
+	gb := startGroupBroker(t, t.TempDir(), logstore.SyncNever, func(c *Config) {
+		c.Now = func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+	})
 	gb.createTopic(t, "t", 4)
 	tid, _ := gb.b.TopicID("t")
 	cl := gb.client(t)
@@ -184,10 +190,11 @@ func TestConsumerHeartbeatProtocol(t *testing.T) {
 	if len(parts(b)) != 0 {
 		t.Fatalf("b got %v while a still owns everything", parts(b))
 	}
-	// The configured interval (Kafka's 5 s default) in a Stable group, a
-	// tenth of it while the group reconciles.
-	if a.HeartbeatIntervalMillis != 5000 || b.HeartbeatIntervalMillis != 500 {
-		t.Fatalf("heartbeat intervals: a (stable) %d ms, b (reconciling) %d ms", a.HeartbeatIntervalMillis, b.HeartbeatIntervalMillis)
+	// A tenth of the configured interval (Kafka's 5 s default) while the
+	// group reconciles and for one interval after its epoch moved (a just
+	// formed the group).
+	if a.HeartbeatIntervalMillis != 500 || b.HeartbeatIntervalMillis != 500 {
+		t.Fatalf("heartbeat intervals: a (new group) %d ms, b (reconciling) %d ms", a.HeartbeatIntervalMillis, b.HeartbeatIntervalMillis)
 	}
 	// a is told to shrink to its half; its epoch stays until it revokes.
 	a = hb("member-a", 1, []int32{0, 1, 2, 3}, -1)
@@ -201,8 +208,14 @@ func TestConsumerHeartbeatProtocol(t *testing.T) {
 		b = hb("member-b", b.MemberEpoch, parts(b), -1)
 		wantCode(t, "b heartbeat", b.ErrorCode, nil)
 		if len(parts(b)) == 4 {
+			if b.HeartbeatIntervalMillis != 500 {
+				t.Fatalf("b has its partitions just after the epoch moved but is told to heartbeat every %d ms", b.HeartbeatIntervalMillis)
+			}
+			// Stable for a whole interval: the configured one.
+			skew.Add(int64(6 * time.Second))
+			b = hb("member-b", b.MemberEpoch, parts(b), -1)
 			if b.HeartbeatIntervalMillis != 5000 {
-				t.Fatalf("b has its partitions but is told to heartbeat every %d ms", b.HeartbeatIntervalMillis)
+				t.Fatalf("b stable for an interval but told to heartbeat every %d ms", b.HeartbeatIntervalMillis)
 			}
 			break
 		}
