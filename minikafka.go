@@ -151,6 +151,7 @@ func Start(ctx context.Context, opts ...Option) (*Broker, error) {
 	srv, err := protocol.Listen(protocol.Config{
 		Listener:               ln,
 		MaxRequestBytes:        c.maxRequest,
+		SendBufferBytes:        c.sendBuffer,
 		IdleTimeout:            c.idleTimeout,
 		Logger:                 log,
 		TLS:                    sec.tls,

@@ -44,6 +44,7 @@ type config struct {
 	logger         *slog.Logger
 	rebalanceDelay time.Duration
 	maxRequest     int32
+	sendBuffer     int
 	idleTimeout    time.Duration
 	topics         []TopicSpec
 	listener       net.Listener
@@ -152,6 +153,15 @@ func WithGroupInitialRebalanceDelay(d time.Duration) Option {
 // default 100 MiB).
 func WithMaxRequestBytes(n int32) Option {
 	return optionFunc(func(c *config) { c.maxRequest = n })
+}
+
+// WithSocketSendBufferBytes sets each client connection's TCP send buffer
+// (Kafka socket.send.buffer.bytes; default
+// protocol.DefaultSendBufferBytes, 256 KiB; -1 leaves the OS's
+// autotuning). Raise it for consumers far away: one connection moves at
+// most about this many bytes per round trip.
+func WithSocketSendBufferBytes(n int) Option {
+	return optionFunc(func(c *config) { c.sendBuffer = n })
 }
 
 // WithIdleTimeout closes client connections idle that long (Kafka

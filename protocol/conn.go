@@ -64,6 +64,7 @@ type conn struct {
 func newConn(s *Server, tcp net.Conn) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
 	nc := tcp
+	setSendBuffer(tcp, s.cfg.SendBufferBytes)
 	if s.cfg.TLS != nil {
 		nc = tls.Server(tcp, s.cfg.TLS)
 	}
@@ -457,4 +458,17 @@ func isTimeout(err error) bool { return errors.Is(err, os.ErrDeadlineExceeded) }
 
 func isEOF(err error) bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed)
+}
+
+// setSendBuffer applies Config.SendBufferBytes to a TCP connection; a
+// failure only costs performance, so it is ignored.
+func setSendBuffer(nc net.Conn, n int) {
+	tc, ok := nc.(*net.TCPConn)
+	if !ok || n < 0 {
+		return
+	}
+	if n == 0 {
+		n = DefaultSendBufferBytes
+	}
+	tc.SetWriteBuffer(n)
 }

@@ -30,6 +30,7 @@ type settings struct {
 	autoCreate              bool
 	logLevel                slog.Level
 	rebalanceDelay          time.Duration
+	sendBuffer              int
 	uplink                  uplinkSettings     // uplink.go
 	security                securitySettings   // security.go
 	metrics                 metricsSettings    // metrics.go
@@ -63,6 +64,7 @@ func parseSettings(args []string, lookupEnv func(string) (string, bool), stderr 
 	fs.IntVar(&s.partitions, "default-partitions", 1, "partitions of auto-created topics (Kafka num.partitions)")
 	fs.BoolVar(&s.autoCreate, "auto-create-topics", true, "create topics on first use (Kafka auto.create.topics.enable)")
 	fs.TextVar(&s.logLevel, "log-level", slog.LevelInfo, "log `level`: debug, info, warn or error")
+	fs.IntVar(&s.sendBuffer, "socket-send-buffer-bytes", 0, "TCP send buffer of each client connection (Kafka socket.send.buffer.bytes); 0: 256 KiB, -1: the OS's autotuning")
 	fs.DurationVar(&s.rebalanceDelay, "group-initial-rebalance-delay", 3*time.Second, "wait for more members before a new group's first rebalance (Kafka group.initial.rebalance.delay.ms)")
 	s.uplink.register(fs)
 	s.security.register(fs)
@@ -147,6 +149,7 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 		minikafka.WithDurability(s.durability),
 		minikafka.WithLogger(log),
 		minikafka.WithGroupInitialRebalanceDelay(s.rebalanceDelay),
+		minikafka.WithSocketSendBufferBytes(s.sendBuffer),
 	}
 	if s.advertise != "" {
 		opts = append(opts, minikafka.WithAdvertisedAddr(s.advertise))

@@ -338,6 +338,8 @@ func TestParseSettingsPrecedence(t *testing.T) {
 		"MINIKAFKA_DEFAULT_PARTITIONS": "3",
 		"MINIKAFKA_AUTO_CREATE_TOPICS": "false",
 		"MINIKAFKA_DURABILITY":         "never",
+
+		"MINIKAFKA_SOCKET_SEND_BUFFER_BYTES": "-1",
 	}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	var stderr bytes.Buffer
@@ -345,11 +347,11 @@ func TestParseSettingsPrecedence(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v: %s", err, stderr.String())
 	}
-	if s.listen != ":1234" || s.data != "/from/flag" || s.partitions != 3 || s.autoCreate || s.durability != "always" {
+	if s.listen != ":1234" || s.data != "/from/flag" || s.partitions != 3 || s.autoCreate || s.durability != "always" || s.sendBuffer != -1 {
 		t.Fatalf("settings %+v", s)
 	}
 	s, err = parseSettings(nil, func(string) (string, bool) { return "", false }, &stderr)
-	if err != nil || s.listen != ":9092" || s.data != "./data" || s.durability != "always" || !s.autoCreate || s.advertise != "" {
+	if err != nil || s.listen != ":9092" || s.data != "./data" || s.durability != "always" || !s.autoCreate || s.advertise != "" || s.sendBuffer != 0 {
 		t.Fatalf("defaults %+v, %v", s, err)
 	}
 }
