@@ -72,7 +72,7 @@ func parseSettings(args []string, lookupEnv func(string) (string, bool), stderr 
 	s.validation.register(fs)
 	s.groups.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: minikafka [flags]\n\nRuns a single-node Kafka-compatible broker. Every flag can also be set\nwith MINIKAFKA_<FLAG> (upper case, '-' as '_'); flags win.\n\nFlags:\n")
+		fmt.Fprintf(stderr, "Usage: minikafka [flags]\n       minikafka forward-status [flags] [topic...]   (see minikafka forward-status -h)\n\nRuns a single-node Kafka-compatible broker. Every flag can also be set\nwith MINIKAFKA_<FLAG> (upper case, '-' as '_'); flags win.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 
