@@ -168,6 +168,30 @@ func Checksum(batch []byte) uint32 {
 // enforces). Bytes after the batch are ignored; use Split for concatenations.
 // It does not look inside the records (see Records).
 func Validate(b []byte) (BatchHeader, error) {
+	h, err := checkFraming(b)
+	if err != nil {
+		return h, err
+	}
+	size := h.Size()
+	if h.NumRecords <= 0 {
+		return h, fmt.Errorf("%w: record count %d", ErrInvalidRecord, h.NumRecords)
+	}
+	if h.LastOffsetDelta < 0 || int64(h.NumRecords) != int64(h.LastOffsetDelta)+1 {
+		return h, fmt.Errorf("%w: record count %d does not match last offset delta %d", ErrInvalidRecord, h.NumRecords, h.LastOffsetDelta)
+	}
+	if c := h.Compression(); c > CodecZstd {
+		return h, fmt.Errorf("%w: %d", ErrUnsupportedCompression, c)
+	}
+	if h.Compression() == CodecNone && size-BatchHeaderLen < int(h.NumRecords) {
+		// every uncompressed record takes at least... well, more than one byte
+		return h, fmt.Errorf("%w: %d records in %d bytes", ErrInvalidRecord, h.NumRecords, size-BatchHeaderLen)
+	}
+	return h, nil
+}
+
+// checkFraming is what Validate and ValidateStored share: a parsable
+// header, magic 2, the length within b and the CRC32C.
+func checkFraming(b []byte) (BatchHeader, error) {
 	h, err := ParseHeader(b)
 	if err != nil {
 		return h, err
@@ -181,19 +205,6 @@ func Validate(b []byte) (BatchHeader, error) {
 	}
 	if got := Checksum(b[:size]); got != h.CRC {
 		return h, fmt.Errorf("%w: crc32c %08x, header says %08x", ErrCorrupt, got, h.CRC)
-	}
-	if h.NumRecords <= 0 {
-		return h, fmt.Errorf("%w: record count %d", ErrInvalidRecord, h.NumRecords)
-	}
-	if h.LastOffsetDelta < 0 || int64(h.NumRecords) != int64(h.LastOffsetDelta)+1 {
-		return h, fmt.Errorf("%w: record count %d does not match last offset delta %d", ErrInvalidRecord, h.NumRecords, h.LastOffsetDelta)
-	}
-	if c := h.Compression(); c > CodecZstd {
-		return h, fmt.Errorf("%w: %d", ErrUnsupportedCompression, c)
-	}
-	if h.Compression() == CodecNone && size-BatchHeaderLen < int(h.NumRecords) {
-		// every uncompressed record takes at least... well, more than one byte
-		return h, fmt.Errorf("%w: %d records in %d bytes", ErrInvalidRecord, h.NumRecords, size-BatchHeaderLen)
 	}
 	return h, nil
 }

@@ -28,19 +28,9 @@ const AttrDeleteHorizon = attrDeleteHorizon
 // ValidateStored is Validate for batches read back from a (possibly
 // compacted) log: NumRecords may be anything from 0 to LastOffsetDelta+1.
 func ValidateStored(b []byte) (BatchHeader, error) {
-	h, err := ParseHeader(b)
+	h, err := checkFraming(b)
 	if err != nil {
 		return h, err
-	}
-	if h.Magic != 2 {
-		return h, fmt.Errorf("%w: magic %d", ErrInvalidMagic, h.Magic)
-	}
-	size := h.Size()
-	if size > len(b) {
-		return h, fmt.Errorf("%w: batch length %d exceeds the %d bytes available", ErrCorrupt, size, len(b))
-	}
-	if got := Checksum(b[:size]); got != h.CRC {
-		return h, fmt.Errorf("%w: crc32c %08x, header says %08x", ErrCorrupt, got, h.CRC)
 	}
 	if h.LastOffsetDelta < 0 || h.NumRecords < 0 || int64(h.NumRecords) > int64(h.LastOffsetDelta)+1 {
 		return h, fmt.Errorf("%w: record count %d, last offset delta %d", ErrInvalidRecord, h.NumRecords, h.LastOffsetDelta)
