@@ -253,6 +253,20 @@ func (cl *cleaning) stopped() bool {
 	}
 }
 
+// batchHeader reads the batch header at pos of segment s and checks that
+// the batch ends within the segment.
+func (sc *scanner) batchHeader(s *segment, pos int64) (records.BatchHeader, error) {
+	hb, err := sc.window(pos, records.BatchHeaderLen)
+	if err != nil {
+		return records.BatchHeader{}, &CorruptionError{File: s.h.getPath(), Pos: pos, Err: err}
+	}
+	h, err := records.ParseHeader(hb)
+	if err != nil || pos+int64(h.Size()) > sc.size {
+		return h, &CorruptionError{File: s.h.getPath(), Pos: pos, Err: fmt.Errorf("bad batch header: %v", err)}
+	}
+	return h, nil
+}
+
 // forBatches walks the batches of sealed segment s (pinned by the caller).
 func (cl *cleaning) forBatches(s *segment, fn func(pos int64, h *records.BatchHeader, b []byte) (bool, error)) error {
 	f, err := s.h.acquire()
@@ -269,13 +283,9 @@ func (cl *cleaning) forBatches(s *segment, fn func(pos int64, h *records.BatchHe
 		if cl.stopped() {
 			return ErrCompactAborted
 		}
-		hb, err := sc.window(pos, records.BatchHeaderLen)
+		h, err := sc.batchHeader(s, pos)
 		if err != nil {
-			return &CorruptionError{File: s.h.getPath(), Pos: pos, Err: err}
-		}
-		h, err := records.ParseHeader(hb)
-		if err != nil || pos+int64(h.Size()) > size {
-			return &CorruptionError{File: s.h.getPath(), Pos: pos, Err: fmt.Errorf("bad batch header: %v", err)}
+			return err
 		}
 		b, err := sc.window(pos, h.Size())
 		if err != nil {
@@ -378,13 +388,9 @@ func (cl *cleaning) headersOf(s *segment, f io.ReaderAt, pending map[int64][]int
 		if cl.stopped() {
 			return ErrCompactAborted
 		}
-		hb, err := sc.window(pos, records.BatchHeaderLen)
+		h, err := sc.batchHeader(s, pos)
 		if err != nil {
-			return &CorruptionError{File: s.h.getPath(), Pos: pos, Err: err}
-		}
-		h, err := records.ParseHeader(hb)
-		if err != nil || pos+int64(h.Size()) > size {
-			return &CorruptionError{File: s.h.getPath(), Pos: pos, Err: fmt.Errorf("bad batch header: %v", err)}
+			return err
 		}
 		if h.ProducerID >= 0 {
 			cl.lastByPid[h.ProducerID] = h.LastOffset()
