@@ -160,7 +160,14 @@ func listen(t testing.TB, b *Broker) string {
 // advertised to clients.
 func listenOn(t testing.TB, b *Broker, addr string) string {
 	t.Helper()
-	srv, err := protocol.Listen(protocol.Config{Addr: addr}, b)
+	return listenWith(t, b, protocol.Config{Addr: addr})
+}
+
+// listenWith is listenOn with a whole server configuration (TLS, SASL
+// frame caps, logger).
+func listenWith(t testing.TB, b *Broker, pc protocol.Config) string {
+	t.Helper()
+	srv, err := protocol.Listen(pc, b)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,21 +67,7 @@ func secureBroker(t testing.TB, sc *SASLConfig, tc *tls.Config, mod ...func(*Con
 	if sc != nil {
 		pc.PreAuthMaxRequestBytes = PreAuthMaxRequestBytes
 	}
-	srv, err := protocol.Listen(pc, b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := srv.Addr().(*net.TCPAddr)
-	b.SetAdvertised("127.0.0.1", int32(a.Port))
-	done := make(chan struct{})
-	go func() { defer close(done); _ = srv.Serve() }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = srv.Close(ctx)
-		<-done
-	})
-	return b, a.String(), logs
+	return b, listenWith(t, b, pc), logs
 }
 
 func mechanism(name, user, pass string) sasl.Mechanism {
