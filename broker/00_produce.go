@@ -25,7 +25,9 @@ package broker
 // (logstore.WaitDurable, on the writer goroutine so the reader keeps
 // reading). Other acks values: INVALID_REQUIRED_ACKS.
 //
-// Transactional batches must belong to their producer's open transaction
+// Transactional batches need the request's transactional ID
+// (TRANSACTIONAL_ID_AUTHORIZATION_FAILED for the whole request without it,
+// as Kafka) and must belong to their producer's open transaction
 // (INVALID_TXN_STATE if the partition was not added, INVALID_PRODUCER_EPOCH
 // for a fenced epoch); Produce v12+ adds the partition implicitly (KIP-890).
 // The batch's first offset holds the partition's last stable offset back
@@ -70,6 +72,9 @@ func (b *Broker) handleProduce(ctx context.Context, req *protocol.Request) proto
 	resp.Version = req.Version
 
 	acksOK := r.Acks == 0 || r.Acks == 1 || r.Acks == -1
+	// As Kafka: transactional records in a request without a
+	// transactional ID fail the whole request.
+	noTxnID := r.TransactionID == nil && hasTransactionalBatch(r)
 	now := b.now()
 	var (
 		waits    []produceWait
@@ -99,6 +104,8 @@ func (b *Broker) handleProduce(ctx context.Context, req *protocol.Request) proto
 			switch {
 			case !acksOK:
 				code, msg = kerr.InvalidRequiredAcks.Code, fmt.Sprintf("acks %d", r.Acks)
+			case noTxnID:
+				code, msg = kerr.TransactionalIDAuthorizationFailed.Code, "transactional records in a produce request without a transactional id"
 			case t == nil && req.Version >= 13:
 				code, msg = kerr.UnknownTopicID.Code, "unknown topic id"
 			case t == nil && validateTopicName(rt.Topic) != nil:
@@ -293,3 +300,16 @@ func (b *Broker) produceTo(p *partition, batch []byte, acks int16, sp *kmsg.Prod
 var errBadTimestamp = errors.New("record timestamp out of range")
 
 const maxInt64 = 1<<63 - 1
+
+// hasTransactionalBatch reports whether any partition's records start with
+// a transactional batch (what Kafka's ProduceRequest looks at).
+func hasTransactionalBatch(r *kmsg.ProduceRequest) bool {
+	for ti := range r.Topics {
+		for pi := range r.Topics[ti].Partitions {
+			if h, err := records.ParseHeader(r.Topics[ti].Partitions[pi].Records); err == nil && h.IsTransactional() {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -127,6 +127,15 @@ func produceReq(version int16, acks int16, topic string, id [16]byte, part int32
 	return req
 }
 
+// txnProduce sends one transactional batch for transactional ID id, as a
+// transactional producer does, with acks=-1 at v11.
+func txnProduce(t testing.TB, b *Broker, id, topic string, part int32, batch []byte) kmsg.ProduceResponseTopicPartition {
+	t.Helper()
+	req := produceReq(11, -1, topic, [16]byte{}, part, batch)
+	req.TransactionID = kmsg.StringPtr(id)
+	return serve(t, b, req).(*kmsg.ProduceResponse).Topics[0].Partitions[0]
+}
+
 // produce sends one batch with acks=-1 at v11 and returns the partition result.
 func produce(t testing.TB, b *Broker, topic string, part int32, batch []byte) kmsg.ProduceResponseTopicPartition {
 	t.Helper()

@@ -89,7 +89,7 @@ func TestProduceErrors(t *testing.T) {
 		{"too large", "t", 0, big, kerr.MessageTooLarge},
 		{"bad record count", "t", 0, badCount, kerr.InvalidRecord},
 		{"bad gzip", "t", 0, badGzip, kerr.CorruptMessage},
-		{"transactional without producer id", "t", 0, txn, kerr.InvalidRecord},
+		{"transactional without transactional id", "t", 0, txn, kerr.TransactionalIDAuthorizationFailed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := produce(t, b, tc.topic, tc.part, tc.batch)
@@ -100,6 +100,11 @@ func TestProduceErrors(t *testing.T) {
 				t.Fatal("no error message at v11")
 			}
 		})
+	}
+	// With a transactional ID the same batch fails on its missing
+	// producer ID.
+	if r := txnProduce(t, b, "x", "t", 0, txn); r.ErrorCode != kerr.InvalidRecord.Code {
+		t.Fatalf("transactional without producer id: %v, want INVALID_RECORD", kerr.ErrorForCode(r.ErrorCode))
 	}
 	// The compressed batch is small on the wire, so it passes.
 	if r := produce(t, b, "t", 0, bigCompressed); r.ErrorCode != 0 {

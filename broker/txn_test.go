@@ -254,9 +254,12 @@ func TestTxnProtocolErrors(t *testing.T) {
 	// A transactional batch for a partition not in the transaction.
 	createTopic(t, b, "other", 1)
 	batch := txnBatch(t, pid, epoch+1, 0, "v")
-	wantCode(t, "produce outside txn", produce(t, b, "other", 0, batch).ErrorCode, kerr.InvalidTxnState)
-	wantCode(t, "produce old epoch", produce(t, b, "e", 0, txnBatch(t, pid, epoch, 0, "v")).ErrorCode, kerr.InvalidProducerEpoch)
-	wantCode(t, "produce in txn", produce(t, b, "e", 0, txnBatch(t, pid, epoch+1, 0, "v")).ErrorCode, nil)
+	wantCode(t, "produce outside txn", txnProduce(t, b, "x", "other", 0, batch).ErrorCode, kerr.InvalidTxnState)
+	wantCode(t, "produce old epoch", txnProduce(t, b, "x", "e", 0, txnBatch(t, pid, epoch, 0, "v")).ErrorCode, kerr.InvalidProducerEpoch)
+	// Kafka refuses transactional records in a request without a
+	// transactional ID, whole request.
+	wantCode(t, "produce without transactional id", produce(t, b, "e", 0, txnBatch(t, pid, epoch+1, 0, "v")).ErrorCode, kerr.TransactionalIDAuthorizationFailed)
+	wantCode(t, "produce in txn", txnProduce(t, b, "x", "e", 0, txnBatch(t, pid, epoch+1, 0, "v")).ErrorCode, nil)
 	wantCode(t, "abort", end(3, epoch+1, false), nil)
 	wantCode(t, "abort retried", end(3, epoch+1, false), nil)
 	wantCode(t, "commit after abort", end(3, epoch+1, true), kerr.InvalidTxnState)
@@ -270,7 +273,9 @@ func TestTxnProtocolErrors(t *testing.T) {
 	if er.ProducerEpoch != epoch+2 {
 		t.Fatalf("v5 abort epoch %d, want %d", er.ProducerEpoch, epoch+2)
 	}
-	pr := serve(t, b, produceReq(12, -1, "other", [16]byte{}, 0, txnBatch(t, pid, epoch+2, 0, "implicit"))).(*kmsg.ProduceResponse)
+	preq := produceReq(12, -1, "other", [16]byte{}, 0, txnBatch(t, pid, epoch+2, 0, "implicit"))
+	preq.TransactionID = kmsg.StringPtr("x")
+	pr := serve(t, b, preq).(*kmsg.ProduceResponse)
 	wantCode(t, "produce v12 implicit add", pr.Topics[0].Partitions[0].ErrorCode, nil)
 	req.ProducerEpoch, req.Commit = epoch+2, true
 	er = serve(t, b, req).(*kmsg.EndTxnResponse)
@@ -377,7 +382,7 @@ func TestTxnCrashMidCommitRecovers(t *testing.T) {
 		req.Topics = []kmsg.AddPartitionsToTxnRequestTopic{{Topic: "c", Partitions: []int32{0, 1}}}
 		wantCode(t, "add", serve(t, b, req).(*kmsg.AddPartitionsToTxnResponse).Topics[0].Partitions[0].ErrorCode, nil)
 		for p := int32(0); p < 2; p++ {
-			wantCode(t, "produce", produce(t, b, "c", p, txnBatch(t, r.ProducerID, r.ProducerEpoch, 0, id)).ErrorCode, nil)
+			wantCode(t, "produce", txnProduce(t, b, id, "c", p, txnBatch(t, r.ProducerID, r.ProducerEpoch, 0, id)).ErrorCode, nil)
 		}
 		return r.ProducerID, r.ProducerEpoch
 	}
