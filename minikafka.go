@@ -136,6 +136,8 @@ func Start(ctx context.Context, opts ...Option) (*Broker, error) {
 		Uplink:                     upl,
 		SASL:                       sec.sasl,
 		ValidateCompressedRecords:  c.validation.compressed,
+		CleanerBackoff:             c.cleaner.backoff,
+		CleanerDedupeBufferSize:    c.cleaner.dedupeBytes,
 
 		// The group coordinator settings (options_groups.go).
 		Groups: c.groups.GroupConfig,

@@ -52,6 +52,7 @@ type config struct {
 	security       securityConfig // options_security.go
 	metrics        metricsConfig  // options_metrics.go
 	validation     validation     // options_validation.go
+	cleaner        cleanerConfig  // options_cleaner.go
 
 	// The group coordinator settings (options_groups.go).
 	groups groupsConfig
@@ -216,7 +217,8 @@ func (c *config) validate() (logstore.SyncPolicy, error) {
 		seen[t.Name] = true
 	}
 
-	errs = append(errs, c.groups.check()...) // options_groups.go
+	errs = append(errs, c.groups.check()...)     // options_groups.go
+	errs = append(errs, c.cleaner.validate()...) // options_cleaner.go
 
 	var sp logstore.SyncPolicy
 	switch {

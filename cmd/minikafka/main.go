@@ -35,6 +35,7 @@ type settings struct {
 	security                securitySettings   // security.go
 	metrics                 metricsSettings    // metrics.go
 	validation              validationSettings // validation.go
+	cleaner                 cleanerSettings    // cleaner.go
 
 	groups groupSettings // groups.go
 }
@@ -70,6 +71,7 @@ func parseSettings(args []string, lookupEnv func(string) (string, bool), stderr 
 	s.security.register(fs)
 	s.metrics.register(fs)
 	s.validation.register(fs)
+	s.cleaner.register(fs)
 	s.groups.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: minikafka [flags]\n       minikafka forward-status [flags] [topic...]   (see minikafka forward-status -h)\n\nRuns a single-node Kafka-compatible broker. Every flag can also be set\nwith MINIKAFKA_<FLAG> (upper case, '-' as '_'); flags win.\n\nFlags:\n")
@@ -116,6 +118,7 @@ func parseSettings(args []string, lookupEnv func(string) (string, bool), stderr 
 	}
 	bad = append(bad, s.uplink.check()...)
 	bad = append(bad, s.groups.check()...)
+	bad = append(bad, s.cleaner.check()...)
 	bad = append(bad, s.security.check()...)
 	if len(bad) > 0 {
 		for _, b := range bad {
@@ -168,6 +171,7 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 	opts = append(opts, sopts...)
 	opts = append(opts, s.metrics.options()...)
 	opts = append(opts, s.validation.options()...)
+	opts = append(opts, s.cleaner.options()...)
 	opts = append(opts, s.groups.options()...)
 	if s.inMemory {
 		opts = append(opts, minikafka.WithInMemory())
