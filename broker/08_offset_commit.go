@@ -56,18 +56,11 @@ func (b *Broker) handleOffsetCommit(_ context.Context, req *protocol.Request) pr
 	for i, t := range r.Topics {
 		rt := kmsg.NewOffsetCommitResponseTopic()
 		rt.Topic, rt.TopicID = t.Topic, t.TopicID
-		name, known := t.Topic, true
-		if r.Version >= 10 {
-			name, known = b.TopicName(t.TopicID)
-		}
-		nparts, exists := b.PartitionCount(name)
+		ct := b.commitTopic(r.Version >= 10, t.Topic, t.TopicID)
 		for j, p := range t.Partitions {
 			rp := kmsg.NewOffsetCommitResponseTopicPartition()
 			rp.Partition = p.Partition
-			rp.ErrorCode = commitPartitionError(code, exists, nparts, p.Partition, p.Metadata)
-			if !known {
-				rp.ErrorCode = kerr.UnknownTopicID.Code
-			}
+			rp.ErrorCode = ct.partitionError(code, p.Partition, p.Metadata)
 			if rp.ErrorCode == 0 {
 				o := groupstore.Offset{Offset: p.Offset, LeaderEpoch: -1, CommitMs: nowMs, ExpireMs: expire}
 				if r.Version >= 6 {
@@ -79,7 +72,7 @@ func (b *Broker) handleOffsetCommit(_ context.Context, req *protocol.Request) pr
 				if p.Metadata != nil {
 					o.Metadata = *p.Metadata
 				}
-				commits = append(commits, groupstore.Commit{Topic: name, Partition: p.Partition, Offset: o})
+				commits = append(commits, groupstore.Commit{Topic: ct.name, Partition: p.Partition, Offset: o})
 				refs = append(refs, ref{i, j})
 			}
 			rt.Partitions = append(rt.Partitions, rp)
@@ -144,14 +137,34 @@ func (b *Broker) validateCommit(r *kmsg.OffsetCommitRequest) int16 {
 	return 0
 }
 
-// commitPartitionError is the error of one partition in an OffsetCommit or
-// TxnOffsetCommit: the request-wide code if any, then an unknown partition,
-// then metadata over Kafka's offset.metadata.max.bytes; 0 to commit it.
-func commitPartitionError(requestCode int16, topicExists bool, nparts, partition int32, metadata *string) int16 {
+// commitTopic is one topic of an OffsetCommit or TxnOffsetCommit, named
+// by name or (OffsetCommit v10+, TxnOffsetCommit v6+) by topic ID.
+type commitTopic struct {
+	name   string
+	known  bool // false: an unknown topic ID
+	exists bool
+	nparts int32
+}
+
+func (b *Broker) commitTopic(byID bool, name string, id [16]byte) commitTopic {
+	ct := commitTopic{name: name, known: true}
+	if byID {
+		ct.name, ct.known = b.TopicName(id)
+	}
+	ct.nparts, ct.exists = b.PartitionCount(ct.name)
+	return ct
+}
+
+// partitionError is the error of one partition: an unknown topic ID, the
+// request-wide code if any, then an unknown partition, then metadata over
+// Kafka's offset.metadata.max.bytes; 0 to commit it.
+func (ct commitTopic) partitionError(requestCode int16, partition int32, metadata *string) int16 {
 	switch {
+	case !ct.known:
+		return kerr.UnknownTopicID.Code
 	case requestCode != 0:
 		return requestCode
-	case !topicExists || partition < 0 || partition >= nparts:
+	case !ct.exists || partition < 0 || partition >= ct.nparts:
 		return kerr.UnknownTopicOrPartition.Code
 	case metadata != nil && len(*metadata) > offsetMetadataMaxBytes:
 		return kerr.OffsetMetadataTooLarge.Code

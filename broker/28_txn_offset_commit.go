@@ -53,18 +53,11 @@ func (b *Broker) handleTxnOffsetCommit(_ context.Context, req *protocol.Request)
 	for _, rt := range r.Topics {
 		st := kmsg.NewTxnOffsetCommitResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
-		name, known := rt.Topic, true
-		if req.Version >= 6 {
-			name, known = b.TopicName(rt.TopicID)
-		}
-		nparts, exists := b.PartitionCount(name)
+		ct := b.commitTopic(req.Version >= 6, rt.Topic, rt.TopicID)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
 			sp.Partition = rp.Partition
-			sp.ErrorCode = commitPartitionError(code, exists, nparts, rp.Partition, rp.Metadata)
-			if !known {
-				sp.ErrorCode = kerr.UnknownTopicID.Code
-			}
+			sp.ErrorCode = ct.partitionError(code, rp.Partition, rp.Metadata)
 			if sp.ErrorCode == 0 {
 				o := groupstore.Offset{Offset: rp.Offset, LeaderEpoch: -1, ExpireMs: -1}
 				if req.Version >= 2 {
@@ -76,7 +69,7 @@ func (b *Broker) handleTxnOffsetCommit(_ context.Context, req *protocol.Request)
 				if ts.offsets[r.Group] == nil {
 					ts.offsets[r.Group] = map[tpName]groupstore.Offset{}
 				}
-				ts.offsets[r.Group][tpName{name, rp.Partition}] = o
+				ts.offsets[r.Group][tpName{ct.name, rp.Partition}] = o
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}
