@@ -1,7 +1,6 @@
 package logstore
 
 import (
-	"bytes"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -17,21 +16,6 @@ func batch(t testing.TB, n int, ts int64, tag string) []byte {
 	recs := make([]records.Record, n)
 	for i := range recs {
 		recs[i] = records.Record{TimestampDelta: int64(i), Value: []byte(fmt.Sprintf("%s-%d", tag, i))}
-	}
-	b, err := records.AppendBatch(nil, records.BatchSpec{FirstTimestamp: ts, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, recs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-// sizedBatch builds a batch of n records of valueLen bytes each.
-func sizedBatch(t testing.TB, n, valueLen int, ts int64) []byte {
-	t.Helper()
-	recs := make([]records.Record, n)
-	val := bytes.Repeat([]byte{'x'}, valueLen)
-	for i := range recs {
-		recs[i] = records.Record{Value: val}
 	}
 	b, err := records.AppendBatch(nil, records.BatchSpec{FirstTimestamp: ts, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, recs)
 	if err != nil {

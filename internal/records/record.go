@@ -105,9 +105,6 @@ func (it *RecordIter) Record() *Record { return &it.rec }
 // Err returns the first error met.
 func (it *RecordIter) Err() error { return it.err }
 
-// Count returns how many records were decoded so far.
-func (it *RecordIter) Count() int { return int(it.i) }
-
 type decodeErr string
 
 func (e decodeErr) Error() string { return string(e) }
