@@ -3,15 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
-	"io"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
-
-	"github.com/minikafka/minikafka"
 )
 
 func TestGroupFlags(t *testing.T) {
@@ -53,27 +50,7 @@ func TestGroupFlags(t *testing.T) {
 // TestRunGroupSettings runs the binary's main in process with group flags
 // and reads them back with DescribeConfigs.
 func TestRunGroupSettings(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	started := make(chan *minikafka.Broker, 1)
-	done := make(chan int, 1)
-	env := map[string]string{"MINIKAFKA_GROUP_MAX_SESSION_TIMEOUT": "2m"}
-	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	go func() {
-		done <- run(ctx, []string{"-in-memory", "-listen", "127.0.0.1:0", "-log-level", "error",
-			"-offsets-retention", "90m"}, lookup, io.Discard, io.Discard, started)
-	}()
-	var b *minikafka.Broker
-	select {
-	case b = <-started:
-	case code := <-done:
-		t.Fatalf("run exited with %d", code)
-	}
-	defer func() {
-		cancel()
-		if code := <-done; code != 0 {
-			t.Errorf("exit %d", code)
-		}
-	}()
+	b := runStarted(t, map[string]string{"MINIKAFKA_GROUP_MAX_SESSION_TIMEOUT": "2m"}, "-offsets-retention", "90m")
 	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()))
 	if err != nil {
 		t.Fatal(err)

@@ -567,6 +567,34 @@ func TestRunInProcess(t *testing.T) {
 	}
 }
 
+// runStarted runs the binary's main in process, in memory on a free port,
+// with args after those and env as its environment, and returns the
+// broker once it serves. Cleanup stops it and fails the test unless it
+// exits 0.
+func runStarted(t *testing.T, env map[string]string, args ...string) *minikafka.Broker {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan *minikafka.Broker, 1)
+	done := make(chan int, 1)
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	all := append([]string{"-in-memory", "-listen", "127.0.0.1:0", "-log-level", "error"}, args...)
+	go func() { done <- run(ctx, all, lookup, io.Discard, io.Discard, started) }()
+	select {
+	case b := <-started:
+		t.Cleanup(func() {
+			cancel()
+			if code := <-done; code != 0 {
+				t.Errorf("exit %d", code)
+			}
+		})
+		return b
+	case code := <-done:
+		cancel()
+		t.Fatalf("run exited with %d", code)
+		return nil
+	}
+}
+
 type syncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer

@@ -77,27 +77,8 @@ func TestRunTLSAndSASL(t *testing.T) {
 	if err := os.WriteFile(usersFile, []byte("# app users\napp:file-pass\n\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	started := make(chan *minikafka.Broker, 1)
-	done := make(chan int, 1)
-	env := map[string]string{"MINIKAFKA_TLS_CLIENT_CA": files.CA}
-	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	go func() {
-		done <- run(ctx, []string{"-in-memory", "-listen", "127.0.0.1:0", "-log-level", "error",
-			"-tls-cert", files.ServerCert, "-tls-key", files.ServerKey, "-sasl-users-file", usersFile}, lookup, io.Discard, io.Discard, started)
-	}()
-	var b *minikafka.Broker
-	select {
-	case b = <-started:
-	case code := <-done:
-		t.Fatalf("run exited with %d", code)
-	}
-	defer func() {
-		cancel()
-		if code := <-done; code != 0 {
-			t.Errorf("exit %d", code)
-		}
-	}()
+	b := runStarted(t, map[string]string{"MINIKAFKA_TLS_CLIENT_CA": files.CA},
+		"-tls-cert", files.ServerCert, "-tls-key", files.ServerKey, "-sasl-users-file", usersFile)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.AllowAutoTopicCreation(),
 		kgo.DialTLSConfig(cs.ClientConfig(true)),
 		kgo.SASL(scram.Auth{User: "app", Pass: "file-pass"}.AsSha512Mechanism()),
@@ -137,29 +118,10 @@ func TestRunForwardsToSecuredUpstream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer up.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	started := make(chan *minikafka.Broker, 1)
-	done := make(chan int, 1)
-	env := map[string]string{"MINIKAFKA_UPSTREAM_SASL_PASSWORD": "pw"}
-	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	go func() {
-		done <- run(ctx, []string{"-in-memory", "-listen", "127.0.0.1:0", "-log-level", "error",
-			"-upstream", up.Addr(), "-forward", "edge-*", "-upstream-tls-ca", files.CA,
-			"-upstream-sasl-mechanism", "SCRAM-SHA-256", "-upstream-sasl-user", "edge"}, lookup, io.Discard, io.Discard, started)
-	}()
-	var b *minikafka.Broker
-	select {
-	case b = <-started:
-	case code := <-done:
-		t.Fatalf("run exited with %d", code)
-	}
-	defer func() {
-		cancel()
-		if code := <-done; code != 0 {
-			t.Errorf("exit %d", code)
-		}
-	}()
+	t.Cleanup(func() { up.Close() }) // after the local broker stops (runStarted's cleanup)
+	b := runStarted(t, map[string]string{"MINIKAFKA_UPSTREAM_SASL_PASSWORD": "pw"},
+		"-upstream", up.Addr(), "-forward", "edge-*", "-upstream-tls-ca", files.CA,
+		"-upstream-sasl-mechanism", "SCRAM-SHA-256", "-upstream-sasl-user", "edge")
 	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.AllowAutoTopicCreation())
 	if err != nil {
 		t.Fatal(err)

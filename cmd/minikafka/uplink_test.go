@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -60,27 +59,8 @@ func TestRunForwards(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer up.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	started := make(chan *minikafka.Broker, 1)
-	done := make(chan int, 1)
-	none := func(string) (string, bool) { return "", false }
-	go func() {
-		done <- run(ctx, []string{"-in-memory", "-listen", "127.0.0.1:0", "-log-level", "error",
-			"-upstream", up.Addr(), "-forward", "edge-*=central."}, none, io.Discard, io.Discard, started)
-	}()
-	var b *minikafka.Broker
-	select {
-	case b = <-started:
-	case code := <-done:
-		t.Fatalf("run exited with %d", code)
-	}
-	defer func() {
-		cancel()
-		if code := <-done; code != 0 {
-			t.Errorf("exit %d", code)
-		}
-	}()
+	t.Cleanup(func() { up.Close() }) // after the local broker stops (runStarted's cleanup)
+	b := runStarted(t, nil, "-upstream", up.Addr(), "-forward", "edge-*=central.")
 	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.AllowAutoTopicCreation())
 	if err != nil {
 		t.Fatal(err)
