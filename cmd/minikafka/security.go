@@ -64,13 +64,8 @@ func (s *securitySettings) options() ([]minikafka.Option, error) {
 		}
 		cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 		if s.tlsClientCA != "" {
-			pem, err := os.ReadFile(s.tlsClientCA)
-			if err != nil {
-				return nil, fmt.Errorf("-tls-client-ca: %w", err)
-			}
-			cfg.ClientCAs = x509.NewCertPool()
-			if !cfg.ClientCAs.AppendCertsFromPEM(pem) {
-				return nil, fmt.Errorf("-tls-client-ca %s: no PEM certificates", s.tlsClientCA)
+			if cfg.ClientCAs, err = loadCertPool("-tls-client-ca", s.tlsClientCA); err != nil {
+				return nil, err
 			}
 			cfg.ClientAuth = tls.RequireAndVerifyClientCert
 		}
@@ -146,4 +141,17 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// loadCertPool reads the PEM certificates in path, given by flag.
+func loadCertPool(flag, path string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", flag, err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("%s %s: no PEM certificates", flag, path)
+	}
+	return pool, nil
 }

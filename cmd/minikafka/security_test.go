@@ -147,3 +147,37 @@ func TestRunForwardsToSecuredUpstream(t *testing.T) {
 		t.Fatalf("upstream got %v; forwarders %+v", got, b.ForwardStats())
 	}
 }
+
+// A CA file that is missing or holds no PEM certificate is named in the
+// error, for the listener's client CAs and for the upstream's.
+func TestCAFileErrors(t *testing.T) {
+	dir := t.TempDir()
+	cs, err := testcert.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := cs.WriteFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	notPEM := filepath.Join(dir, "not.pem")
+	if err := os.WriteFile(notPEM, []byte("not a certificate\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing.pem")
+	for _, tc := range []struct {
+		path, want string
+	}{
+		{missing, "no such file"},
+		{notPEM, "no PEM certificates"},
+	} {
+		s := securitySettings{tlsCert: files.ServerCert, tlsKey: files.ServerKey, tlsClientCA: tc.path}
+		if _, err := s.options(); err == nil || !strings.Contains(err.Error(), "-tls-client-ca") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("-tls-client-ca %s: %v", tc.path, err)
+		}
+		u := uplinkSettings{upstream: "127.0.0.1:1", tlsCA: tc.path}
+		if _, err := u.options(); err == nil || !strings.Contains(err.Error(), "-upstream-tls-ca") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("-upstream-tls-ca %s: %v", tc.path, err)
+		}
+	}
+}

@@ -2,10 +2,8 @@ package main
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"flag"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/minikafka/minikafka"
@@ -80,13 +78,9 @@ func (u *uplinkSettings) options() ([]minikafka.Option, error) {
 	if u.tls || u.tlsCA != "" || u.tlsSkipVerify {
 		cfg := &tls.Config{InsecureSkipVerify: u.tlsSkipVerify}
 		if u.tlsCA != "" {
-			pem, err := os.ReadFile(u.tlsCA)
-			if err != nil {
-				return nil, fmt.Errorf("-upstream-tls-ca: %w", err)
-			}
-			cfg.RootCAs = x509.NewCertPool()
-			if !cfg.RootCAs.AppendCertsFromPEM(pem) {
-				return nil, fmt.Errorf("-upstream-tls-ca %s: no PEM certificates", u.tlsCA)
+			var err error
+			if cfg.RootCAs, err = loadCertPool("-upstream-tls-ca", u.tlsCA); err != nil {
+				return nil, err
 			}
 		}
 		opts = append(opts, minikafka.WithUpstreamTLS(cfg))
