@@ -293,7 +293,7 @@ func (fs *fetchState) read() {
 // record bytes go from the files straight to the connection (fetchBody),
 // or returns resp when there are none.
 func (fs *fetchState) response(resp *kmsg.FetchResponse) kmsg.Response {
-	include, id := fs.b.finishFetchSession(fs.session, fs.parts)
+	omit, id := fs.b.finishFetchSession(fs.session, fs.parts)
 	resp.SessionID = id
 	resp.Topics = resp.Topics[:0]
 	var reads []*logstore.ReadResult
@@ -303,7 +303,7 @@ func (fs *fetchState) response(resp *kmsg.FetchResponse) kmsg.Response {
 	lastGroup := -1
 	for i := range fs.parts {
 		fp := &fs.parts[i]
-		if !include[i] {
+		if omit != nil && omit[i] {
 			if fp.rr != nil { // has data, so never left out; but never leak a pin
 				fp.rr.Release()
 				fp.rr = nil

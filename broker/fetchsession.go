@@ -247,13 +247,14 @@ func sessionKeyFor(usesIDs bool, topic string, id [16]byte, partition int32) ses
 }
 
 // finishFetchSession runs when the response is about to be sent: it picks
-// which partitions the response carries (incremental: only those with
-// records, an error or a changed offset), remembers what was sent, creates
-// a requested session, and returns the session ID for the response.
-func (b *Broker) finishFetchSession(sc fetchSessionCtx, parts []fetchPart) (include []bool, id int32) {
-	include = make([]bool, len(parts))
+// the partitions an incremental response leaves out (omit[i]: no records,
+// no error, no changed offset; nil omits none), remembers what was sent,
+// creates a requested session, and returns the session ID for the
+// response.
+func (b *Broker) finishFetchSession(sc fetchSessionCtx, parts []fetchPart) (omit []bool, id int32) {
 	switch {
 	case sc.incremental:
+		omit = make([]bool, len(parts))
 		s := sc.session
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -264,10 +265,9 @@ func (b *Broker) finishFetchSession(sc fetchSessionCtx, parts []fetchPart) (incl
 			if sp == nil {
 				// Forgotten by a later request: send it anyway,
 				// the client asked for it when it sent this one.
-				include[i] = true
 				continue
 			}
-			include[i] = sp.remember(fp)
+			omit[i] = !sp.remember(fp)
 			if fp.hasRecords() {
 				moved = append(moved, sp)
 			}
@@ -275,13 +275,12 @@ func (b *Broker) finishFetchSession(sc fetchSessionCtx, parts []fetchPart) (incl
 		if len(moved) > 0 && len(moved) < len(s.parts) {
 			s.parts = rotated(s.parts, moved)
 		}
-		return include, s.id
+		return omit, s.id
 	case sc.create:
 		sps := make([]*sessionPart, 0, len(parts))
 		var moved []*sessionPart
 		seen := make(map[sessionKey]bool, len(parts))
 		for i := range parts {
-			include[i] = true
 			fp := &parts[i]
 			if seen[fp.key] {
 				continue
@@ -298,15 +297,10 @@ func (b *Broker) finishFetchSession(sc fetchSessionCtx, parts []fetchPart) (incl
 			sps = rotated(sps, moved)
 		}
 		if s := b.fetchSessions.create(sc.usesIDs, sps, b.now()); s != nil {
-			return include, s.id
+			return nil, s.id
 		}
-		return include, 0
-	default:
-		for i := range include {
-			include[i] = true
-		}
-		return include, 0
 	}
+	return nil, 0
 }
 
 // remember records what the response says about the partition and reports
