@@ -508,17 +508,7 @@ func (l *Log) writeIndexes(s *segment) error {
 // fsyncs the directory.
 func writeFileAtomic(fsys vfs.FS, name string, data []byte) error {
 	tmp := name + ".tmp"
-	f, err := fsys.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	err := writeFileSynced(fsys, tmp, data) // compact_swap.go
 	if err == nil {
 		err = fsys.Rename(tmp, name)
 	}
