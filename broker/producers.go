@@ -185,26 +185,41 @@ func (p *partition) loadProducerState(log *slog.Logger, now time.Time) {
 		return
 	}
 	defer rr.Release()
+	err = eachBatchHeader(rr, func(h *records.BatchHeader) bool {
+		if h.ProducerID >= 0 && h.BaseSequence >= 0 && !h.IsControl() {
+			appendTime := int64(-1)
+			if h.HasLogAppendTime() {
+				appendTime = h.MaxTimestamp
+			}
+			p.recordSequence(h, h.BaseOffset, h.LastOffset(), appendTime, now)
+		}
+		return true
+	})
+	if err != nil {
+		log.Warn("rebuilding producer state", "topic", p.topic.name, "partition", p.index, "err", err)
+	}
+}
+
+// eachBatchHeader calls fn with the header of each batch rr covers, in
+// order, reading only the 61 header bytes, until fn returns false. A batch
+// emptied by compaction is exactly a header; a header that does not parse
+// (a length below the header's included) is an error.
+func eachBatchHeader(rr *logstore.ReadResult, fn func(*records.BatchHeader) bool) error {
 	var hdr [records.BatchHeaderLen]byte
 	for _, rg := range rr.Ranges {
 		for pos, end := rg.Pos, rg.Pos+rg.Len; pos+records.BatchHeaderLen <= end; {
 			if _, err := rg.File.ReadAt(hdr[:], pos); err != nil {
-				log.Warn("rebuilding producer state", "topic", p.topic.name, "partition", p.index, "err", err)
-				return
+				return err
 			}
-			h, err := records.ParseHeader(hdr[:])
-			if err != nil || h.Size() < records.BatchHeaderLen {
-				log.Warn("rebuilding producer state", "topic", p.topic.name, "partition", p.index, "err", err)
-				return
+			h, err := records.ParseHeader(hdr[:]) // refuses a length below the header's
+			if err != nil {
+				return fmt.Errorf("batch header at byte %d: %w", pos, err)
 			}
-			if h.ProducerID >= 0 && h.BaseSequence >= 0 && !h.IsControl() {
-				appendTime := int64(-1)
-				if h.HasLogAppendTime() {
-					appendTime = h.MaxTimestamp
-				}
-				p.recordSequence(&h, h.BaseOffset, h.LastOffset(), appendTime, now)
+			if !fn(&h) {
+				return nil
 			}
 			pos += int64(h.Size())
 		}
 	}
+	return nil
 }

@@ -364,31 +364,23 @@ func scanTxn(p *partition, pid int64, start int64) (first, marker int64, err err
 		return -1, -1, err
 	}
 	defer rr.Release()
-	var hdr [records.BatchHeaderLen]byte
-	for _, rg := range rr.Ranges {
-		for pos, end := rg.Pos, rg.Pos+rg.Len; pos+records.BatchHeaderLen <= end; {
-			if _, err := rg.File.ReadAt(hdr[:], pos); err != nil {
-				return -1, -1, err
-			}
-			h, err := records.ParseHeader(hdr[:])
-			if err != nil || h.Size() < records.BatchHeaderLen {
-				return -1, -1, fmt.Errorf("scanning %s-%d: %v", p.topic.name, p.index, err)
-			}
-			if h.ProducerID == pid && h.IsTransactional() {
-				if h.IsControl() {
-					if first >= 0 || marker < 0 {
-						marker = h.BaseOffset
-					}
-					return first, marker, nil
-				}
-				if first < 0 {
-					first = h.BaseOffset
-				}
-			}
-			pos += int64(h.Size())
+	err = eachBatchHeader(rr, func(h *records.BatchHeader) bool {
+		if h.ProducerID != pid || !h.IsTransactional() {
+			return true
 		}
+		if h.IsControl() {
+			marker = h.BaseOffset
+			return false
+		}
+		if first < 0 {
+			first = h.BaseOffset
+		}
+		return true
+	})
+	if err != nil {
+		return -1, -1, fmt.Errorf("scanning %s-%d: %w", p.topic.name, p.index, err)
 	}
-	return first, -1, nil
+	return first, marker, nil
 }
 
 // controlBatch builds a commit or abort marker.
