@@ -313,13 +313,23 @@ func readFrameBody(br *bufio.Reader, nc net.Conn, frame []byte) error {
 	return err
 }
 
+// replyDone ends one request in flight. The connection counts as active
+// until then: lastActive moves first, so the reader's idle check never
+// sees no request in flight with a last activity from before a long poll
+// (it used to, and closed connections as idle just as their long-poll
+// answer was being written).
+func (c *conn) replyDone() {
+	c.lastActive.Store(time.Now().UnixNano())
+	c.inflight.Add(-1)
+}
+
 func (c *conn) enqueue(p pending) bool {
 	c.inflight.Add(1)
 	select {
 	case c.queue <- p:
 		return true
 	case <-c.ctx.Done():
-		c.inflight.Add(-1)
+		c.replyDone()
 		release(p.reply.Response)
 		return false
 	}
@@ -360,7 +370,7 @@ func (c *conn) writeLoop() {
 		}
 		if p.closeAfter != nil && p.reply.Response == nil {
 			flush()
-			c.inflight.Add(-1)
+			c.replyDone()
 			failed = true
 			c.abort()
 			continue
@@ -372,7 +382,7 @@ func (c *conn) writeLoop() {
 			flush()
 			r, err := p.reply.Wait()
 			if err != nil {
-				c.inflight.Add(-1)
+				c.replyDone()
 				release(r)
 				fail("reply failed; closing connection", "key", p.key, "correlation_id", p.correlationID, "err", err)
 				continue
@@ -380,13 +390,13 @@ func (c *conn) writeLoop() {
 			resp = r
 		}
 		if resp == nil {
-			c.inflight.Add(-1)
+			c.replyDone()
 			continue
 		}
 		start := len(buf)
 		if p.raw {
 			sa, ok := resp.(*kmsg.SASLAuthenticateResponse)
-			c.inflight.Add(-1)
+			c.replyDone()
 			if !ok {
 				release(resp)
 				fail("raw SASL reply is not a SASLAuthenticateResponse; closing connection")
@@ -406,7 +416,7 @@ func (c *conn) writeLoop() {
 			buf = buf[:0]
 			c.lastActive.Store(time.Now().UnixNano())
 			release(resp)
-			c.inflight.Add(-1)
+			c.replyDone()
 			if err != nil {
 				fail("write failed; closing connection", "err", err)
 			}
@@ -415,7 +425,7 @@ func (c *conn) writeLoop() {
 		buf = resp.AppendTo(buf)
 		binary.BigEndian.PutUint32(buf[start:], uint32(len(buf)-start-4))
 		release(resp)
-		c.inflight.Add(-1)
+		c.replyDone()
 		if p.closeAfter != nil {
 			// A last answer, then close (a failed SASL exchange).
 			flush()
@@ -434,7 +444,7 @@ func (c *conn) writeLoop() {
 // (the connection context is cancelled, so it should return promptly) so the
 // handler can release what the response holds.
 func (c *conn) drop(p pending) {
-	defer c.inflight.Add(-1)
+	defer c.replyDone()
 	if p.reply.Response != nil {
 		release(p.reply.Response)
 		return
