@@ -52,14 +52,37 @@ func roundTrip(c net.Conn, corr int32, req kmsg.Request, resp kmsg.Response) err
 	return resp.ReadFrom(body)
 }
 
-// BenchmarkStartToFirstMetadata: Start in memory, connect, and get a
-// Metadata answer (the Close afterwards is not timed).
+// BenchmarkStartToFirstMetadata: Start, connect, and get a Metadata answer
+// (the Close afterwards is not timed): in memory; on disk in a fresh
+// directory, as every minikafkatest.New is; and reopening a directory
+// that was used once.
 func BenchmarkStartToFirstMetadata(b *testing.B) {
+	b.Run("memory", func(b *testing.B) {
+		benchStart(b, func() []minikafka.Option { return []minikafka.Option{minikafka.WithInMemory()} })
+	})
+	for _, d := range []string{"always", "never"} {
+		b.Run("fresh-dir-"+d, func(b *testing.B) {
+			parent := b.TempDir()
+			n := 0
+			benchStart(b, func() []minikafka.Option {
+				n++
+				return []minikafka.Option{minikafka.WithDataDir(fmt.Sprintf("%s/%d", parent, n)), minikafka.WithDurability(d)}
+			})
+		})
+	}
+	b.Run("reopen", func(b *testing.B) {
+		dir := b.TempDir()
+		benchStart(b, func() []minikafka.Option { return []minikafka.Option{minikafka.WithDataDir(dir)} })
+	})
+}
+
+func benchStart(b *testing.B, opts func() []minikafka.Option) {
 	b.ReportAllocs()
 	b.StopTimer()
 	for range b.N {
+		o := append(opts(), minikafka.WithListenAddr("127.0.0.1:0"))
 		b.StartTimer()
-		br, err := minikafka.Start(context.Background(), minikafka.WithInMemory())
+		br, err := minikafka.Start(context.Background(), o...)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -119,6 +119,13 @@ func (b *Broker) autoCreate(name string) (*topic, error) {
 	if t := b.lookupTopic(name, [16]byte{}); t != nil {
 		return t, nil
 	}
+	if name == offsetsTopic {
+		// Kafka creates its internal topic with its own settings.
+		if err := b.ensureOffsetsTopicLocked(); err != nil {
+			return nil, err
+		}
+		return b.lookupTopic(name, [16]byte{}), nil
+	}
 	cfg, err := parseTopicConfigs(nil)
 	if err != nil {
 		return nil, err

@@ -4,7 +4,9 @@ package broker
 //
 // Behavior: this broker coordinates every group (key type 0) and every
 // transactional id (key type 1). Other key types get INVALID_REQUEST. v4+
-// batches keys (CoordinatorKeys) and answers one coordinator per key.
+// batches keys (CoordinatorKeys) and answers one coordinator per key. The
+// first group lookup creates __consumer_offsets, as in Kafka; if that
+// fails the answer is COORDINATOR_NOT_AVAILABLE, which clients retry.
 
 import (
 	"context"
@@ -25,6 +27,13 @@ func (b *Broker) handleFindCoordinator(_ context.Context, req *protocol.Request)
 		code = kerr.InvalidRequest.Code
 		s := "unsupported coordinator key type"
 		msg = &s
+	}
+	if code == 0 && r.CoordinatorType == 0 {
+		// First group use: Kafka creates __consumer_offsets now.
+		if err := b.ensureOffsetsTopic(); err != nil {
+			b.log.Error("creating internal topic", "topic", offsetsTopic, "err", err)
+			code = kerr.CoordinatorNotAvailable.Code
+		}
 	}
 	node := b.NodeID()
 	if code != 0 {

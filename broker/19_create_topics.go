@@ -76,6 +76,13 @@ func (b *Broker) validateCreateTopic(rt *kmsg.CreateTopicsRequestTopic, dup bool
 	if err := validateTopicName(rt.Topic); err != nil {
 		return kerr.InvalidTopicException.Code, err, 0, nil, nil
 	}
+	if rt.Topic == offsetsTopic {
+		// Kafka's internal topic is made with Kafka's settings, never a
+		// client's: create it on first mention, then it exists.
+		if err := b.ensureOffsetsTopicLocked(); err != nil {
+			return kerr.UnknownServerError.Code, err, 0, nil, nil
+		}
+	}
 	if b.lookupTopic(rt.Topic, [16]byte{}) != nil {
 		return kerr.TopicAlreadyExists.Code, fmt.Errorf("topic '%s' already exists", rt.Topic), 0, nil, nil
 	}

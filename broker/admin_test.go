@@ -240,10 +240,11 @@ func TestMetadata(t *testing.T) {
 	if r := serve(t, b, req).(*kmsg.MetadataResponse); r.Topics[0].ErrorCode != kerr.UnknownTopicOrPartition.Code || b.TopicExists("noauto") {
 		t.Fatalf("auto-create not allowed: %v", kerr.ErrorForCode(r.Topics[0].ErrorCode))
 	}
-	// All topics (nil list), at v0 too (empty list).
+	// All topics (nil list), at v0 too (empty list): t, auto and the
+	// internal __consumer_offsets, made by the first group lookup.
+	findGroupCoordinator(t, b)
 	req = kmsg.NewPtrMetadataRequest()
 	req.Version = 13
-	// t, auto and the internal __consumer_offsets.
 	r := serve(t, b, req).(*kmsg.MetadataResponse)
 	if len(r.Topics) != 3 {
 		t.Fatalf("all topics: %d", len(r.Topics))
@@ -260,12 +261,35 @@ func TestMetadata(t *testing.T) {
 	}
 }
 
-// __consumer_offsets exists, is internal, takes no produce and cannot be
-// deleted.
+// __consumer_offsets appears, as in Kafka, when groups are first used: a
+// fresh broker lists no topics; the first group FindCoordinator creates it
+// (one partition, compacted, internal), and so does a Metadata or
+// CreateTopics naming it. It takes no produce and cannot be deleted.
 func TestInternalTopic(t *testing.T) {
 	b := newTestBroker(t)
-	if !b.TopicExists(offsetsTopic) {
-		t.Fatal("no __consumer_offsets")
+	if b.TopicExists(offsetsTopic) {
+		t.Fatal("__consumer_offsets before any group use")
+	}
+	all := kmsg.NewPtrMetadataRequest()
+	all.Version = 12
+	if r := serve(t, b, all).(*kmsg.MetadataResponse); len(r.Topics) != 0 {
+		t.Fatalf("fresh broker lists %d topics", len(r.Topics))
+	}
+	// A transactional-id lookup does not create it.
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.Version = 4
+	fc.CoordinatorType = 1
+	fc.CoordinatorKeys = []string{"txn"}
+	if r := serve(t, b, fc).(*kmsg.FindCoordinatorResponse); r.Coordinators[0].ErrorCode != 0 || b.TopicExists(offsetsTopic) {
+		t.Fatalf("txn coordinator lookup: %+v, exists %v", r.Coordinators[0], b.TopicExists(offsetsTopic))
+	}
+	findGroupCoordinator(t, b)
+	r := serve(t, b, all).(*kmsg.MetadataResponse)
+	if len(r.Topics) != 1 || deref(r.Topics[0].Topic) != offsetsTopic || !r.Topics[0].IsInternal || len(r.Topics[0].Partitions) != 1 {
+		t.Fatalf("after the first group lookup: %+v", r.Topics)
+	}
+	if v, ok := describeTopicConfig(t, b, offsetsTopic, "cleanup.policy"); !ok || v != "compact" {
+		t.Fatalf("cleanup.policy %q %v", v, ok)
 	}
 	if r := produce(t, b, offsetsTopic, 0, makeBatch(t, records.CodecNone, -1, 0, 0, testRec{value: []byte("v")})); r.ErrorCode != kerr.InvalidTopicException.Code {
 		t.Fatalf("produce to internal topic: %v", kerr.ErrorForCode(r.ErrorCode))
@@ -274,6 +298,46 @@ func TestInternalTopic(t *testing.T) {
 	req.TopicNames = []string{offsetsTopic}
 	if c := serve(t, b, req).(*kmsg.DeleteTopicsResponse).Topics[0].ErrorCode; c != kerr.InvalidRequest.Code || !b.TopicExists(offsetsTopic) {
 		t.Fatalf("delete internal topic: %v", kerr.ErrorForCode(c))
+	}
+
+	// Named in Metadata with auto-creation allowed: made as the internal
+	// topic, not with the auto-create defaults.
+	b2 := newTestBroker(t, func(c *Config) { c.AutoCreateTopics = true; c.DefaultPartitions = 3 })
+	mreq := kmsg.NewPtrMetadataRequest()
+	mreq.Version = 12
+	mreq.AllowAutoTopicCreation = true
+	mt := kmsg.NewMetadataRequestTopic()
+	mt.Topic = kmsg.StringPtr(offsetsTopic)
+	mreq.Topics = append(mreq.Topics, mt)
+	if r := serve(t, b2, mreq).(*kmsg.MetadataResponse); r.Topics[0].ErrorCode != 0 || !r.Topics[0].IsInternal || len(r.Topics[0].Partitions) != 1 {
+		t.Fatalf("metadata auto-create of %s: %+v", offsetsTopic, r.Topics[0])
+	}
+
+	// Named in CreateTopics: it exists, with Kafka's settings, never the
+	// client's.
+	b3 := newTestBroker(t)
+	creq := kmsg.NewPtrCreateTopicsRequest()
+	creq.Version = 7
+	ct := kmsg.NewCreateTopicsRequestTopic()
+	ct.Topic, ct.NumPartitions, ct.ReplicationFactor = offsetsTopic, 7, 1
+	creq.Topics = append(creq.Topics, ct)
+	if c := serve(t, b3, creq).(*kmsg.CreateTopicsResponse).Topics[0].ErrorCode; c != kerr.TopicAlreadyExists.Code {
+		t.Fatalf("create %s: %v", offsetsTopic, kerr.ErrorForCode(c))
+	}
+	if n, _ := b3.PartitionCount(offsetsTopic); n != 1 {
+		t.Fatalf("%s has %d partitions", offsetsTopic, n)
+	}
+}
+
+// findGroupCoordinator looks up a group's coordinator, as every group
+// client does first.
+func findGroupCoordinator(t *testing.T, b *Broker) {
+	t.Helper()
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.Version = 4
+	fc.CoordinatorKeys = []string{"g"}
+	if r := serve(t, b, fc).(*kmsg.FindCoordinatorResponse); r.Coordinators[0].ErrorCode != 0 {
+		t.Fatalf("find coordinator: %v", kerr.ErrorForCode(r.Coordinators[0].ErrorCode))
 	}
 }
 
@@ -527,4 +591,19 @@ func TestDescribeAndAlterConfigs(t *testing.T) {
 	if c := serve(t, b, areq).(*kmsg.AlterConfigsResponse).Resources[0].ErrorCode; c != kerr.InvalidRequest.Code {
 		t.Fatalf("broker alter: %v", kerr.ErrorForCode(c))
 	}
+}
+
+// describeTopicConfig returns one config value of a topic, as
+// DescribeConfigs reports it.
+func describeTopicConfig(t *testing.T, b *Broker, topic, name string) (string, bool) {
+	t.Helper()
+	req := kmsg.NewPtrDescribeConfigsRequest()
+	rr := kmsg.NewDescribeConfigsRequestResource()
+	rr.ResourceType, rr.ResourceName, rr.ConfigNames = kmsg.ConfigResourceTypeTopic, topic, []string{name}
+	req.Resources = append(req.Resources, rr)
+	r := serve(t, b, req).(*kmsg.DescribeConfigsResponse)
+	if len(r.Resources) != 1 || r.Resources[0].ErrorCode != 0 || len(r.Resources[0].Configs) != 1 {
+		return "", false
+	}
+	return deref(r.Resources[0].Configs[0].Value), true
 }

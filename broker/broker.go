@@ -184,38 +184,11 @@ func New(cfg Config) (*Broker, error) {
 	if err := b.fs.MkdirAll(b.topicsDir(), 0o755); err != nil {
 		return nil, fmt.Errorf("broker: creating data dir: %w", err)
 	}
-	id, err := b.loadClusterID()
-	if err != nil {
+	if err := b.openStorage(); err != nil {
 		return nil, err
-	}
-	b.clusterID = id
-	if b.producers, err = openProducerIDs(b.fs, path.Join(cfg.DataDir, "producer_ids")); err != nil {
-		return nil, err
-	}
-	if err := b.loadTopics(); err != nil {
-		b.closeLogs()
-		return nil, err
-	}
-	if newGroupCoordinator != nil {
-		if err := b.ensureOffsetsTopic(); err != nil {
-			b.closeLogs()
-			return nil, fmt.Errorf("broker: creating %s: %w", offsetsTopic, err)
-		}
-		g, err := newGroupCoordinator(b)
-		if err != nil {
-			b.closeLogs()
-			return nil, fmt.Errorf("broker: starting group coordinator: %w", err)
-		}
-		b.groups = g
-	}
-	if b.txns, err = newTxnCoordinator(b); err != nil {
-		if b.groups != nil {
-			b.groups.Close()
-		}
-		b.closeLogs()
-		return nil, fmt.Errorf("broker: starting transaction coordinator: %w", err)
 	}
 	if cfg.Uplink != nil {
+		var err error
 		if b.uplink, err = startUplink(b, *cfg.Uplink); err != nil {
 			b.txns.close()
 			if b.groups != nil {
@@ -229,6 +202,63 @@ func New(cfg Config) (*Broker, error) {
 	go b.retentionLoop()
 	go b.cleanerLoop()
 	return b, nil
+}
+
+// openStorage recovers (or, in a fresh directory, creates) the cluster ID,
+// producer IDs, topics, the group store and the transaction log. The parts
+// are independent files, so they open side by side: in a fresh directory
+// each writes and fsyncs a small file and its directory, and fsyncs that
+// overlap share the filesystem's journal commits instead of paying one
+// each. Only the transaction coordinator's replay needs the topics, and
+// waits for them.
+func (b *Broker) openStorage() (err error) {
+	var (
+		wg                     sync.WaitGroup
+		idErr, groupErr, txErr error
+		groups                 groupCoordinator
+		txLog                  *txnLog
+		txRecs                 []txnRecord
+	)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		b.clusterID, idErr = b.loadClusterID()
+	}()
+	go func() {
+		defer wg.Done()
+		txLog, txRecs, txErr = openTxnLog(b.fs, path.Join(b.cfg.DataDir, "transactions"), b.cfg.Sync.Mode == logstore.SyncAlways, b.log)
+	}()
+	if newGroupCoordinator != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if groups, groupErr = newGroupCoordinator(b); groupErr != nil {
+				groupErr = fmt.Errorf("broker: starting group coordinator: %w", groupErr)
+			}
+		}()
+	}
+	b.producers, err = openProducerIDs(b.fs, path.Join(b.cfg.DataDir, "producer_ids"))
+	if err == nil {
+		err = b.loadTopics()
+	}
+	wg.Wait()
+	if err = errors.Join(err, idErr, groupErr, txErr); err == nil {
+		b.groups = groups
+		b.txns, err = newTxnCoordinator(b, txLog, txRecs)
+		if err != nil {
+			err = fmt.Errorf("broker: starting transaction coordinator: %w", err)
+		}
+	}
+	if err != nil {
+		if groups != nil {
+			groups.Close()
+		}
+		if txLog != nil && b.txns == nil {
+			txLog.close()
+		}
+		b.closeLogs()
+	}
+	return err
 }
 
 // SetAdvertised changes the address Metadata and DescribeCluster hand out;

@@ -25,7 +25,9 @@ func TestDescribeLogDirs(t *testing.T) {
 	if len(ts) != 1 || ts[0].Topic != "t" || len(ts[0].Partitions) != 1 || ts[0].Partitions[0].Partition != 1 || ts[0].Partitions[0].Size < 500 {
 		t.Fatalf("topics: %+v", ts)
 	}
-	// All topics: t's two partitions and the internal offsets topic.
+	// All topics: t's two partitions and the internal offsets topic
+	// (there since the first group lookup).
+	findGroupCoordinator(t, b)
 	req.Topics = nil
 	resp = serve(t, b, req).(*kmsg.DescribeLogDirsResponse)
 	n := 0

@@ -32,7 +32,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"path"
 	"slices"
 	"sort"
 	"sync"
@@ -142,15 +141,12 @@ type txnCoordinator struct {
 	wg      sync.WaitGroup
 }
 
-func newTxnCoordinator(b *Broker) (*txnCoordinator, error) {
-	tl, recs, err := openTxnLog(b.fs, path.Join(b.cfg.DataDir, "transactions"), b.cfg.Sync.Mode == logstore.SyncAlways, b.log)
-	if err != nil {
-		return nil, err
-	}
+// newTxnCoordinator replays the opened transaction log tl (its records
+// recs) against the loaded topics. On error the caller still owns tl.
+func newTxnCoordinator(b *Broker, tl *txnLog, recs []txnRecord) (*txnCoordinator, error) {
 	c := &txnCoordinator{b: b, log: tl, txns: map[string]*txnState{}, byPID: map[int64]*txnState{},
 		pending: map[string]map[tpName]map[string]bool{}, closing: make(chan struct{})}
 	if err := c.recover(recs); err != nil {
-		tl.close()
 		return nil, err
 	}
 	c.wg.Add(1)
