@@ -54,6 +54,9 @@ func init() {
 		{25, 0, 4, (*Broker).handleAddOffsetsToTxn},
 		{26, 0, 5, (*Broker).handleEndTxn},
 		{28, 0, 6, (*Broker).handleTxnOffsetCommit}, // v6: topic ids
+		{29, 0, 3, (*Broker).handleDescribeAcls},    // no authorizer: SECURITY_DISABLED, as Kafka
+		{30, 0, 3, (*Broker).handleCreateAcls},      //
+		{31, 0, 3, (*Broker).handleDeleteAcls},      //
 		{32, 0, 4, (*Broker).handleDescribeConfigs}, //
 		{33, 0, 2, (*Broker).handleAlterConfigs},    //
 		{35, 1, 4, (*Broker).handleDescribeLogDirs}, // v0 dropped in Kafka 4; v5 (cordoning) not in 4.1
