@@ -183,3 +183,49 @@ func TestCleanerRemovesTxnMarkers(t *testing.T) {
 	}
 	check(b, listen(t, b), "after restart")
 }
+
+// abortedNeeded keeps an aborted-index entry whose marker is in the log,
+// or, if the marker is gone, while a data batch of the transaction is
+// (the marker was lost otherwise, and the entry still hides the data),
+// and drops it only when neither is left, as after compaction.
+func TestAbortedNeeded(t *testing.T) {
+	b := newTestBroker(t)
+	createTopic(t, b, "t", 1)
+	p := b.lookupTopic("t", [16]byte{}).partition(0)
+	txnData := func(pid int64) []byte {
+		bt, err := records.AppendBatch(nil, records.BatchSpec{Transactional: true, ProducerID: pid, ProducerEpoch: 0, BaseSequence: 0, FirstTimestamp: 1},
+			[]records.Record{{Key: []byte("k"), Value: []byte("v")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return bt
+	}
+	plain := makeBatch(t, records.CodecNone, -1, 0, 0, testRec{key: []byte("k"), value: []byte("plain")})
+	for _, bt := range [][]byte{
+		txnData(7), controlBatch(7, 0, false, time.Now()), // 0, 1: an aborted transaction and its marker
+		txnData(8), plain, // 2, 3: a transaction whose marker (at 3) was lost
+		plain, plain, // 4, 5: a transaction compacted away with its marker (at 5)
+	} {
+		if _, err := p.log.Append(bt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.log.WaitDurable(testCtx(t), p.log.LogEndOffset()); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		a    abortedTxn
+		want bool
+	}{
+		{abortedTxn{pid: 7, first: 0, last: 1}, true},
+		{abortedTxn{pid: 8, first: 2, last: 3}, true},
+		{abortedTxn{pid: 9, first: 4, last: 5}, false},
+		{abortedTxn{pid: 8, first: 4, last: 5}, false}, // pid 8's data lies before first
+		{abortedTxn{pid: 9, first: 0, last: 1}, false}, // the marker at 1 is pid 7's
+		{abortedTxn{pid: 9, first: 0, last: 99}, true}, // beyond the log: left alone
+	} {
+		if got := abortedNeeded(p, c.a); got != c.want {
+			t.Errorf("abortedNeeded(%+v) = %v, want %v", c.a, got, c.want)
+		}
+	}
+}

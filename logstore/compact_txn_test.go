@@ -84,9 +84,13 @@ func TestCompactRemovesMarkers(t *testing.T) {
 	l.Roll()
 
 	var removing []TxnMarker
+	var seenByHook string // the markers readers saw when the hook ran
 	opts := func(now time.Duration) CompactOptions {
 		return CompactOptions{Now: epoch.Add(now), DeleteRetention: retention,
-			RemovingMarkers: func(ms []TxnMarker) { removing = append(removing, ms...) }}
+			RemovingMarkers: func(ms []TxnMarker) {
+				removing = append(removing, ms...)
+				seenByHook = markerState(t, l)
+			}}
 	}
 	// Pass 1: the data of M1, M2 and M4's transactions is gone (or was
 	// never here): they get a horizon. M3's transaction keeps its emptied
@@ -128,6 +132,9 @@ func TestCompactRemovesMarkers(t *testing.T) {
 	want := []TxnMarker{{10, 1, true}, {11, 3, false}, {13, 6, true}}
 	if res.Markers != 3 || !slices.Equal(removing, want) {
 		t.Fatalf("pass 3: %+v, removing %v, want %v", res, removing, want)
+	}
+	if want := fmt.Sprintf("[1:%d 3:%d 5:- 6:%d 9:- 11:-]", h, h, h); seenByHook != want {
+		t.Fatalf("RemovingMarkers ran when readers saw markers %s, want it before the swap (%s)", seenByHook, want)
 	}
 	if got := dataState(t, l); got != "[7:a=plain 8:x=t10b 10:y=t11b 12:z=1]" {
 		t.Fatalf("data %s", got)
