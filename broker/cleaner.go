@@ -264,23 +264,33 @@ func (c *txnCoordinator) pruneAborted(p *partition, pt *partTxn) {
 // keep the entry.
 func abortedNeeded(p *partition, a abortedTxn) bool {
 	l := p.log
-	if a.last < l.LogStartOffset() || a.last >= l.LogEndOffset() {
-		return true // not ours to judge: unreadable, and fetches never reach it
+	start, end := l.LogStartOffset(), l.LogEndOffset()
+	if a.last < start {
+		return true // fetches never reach it; the transaction log sheds it
 	}
-	rr, err := l.Read(logstore.ReadOptions{Offset: a.last, MaxBytes: 1, MaxOffset: l.LogEndOffset(), MinOneBatch: true})
-	if err != nil {
-		return true
+	if hw := l.HighWatermark(); hw < end && a.last >= hw {
+		return true // not readable yet (at a restart the whole log is)
 	}
-	found := false
-	err = eachBatchHeader(rr, func(h *records.BatchHeader) bool {
-		found = h.BaseOffset == a.last && h.IsControl() && h.ProducerID == a.pid
+	if a.last < end {
+		rr, err := l.Read(logstore.ReadOptions{Offset: a.last, MaxBytes: 1, MaxOffset: end, MinOneBatch: true})
+		if err != nil {
+			return true
+		}
+		found := false
+		err = eachBatchHeader(rr, func(h *records.BatchHeader) bool {
+			found = h.BaseOffset == a.last && h.IsControl() && h.ProducerID == a.pid
+			return false
+		})
+		rr.Release()
+		if err != nil || found {
+			return true
+		}
+	}
+	from := max(a.first, start)
+	if from >= end {
 		return false
-	})
-	rr.Release()
-	if err != nil || found {
-		return true
 	}
-	rr, err = l.Read(logstore.ReadOptions{Offset: max(a.first, l.LogStartOffset()), MaxBytes: 1 << 30, MaxOffset: a.last + 1, MinOneBatch: true})
+	rr, err := l.Read(logstore.ReadOptions{Offset: from, MaxBytes: 1 << 30, MaxOffset: min(a.last+1, end), MinOneBatch: true})
 	if err != nil {
 		return true
 	}

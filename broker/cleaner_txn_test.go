@@ -220,9 +220,11 @@ func TestAbortedNeeded(t *testing.T) {
 		{abortedTxn{pid: 7, first: 0, last: 1}, true},
 		{abortedTxn{pid: 8, first: 2, last: 3}, true},
 		{abortedTxn{pid: 9, first: 4, last: 5}, false},
-		{abortedTxn{pid: 8, first: 4, last: 5}, false}, // pid 8's data lies before first
-		{abortedTxn{pid: 9, first: 0, last: 1}, false}, // the marker at 1 is pid 7's
-		{abortedTxn{pid: 9, first: 0, last: 99}, true}, // beyond the log: left alone
+		{abortedTxn{pid: 8, first: 4, last: 5}, false},  // pid 8's data lies before first
+		{abortedTxn{pid: 9, first: 0, last: 1}, false},  // the marker at 1 is pid 7's
+		{abortedTxn{pid: 8, first: 2, last: 99}, true},  // marker beyond the log end (a lost tail), data left
+		{abortedTxn{pid: 9, first: 0, last: 99}, false}, // marker and data lost
+		{abortedTxn{pid: 9, first: 50, last: 99}, false},
 	} {
 		if got := abortedNeeded(p, c.a); got != c.want {
 			t.Errorf("abortedNeeded(%+v) = %v, want %v", c.a, got, c.want)
