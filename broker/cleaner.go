@@ -195,7 +195,9 @@ func (b *Broker) cleanOne(done map[*partition]bool, failed map[*partition]time.T
 // markers a clean is about to remove. No batch of them is left in the log
 // (compaction removes a marker only after its transaction's batches), so
 // the entries are no longer needed, and they must be gone before the
-// markers are.
+// markers are. It runs inside Compact, under the log's cleaner lock, and
+// takes partTxn.mu: nothing calls into the log's cleaner (Compact,
+// CleanState: only this goroutine does) while holding partTxn.mu.
 func (c *txnCoordinator) forgetAborted(p *partition, ms []logstore.TxnMarker) {
 	v, ok := c.parts.Load(p)
 	if !ok {

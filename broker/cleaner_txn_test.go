@@ -33,9 +33,9 @@ func logMarkers(t *testing.T, l *logstore.Log) map[int64]int64 {
 	return out
 }
 
-// TestCleanerRemovesTxnMarkers writes a compacted topic with kgo's
-// transactional producer, one commit or abort marker per transaction, as a
-// Kafka Streams changelog under exactly-once gets. The cleaner removes the
+// TestCleanerRemovesTxnMarkers writes a compacted topic with two of kgo's
+// transactional producers, one commit or abort marker per transaction, as
+// a Kafka Streams changelog under exactly-once gets. The cleaner removes the
 // markers whose transactions left no batch (delete.retention.ms is short),
 // and with them their aborted-index entries: a read_committed consumer
 // gets exactly committed records, the latest of each key included (an
@@ -60,44 +60,65 @@ func TestCleanerRemovesTxnMarkers(t *testing.T) {
 		"min.cleanable.dirty.ratio": kadm.StringPtr("0.01"),
 		"delete.retention.ms":       kadm.StringPtr("100"),
 	})
-	cl := txnClient(t, addr, "changelog-writer", kgo.ProducerLinger(0))
+	// Two producers whose transactions interleave, as two Streams
+	// tasks' would on a shared changelog partition.
+	cls := []*kgo.Client{
+		txnClient(t, addr, "changelog-writer-a", kgo.ProducerLinger(0)),
+		txnClient(t, addr, "changelog-writer-b", kgo.ProducerLinger(0)),
+	}
 	ctx := testCtx(t)
-	const txns = 60
-	latest := map[string]string{}   // key -> latest committed value
+	const txns = 60 // 30 per producer
+	type kv struct {
+		off int64
+		val string
+	}
+	latest := map[string]kv{}       // key -> latest committed record
 	committed := map[int64]string{} // offset -> "key=value" of committed records
 	var lastCommitted int64         // offset of the last committed record
-	for i := 0; i < txns; i++ {
-		commit := i%3 != 1 || i >= txns-6 // the last transactions all commit
-		if err := cl.BeginTransaction(); err != nil {
-			t.Fatal(err)
+	for i := 0; i < txns/2; i++ {
+		var written [2][]*kgo.Record
+		commit := [2]bool{i%3 != 1, i%4 != 2}
+		if i >= txns/2-3 {
+			commit = [2]bool{true, true} // the last transactions all commit
 		}
-		var offs []int64
-		var kvs [][2]string
-		for j := 0; j < 3; j++ {
-			k := fmt.Sprintf("key%d", (i*3+j)%5)
-			v := fmt.Sprintf("v%d.%d-%s", i, j, strings.Repeat("x", 40))
-			if !commit {
-				v = "aborted-" + v
-			}
-			r := &kgo.Record{Topic: topic, Partition: 0, Key: []byte(k), Value: []byte(v)}
-			if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+		for _, cl := range cls {
+			if err := cl.BeginTransaction(); err != nil {
 				t.Fatal(err)
 			}
-			offs = append(offs, r.Offset)
-			kvs = append(kvs, [2]string{k, v})
 		}
-		if err := cl.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
-			t.Fatal(err)
+		for j := 0; j < 3; j++ {
+			for c, cl := range cls {
+				v := fmt.Sprintf("%c%d.%d-%s", 'a'+c, i, j, strings.Repeat("x", 40))
+				if !commit[c] {
+					v = "aborted-" + v
+				}
+				r := &kgo.Record{Topic: topic, Partition: 0, Key: fmt.Appendf(nil, "key%d", (i*6+j*2+c)%5), Value: []byte(v)}
+				if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+					t.Fatal(err)
+				}
+				written[c] = append(written[c], r)
+			}
 		}
-		if commit {
-			for j, kv := range kvs {
-				latest[kv[0]] = kv[1]
-				committed[offs[j]] = kv[0] + "=" + kv[1]
-				lastCommitted = offs[j]
+		for c, cl := range cls {
+			if err := cl.EndTransaction(ctx, kgo.TransactionEndTry(commit[c])); err != nil {
+				t.Fatal(err)
+			}
+			if !commit[c] {
+				continue
+			}
+			for _, r := range written[c] {
+				k := string(r.Key)
+				if cur, ok := latest[k]; !ok || r.Offset > cur.off {
+					latest[k] = kv{r.Offset, string(r.Value)}
+				}
+				committed[r.Offset] = k + "=" + string(r.Value)
+				lastCommitted = max(lastCommitted, r.Offset)
 			}
 		}
 	}
-	cl.Close()
+	for _, cl := range cls {
+		cl.Close()
+	}
 	p := b.lookupTopic(topic, [16]byte{}).partition(0)
 	// Three records and a marker per transaction (the cleaner may be
 	// at work already, so the markers are not counted here).
@@ -163,8 +184,12 @@ func TestCleanerRemovesTxnMarkers(t *testing.T) {
 				done = done || r.Offset == lastCommitted
 			})
 		}
-		if fmt.Sprint(seen) != fmt.Sprint(latest) {
-			t.Fatalf("%s: latest values read\n%v\nwant\n%v", label, seen, latest)
+		want := map[string]string{}
+		for k, r := range latest {
+			want[k] = r.val
+		}
+		if fmt.Sprint(seen) != fmt.Sprint(want) {
+			t.Fatalf("%s: latest values read\n%v\nwant\n%v", label, seen, want)
 		}
 		t.Logf("%s: %d markers left of %d, %d aborted index entries", label, len(markers), txns, len(entries))
 	}
