@@ -19,14 +19,32 @@ package broker
 // (Kafka's "uncleanable" partitions) is skipped for
 // cleanerFailureBackoff and logged. Close stops a clean in progress
 // between two batches, leaving the log as it was.
+//
+// Compaction also removes transaction markers (see logstore's doc): a
+// marker goes once no batch of its transaction is left and its delete
+// horizon (delete.retention.ms) has passed. The aborted-transaction index
+// that read_committed fetches return names each aborted transaction by its
+// producer and marker; an entry whose marker is gone would make a client
+// skip its producer's later transactions (kgo and the Java client skip a
+// producer's transactional batches from the entry's first offset until
+// they meet an abort marker of that producer). So the cleaner drops the
+// entries of the abort markers a clean removes before the clean's swap
+// (forgetAborted), the transaction log sheds them when it is compacted
+// (keepAborted asks abortedIndexed), and a restart drops persisted entries
+// whose marker is gone (pruneAborted). Nothing else depends on markers
+// after they are written: open transactions, and so the last stable
+// offset, come from the transaction log, and producer state is rebuilt
+// from data batches.
 
 import (
 	"errors"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/minikafka/minikafka/internal/records"
 	"github.com/minikafka/minikafka/logstore"
 )
 
@@ -155,6 +173,7 @@ func (b *Broker) cleanOne(done map[*partition]bool, failed map[*partition]time.T
 		MapBytes:         b.cfg.CleanerDedupeBufferSize,
 		ProducerExpiry:   producerExpiry,
 		Stop:             b.closing,
+		RemovingMarkers:  func(ms []logstore.TxnMarker) { b.txns.forgetAborted(best, ms) },
 	})
 	switch {
 	case errors.Is(err, logstore.ErrCompactAborted) || errors.Is(err, logstore.ErrClosed):
@@ -166,8 +185,125 @@ func (b *Broker) cleanOne(done map[*partition]bool, failed map[*partition]time.T
 	default:
 		b.log.Debug("log cleaner: cleaned", "topic", best.topic.name, "partition", best.index,
 			"segments", res.Segments, "bytes_read", res.BytesRead, "bytes_written", res.BytesWritten,
-			"records", res.Records, "removed", res.Removed, "tombstones", res.Tombstones,
+			"records", res.Records, "removed", res.Removed, "tombstones", res.Tombstones, "markers", res.Markers,
 			"first_dirty", res.FirstDirty, "map_full", res.MapFull, "took", time.Since(start))
 	}
 	return true
+}
+
+// forgetAborted drops from p's aborted index the transactions whose abort
+// markers a clean is about to remove. No batch of them is left in the log
+// (compaction removes a marker only after its transaction's batches), so
+// the entries are no longer needed, and they must be gone before the
+// markers are. It runs inside Compact, under the log's cleaner lock, and
+// takes partTxn.mu: nothing calls into the log's cleaner (Compact,
+// CleanState: only this goroutine does) while holding partTxn.mu.
+func (c *txnCoordinator) forgetAborted(p *partition, ms []logstore.TxnMarker) {
+	v, ok := c.parts.Load(p)
+	if !ok {
+		return
+	}
+	gone := map[abortedTxn]bool{}
+	for _, m := range ms {
+		if !m.Commit {
+			gone[abortedTxn{pid: m.ProducerID, last: m.Offset}] = true
+		}
+	}
+	if len(gone) == 0 {
+		return
+	}
+	pt := v.(*partTxn)
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	kept := pt.aborted[:0]
+	for _, a := range pt.aborted {
+		if !gone[abortedTxn{pid: a.pid, last: a.last}] {
+			kept = append(kept, a)
+		}
+	}
+	clear(pt.aborted[len(kept):])
+	pt.aborted = kept
+}
+
+// abortedIndexed reports whether p's aborted index still holds the
+// transaction of pid whose abort marker is at last.
+func (c *txnCoordinator) abortedIndexed(p *partition, pid, last int64) bool {
+	v, ok := c.parts.Load(p)
+	if !ok {
+		return false
+	}
+	pt := v.(*partTxn)
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	for i := sort.Search(len(pt.aborted), func(i int) bool { return pt.aborted[i].last >= last }); i < len(pt.aborted) && pt.aborted[i].last == last; i++ {
+		if pt.aborted[i].pid == pid {
+			return true
+		}
+	}
+	return false
+}
+
+// pruneAborted drops, on a restart, the entries of p's aborted index
+// (ordered by marker offset, as read from the transaction log) whose abort
+// marker compaction removed while the transaction log still held them.
+func (c *txnCoordinator) pruneAborted(p *partition, pt *partTxn) {
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	kept := pt.aborted[:0]
+	for _, a := range pt.aborted {
+		if abortedNeeded(p, a) {
+			kept = append(kept, a)
+		}
+	}
+	clear(pt.aborted[len(kept):])
+	pt.aborted = kept
+}
+
+// abortedNeeded reports whether an aborted transaction must stay indexed:
+// its marker is in the log, or a data batch of it is (then the marker was
+// lost some other way, say with a torn tail under a lax sync policy, and
+// the entry still keeps read_committed clients from its data). Read errors
+// keep the entry.
+func abortedNeeded(p *partition, a abortedTxn) bool {
+	l := p.log
+	start, end := l.LogStartOffset(), l.LogEndOffset()
+	if a.last < start {
+		return true // fetches never reach it; the transaction log sheds it
+	}
+	if hw := l.HighWatermark(); hw < end && a.last >= hw {
+		return true // not readable yet (at a restart the whole log is)
+	}
+	if a.last < end {
+		rr, err := l.Read(logstore.ReadOptions{Offset: a.last, MaxBytes: 1, MaxOffset: end, MinOneBatch: true})
+		if err != nil {
+			return true
+		}
+		found := false
+		err = eachBatchHeader(rr, func(h *records.BatchHeader) bool {
+			found = h.BaseOffset == a.last && h.IsControl() && h.ProducerID == a.pid
+			return false
+		})
+		rr.Release()
+		if err != nil || found {
+			return true
+		}
+	}
+	from := max(a.first, start)
+	if from >= end {
+		return false
+	}
+	rr, err := l.Read(logstore.ReadOptions{Offset: from, MaxBytes: 1 << 30, MaxOffset: min(a.last+1, end), MinOneBatch: true})
+	if err != nil {
+		return true
+	}
+	defer rr.Release()
+	data := false
+	err = eachBatchHeader(rr, func(h *records.BatchHeader) bool {
+		if h.BaseOffset > a.last {
+			return false
+		}
+		data = h.ProducerID == a.pid && h.IsTransactional() && !h.IsControl()
+		return !data
+	})
+	return err != nil || data
 }

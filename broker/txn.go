@@ -24,8 +24,9 @@ package broker
 // abort and rebuilt from it.
 //
 // Lock order: txnState.mu → partition.mu → partTxn.mu; txnCoordinator.mu
-// and txnLog.mu are leaves (txnLog.mu is held across an fsync but takes
-// nothing else).
+// is a leaf; txnLog.mu is held across an fsync and takes nothing else,
+// except that its compaction asks keepAborted, which takes partTxn.mu
+// (never held while writing to the transaction log).
 
 import (
 	"context"
@@ -282,9 +283,12 @@ func (c *txnCoordinator) recover(recs []txnRecord) error {
 		pt := c.partState(p)
 		pt.aborted = append(pt.aborted, abortedTxn{pid: a.PID, first: a.First, last: a.Last})
 	}
-	c.parts.Range(func(_, v any) bool {
+	c.parts.Range(func(k, v any) bool {
 		pt := v.(*partTxn)
 		sort.Slice(pt.aborted, func(i, j int) bool { return pt.aborted[i].last < pt.aborted[j].last })
+		// Compaction may have removed markers of entries the
+		// transaction log still holds (see cleaner.go).
+		c.pruneAborted(k.(*partition), pt)
 		return true
 	})
 	for _, s := range c.log.live {
@@ -626,7 +630,8 @@ func (c *txnCoordinator) keepAborted(a abortedRecord) bool {
 		return false
 	}
 	p := c.partitionByKey(tpKey{id, a.Partition})
-	return p != nil && a.Last >= p.log.LogStartOffset()
+	// An entry the cleaner dropped (its marker compacted away) goes too.
+	return p != nil && a.Last >= p.log.LogStartOffset() && c.abortedIndexed(p, a.PID, a.Last)
 }
 
 func (c *txnCoordinator) abortTimedOut() {

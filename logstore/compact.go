@@ -36,6 +36,20 @@ type CompactOptions struct {
 	ProducerExpiry time.Duration
 	// Stop aborts the clean promptly when closed (broker shutdown).
 	Stop <-chan struct{}
+	// RemovingMarkers, if set, is called with the transaction markers a
+	// pass removes, after the cleaned segments are written and before
+	// they are swapped in: from then on a reader may find a marker gone,
+	// so whoever indexes aborted transactions by their marker must drop
+	// them first (no batch of those transactions is left in the log). If
+	// the swap then fails the markers stay, which is harmless.
+	RemovingMarkers func([]TxnMarker)
+}
+
+// TxnMarker names a transaction marker (control batch) of the log.
+type TxnMarker struct {
+	ProducerID int64
+	Offset     int64
+	Commit     bool // a COMMIT marker; false: ABORT
 }
 
 // DefaultCompactMapBytes is Kafka's log.cleaner.dedupe.buffer.size.
@@ -55,6 +69,7 @@ type CompactResult struct {
 	Removed      int64 // records removed (superseded or expired tombstones)
 	Tombstones   int64 // expired tombstones removed
 	Aborted      int64 // records of aborted transactions removed
+	Markers      int64 // transaction markers removed
 	FirstDirty   int64 // the first dirty offset afterwards (where the map stopped)
 	MapFull      bool  // the offset map filled before the dirty section ended
 }
@@ -126,7 +141,7 @@ func (l *Log) compact(o CompactOptions) (CompactResult, error) {
 			s.unref()
 		}
 	}()
-	cl := &cleaning{l: l, o: o, m: newOffsetMap(o.MapBytes), lastByPid: map[int64]int64{}, txn: map[int64]bool{}, fd: fd, u: u, horizon: math.MaxInt64}
+	cl := &cleaning{l: l, o: o, m: newOffsetMap(o.MapBytes), lastByPid: map[int64]int64{}, txn: map[int64]bool{}, txnBatches: map[int64]uint8{}, fd: fd, u: u, horizon: math.MaxInt64}
 	if err := cl.headerPass(cand); err != nil {
 		return res, err
 	}
@@ -187,7 +202,7 @@ func (l *Log) compact(o CompactOptions) (CompactResult, error) {
 		discard()
 		return res, err
 	}
-	res.Records, res.Removed, res.Tombstones, res.Aborted = cl.records, cl.removed, cl.tombstones, cl.aborted
+	res.Records, res.Removed, res.Tombstones, res.Aborted, res.Markers = cl.records, cl.removed, cl.tombstones, cl.aborted, int64(len(cl.markers))
 	var changed []*cleanedSegment
 	for _, out := range outs {
 		if out.changed {
@@ -203,6 +218,9 @@ func (l *Log) compact(o CompactOptions) (CompactResult, error) {
 		if err := l.fs.SyncDir(l.dir); err != nil {
 			discard()
 			return res, err
+		}
+		if len(cl.markers) > 0 && o.RemovingMarkers != nil {
+			o.RemovingMarkers(cl.markers)
 		}
 		if err := l.swapCleaned(changed, gen); err != nil {
 			discard()
@@ -225,12 +243,17 @@ type cleaning struct {
 	l         *Log
 	o         CompactOptions
 	m         *offsetMap
-	lastByPid map[int64]int64 // producer ID -> last offset of its last batch in the cleanable segments
+	lastByPid map[int64]int64 // producer ID -> last offset of its last data batch in the cleanable segments
 	txn       map[int64]bool  // transactional data batch base offset -> committed (absent: outcome unknown)
-	fd, u     int64
-	mappedTo  int64 // offsets below were mapped
-	full      bool
-	horizon   int64 // earliest delete horizon of a kept tombstone below mappedTo
+	// txnBatches: producer ID -> what this pass met of the producer's
+	// transaction since its previous marker (txnRead, txnKept bits).
+	txnBatches map[int64]uint8
+	markers    []TxnMarker // markers removed
+	emitted    int64       // batches written so far
+	fd, u      int64
+	mappedTo   int64 // offsets below were mapped
+	full       bool
+	horizon    int64 // earliest delete horizon of a kept tombstone below mappedTo or of a kept marker
 
 	scratch []byte // decompression buffer
 	raw     []byte // kept records of the batch being rebuilt
@@ -392,7 +415,7 @@ func (cl *cleaning) headersOf(s *segment, f io.ReaderAt, pending map[int64][]int
 		if err != nil {
 			return err
 		}
-		if h.ProducerID >= 0 {
+		if h.ProducerID >= 0 && !h.IsControl() {
 			cl.lastByPid[h.ProducerID] = h.LastOffset()
 		}
 		switch {
@@ -484,6 +507,7 @@ func (w *groupWriter) flush() error {
 }
 
 func (w *groupWriter) emit(b []byte) error {
+	w.cl.emitted++
 	h, _ := records.ParseHeader(b)
 	w.out.seg.noteBatch(w.pos, h.BaseOffset, int64(len(b)), h.MaxTimestamp, w.interval)
 	w.pos += int64(len(b))
@@ -536,9 +560,9 @@ func (w *groupWriter) finish() error {
 	return nil
 }
 
-// emptied handles a batch left with no records: dropped, unless it is its
-// producer's last batch, whose header is kept (Kafka writes the same empty
-// batch) so the producer's sequence state survives.
+// emptied handles a data batch left with no records: dropped, unless it is
+// its producer's last data batch, whose header is kept (Kafka writes the
+// same empty batch) so the producer's sequence state survives.
 func (cl *cleaning) emptied(h *records.BatchHeader, b []byte, emit func([]byte) error, changed *bool) error {
 	last, ok := cl.lastByPid[h.ProducerID]
 	expired := cl.o.ProducerExpiry > 0 && h.MaxTimestamp < cl.o.Now.Add(-cl.o.ProducerExpiry).UnixMilli()
@@ -558,13 +582,88 @@ func (cl *cleaning) emptied(h *records.BatchHeader, b []byte, emit func([]byte) 
 	return emit(cl.nb)
 }
 
+// Bits of cleaning.txnBatches.
+const (
+	txnRead uint8 = 1 << iota // a data batch of the transaction was read
+	txnKept                   // and one was written out (possibly emptied)
+)
+
 // cleanBatch decides the fate of one batch and emits what is kept.
 func (cl *cleaning) cleanBatch(s *segment, h *records.BatchHeader, b []byte, emit func([]byte) error, changed *bool) error {
 	if h.IsControl() {
-		// Markers are kept (see doc.go).
-		cl.records += int64(h.NumRecords)
+		return cl.cleanMarker(s, h, b, emit, changed)
+	}
+	if !h.IsTransactional() || h.ProducerID < 0 {
+		return cl.cleanData(s, h, b, emit, changed)
+	}
+	before := cl.emitted
+	err := cl.cleanData(s, h, b, emit, changed)
+	st := cl.txnBatches[h.ProducerID] | txnRead
+	if cl.emitted > before {
+		st |= txnKept
+	}
+	cl.txnBatches[h.ProducerID] = st
+	return err
+}
+
+// cleanMarker decides the fate of a control batch, as Kafka's cleaner
+// does (see doc.go): a transaction marker goes once no batch of its
+// transaction is left and its delete horizon has passed. The horizon is
+// set by the first pass that leaves no batch of the transaction.
+func (cl *cleaning) cleanMarker(s *segment, h *records.BatchHeader, b []byte, emit func([]byte) error, changed *bool) error {
+	cl.records += int64(h.NumRecords)
+	if !h.IsTransactional() || h.ProducerID < 0 {
 		return emit(b)
 	}
+	st := cl.txnBatches[h.ProducerID]
+	delete(cl.txnBatches, h.ProducerID) // the marker ends the transaction
+	commit, ok := markerType(b)
+	if !ok || st&txnKept != 0 {
+		// Not a marker we know, or its transaction still has data
+		// (the data's outcome needs the marker).
+		return emit(b)
+	}
+	nowMs := cl.o.Now.UnixMilli()
+	if h.HasDeleteHorizon() {
+		if st&txnRead == 0 && nowMs >= h.FirstTimestamp {
+			*changed = true
+			cl.markers = append(cl.markers, TxnMarker{ProducerID: h.ProducerID, Offset: h.BaseOffset, Commit: commit})
+			return nil
+		}
+		cl.horizon = min(cl.horizon, max(h.FirstTimestamp, nowMs))
+		return emit(b)
+	}
+	// The transaction's last batch is gone (or goes in this pass): the
+	// marker's delete horizon starts now (KIP-534, as for tombstones),
+	// so a consumer that read its data still has delete.retention.ms to
+	// reach it.
+	hz := nowMs + cl.o.DeleteRetention.Milliseconds()
+	cl.horizon = min(cl.horizon, hz)
+	*changed = true
+	nh := *h
+	nh.Attributes |= records.AttrDeleteHorizon
+	nh.FirstTimestamp = hz
+	raw := cl.raw[:0]
+	var err error
+	cl.scratch, err = records.ForEachStored(b, compactMaxRecordBytes, cl.scratch, func(r *records.Record, _ []byte) error {
+		rr := *r
+		rr.TimestampDelta = h.FirstTimestamp + r.TimestampDelta - hz
+		raw = records.AppendRecord(raw, &rr)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("logstore: compacting %s: marker at offset %d: %w", s.h.getPath(), h.BaseOffset, err)
+	}
+	cl.raw = raw
+	cl.nb, err = records.AppendRewritten(cl.nb[:0], nh, h.NumRecords, raw, b[records.BatchHeaderLen:])
+	if err != nil {
+		return err
+	}
+	return emit(cl.nb)
+}
+
+// cleanData decides the fate of a data batch and emits what is kept.
+func (cl *cleaning) cleanData(s *segment, h *records.BatchHeader, b []byte, emit func([]byte) error, changed *bool) error {
 	if h.IsTransactional() {
 		committed, known := cl.txn[h.BaseOffset]
 		if !known {

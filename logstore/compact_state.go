@@ -19,7 +19,7 @@ type cleanerState struct {
 	mu         sync.Mutex
 	loaded     bool
 	firstDirty int64 // offsets below were covered by a completed clean's offset map
-	horizon    int64 // earliest delete horizon of a tombstone left below firstDirty; MaxInt64 if none
+	horizon    int64 // earliest delete horizon of a kept tombstone or marker; MaxInt64 if none
 }
 
 const cleanPointFile = "cleanpoint"
@@ -78,7 +78,7 @@ type CleanState struct {
 	// (for max.compaction.lag.ms), -1 if nothing is dirty.
 	FirstDirtyTimestamp int64
 	// DeleteHorizon is the earliest time (Unix ms) at which a kept
-	// tombstone becomes removable, MaxInt64 if none.
+	// tombstone or transaction marker becomes removable, MaxInt64 if none.
 	DeleteHorizon int64
 }
 

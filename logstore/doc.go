@@ -149,10 +149,33 @@
 //     over the batch headers before the map is built): records of aborted
 //     transactions are removed, committed ones are cleaned like others
 //     (and enter the map), and a batch whose marker lies beyond the
-//     cleanable segments is copied untouched and not mapped. Control
-//     batches (markers) are always kept: unlike Kafka, markers are never
-//     removed;
-//  3. merges consecutive cleaned segments while the output so far plus
+//     cleanable segments is copied untouched and not mapped. The last
+//     batch of a producer counted here is its last data batch (markers
+//     do not count), as in Kafka;
+//  3. removes transaction markers as Kafka's cleaner does. A marker
+//     stays while any batch of its transaction is in the log (an emptied
+//     batch kept as its producer's last counts), since a reader needs it
+//     to learn the data's outcome. The first pass that leaves no batch of
+//     the transaction gives the marker a delete horizon (attribute bit 6,
+//     FirstTimestamp = now + delete.retention.ms, its record's timestamp
+//     delta re-based), and the first pass at or after the horizon whose
+//     input holds no batch of the transaction removes it. (Kafka sets the
+//     horizon one pass later, at the first pass whose input holds none;
+//     either way a marker outlives its transaction's last batch by at
+//     least delete.retention.ms, so a consumer that read the data can
+//     still read the marker.) Markers with a horizon count in the
+//     cleanpoint's earliest horizon, so the pass that removes them runs
+//     when it is due. CompactOptions.RemovingMarkers hears of removed
+//     markers before the swap, so the broker can drop an aborted
+//     transaction from its index before its marker disappears: an index
+//     entry whose marker is gone would make a read_committed client skip
+//     the producer's later transactions. Kafka also keeps an emptied
+//     marker as a producer's last batch when the producer has no data
+//     batch at its current epoch (for fencing); here producer epochs of
+//     transactional producers live in the broker's transaction log and
+//     producer state is rebuilt from data batches only, so markers are
+//     never kept for that;
+//  4. merges consecutive cleaned segments while the output so far plus
 //     the next input fits segment.bytes, so the segment count stays
 //     bounded; each output replaces its group of input segments.
 //
@@ -175,7 +198,8 @@
 // thus leaves each group old or new, and the log a cleaned prefix followed
 // by an uncleaned rest, which holds every record that is not superseded (a
 // tombstone is dropped only with, or after, the older records of its
-// key). Old segments pinned by readers stay readable until released.
+// key, and a marker only after every batch of its transaction). Old
+// segments pinned by readers stay readable until released.
 //
 // Recovery allows what cleaning leaves: batch offsets within a segment
 // need only increase, a sealed segment may end before the next one's base
@@ -184,8 +208,9 @@
 //
 // The cleanpoint file is 28 bytes, replaced atomically after a pass:
 // "MKCP", version 1, three zero bytes, int64 first dirty offset, int64
-// earliest delete horizon of a kept tombstone (Unix ms, MaxInt64 if none;
-// the cleaner cleans again when it passes), CRC32C of the first 24 bytes.
+// earliest delete horizon of a kept tombstone or marker (Unix ms, MaxInt64
+// if none; the cleaner cleans again when it passes), CRC32C of the first
+// 24 bytes.
 // A missing or damaged file means nothing was cleaned yet.
 //
 // CleanState reports the clean and dirty bytes (Kafka's cleanable ratio is
