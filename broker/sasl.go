@@ -30,8 +30,9 @@ package broker
 // (session_lifetime_ms). On an authenticated connection with a session end,
 // a SaslHandshake starts a re-authentication, at most one a second (a
 // quicker one is answered ILLEGAL_SASL_STATE, as Kafka's KafkaApis does),
-// expired or not; it then runs like the first exchange, requests pipelined
-// behind the handshake included, and must keep the mechanism and the user:
+// expired or not; it then runs like the first exchange (a request
+// pipelined behind the handshake gets ILLEGAL_SASL_STATE and the close) and
+// must keep the mechanism and the user:
 // another enabled mechanism is answered but the next request closes the
 // connection without an answer, another user gets SASL_AUTHENTICATION_FAILED
 // ("Cannot change principals ..."). Requests sent before the handshake are
