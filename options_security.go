@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/minikafka/minikafka/broker"
 )
@@ -17,6 +18,7 @@ type securityConfig struct {
 	saslUsers      map[string]string
 	saslMechanisms []string
 	saslOn         bool
+	saslMaxReauth  time.Duration
 }
 
 // WithTLS serves clients over TLS with cfg (Kafka's SSL listener, or
@@ -47,6 +49,18 @@ func WithSASL(users map[string]string, mechanisms ...string) Option {
 			c.security.saslMechanisms = mechanisms
 		}
 	})
+}
+
+// WithSASLMaxReauth is Kafka's connections.max.reauth.ms for WithSASL:
+// with d > 0 every authenticated session lasts d (clients learn it from
+// SaslAuthenticate v1+, session_lifetime_ms) and a client must
+// re-authenticate on its connection before it ends (KIP-368; kgo,
+// librdkafka and the Java client do so by themselves, with the same
+// mechanism and user). A connection whose session has ended is closed at
+// its next request. 0, the default, means sessions never end. d is
+// rounded down to whole milliseconds and must be 0 or at least 1ms.
+func WithSASLMaxReauth(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.security.saslMaxReauth = d })
 }
 
 // securitySettings is what Start hands the broker and the listener.
@@ -81,8 +95,14 @@ func (s *securityConfig) build() (securitySettings, error) {
 			}
 			mechs = append(mechs, m)
 		}
-		out.sasl = &broker.SASLConfig{Users: s.saslUsers, Mechanisms: mechs}
+		out.sasl = &broker.SASLConfig{Users: s.saslUsers, Mechanisms: mechs, MaxReauth: s.saslMaxReauth}
 		out.preAuthMax = broker.PreAuthMaxRequestBytes
+	}
+	switch d := s.saslMaxReauth; {
+	case d < 0 || d > 0 && d < time.Millisecond:
+		errs = append(errs, fmt.Errorf("WithSASLMaxReauth(%v): want 0 (off) or at least 1ms", d))
+	case d > 0 && !s.saslOn:
+		errs = append(errs, errors.New("WithSASLMaxReauth without WithSASL"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return out, fmt.Errorf("minikafka: invalid options: %w", err)

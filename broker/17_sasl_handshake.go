@@ -8,9 +8,16 @@ package broker
 //     size-prefixed tokens). Any other mechanism gets
 //     UNSUPPORTED_SASL_MECHANISM with the enabled list and the connection
 //     is closed after the answer, as Kafka does.
-//   - SASL off (a plaintext listener), or the connection already
-//     authenticated: ILLEGAL_SASL_STATE, as Kafka's KafkaApis answers
-//     (no re-authentication: session lifetimes are 0).
+//   - Re-authentication (KIP-368, sasl.go): on an authenticated
+//     connection whose session has an end, the broker's gate lets a
+//     handshake through as above, at most once a second. The same
+//     mechanism restarts the exchange; another enabled one is answered
+//     without error but the next request closes the connection (Kafka's
+//     REAUTH_BAD_MECHANISM).
+//   - SASL off (a plaintext listener), or the connection authenticated and
+//     not re-authenticating (sessions without an end, or a second
+//     handshake within a second): ILLEGAL_SASL_STATE, as Kafka's KafkaApis
+//     answers; the connection stays open.
 
 import (
 	"context"
@@ -39,6 +46,12 @@ func (b *Broker) handleSaslHandshake(_ context.Context, req *protocol.Request) p
 		b.logBad(req, "unsupported SASL mechanism; closing connection", "mechanism", r.Mechanism, "enabled", b.sasl.mechanisms)
 		return protocol.Reply{Response: resp, Err: fmt.Errorf("unsupported SASL mechanism %q", r.Mechanism)}
 	}
-	st.phase, st.mech, st.framed = saslAuthenticate, r.Mechanism, req.Version >= 1
+	st.framed = req.Version >= 1
+	if st.reauth && r.Mechanism != st.mech {
+		st.phase = saslReauthBadMech
+		st.badMech = fmt.Sprintf("SASL mechanism '%s' requested by client is not supported for re-authentication of mechanism '%s'", r.Mechanism, st.mech)
+		return protocol.Reply{Response: resp, SASLRaw: !st.framed}
+	}
+	st.phase, st.mech = saslAuthenticate, r.Mechanism
 	return protocol.Reply{Response: resp, SASLRaw: !st.framed}
 }

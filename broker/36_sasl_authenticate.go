@@ -6,11 +6,16 @@ package broker
 //   - After SaslHandshake v1 each request carries one client token of the
 //     chosen mechanism; the answer carries the server's token. When the
 //     exchange completes the connection is authenticated and may send
-//     anything; session_lifetime_ms (v1+) is 0: no re-authentication is
-//     required, as with Kafka's default connections.max.reauth.ms.
+//     anything; the last answer's session_lifetime_ms (v1+) is
+//     SASLConfig.MaxReauth in milliseconds (0 by default, Kafka's
+//     connections.max.reauth.ms: no re-authentication required), 0 on the
+//     answers before it.
 //   - Bad credentials or a malformed token: SASL_AUTHENTICATION_FAILED
-//     with Kafka's message, then the connection is closed.
-//   - SASL off or already authenticated: ILLEGAL_SASL_STATE, as Kafka.
+//     with Kafka's message, then the connection is closed; likewise a
+//     re-authentication as another user ("Cannot change principals ...").
+//   - SASL off or already authenticated (no re-authentication begun):
+//     ILLEGAL_SASL_STATE, as Kafka; the connection stays open (an ended
+//     session is closed before this, sasl.go).
 //
 // Version notes: v2 is flexible; v1 added session_lifetime_ms.
 
@@ -34,15 +39,14 @@ func (b *Broker) handleSaslAuthenticate(_ context.Context, req *protocol.Request
 		return protocol.Reply{Response: resp}
 	}
 	st := saslState(req.Conn)
-	out, done, ferr := b.saslStep(st, r.SASLAuthBytes)
+	out, done, ferr := b.saslStep(req, st, r.SASLAuthBytes)
 	if ferr != nil {
-		b.logBad(req, "SASL authentication failed; closing connection",
-			"mechanism", st.mech, "user", st.user, "reason", ferr.reason)
+		b.saslLogFailure(req, st, ferr)
 		return saslFailed(req.Version, ferr)
 	}
 	resp.SASLAuthBytes = out
 	if done {
-		b.saslAuthenticated(req, st)
+		resp.SessionLifetimeMillis = b.sessionLifetimeMillis()
 	}
 	return protocol.Reply{Response: resp}
 }

@@ -8,8 +8,11 @@ package broker
 //	initial ──ApiVersions──► handshake ──SaslHandshake──► authenticate ──tokens──► done
 //	   └───────────────SaslHandshake──────────────────────┘
 //
-// Before done, any other request closes the connection without an answer
-// (a second ApiVersions too, as in Kafka). SaslHandshake v1 is followed by
+// Before the handshake, any other request closes the connection without an
+// answer (a second ApiVersions too, as in Kafka). After SaslHandshake v1,
+// a request other than SaslAuthenticate gets its own error response with
+// ILLEGAL_SASL_STATE (Kafka's getErrorResponse, errorResponse here), then
+// the connection closes. SaslHandshake v1 is followed by
 // SaslAuthenticate requests; v0 by bare size-prefixed tokens (protocol's
 // raw mode). An unknown mechanism is answered UNSUPPORTED_SASL_MECHANISM
 // with the enabled list, bad credentials SASL_AUTHENTICATION_FAILED with a
@@ -19,8 +22,25 @@ package broker
 //
 // Credentials are derived at start: SCRAM ones (RFC 5802, salt random, 4096
 // iterations) per mechanism, and for PLAIN a salted SHA-256 of the
-// password, so the plaintext passwords are not kept. Sessions never expire
-// (session_lifetime_ms 0: Kafka's connections.max.reauth.ms default).
+// password, so the plaintext passwords are not kept.
+//
+// Re-authentication (KIP-368). With SASLConfig.MaxReauth (Kafka's
+// connections.max.reauth.ms) > 0, a session ends that long after its
+// authentication completed; SaslAuthenticate v1+ tells the client so
+// (session_lifetime_ms). On an authenticated connection with a session end,
+// a SaslHandshake starts a re-authentication, at most one a second (a
+// quicker one is answered ILLEGAL_SASL_STATE, as Kafka's KafkaApis does),
+// expired or not; it then runs like the first exchange (a request
+// pipelined behind the handshake gets ILLEGAL_SASL_STATE and the close) and
+// must keep the mechanism and the user:
+// another enabled mechanism is answered but the next request closes the
+// connection without an answer, another user gets SASL_AUTHENTICATION_FAILED
+// ("Cannot change principals ..."). Requests sent before the handshake are
+// answered first, in order. Once the session has ended, any request other
+// than SaslHandshake closes the connection without an answer (logged), as
+// Kafka's SocketServer does; clients that cannot re-authenticate (raw
+// tokens, SaslAuthenticate v0) are cut off that way too. With MaxReauth 0
+// sessions never end (session_lifetime_ms 0).
 
 import (
 	"context"
@@ -29,9 +49,11 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -67,13 +89,23 @@ type SASLConfig struct {
 	// Iterations for SCRAM credentials; 0 means DefaultSCRAMIterations,
 	// fewer than 4096 is refused as Kafka does.
 	Iterations int
+	// MaxReauth is Kafka's connections.max.reauth.ms: when > 0 (at least
+	// a millisecond), a session lasts that long and the client must
+	// re-authenticate on the connection before it ends (KIP-368); 0 means
+	// sessions never end.
+	MaxReauth time.Duration
 }
+
+// minReauthInterval is Kafka's limit of one re-authentication a second
+// per connection.
+const minReauthInterval = time.Second
 
 // saslServer holds the derived credentials.
 type saslServer struct {
 	mechanisms []string
 	plain      map[string]plainCred
 	scram      map[string]map[string]*scramCred // mechanism → user
+	lifetime   time.Duration                    // MaxReauth in whole milliseconds
 }
 
 type plainCred struct {
@@ -104,6 +136,10 @@ func newSASLServer(cfg SASLConfig) (*saslServer, error) {
 	if len(cfg.Users) == 0 {
 		return nil, errors.New("broker: SASL enabled without users")
 	}
+	if cfg.MaxReauth < 0 || cfg.MaxReauth > 0 && cfg.MaxReauth < time.Millisecond {
+		return nil, fmt.Errorf("broker: SASL MaxReauth %v: want 0 (off) or at least 1ms", cfg.MaxReauth)
+	}
+	s.lifetime = cfg.MaxReauth.Truncate(time.Millisecond)
 	iters := cfg.Iterations
 	if iters == 0 {
 		iters = DefaultSCRAMIterations
@@ -151,6 +187,7 @@ const (
 	saslHandshake                     // after ApiVersions: SaslHandshake only
 	saslAuthenticate                  // tokens for the chosen mechanism
 	saslDone
+	saslReauthBadMech // re-authentication asked for another mechanism: the next frame closes
 )
 
 // saslConn is one connection's progress, in ConnInfo.Auth.
@@ -160,21 +197,39 @@ type saslConn struct {
 	framed bool // SaslHandshake v1: tokens come in SaslAuthenticate requests
 	user   string
 	scram  *scramServer
+
+	principal  string    // the authenticated user, kept through re-authentication
+	reauth     bool      // the exchange under way is a re-authentication
+	expires    time.Time // end of the session; zero: never
+	lastReauth time.Time // start of the last re-authentication
+	badMech    string    // why saslReauthBadMech closes
 }
 
 // authFailure is a failed exchange: msg goes to the client (Kafka's text),
-// reason only to the log.
-type authFailure struct{ msg, reason string }
+// reason only to the log. generic marks genericFailure's text, which names
+// the exchange (authentication or re-authentication).
+type authFailure struct {
+	msg, reason string
+	generic     bool
+}
 
 func (e *authFailure) Error() string { return e.reason }
 
 // genericFailure is Kafka's answer when the reason must not leak to an
 // unauthenticated client (unknown user, wrong proof, malformed message).
 func genericFailure(mech, reason string) *authFailure {
-	return &authFailure{
-		msg:    "Authentication failed during authentication due to invalid credentials with SASL mechanism " + mech,
-		reason: reason,
+	return &authFailure{msg: genericMessage("authentication", mech), reason: reason, generic: true}
+}
+
+func genericMessage(exchange, mech string) string {
+	return "Authentication failed during " + exchange + " due to invalid credentials with SASL mechanism " + mech
+}
+
+func (st *saslConn) exchange() string {
+	if st.reauth {
+		return "re-authentication"
 	}
+	return "authentication"
 }
 
 func saslState(ci *protocol.ConnInfo) *saslConn {
@@ -199,10 +254,19 @@ func (b *Broker) saslActive(req *protocol.Request) bool {
 // saslGate runs before dispatch. It returns ok when the request goes on
 // to the API table; otherwise reply is the answer (or the close).
 func (b *Broker) saslGate(ctx context.Context, req *protocol.Request) (reply protocol.Reply, ok bool) {
-	if !b.saslActive(req) {
+	if b.sasl == nil || req.Conn == nil || !req.Conn.FromNetwork() {
 		return reply, true
 	}
 	st := saslState(req.Conn)
+	if st.phase == saslDone {
+		return b.sessionGate(req, st)
+	}
+	if st.phase == saslReauthBadMech {
+		// Kafka's REAUTH_BAD_MECHANISM: whatever comes next fails the
+		// re-authentication without an answer.
+		b.logBad(req, "SASL re-authentication failed; closing connection", "reason", st.badMech)
+		return protocol.Reply{Err: errors.New(st.badMech)}, false
+	}
 	if req.Raw {
 		return b.saslRawToken(req, st), false
 	}
@@ -220,10 +284,62 @@ func (b *Broker) saslGate(ctx context.Context, req *protocol.Request) (reply pro
 		return reply, true
 	case st.phase == saslAuthenticate && st.framed && req.Key == 36:
 		return reply, true
+	case st.phase == saslAuthenticate && st.framed:
+		// Kafka parses the request and answers with its own error
+		// response, then closes.
+		if resp := illegalStateResponse(req); resp != nil {
+			b.logBad(req, "request during SASL "+st.exchange()+": ILLEGAL_SASL_STATE; closing connection",
+				"mechanism", st.mech)
+			return protocol.Reply{Response: resp, Err: fmt.Errorf("api key %d during SASL authentication", req.Key)}, false
+		}
 	}
 	b.logBad(req, "request before SASL authentication completed; closing connection",
 		"phase", st.phase.String(), "mechanism", st.mech)
 	return protocol.Reply{Err: fmt.Errorf("api key %d during SASL authentication", req.Key)}, false
+}
+
+// illegalStateResponse is req's ILLEGAL_SASL_STATE answer, or nil where
+// Kafka has none and just closes: a version it does not parse, or produce
+// with acks=0 (whose getErrorResponse is null).
+func illegalStateResponse(req *protocol.Request) kmsg.Response {
+	a := lookupAPI(req.Key)
+	if a == nil || req.Body == nil {
+		return nil
+	}
+	if p, ok := req.Body.(*kmsg.ProduceRequest); ok && p.Acks == 0 {
+		return nil
+	}
+	if req.Version < a.min || req.Version > a.max {
+		if req.Key != 18 {
+			return nil
+		}
+		// An ApiVersions newer than ours is parsed as v0 (KIP-511).
+		resp := kmsg.NewPtrApiVersionsResponse()
+		resp.ErrorCode = kerr.IllegalSaslState.Code
+		return resp
+	}
+	return errorResponse(req.Body, kerr.IllegalSaslState.Code)
+}
+
+// sessionGate serves an authenticated connection (Kafka's SocketServer
+// checks): a SaslHandshake may begin a re-authentication; after the
+// session's end anything else closes the connection.
+func (b *Broker) sessionGate(req *protocol.Request, st *saslConn) (protocol.Reply, bool) {
+	if st.expires.IsZero() {
+		return protocol.Reply{}, true
+	}
+	now := time.Now()
+	if req.Key == 17 && (st.lastReauth.IsZero() || now.Sub(st.lastReauth) >= minReauthInterval) {
+		st.lastReauth, st.reauth, st.phase = now, true, saslHandshake
+		b.logRoutine(req, "SASL re-authentication begins", "mechanism", st.mech, "user", st.principal)
+		return protocol.Reply{}, true
+	}
+	if now.After(st.expires) {
+		b.logReq(slog.LevelInfo, req, "SASL session expired without re-authentication; closing connection",
+			"mechanism", st.mech, "user", st.principal, "expired_ago", now.Sub(st.expires).Round(time.Millisecond))
+		return protocol.Reply{Err: errors.New("SASL session expired")}, false
+	}
+	return protocol.Reply{}, true
 }
 
 func (p saslPhase) String() string {
@@ -234,12 +350,27 @@ func (p saslPhase) String() string {
 		return "handshake"
 	case saslAuthenticate:
 		return "authenticate"
+	case saslReauthBadMech:
+		return "re-authentication with another mechanism"
 	}
 	return "done"
 }
 
-// saslStep feeds one client token to the connection's mechanism.
-func (b *Broker) saslStep(st *saslConn, token []byte) (out []byte, done bool, err *authFailure) {
+// saslStep feeds one client token to the connection's mechanism; when the
+// exchange completes the session begins (saslComplete).
+func (b *Broker) saslStep(req *protocol.Request, st *saslConn, token []byte) (out []byte, done bool, err *authFailure) {
+	out, done, err = b.mechStep(st, token)
+	if err == nil && done {
+		err = b.saslComplete(req, st)
+	}
+	if err != nil && err.generic {
+		err.msg = genericMessage(st.exchange(), st.mech)
+	}
+	return out, done, err
+}
+
+// mechStep runs the mechanism on one token.
+func (b *Broker) mechStep(st *saslConn, token []byte) (out []byte, done bool, err *authFailure) {
 	switch st.mech {
 	case SASLPlain:
 		authz, user, pass, perr := parsePlain(token)
@@ -249,9 +380,9 @@ func (b *Broker) saslStep(st *saslConn, token []byte) (out []byte, done bool, er
 		st.user = user
 		switch {
 		case user == "":
-			return nil, false, &authFailure{"Authentication failed: username not specified", "empty user name"}
+			return nil, false, &authFailure{msg: "Authentication failed: username not specified", reason: "empty user name"}
 		case pass == "":
-			return nil, false, &authFailure{"Authentication failed: password not specified", "empty password"}
+			return nil, false, &authFailure{msg: "Authentication failed: password not specified", reason: "empty password"}
 		}
 		c, known := b.sasl.plain[user]
 		// Hash even for an unknown user, so timing does not tell.
@@ -261,10 +392,10 @@ func (b *Broker) saslStep(st *saslConn, token []byte) (out []byte, done bool, er
 			if !known {
 				reason = "unknown user"
 			}
-			return nil, false, &authFailure{"Authentication failed: Invalid username or password", reason}
+			return nil, false, &authFailure{msg: "Authentication failed: Invalid username or password", reason: reason}
 		}
 		if authz != "" && authz != user {
-			return nil, false, &authFailure{"Authentication failed: Client requested an authorization id that is different from username", "authorization id differs from user"}
+			return nil, false, &authFailure{msg: "Authentication failed: Client requested an authorization id that is different from username", reason: "authorization id differs from user"}
 		}
 		return []byte{}, true, nil
 	case SASLScramSHA256, SASLScramSHA512:
@@ -285,25 +416,47 @@ func (b *Broker) saslRawToken(req *protocol.Request, st *saslConn) protocol.Repl
 		return protocol.Reply{Err: errors.New("unexpected raw SASL token")}
 	}
 	token := req.Body.(*kmsg.SASLAuthenticateRequest).SASLAuthBytes
-	out, done, ferr := b.saslStep(st, token)
+	out, done, ferr := b.saslStep(req, st, token)
 	if ferr != nil {
-		b.logBad(req, "SASL authentication failed; closing connection",
-			"mechanism", st.mech, "user", st.user, "reason", ferr.reason)
+		b.saslLogFailure(req, st, ferr)
 		return protocol.Reply{Err: ferr}
 	}
 	resp := kmsg.NewPtrSASLAuthenticateResponse()
 	resp.SASLAuthBytes = out
-	if done {
-		b.saslAuthenticated(req, st)
-	}
 	return protocol.Reply{Response: resp, SASLRaw: !done}
 }
 
-func (b *Broker) saslAuthenticated(req *protocol.Request, st *saslConn) {
-	st.phase, st.scram = saslDone, nil
-	req.Conn.SetAuthenticated()
-	b.logRoutine(req, "SASL authenticated", "mechanism", st.mech, "user", st.user)
+func (b *Broker) saslLogFailure(req *protocol.Request, st *saslConn, f *authFailure) {
+	b.logBad(req, "SASL "+st.exchange()+" failed; closing connection",
+		"mechanism", st.mech, "user", st.user, "reason", f.reason)
 }
+
+// saslComplete ends a successful exchange: the session begins (and ends
+// MaxReauth later). A re-authentication must keep the user (Kafka's
+// principal).
+func (b *Broker) saslComplete(req *protocol.Request, st *saslConn) *authFailure {
+	if st.reauth && st.user != st.principal {
+		return &authFailure{
+			msg:    fmt.Sprintf("Cannot change principals during re-authentication from User.%s: User.%s", st.principal, st.user),
+			reason: "re-authentication as another user (was " + st.principal + ")",
+		}
+	}
+	what := "SASL authenticated"
+	if st.reauth {
+		what = "SASL re-authenticated"
+	}
+	st.phase, st.scram, st.principal, st.reauth = saslDone, nil, st.user, false
+	st.expires = time.Time{}
+	if b.sasl.lifetime > 0 {
+		st.expires = time.Now().Add(b.sasl.lifetime)
+	}
+	req.Conn.SetAuthenticated()
+	b.logRoutine(req, what, "mechanism", st.mech, "user", st.user, "session_lifetime", b.sasl.lifetime)
+	return nil
+}
+
+// sessionLifetimeMillis is session_lifetime_ms for a completed exchange.
+func (b *Broker) sessionLifetimeMillis() int64 { return b.sasl.lifetime.Milliseconds() }
 
 // saslFailed is SaslAuthenticate's error answer; the connection closes
 // after it is written.

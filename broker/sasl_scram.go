@@ -254,7 +254,7 @@ func (s *scramServer) step(token []byte) ([]byte, bool, *authFailure) {
 			return nil, false, genericFailure(s.mech, "unknown user")
 		}
 		if first.authzid != "" && first.authzid != first.user {
-			return nil, false, &authFailure{"Authentication failed: Client requested an authorization id that is different from username", "authorization id differs from user"}
+			return nil, false, &authFailure{msg: "Authentication failed: Client requested an authorization id that is different from username", reason: "authorization id differs from user"}
 		}
 		var rnd [24]byte
 		if _, err := rand.Read(rnd[:]); err != nil {

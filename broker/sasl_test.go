@@ -300,12 +300,14 @@ func TestSASLRequestBeforeAuthentication(t *testing.T) {
 	w.send(av) // a second one, as Kafka, is refused
 	w.expectClosed()
 
-	// After a v1 handshake, only SaslAuthenticate.
+	// After a v1 handshake, only SaslAuthenticate: anything else is
+	// answered ILLEGAL_SASL_STATE and closed (TestSASLIllegalState has
+	// every phase).
 	w = dialWire(t, addr)
 	if r := w.roundTrip(handshake(1, SASLPlain)).(*kmsg.SASLHandshakeResponse); r.ErrorCode != 0 {
 		t.Fatalf("handshake: %v", kerr.ErrorForCode(r.ErrorCode))
 	}
-	w.send(metadata())
+	w.roundTrip(metadata())
 	w.expectClosed()
 
 	// A frame over Kafka's sasl.server.max.receive.size before auth. The

@@ -5,10 +5,12 @@ import (
 	"bytes"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/minikafka/minikafka"
 	"github.com/minikafka/minikafka/broker"
@@ -20,6 +22,7 @@ type securitySettings struct {
 	saslUsers                    string
 	saslUsersFile                string
 	saslMechanisms               string
+	saslMaxReauth                time.Duration
 }
 
 func (s *securitySettings) register(fs *flag.FlagSet) {
@@ -29,6 +32,7 @@ func (s *securitySettings) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.saslUsers, "sasl-users", "", "require SASL authentication as one of these `user:password,...` (prefer MINIKAFKA_SASL_USERS or -sasl-users-file: flags show in ps)")
 	fs.StringVar(&s.saslUsersFile, "sasl-users-file", "", "require SASL authentication as one of the users in this `file`: one user:password per line, # comments")
 	fs.StringVar(&s.saslMechanisms, "sasl-mechanisms", strings.Join(broker.SASLMechanisms, ","), "enabled SASL `mechanisms` (comma-separated)")
+	fs.DurationVar(&s.saslMaxReauth, "sasl-max-reauth", 0, "SASL session lifetime (Kafka connections.max.reauth.ms): clients must re-authenticate within it (KIP-368) or their connection is closed; 0: sessions never end")
 }
 
 // check returns the problems with the settings that need no file access.
@@ -44,6 +48,9 @@ func (s *securitySettings) check() []string {
 		if !contains(broker.SASLMechanisms, strings.ToUpper(m)) {
 			bad = append(bad, fmt.Sprintf("-sasl-mechanisms: unknown mechanism %q (want %s)", m, strings.Join(broker.SASLMechanisms, ", ")))
 		}
+	}
+	if d := s.saslMaxReauth; d < 0 || d > 0 && d < time.Millisecond {
+		bad = append(bad, fmt.Sprintf("-sasl-max-reauth %v: want 0 (off) or at least 1ms", d))
 	}
 	if len(splitList(s.saslMechanisms)) == 0 {
 		bad = append(bad, "-sasl-mechanisms: empty")
@@ -92,7 +99,10 @@ func (s *securitySettings) options() ([]minikafka.Option, error) {
 		}
 	}
 	if len(users) > 0 {
-		opts = append(opts, minikafka.WithSASL(users, splitList(s.saslMechanisms)...))
+		opts = append(opts, minikafka.WithSASL(users, splitList(s.saslMechanisms)...),
+			minikafka.WithSASLMaxReauth(s.saslMaxReauth))
+	} else if s.saslMaxReauth > 0 {
+		return nil, errors.New("-sasl-max-reauth needs SASL users (-sasl-users or -sasl-users-file)")
 	}
 	return opts, nil
 }

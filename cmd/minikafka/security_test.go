@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/minikafka/minikafka"
@@ -19,8 +22,9 @@ import (
 
 func TestSecurityFlags(t *testing.T) {
 	env := map[string]string{
-		"MINIKAFKA_TLS_CERT":   "c.pem",
-		"MINIKAFKA_SASL_USERS": "alice:pw1,bob:p:w:2",
+		"MINIKAFKA_TLS_CERT":        "c.pem",
+		"MINIKAFKA_SASL_USERS":      "alice:pw1,bob:p:w:2",
+		"MINIKAFKA_SASL_MAX_REAUTH": "90s",
 	}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	var stderr bytes.Buffer
@@ -29,7 +33,7 @@ func TestSecurityFlags(t *testing.T) {
 		t.Fatalf("%v: %s", err, stderr.String())
 	}
 	sec := s.security
-	if sec.tlsCert != "c.pem" || sec.tlsKey != "k.pem" || sec.saslMechanisms != "SCRAM-SHA-256" {
+	if sec.tlsCert != "c.pem" || sec.tlsKey != "k.pem" || sec.saslMechanisms != "SCRAM-SHA-256" || sec.saslMaxReauth != 90*time.Second {
 		t.Fatalf("security settings %+v", sec)
 	}
 	users, err := parseUsers(strings.ReplaceAll(sec.saslUsers, ",", "\n"), "x")
@@ -47,6 +51,9 @@ func TestSecurityFlags(t *testing.T) {
 		{[]string{"-sasl-mechanisms", "GSSAPI"}, `unknown mechanism "GSSAPI"`},
 		{[]string{"-sasl-users", "alice"}, "entry 1: want user:password"},
 		{[]string{"-sasl-users", "alice:"}, "(user alice): empty password"},
+		{[]string{"-sasl-max-reauth", "-1s"}, "-sasl-max-reauth -1s: want 0 (off) or at least 1ms"},
+		{[]string{"-sasl-max-reauth", "10us"}, "-sasl-max-reauth 10µs: want 0 (off) or at least 1ms"},
+		{[]string{"-sasl-max-reauth", "soon"}, `invalid value "soon" for flag -sasl-max-reauth`},
 	} {
 		stderr.Reset()
 		if _, err := parseSettings(c.args, none, &stderr); err == nil || !strings.Contains(stderr.String(), c.want) {
@@ -57,6 +64,10 @@ func TestSecurityFlags(t *testing.T) {
 	var out bytes.Buffer
 	if code := run(context.Background(), []string{"-in-memory", "-tls-cert", "/nonexistent.pem", "-tls-key", "/nonexistent.pem"}, none, io.Discard, &out, nil); code != 2 || !strings.Contains(out.String(), "-tls-cert/-tls-key") {
 		t.Errorf("missing cert: exit %d, %q", code, out.String())
+	}
+	out.Reset()
+	if code := run(context.Background(), []string{"-in-memory", "-sasl-max-reauth", "1m"}, none, io.Discard, &out, nil); code != 2 || !strings.Contains(out.String(), "-sasl-max-reauth needs SASL users") {
+		t.Errorf("-sasl-max-reauth without users: exit %d, %q", code, out.String())
 	}
 }
 
@@ -179,5 +190,51 @@ func TestCAFileErrors(t *testing.T) {
 		if _, err := u.options(); err == nil || !strings.Contains(err.Error(), "-upstream-tls-ca") || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("-upstream-tls-ca %s: %v", tc.path, err)
 		}
+	}
+}
+
+// TestRunSASLMaxReauth: MINIKAFKA_SASL_MAX_REAUTH reaches the broker, which
+// announces it as the session lifetime of a PLAIN login.
+func TestRunSASLMaxReauth(t *testing.T) {
+	b := runStarted(t, map[string]string{"MINIKAFKA_SASL_MAX_REAUTH": "90s"}, "-sasl-users", "app:pw1")
+	c, err := net.Dial("tcp", b.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	roundTrip := func(req kmsg.Request, resp kmsg.Response) {
+		t.Helper()
+		f := binary.BigEndian.AppendUint32(nil, 0)
+		f = binary.BigEndian.AppendUint16(f, uint16(req.Key()))
+		f = binary.BigEndian.AppendUint16(f, uint16(req.GetVersion()))
+		f = append(f, 0, 0, 0, 1, 0xff, 0xff) // correlation id, null client id
+		f = req.AppendTo(f)
+		binary.BigEndian.PutUint32(f, uint32(len(f)-4))
+		if _, err := c.Write(f); err != nil {
+			t.Fatal(err)
+		}
+		var hdr [8]byte
+		if _, err := io.ReadFull(c, hdr[:]); err != nil {
+			t.Fatal(err)
+		}
+		body := make([]byte, binary.BigEndian.Uint32(hdr[:])-4)
+		if _, err := io.ReadFull(c, body); err != nil {
+			t.Fatal(err)
+		}
+		resp.SetVersion(req.GetVersion())
+		if err := resp.ReadFrom(body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hs := kmsg.NewPtrSASLHandshakeRequest()
+	hs.Version, hs.Mechanism = 1, "PLAIN"
+	roundTrip(hs, kmsg.NewPtrSASLHandshakeResponse())
+	auth := kmsg.NewPtrSASLAuthenticateRequest()
+	auth.Version, auth.SASLAuthBytes = 1, []byte("\x00app\x00pw1")
+	resp := kmsg.NewPtrSASLAuthenticateResponse()
+	roundTrip(auth, resp)
+	if resp.ErrorCode != 0 || resp.SessionLifetimeMillis != 90000 {
+		t.Fatalf("SaslAuthenticate: code %d, lifetime %d ms", resp.ErrorCode, resp.SessionLifetimeMillis)
 	}
 }
