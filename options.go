@@ -48,11 +48,12 @@ type config struct {
 	idleTimeout    time.Duration
 	topics         []TopicSpec
 	listener       net.Listener
-	uplink         uplinkConfig   // uplink_options.go
-	security       securityConfig // options_security.go
-	metrics        metricsConfig  // options_metrics.go
-	validation     validation     // options_validation.go
-	cleaner        cleanerConfig  // options_cleaner.go
+	listeners      listenersConfig // options_listeners.go
+	uplink         uplinkConfig    // uplink_options.go
+	security       securityConfig  // options_security.go
+	metrics        metricsConfig   // options_metrics.go
+	validation     validation      // options_validation.go
+	cleaner        cleanerConfig   // options_cleaner.go
 
 	// The group coordinator settings (options_groups.go).
 	groups groupsConfig
@@ -70,7 +71,7 @@ func defaultConfig() config {
 // WithListenAddr sets the address to listen on (host:port; port 0 picks
 // a free port, reported by Addrs). Default "127.0.0.1:0".
 func WithListenAddr(addr string) Option {
-	return optionFunc(func(c *config) { c.listenAddr = addr })
+	return optionFunc(func(c *config) { c.listenAddr, c.listeners.listenAddrSet = addr, true })
 }
 
 // WithListener serves on ln instead of listening on WithListenAddr's
