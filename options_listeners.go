@@ -202,8 +202,11 @@ func checkListeners(specs []ListenerSpec) error {
 			continue
 		}
 		if s.Advertised != "" {
-			if _, _, err := splitPort(s.Advertised); err != nil {
+			if h, _, err := splitPort(s.Advertised); err != nil {
 				errs = append(errs, fmt.Errorf("listener %s: advertised address %q: %v", s.Name, s.Advertised, err))
+			} else if isUnspecified(h) {
+				// Kafka refuses it too: no client can connect to it.
+				errs = append(errs, fmt.Errorf("listener %s: advertised address %q: cannot advertise the unspecified address; give a host clients can reach", s.Name, s.Advertised))
 			}
 		}
 		if port == 0 {

@@ -374,6 +374,7 @@ func TestParseListeners(t *testing.T) {
 		{"A://:9092", "", "A:SSL,A:SSL", "A given twice"},
 		{"A://:90920", "", "A:SSL", `bad port "90920"`},
 		{"A://:9092", "A://h", "A:SSL", `advertised address "h"`},
+		{"A://:9092", "A://0.0.0.0:9092", "A:PLAINTEXT", "cannot advertise the unspecified address"},
 	} {
 		_, err := minikafka.ParseListeners(c.listeners, c.advertised, c.protocols)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
