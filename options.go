@@ -71,7 +71,7 @@ func defaultConfig() config {
 // WithListenAddr sets the address to listen on (host:port; port 0 picks
 // a free port, reported by Addrs). Default "127.0.0.1:0".
 func WithListenAddr(addr string) Option {
-	return optionFunc(func(c *config) { c.listenAddr, c.listeners.listenAddrSet = addr, true })
+	return optionFunc(func(c *config) { c.listenAddr, c.listeners.set = addr, false })
 }
 
 // WithListener serves on ln instead of listening on WithListenAddr's

@@ -51,17 +51,17 @@ type ListenerInfo struct {
 	Advertised string
 }
 
-// listenersConfig holds WithListeners (and whether WithListenAddr was
-// given, which WithListeners excludes).
+// listenersConfig holds WithListeners; set is false when WithListenAddr
+// came later.
 type listenersConfig struct {
-	specs         []ListenerSpec
-	set           bool
-	listenAddrSet bool
+	specs []ListenerSpec
+	set   bool
 }
 
 // WithListeners serves several named listeners instead of the one of
-// WithListenAddr, WithAdvertisedAddr and WithListener, which cannot be
-// combined with it. Each request is answered with the advertised address of
+// WithListenAddr (WithListeners and WithListenAddr override each other,
+// the later wins); WithAdvertisedAddr and WithListener cannot be combined
+// with it. Each request is answered with the advertised address of
 // the listener it came in on, as Kafka does, so containers and the host
 // can each reach the broker under their own name. A later call replaces an
 // earlier one. Broker.Addr and Addrs then give the first listener's
@@ -280,9 +280,6 @@ func (c *config) listenerPlans(sec securitySettings) ([]ListenerSpec, error) {
 	var errs []error
 	if c.listener != nil {
 		errs = append(errs, errors.New("WithListener and WithListeners cannot be combined"))
-	}
-	if c.listeners.listenAddrSet {
-		errs = append(errs, errors.New("WithListenAddr and WithListeners cannot be combined: give every listen address in WithListeners"))
 	}
 	if c.advertisedAddr != "" {
 		errs = append(errs, errors.New("WithAdvertisedAddr and WithListeners cannot be combined: set ListenerSpec.Advertised"))

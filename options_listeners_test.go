@@ -19,6 +19,7 @@ import (
 
 	"github.com/minikafka/minikafka"
 	"github.com/minikafka/minikafka/internal/testcert"
+	"github.com/minikafka/minikafka/minikafkatest"
 )
 
 // dialLog records every broker address a kgo client connects to.
@@ -271,6 +272,11 @@ func TestListenerOptionErrors(t *testing.T) {
 		return minikafka.ListenerSpec{Name: name, Addr: addr, Security: sec}
 	}
 	users := minikafka.WithSASL(map[string]string{"u": "p"})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close() // Start closes it too, on its error
 	for _, c := range []struct {
 		opts []minikafka.Option
 		want string
@@ -287,7 +293,8 @@ func TestListenerOptionErrors(t *testing.T) {
 		{[]minikafka.Option{minikafka.WithListeners(l("A", ":0", "SASL_SSL")), minikafka.WithTLS(cs.ServerConfig(false))}, "listener A is SASL_SSL but WithSASL gives no users"},
 		{[]minikafka.Option{minikafka.WithListeners(l("A", ":0", "PLAINTEXT")), minikafka.WithTLS(cs.ServerConfig(false))}, "WithTLS is given but no listener is SSL"},
 		{[]minikafka.Option{minikafka.WithListeners(l("A", ":0", "SSL")), minikafka.WithTLS(cs.ServerConfig(false)), users}, "WithSASL is given but no listener is SASL"},
-		{[]minikafka.Option{minikafka.WithListenAddr("127.0.0.1:0"), minikafka.WithListeners(l("A", ":0", "PLAINTEXT"))}, "WithListenAddr and WithListeners"},
+		{[]minikafka.Option{minikafka.WithListeners(l("A", "127.0.0.1:0", "PLAINTEXT")), minikafka.WithAdvertisedAddr("h:1")}, "WithAdvertisedAddr and WithListeners"},
+		{[]minikafka.Option{minikafka.WithListener(ln), minikafka.WithListeners(l("A", "127.0.0.1:0", "PLAINTEXT"))}, "WithListener and WithListeners"},
 		{[]minikafka.Option{minikafka.WithAdvertisedAddr("h:1"), minikafka.WithListeners(l("A", ":0", "PLAINTEXT"))}, "WithAdvertisedAddr and WithListeners"},
 	} {
 		b, err := minikafka.Start(context.Background(), append(c.opts, minikafka.WithInMemory())...)
@@ -335,6 +342,25 @@ func TestSingleListenerName(t *testing.T) {
 	ls := b.Listeners()
 	if len(ls) != 1 || ls[0].Name != "PLAINTEXT" || ls[0].Security != "PLAINTEXT" || ls[0].Advertised != b.Addr() || ls[0].Addr.String() != b.ListenAddr().String() {
 		t.Fatalf("listeners %+v; Addr %s ListenAddr %s", ls, b.Addr(), b.ListenAddr())
+	}
+}
+
+// WithListenAddr and WithListeners override each other, the later wins,
+// so minikafkatest.New (which sets WithListenAddr first) takes listeners.
+func TestListenAddrAndListenersOverride(t *testing.T) {
+	b := minikafkatest.New(t, minikafka.WithListeners(
+		minikafka.ListenerSpec{Name: "A", Addr: "127.0.0.1:0", Security: "PLAINTEXT"},
+		minikafka.ListenerSpec{Name: "B", Addr: "127.0.0.1:0", Advertised: "localhost:0", Security: "PLAINTEXT"}))
+	if ls := b.Listeners(); len(ls) != 2 || ls[1].Name != "B" {
+		t.Fatalf("listeners %+v", ls)
+	}
+	if err := minikafkatest.Client(t, b).Ping(ctxT(t)); err != nil {
+		t.Fatalf("client of the first listener: %v", err)
+	}
+	b = start(t, minikafka.WithListeners(minikafka.ListenerSpec{Name: "A", Addr: "127.0.0.1:0", Security: "PLAINTEXT"}),
+		minikafka.WithListenAddr("127.0.0.1:0"))
+	if ls := b.Listeners(); len(ls) != 1 || ls[0].Name != "PLAINTEXT" {
+		t.Fatalf("WithListenAddr after WithListeners: listeners %+v", ls)
 	}
 }
 
