@@ -430,8 +430,11 @@ func (b *Broker) topicDeleted(name string, id [16]byte) {
 // Serve dispatches one request through the API table. It implements
 // protocol.Handler.
 func (b *Broker) Serve(ctx context.Context, req *protocol.Request) protocol.Reply {
-	if reply, ok := b.saslGate(ctx, req); !ok {
-		return reply
+	// A PLAINTEXT or SSL listener beside SASL ones skips the gate.
+	if b.listenerWantsSASL(req) {
+		if reply, ok := b.saslGate(ctx, req); !ok {
+			return reply
+		}
 	}
 	a := lookupAPI(req.Key)
 	if a == nil {
