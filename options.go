@@ -48,15 +48,16 @@ type config struct {
 	idleTimeout    time.Duration
 	topics         []TopicSpec
 	listener       net.Listener
-	listeners      listenersConfig // options_listeners.go
-	uplink         uplinkConfig    // uplink_options.go
-	security       securityConfig  // options_security.go
-	metrics        metricsConfig   // options_metrics.go
-	validation     validation      // options_validation.go
-	cleaner        cleanerConfig   // options_cleaner.go
+	uplink         uplinkConfig   // uplink_options.go
+	security       securityConfig // options_security.go
+	metrics        metricsConfig  // options_metrics.go
+	validation     validation     // options_validation.go
+	cleaner        cleanerConfig  // options_cleaner.go
 
 	// The group coordinator settings (options_groups.go).
 	groups groupsConfig
+
+	listeners listenersConfig // WithListeners (options_listeners.go)
 }
 
 func defaultConfig() config {
