@@ -17,6 +17,19 @@
 // it actually bound. Close stops accepting, answers the requests already
 // read, then flushes and closes the storage; it is idempotent.
 //
+// WithListeners serves several named listeners instead of the one of
+// WithListenAddr (Kafka's listeners, advertised.listeners and
+// listener.security.protocol.map; ParseListeners reads that syntax): each
+// has a bind address, an advertised host:port and a security protocol
+// (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL) using the one WithTLS config
+// and WithSASL user set. A client is always handed the advertised address
+// of the listener it came in on, so a docker-compose network and the host
+// can each reach the broker under their own name:
+//
+//	minikafka.WithListeners(
+//		minikafka.ListenerSpec{Name: "INTERNAL", Addr: ":9092", Advertised: "minikafka:9092", Security: minikafka.Plaintext},
+//		minikafka.ListenerSpec{Name: "EXTERNAL", Addr: ":29092", Advertised: "localhost:29092", Security: minikafka.SASLSSL})
+//
 // A data dir is locked (flock on its .lock file) while a broker uses it;
 // a second Start on it fails with ErrDataDirLocked. The kernel drops the
 // lock when the process dies, so a crash leaves nothing to clean up.

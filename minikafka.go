@@ -37,6 +37,9 @@ type Broker struct {
 	dataDir    string   // "" in memory
 	metrics    *metrics // options_metrics.go
 
+	listeners []ListenerInfo     // options_listeners.go
+	srvs      []*protocol.Server // one per listener; srv is the first
+
 	served    chan error
 	unlock    func() // releases the data dir lock
 	closeOnce sync.Once
@@ -74,6 +77,13 @@ func Start(ctx context.Context, opts ...Option) (*Broker, error) {
 		}
 		return nil, err
 	}
+	plans, err := c.listenerPlans(sec) // options_listeners.go
+	if err != nil {
+		if c.listener != nil {
+			c.listener.Close()
+		}
+		return nil, err
+	}
 	log := c.logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -94,26 +104,25 @@ func Start(ctx context.Context, opts ...Option) (*Broker, error) {
 	}
 
 	// Bind first: a busy port fails fast, before storage recovery.
-	ln := c.listener
-	if ln != nil {
-		c.listenAddr = ln.Addr().String()
-	} else if ln, err = net.Listen("tcp", c.listenAddr); err != nil {
-		return nil, fmt.Errorf("minikafka: listen on %s: %w", c.listenAddr, err)
-	}
-	bound, _ := ln.Addr().(*net.TCPAddr)
-	if bound == nil {
-		bound = &net.TCPAddr{}
-	}
-	advHost, advPort := advertise(c, bound)
-	if err := ctx.Err(); err != nil {
-		ln.Close()
+	lns, err := bindListeners(plans, c.listener, sec)
+	if err != nil {
 		return nil, err
+	}
+	ln, advHost, advPort := lns[0].ln, lns[0].host, lns[0].port
+	closeLns := func() { closeListeners(lns) }
+	if err := ctx.Err(); err != nil {
+		closeLns()
+		return nil, err
+	}
+	var brokerListeners []broker.Listener
+	for _, l := range lns {
+		brokerListeners = append(brokerListeners, broker.Listener{Name: l.spec.Name, Host: l.host, Port: int32(l.port), SASL: l.preAuthMax > 0})
 	}
 
 	unlock := func() {}
 	if c.dataDir != "" && fsys == nil {
 		if unlock, err = lockDataDir(dataDir); err != nil {
-			ln.Close()
+			closeLns()
 			if !errors.Is(err, ErrDataDirLocked) {
 				err = fmt.Errorf("minikafka: locking data dir %s: %w", dataDir, err)
 			}
@@ -127,6 +136,7 @@ func Start(ctx context.Context, opts ...Option) (*Broker, error) {
 		NodeID:                     c.nodeID,
 		AdvertisedHost:             advHost,
 		AdvertisedPort:             int32(advPort),
+		Listeners:                  brokerListeners,
 		ClusterID:                  c.clusterID,
 		DefaultPartitions:          c.partitions,
 		AutoCreateTopics:           c.autoCreate,
@@ -143,51 +153,64 @@ func Start(ctx context.Context, opts ...Option) (*Broker, error) {
 		Groups: c.groups.GroupConfig,
 	})
 	if err != nil {
-		ln.Close()
+		closeLns()
 		unlock()
 		return nil, fmt.Errorf("minikafka: opening data dir %s: %w", dataDir, err)
 	}
 	brk.SetAdvertised(advHost, int32(advPort))
 
 	mx := newMetrics(brk) // counts requests on their way to brk
-	srv, err := protocol.Listen(protocol.Config{
-		Listener:               ln,
-		MaxRequestBytes:        c.maxRequest,
-		SendBufferBytes:        c.sendBuffer,
-		IdleTimeout:            c.idleTimeout,
-		Logger:                 log,
-		TLS:                    sec.tls,
-		PreAuthMaxRequestBytes: sec.preAuthMax,
-	}, mx)
-	if err != nil {
-		ln.Close()
-		brk.Close()
-		unlock()
-		return nil, err
+	var srvs []*protocol.Server
+	var infos []ListenerInfo
+	for _, l := range lns {
+		srv, err := protocol.Listen(protocol.Config{
+			Listener:               l.ln,
+			ListenerName:           l.spec.Name,
+			MaxRequestBytes:        c.maxRequest,
+			SendBufferBytes:        c.sendBuffer,
+			IdleTimeout:            c.idleTimeout,
+			Logger:                 log,
+			TLS:                    l.tls,
+			PreAuthMaxRequestBytes: l.preAuthMax,
+		}, mx)
+		if err != nil {
+			closeLns()
+			brk.Close()
+			unlock()
+			return nil, err
+		}
+		srvs = append(srvs, srv)
+		infos = append(infos, ListenerInfo{Name: l.spec.Name, Security: l.spec.Security, Addr: l.ln.Addr(),
+			Advertised: net.JoinHostPort(l.host, strconv.Itoa(l.port))})
 	}
+	srv := srvs[0]
 	b := &Broker{
 		brk:        brk,
 		srv:        srv,
 		log:        log,
 		listen:     ln.Addr(),
 		advertised: net.JoinHostPort(advHost, strconv.Itoa(advPort)),
-		served:     make(chan error, 1),
+		served:     make(chan error, len(srvs)),
 		unlock:     unlock,
 		metrics:    mx,
+		listeners:  infos,
+		srvs:       srvs,
 	}
 	if c.dataDir != "" {
 		b.dataDir = dataDir
 	}
-	go func() {
-		err := srv.Serve()
-		if err != nil {
-			log.Error("accepting connections failed", "err", err)
-		}
-		b.served <- err
-	}()
+	for _, srv := range srvs {
+		go func() {
+			err := srv.Serve()
+			if err != nil {
+				log.Error("accepting connections failed", "err", err)
+			}
+			b.served <- err
+		}()
+	}
 
 	// After Serve started: Close waits for it.
-	if err := mx.start(c.metrics.addr, srv); err != nil {
+	if err := mx.start(c.metrics.addr, srvs...); err != nil {
 		b.Close()
 		return nil, err
 	}
@@ -202,15 +225,17 @@ func Start(ctx context.Context, opts ...Option) (*Broker, error) {
 	return b, nil
 }
 
-// advertise picks the host and port Metadata hands out.
-func advertise(c config, bound *net.TCPAddr) (string, int) {
+// advertise picks the host and port Metadata hands out for a listener
+// bound to listenAddr.
+func advertise(listenAddr, advertisedAddr string, bound *net.TCPAddr) (string, int) {
 	host, port := "", 0
-	if c.advertisedAddr != "" {
-		h, p, _ := net.SplitHostPort(c.advertisedAddr) // validated
+	if advertisedAddr != "" {
+		h, p, _ := net.SplitHostPort(advertisedAddr) // validated
 		host = h
 		port, _ = strconv.Atoi(p)
-	} else {
-		h, _, _ := net.SplitHostPort(c.listenAddr)
+	}
+	if host == "" {
+		h, _, _ := net.SplitHostPort(listenAddr)
 		host = h
 		if ip := net.ParseIP(h); h == "" || ip != nil && ip.IsUnspecified() {
 			// Listening on every interface: clients on this
@@ -247,11 +272,20 @@ func (b *Broker) Close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), closeGrace)
 		defer cancel()
 		var errs []error
-		if err := b.srv.Close(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-			errs = append(errs, err)
+		// Every listener drains at once, within the one grace period.
+		closed := make(chan error, len(b.srvs))
+		for _, srv := range b.srvs {
+			go func() { closed <- srv.Close(ctx) }()
 		}
-		if err := <-b.served; err != nil {
-			errs = append(errs, fmt.Errorf("minikafka: serving: %w", err))
+		for range b.srvs {
+			if err := <-closed; err != nil && !errors.Is(err, context.DeadlineExceeded) {
+				errs = append(errs, err)
+			}
+		}
+		for range b.srvs {
+			if err := <-b.served; err != nil {
+				errs = append(errs, fmt.Errorf("minikafka: serving: %w", err))
+			}
 		}
 		if err := b.brk.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("minikafka: closing storage: %w", err))

@@ -56,6 +56,8 @@ type config struct {
 
 	// The group coordinator settings (options_groups.go).
 	groups groupsConfig
+
+	listeners listenersConfig // WithListeners (options_listeners.go)
 }
 
 func defaultConfig() config {
@@ -70,7 +72,7 @@ func defaultConfig() config {
 // WithListenAddr sets the address to listen on (host:port; port 0 picks
 // a free port, reported by Addrs). Default "127.0.0.1:0".
 func WithListenAddr(addr string) Option {
-	return optionFunc(func(c *config) { c.listenAddr = addr })
+	return optionFunc(func(c *config) { c.listenAddr, c.listeners.set = addr, false })
 }
 
 // WithListener serves on ln instead of listening on WithListenAddr's

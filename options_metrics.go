@@ -41,7 +41,7 @@ const maxAPIKey = 128
 type metrics struct {
 	next protocol.Handler
 	brk  *broker.Broker
-	srv  *protocol.Server // set once listening
+	srvs []*protocol.Server // set once listening, one per listener
 
 	requests     [maxAPIKey + 1]atomic.Uint64
 	produceBytes atomic.Uint64 // record batch bytes in produce requests
@@ -104,10 +104,10 @@ func (m *metrics) countFetch(r kmsg.Response) {
 	}
 }
 
-// start listens on addr and serves /metrics; srv supplies the connection
+// start listens on addr and serves /metrics; srvs supply the connection
 // count.
-func (m *metrics) start(addr string, srv *protocol.Server) error {
-	m.srv = srv
+func (m *metrics) start(addr string, srvs ...*protocol.Server) error {
+	m.srvs = srvs
 	if addr == "" {
 		return nil
 	}
@@ -173,9 +173,13 @@ func (m *metrics) writeTo(w io.Writer) {
 	p.sample("minikafka_produce_bytes_total", nil, float64(m.produceBytes.Load()))
 	p.family("minikafka_fetch_bytes_total", "counter", "Bytes of fetch responses.")
 	p.sample("minikafka_fetch_bytes_total", nil, float64(m.fetchBytes.Load()))
-	if m.srv != nil {
+	if len(m.srvs) > 0 {
+		conns := 0
+		for _, srv := range m.srvs {
+			conns += srv.Conns()
+		}
 		p.family("minikafka_connections", "gauge", "Open client connections.")
-		p.sample("minikafka_connections", nil, float64(m.srv.Conns()))
+		p.sample("minikafka_connections", nil, float64(conns))
 	}
 
 	stats := m.brk.ForwardStats()

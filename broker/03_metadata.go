@@ -32,7 +32,7 @@ func (b *Broker) handleMetadata(_ context.Context, req *protocol.Request) protoc
 	r := req.Body.(*kmsg.MetadataRequest)
 	resp := r.ResponseKind().(*kmsg.MetadataResponse)
 	resp.Version = req.Version
-	host, port := b.Advertised()
+	host, port := b.AdvertisedFor(req)
 	br := kmsg.NewMetadataResponseBroker()
 	br.NodeID, br.Host, br.Port = b.cfg.NodeID, host, port
 	resp.Brokers = []kmsg.MetadataResponseBroker{br}

@@ -20,7 +20,7 @@ import (
 func (b *Broker) handleFindCoordinator(_ context.Context, req *protocol.Request) protocol.Reply {
 	r := req.Body.(*kmsg.FindCoordinatorRequest)
 	resp := r.ResponseKind().(*kmsg.FindCoordinatorResponse)
-	host, port := b.Advertised()
+	host, port := b.AdvertisedFor(req)
 	code := int16(0)
 	var msg *string
 	if r.CoordinatorType != 0 && r.CoordinatorType != 1 {

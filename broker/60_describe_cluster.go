@@ -28,7 +28,7 @@ func (b *Broker) handleDescribeCluster(_ context.Context, req *protocol.Request)
 	}
 	resp.ClusterID = b.clusterID
 	resp.ControllerID = b.cfg.NodeID
-	host, port := b.Advertised()
+	host, port := b.AdvertisedFor(req)
 	br := kmsg.NewDescribeClusterResponseBroker()
 	br.NodeID, br.Host, br.Port = b.cfg.NodeID, host, port
 	resp.Brokers = []kmsg.DescribeClusterResponseBroker{br}

@@ -10,6 +10,7 @@ package broker
 //	(*Broker).OnTopicDeleted(fn func(name string, id [16]byte))
 //	(*Broker).Logger() *slog.Logger, (*Broker).Now() time.Time, (*Broker).NodeID() int32
 //	(*Broker).Advertised() (host string, port int32)
+//	(*Broker).AdvertisedFor(req *protocol.Request) (host string, port int32)
 //
 // Lifecycle: a subsystem sets newGroupCoordinator from an init func; New
 // calls it after storage is recovered and Close calls its Close before the
@@ -45,6 +46,11 @@ type Config struct {
 	// AdvertisedHost and AdvertisedPort are what Metadata hands clients.
 	AdvertisedHost string
 	AdvertisedPort int32
+	// Listeners, when set, replaces AdvertisedHost/Port: each request is
+	// answered with the advertised address of the listener it came in on
+	// (Kafka's advertised.listeners), and SASL is required only on the
+	// listeners that ask for it. Empty: one listener, SASL per Config.SASL.
+	Listeners []Listener
 	// ClusterID is reported in Metadata and DescribeCluster; empty means
 	// one is generated on first start and persisted in DataDir.
 	ClusterID string
@@ -104,6 +110,7 @@ type Broker struct {
 	clusterID string
 	advHost   atomic.Pointer[string]
 	advPort   atomic.Int32
+	listeners atomic.Pointer[[]Listener] // nil: the one listener above
 
 	// topics is a copy-on-write table: readers load it without locking,
 	// writers replace it while holding adminMu.
@@ -179,6 +186,11 @@ func New(cfg Config) (*Broker, error) {
 	}
 	b.advHost.Store(&cfg.AdvertisedHost)
 	b.advPort.Store(cfg.AdvertisedPort)
+	if len(cfg.Listeners) > 0 {
+		if err := b.SetListeners(cfg.Listeners); err != nil {
+			return nil, err
+		}
+	}
 	b.topics.Store(&topicTable{byName: map[string]*topic{}, byID: map[[16]byte]*topic{}})
 
 	if err := b.fs.MkdirAll(b.topicsDir(), 0o755); err != nil {
@@ -268,8 +280,90 @@ func (b *Broker) SetAdvertised(host string, port int32) {
 	b.advPort.Store(port)
 }
 
-// Advertised returns the advertised host and port.
+// Advertised returns the advertised host and port (the first listener's).
 func (b *Broker) Advertised() (string, int32) { return *b.advHost.Load(), b.advPort.Load() }
+
+// Listener is one named listener as clients see it (an entry of Kafka's
+// advertised.listeners and listener.security.protocol.map).
+type Listener struct {
+	// Name matches protocol.Config.ListenerName of the listener's server.
+	Name string
+	// Host and Port are the advertised address.
+	Host string
+	Port int32
+	// SASL requires connections on this listener to authenticate
+	// (SASL_PLAINTEXT, SASL_SSL); it needs Config.SASL.
+	SASL bool
+}
+
+// SetListeners replaces the listeners (after binding port 0); the first
+// one also becomes Advertised.
+func (b *Broker) SetListeners(ls []Listener) error {
+	seen := map[string]bool{}
+	for _, l := range ls {
+		switch {
+		case seen[l.Name]:
+			return fmt.Errorf("broker: listener %q given twice", l.Name)
+		case l.SASL && b.sasl == nil:
+			return fmt.Errorf("broker: listener %q requires SASL but no SASL users are configured", l.Name)
+		}
+		seen[l.Name] = true
+	}
+	if len(ls) == 0 {
+		b.listeners.Store(nil)
+		return nil
+	}
+	ls = slices.Clone(ls)
+	b.listeners.Store(&ls)
+	b.SetAdvertised(ls[0].Host, ls[0].Port)
+	return nil
+}
+
+// Listeners returns the listeners set by Config.Listeners or
+// SetListeners; nil with the single Advertised listener.
+func (b *Broker) Listeners() []Listener {
+	if p := b.listeners.Load(); p != nil {
+		return slices.Clone(*p)
+	}
+	return nil
+}
+
+// listener finds the listener req came in on.
+func (b *Broker) listener(req *protocol.Request) (Listener, bool) {
+	p := b.listeners.Load()
+	if p == nil || req.Conn == nil {
+		return Listener{}, false
+	}
+	for _, l := range *p {
+		if l.Name == req.Conn.Listener {
+			return l, true
+		}
+	}
+	return Listener{}, false
+}
+
+// AdvertisedFor is the address to hand out in answer to req: its
+// listener's advertised address, as Kafka answers with the endpoint of
+// the listener a request came in on. Requests from no known listener (the
+// embedding program's own) get Advertised.
+func (b *Broker) AdvertisedFor(req *protocol.Request) (string, int32) {
+	if l, ok := b.listener(req); ok {
+		return l.Host, l.Port
+	}
+	return b.Advertised()
+}
+
+// listenerWantsSASL reports whether req's listener requires SASL: with
+// Listeners set, only those marked SASL do (a connection of an unknown
+// listener must authenticate, failing closed); without, every connection
+// does when Config.SASL is set.
+func (b *Broker) listenerWantsSASL(req *protocol.Request) bool {
+	if b.listeners.Load() == nil {
+		return true
+	}
+	l, ok := b.listener(req)
+	return !ok || l.SASL
+}
 
 // NodeID is this broker's node ID.
 func (b *Broker) NodeID() int32 { return b.cfg.NodeID }
@@ -336,8 +430,11 @@ func (b *Broker) topicDeleted(name string, id [16]byte) {
 // Serve dispatches one request through the API table. It implements
 // protocol.Handler.
 func (b *Broker) Serve(ctx context.Context, req *protocol.Request) protocol.Reply {
-	if reply, ok := b.saslGate(ctx, req); !ok {
-		return reply
+	// A PLAINTEXT or SSL listener beside SASL ones skips the gate.
+	if b.listenerWantsSASL(req) {
+		if reply, ok := b.saslGate(ctx, req); !ok {
+			return reply
+		}
 	}
 	a := lookupAPI(req.Key)
 	if a == nil {

@@ -3,6 +3,7 @@ package broker
 import (
 	"fmt"
 	"math"
+	"net"
 	"sort"
 	"strconv"
 	"strings"
@@ -251,9 +252,17 @@ type brokerConfig struct {
 // Kafka defaults the broker behaves by.
 func (b *Broker) brokerConfigs() []brokerConfig {
 	host, port := b.Advertised()
+	advertised := fmt.Sprintf("PLAINTEXT://%s:%d", host, port)
+	if ls := b.Listeners(); ls != nil {
+		var eps []string
+		for _, l := range ls {
+			eps = append(eps, fmt.Sprintf("%s://%s", l.Name, net.JoinHostPort(l.Host, strconv.Itoa(int(l.Port)))))
+		}
+		advertised = strings.Join(eps, ",")
+	}
 	node := strconv.Itoa(int(b.cfg.NodeID))
 	cs := []brokerConfig{
-		{"advertised.listeners", fmt.Sprintf("PLAINTEXT://%s:%d", host, port), cfgTypeString, srcStaticBroker, "address handed to clients"},
+		{"advertised.listeners", advertised, cfgTypeString, srcStaticBroker, "address handed to clients"},
 		{"auto.create.topics.enable", strconv.FormatBool(b.cfg.AutoCreateTopics), cfgTypeBoolean, srcStaticBroker, "create topics on metadata requests"},
 		{"broker.id", node, cfgTypeInt, srcStaticBroker, "this node's ID"},
 		{"compression.type", "producer", cfgTypeString, srcDefault, ""},

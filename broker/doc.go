@@ -26,6 +26,18 @@
 // a producer not seen there has no state and its next sequence is
 // accepted, as Kafka does when it has no state for a producer.
 //
+// # Listeners
+//
+// The broker serves any number of protocol servers (one per listener). With
+// Config.Listeners, each protocol.ConnInfo.Listener name selects the
+// advertised host:port that Metadata, FindCoordinator and DescribeCluster
+// hand out (AdvertisedFor), as Kafka answers with the endpoint of the
+// listener a request came in on, and whether the connection must pass SASL
+// first (Listener.SASL; a connection of an unknown listener must, failing
+// closed). Without Config.Listeners there is one listener at
+// AdvertisedHost:AdvertisedPort and Config.SASL applies to every
+// connection. TLS is the protocol server's, per listener.
+//
 // # Concurrency
 //
 // protocol calls Serve on each connection's reader goroutine, in request

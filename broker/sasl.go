@@ -248,6 +248,9 @@ func (b *Broker) saslActive(req *protocol.Request) bool {
 	if b.sasl == nil || req.Conn == nil || !req.Conn.FromNetwork() {
 		return false
 	}
+	if !b.listenerWantsSASL(req) { // a PLAINTEXT or SSL listener beside SASL ones
+		return false
+	}
 	return saslState(req.Conn).phase != saslDone
 }
 

@@ -72,6 +72,13 @@
 // the token, and its answer is written as a bare size-prefixed token with
 // no response header.
 //
+// # Listeners
+//
+// One Server is one listener. Several listeners (Kafka's listeners with
+// different security protocols or advertised addresses) are several
+// Servers sharing one Handler; Config.ListenerName is copied into every
+// ConnInfo so the Handler knows which listener a request came in on.
+//
 // # Timeouts and shutdown
 //
 // A connection with no request in flight and no traffic either way for

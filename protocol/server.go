@@ -62,6 +62,10 @@ type ConnInfo struct {
 	// Serve may use it without locking.
 	Auth any
 	c    *conn
+
+	// Listener is the name of the listener (Config.ListenerName) the
+	// connection came in on; "" for a ConnInfo not made by a Server.
+	Listener string
 }
 
 // FromNetwork reports whether the request came over a Server's connection
@@ -167,6 +171,10 @@ type Config struct {
 	// Listener, if set, is used instead of listening on Addr (tests,
 	// custom transports).
 	Listener net.Listener
+	// ListenerName names this server's listener (Kafka's listener name,
+	// e.g. "PLAINTEXT" or "EXTERNAL"); every ConnInfo carries it so the
+	// Handler can answer with that listener's advertised address.
+	ListenerName string
 	// TLS, when set, makes every connection TLS; the handshake must finish
 	// within TLSHandshakeTimeout. With ClientAuth set to
 	// RequireAndVerifyClientCert, a client without a valid certificate is

@@ -31,6 +31,7 @@ type settings struct {
 	logLevel                slog.Level
 	rebalanceDelay          time.Duration
 	sendBuffer              int
+	listeners               listenerSettings   // listeners.go
 	uplink                  uplinkSettings     // uplink.go
 	security                securitySettings   // security.go
 	metrics                 metricsSettings    // metrics.go
@@ -67,6 +68,7 @@ func parseSettings(args []string, lookupEnv func(string) (string, bool), stderr 
 	fs.TextVar(&s.logLevel, "log-level", slog.LevelInfo, "log `level`: debug, info, warn or error")
 	fs.IntVar(&s.sendBuffer, "socket-send-buffer-bytes", 0, "TCP send buffer of each client connection (Kafka socket.send.buffer.bytes); 0: 256 KiB, -1: the OS's autotuning")
 	fs.DurationVar(&s.rebalanceDelay, "group-initial-rebalance-delay", 3*time.Second, "wait for more members before a new group's first rebalance (Kafka group.initial.rebalance.delay.ms)")
+	s.listeners.register(fs)
 	s.uplink.register(fs)
 	s.security.register(fs)
 	s.metrics.register(fs)
@@ -116,6 +118,7 @@ func parseSettings(args []string, lookupEnv func(string) (string, bool), stderr 
 	if s.rebalanceDelay < 0 {
 		bad = append(bad, "-group-initial-rebalance-delay: must not be negative")
 	}
+	bad = append(bad, s.listeners.check(fs, s.listen, &s.security)...)
 	bad = append(bad, s.uplink.check()...)
 	bad = append(bad, s.groups.check()...)
 	bad = append(bad, s.cleaner.check()...)
@@ -145,7 +148,6 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: s.logLevel}))
 
 	opts := []minikafka.Option{
-		minikafka.WithListenAddr(s.listen),
 		minikafka.WithNodeID(int32(s.nodeID)),
 		minikafka.WithDefaultPartitions(int32(s.partitions)),
 		minikafka.WithAutoCreateTopics(s.autoCreate),
@@ -157,6 +159,15 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 	if s.advertise != "" {
 		opts = append(opts, minikafka.WithAdvertisedAddr(s.advertise))
 	}
+	lopts, err := s.listeners.options(s.listen, &s.security) // listeners.go
+	if err != nil {
+		fmt.Fprintf(stderr, "minikafka: %v\n", err)
+		return 2
+	}
+	if lopts == nil {
+		lopts = []minikafka.Option{minikafka.WithListenAddr(s.listen)}
+	}
+	opts = append(opts, lopts...)
 	uopts, err := s.uplink.options()
 	if err != nil {
 		fmt.Fprintf(stderr, "minikafka: %v\n", err)
@@ -189,6 +200,8 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 	if err != nil {
 		if ctx.Err() != nil {
 			fmt.Fprintln(stderr, "minikafka: interrupted while starting")
+		} else if errors.Is(err, syscall.EADDRINUSE) && s.listeners.used() {
+			fmt.Fprintf(stderr, "%v\nminikafka: the address is already in use (another broker running? choose another port in -listeners)\n", err)
 		} else if errors.Is(err, syscall.EADDRINUSE) {
 			fmt.Fprintf(stderr, "minikafka: cannot listen on %s: the address is already in use (another broker running? choose another with -listen)\n", s.listen)
 		} else {
@@ -200,8 +213,8 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 	if d := b.DataDir(); d != "" {
 		where = "in " + d
 	}
-	fmt.Fprintf(stdout, "minikafka listening on %s, advertised as %s; data %s; durability %s\n",
-		b.ListenAddr(), b.Addr(), where, s.durability)
+	fmt.Fprintf(stdout, "minikafka %s; data %s; durability %s\n",
+		describeListeners(b, s.listeners.used()), where, s.durability)
 	if started != nil {
 		started <- b
 	}
