@@ -59,8 +59,9 @@
 //
 //	Broker.adminMu → partition.mu → logstore.Log internals
 //	txnState.mu → partition.mu → partTxn.mu (transactions, txn.go)
+//	txnLog.mu → partTxn.mu (keepAborted, while the transaction log compacts)
 //	Broker.hookMu and producerIDs.mu are leaves (nothing is taken under them);
-//	so are txnCoordinator.mu and txnLog.mu
+//	so is txnCoordinator.mu
 //
 // adminMu serializes topic creation, deletion, partition growth and config
 // changes (and their metadata writes). partition.mu serializes an
