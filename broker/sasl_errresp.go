@@ -42,7 +42,10 @@ func fillError(dst, src reflect.Value, code int16) {
 				continue
 			}
 			s := src.FieldByName(f.Name)
-			if alias, ok := requestArray[f.Name]; ok && !s.IsValid() {
+			for _, alias := range requestArray[f.Name] {
+				if s.IsValid() {
+					break
+				}
 				s = src.FieldByName(alias)
 			}
 			if !s.IsValid() || s.Kind() != reflect.Slice {
@@ -73,9 +76,10 @@ func fillError(dst, src reflect.Value, code int16) {
 
 // requestArray names the request array a response array answers where
 // the names differ.
-var requestArray = map[string]string{
-	"Coordinators":      "CoordinatorKeys",  // FindCoordinator v4+
-	"TransactionStates": "TransactionalIDs", // DescribeTransactions
+var requestArray = map[string][]string{
+	"Coordinators":      {"CoordinatorKeys"},      // FindCoordinator v4+
+	"TransactionStates": {"TransactionalIDs"},     // DescribeTransactions
+	"Results":           {"Creations", "Filters"}, // CreateAcls, DeleteAcls
 }
 
 // copyKeys copies the identifying scalars of a request element into its
