@@ -49,7 +49,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minikafka/minikafka/internal/crc32c"
 	"github.com/minikafka/minikafka/internal/records"
 	"github.com/minikafka/minikafka/logstore"
 	"github.com/minikafka/minikafka/protocol"
@@ -123,7 +122,7 @@ func (b *Broker) handleProduce(ctx context.Context, req *protocol.Request) proto
 				}
 				var end int64
 				var err error
-				code, end, err = b.produceTo(p, rp.Records, req.Sums, r.Acks, sp, now, req.Version)
+				code, end, err = b.produceTo(p, rp.Records, r.Acks, sp, now, req.Version)
 				if err != nil {
 					msg = err.Error()
 				}
@@ -199,9 +198,8 @@ func (b *Broker) handleProduce(ctx context.Context, req *protocol.Request) proto
 
 // produceTo validates and appends one partition's batch, filling sp. It
 // returns the error code, the offset after the batch (for WaitDurable) and
-// an error describing a failure. sums, if not nil, are the request frame's
-// CRC32C sums taken as it was read (protocol.Request.Sums).
-func (b *Broker) produceTo(p *partition, batch []byte, sums *crc32c.Sums, acks int16, sp *kmsg.ProduceResponseTopicPartition, now time.Time, version int16) (int16, int64, error) {
+// an error describing a failure.
+func (b *Broker) produceTo(p *partition, batch []byte, acks int16, sp *kmsg.ProduceResponseTopicPartition, now time.Time, version int16) (int16, int64, error) {
 	cfg := p.topic.cfg.Load()
 	if acks == -1 && cfg.minInsync > 1 {
 		return kerr.NotEnoughReplicas.Code, 0, fmt.Errorf("min.insync.replicas is %d but this broker is the only replica", cfg.minInsync)
@@ -209,7 +207,7 @@ func (b *Broker) produceTo(p *partition, batch []byte, sums *crc32c.Sums, acks i
 	if len(batch) == 0 {
 		return kerr.InvalidRecord.Code, 0, errors.New("produce requests since v3 must carry exactly one record batch per partition")
 	}
-	h, err := records.ValidateSummed(batch, sums)
+	h, err := records.Validate(batch)
 	if err != nil {
 		return errCode(err), 0, err
 	}

@@ -15,8 +15,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/minikafka/minikafka/internal/crc32c"
 )
 
 const (
@@ -24,12 +22,6 @@ const (
 	// directReadMin is the frame size from which the part of a frame not
 	// yet buffered is read straight into the frame.
 	directReadMin = 8 << 10
-	// Produce frames from sumFrameMin up are checksummed while read
-	// (readFrameBody), at most sumReadMax bytes at a time so each piece
-	// is summed while it is still in cache.
-	sumFrameMin = 2 * crc32c.Chunk
-	sumReadMax  = 256 << 10
-	produceKey  = 0
 	// flushAt is how much coalesced output the writer buffers before
 	// writing even if more replies are queued.
 	flushAt = 256 << 10
@@ -174,10 +166,8 @@ func (c *conn) readLoop() {
 	// broker's produce CPU. Only a Produce answered without Wait is
 	// recycled: its handler copies the batches into the log and keeps
 	// nothing of the request once Serve returns.
-	const maxSpareFrame = 16 << 20
+	const produceKey, maxSpareFrame = 0, 16 << 20
 	var spare []byte
-	// sums is reused for every Produce frame large enough to be summed.
-	var sums crc32c.Sums
 	// Checked once: tracing every request must cost nothing when off.
 	trace := c.log.Enabled(context.Background(), slog.LevelDebug)
 	br := bufio.NewReaderSize(c.nc, readBufSize)
@@ -237,8 +227,7 @@ func (c *conn) readLoop() {
 		} else {
 			frame = make([]byte, size)
 		}
-		summed, err := readFrameBody(br, c.nc, frame, &sums)
-		if err != nil {
+		if err := readFrameBody(br, c.nc, frame); err != nil {
 			if !c.s.closing.Load() {
 				c.log.Debug("truncated request frame", "size", size, "err", err)
 			}
@@ -289,9 +278,6 @@ func (c *conn) readLoop() {
 			Body:          body,
 			Conn:          c.info,
 		}
-		if summed {
-			req.Sums = &sums
-		}
 		reply := c.s.h.Serve(c.ctx, req)
 		rawNext = reply.SASLRaw
 		if reply.Err != nil {
@@ -315,36 +301,16 @@ func (c *conn) readLoop() {
 	}
 }
 
-// readFrameBody fills frame from what br has buffered, then, for a large
-// frame, straight from the connection, saving a copy through br's buffer.
-// A large Produce frame is read in pieces of sumReadMax and summed into sums
-// (crc32c.Sums) piece by piece, while each piece is still in cache; summed
-// reports that it was.
-func readFrameBody(br *bufio.Reader, nc net.Conn, frame []byte, sums *crc32c.Sums) (summed bool, err error) {
+// readFrameBody fills frame from what br has buffered, then, for a large frame,
+// straight from the connection, saving a copy through br's buffer.
+func readFrameBody(br *bufio.Reader, nc net.Conn, frame []byte) error {
 	if len(frame) < directReadMin {
 		_, err := io.ReadFull(br, frame)
-		return false, err
+		return err
 	}
 	n, _ := br.Read(frame[:min(len(frame), br.Buffered())])
-	summed = len(frame) >= sumFrameMin && n >= 2 && int16(binary.BigEndian.Uint16(frame)) == produceKey
-	if !summed {
-		_, err := io.ReadFull(nc, frame[n:])
-		return false, err
-	}
-	sums.Reset(frame)
-	sums.Add(n)
-	for n < len(frame) {
-		m, err := nc.Read(frame[n:min(len(frame), n+sumReadMax)])
-		n += m
-		sums.Add(n)
-		if err != nil && n < len(frame) {
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			return false, err
-		}
-	}
-	return true, nil
+	_, err := io.ReadFull(nc, frame[n:])
+	return err
 }
 
 // replyDone ends one request in flight. The connection counts as active

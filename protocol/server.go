@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/minikafka/minikafka/internal/crc32c"
 )
 
 // Defaults for Config fields left zero.
@@ -38,11 +36,6 @@ type Request struct {
 	// Body is the decoded request, its version set.
 	Body kmsg.Request
 	Conn *ConnInfo
-	// Sums, for a large Produce frame, holds CRC32C sums of the frame taken
-	// while it was read, so batch checksums need not re-read cold memory
-	// (records.ValidateSummed). Nil otherwise. Valid only until Serve
-	// returns: the connection reuses it for its next frame.
-	Sums *crc32c.Sums
 	// Raw marks a bare SASL token read after a Reply with SASLRaw (the
 	// unframed exchange that follows SaslHandshake v0): Key is 36, Version
 	// 0, Body a SASLAuthenticateRequest holding the token and no header

@@ -4,8 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-
-	"github.com/minikafka/minikafka/internal/crc32c"
+	"hash/crc32"
 )
 
 // BatchHeaderLen is the size of the fixed v2 RecordBatch header.
@@ -156,9 +155,11 @@ func ParseHeader(b []byte) (BatchHeader, error) {
 	return h, nil
 }
 
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
 // Checksum computes the CRC32C a batch should carry: over attributes..end.
 func Checksum(batch []byte) uint32 {
-	return crc32c.Checksum(batch[offAttributes:])
+	return crc32.Checksum(batch[offAttributes:], castagnoli)
 }
 
 // Validate checks that b starts with one complete, well-formed v2 batch:
@@ -166,13 +167,8 @@ func Checksum(batch []byte) uint32 {
 // (NumRecords > 0 and NumRecords == LastOffsetDelta+1, as LogValidator
 // enforces). Bytes after the batch are ignored; use Split for concatenations.
 // It does not look inside the records (see Records).
-func Validate(b []byte) (BatchHeader, error) { return ValidateSummed(b, nil) }
-
-// ValidateSummed is Validate for a batch that is a slice of a frame whose
-// sums were taken as it was read: the CRC32C comes from sums where it can
-// (crc32c.Sums.Checksum), else it is computed. sums may be nil.
-func ValidateSummed(b []byte, sums *crc32c.Sums) (BatchHeader, error) {
-	h, err := checkFraming(b, sums)
+func Validate(b []byte) (BatchHeader, error) {
+	h, err := checkFraming(b)
 	if err != nil {
 		return h, err
 	}
@@ -195,7 +191,7 @@ func ValidateSummed(b []byte, sums *crc32c.Sums) (BatchHeader, error) {
 
 // checkFraming is what Validate and ValidateStored share: a parsable
 // header, magic 2, the length within b and the CRC32C.
-func checkFraming(b []byte, sums *crc32c.Sums) (BatchHeader, error) {
+func checkFraming(b []byte) (BatchHeader, error) {
 	h, err := ParseHeader(b)
 	if err != nil {
 		return h, err
@@ -207,11 +203,7 @@ func checkFraming(b []byte, sums *crc32c.Sums) (BatchHeader, error) {
 	if size > len(b) {
 		return h, fmt.Errorf("%w: batch length %d exceeds the %d bytes available", ErrCorrupt, size, len(b))
 	}
-	got, ok := sums.Checksum(b[offAttributes:size])
-	if !ok {
-		got = Checksum(b[:size])
-	}
-	if got != h.CRC {
+	if got := Checksum(b[:size]); got != h.CRC {
 		return h, fmt.Errorf("%w: crc32c %08x, header says %08x", ErrCorrupt, got, h.CRC)
 	}
 	return h, nil

@@ -28,7 +28,7 @@ const AttrDeleteHorizon = attrDeleteHorizon
 // ValidateStored is Validate for batches read back from a (possibly
 // compacted) log: NumRecords may be anything from 0 to LastOffsetDelta+1.
 func ValidateStored(b []byte) (BatchHeader, error) {
-	h, err := checkFraming(b, nil)
+	h, err := checkFraming(b)
 	if err != nil {
 		return h, err
 	}
