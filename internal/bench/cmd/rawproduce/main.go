@@ -26,6 +26,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -106,7 +107,13 @@ func run(bin string, req []byte, mib int) (cpuPerGiB, mibps float64, err error) 
 	if err := cmd.Start(); err != nil {
 		return 0, 0, err
 	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	defer func() {
+		// A clean stop, so a profiling build (cmd/mkprof) writes its profile.
+		cmd.Process.Signal(syscall.SIGTERM)
+		t := time.AfterFunc(30*time.Second, func() { cmd.Process.Kill() })
+		cmd.Wait()
+		t.Stop()
+	}()
 	sc := bufio.NewScanner(out)
 	addr := ""
 	for sc.Scan() {
