@@ -209,12 +209,12 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 		}
 		return 1
 	}
+	// A durability policy means nothing for data that lives in memory.
 	where := "in memory (lost on exit)"
 	if d := b.DataDir(); d != "" {
-		where = "in " + d
+		where = "in " + d + "; durability " + s.durability
 	}
-	fmt.Fprintf(stdout, "minikafka %s; data %s; durability %s\n",
-		describeListeners(b, s.listeners.used()), where, s.durability)
+	fmt.Fprintf(stdout, "minikafka %s; data %s\n", describeListeners(b, s.listeners.used()), where)
 	if started != nil {
 		started <- b
 	}

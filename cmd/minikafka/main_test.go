@@ -624,3 +624,28 @@ func TestDataDirInUse(t *testing.T) {
 	}
 	noPanic(t, p)
 }
+
+// In memory, the startup line says where the data lives and names no
+// durability policy, which would mean nothing there.
+func TestInMemoryStartupLine(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var out syncBuffer
+	started := make(chan *minikafka.Broker, 1)
+	done := make(chan int, 1)
+	none := func(string) (string, bool) { return "", false }
+	go func() {
+		done <- run(ctx, []string{"-in-memory", "-listen", "127.0.0.1:0", "-log-level", "error"}, none, &out, io.Discard, started)
+	}()
+	select {
+	case <-started:
+	case code := <-done:
+		t.Fatalf("run exited with %d", code)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if line := out.String(); !strings.Contains(line, "data in memory (lost on exit)") || strings.Contains(line, "durability") {
+		t.Fatalf("startup line: %q", line)
+	}
+}
