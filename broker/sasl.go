@@ -403,7 +403,7 @@ func (b *Broker) mechStep(st *saslConn, token []byte) (out []byte, done bool, er
 		return []byte{}, true, nil
 	case SASLScramSHA256, SASLScramSHA512:
 		if st.scram == nil {
-			st.scram = &scramServer{mech: st.mech, hash: scramHashes[st.mech], creds: b.sasl.scram[st.mech]}
+			st.scram = &scramServer{mech: st.mech, hash: scramHashes[st.mech], lookup: b.scramLookup(st.mech)}
 		}
 		out, done, err := st.scram.step(token)
 		st.user = st.scram.user
