@@ -9,6 +9,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minikafka/minikafka/internal/vfs"
 	"github.com/minikafka/minikafka/protocol"
 )
 
@@ -189,8 +192,8 @@ func TestUserSCRAMAdminKgo(t *testing.T) {
 		[]kadm.UpsertSCRAM{{User: "dave", Mechanism: kadm.ScramSha512, Password: "d1", Iterations: 4096}})
 	mustAlter(t, adm, nil, []kadm.UpsertSCRAM{{User: "alice", Mechanism: kadm.ScramSha256, Password: "new-alice"}})
 	stop()
-	if _, err := os.Stat(filepath.Join(dir, scramFile)); err != nil {
-		t.Fatal(err)
+	if fi, err := os.Stat(filepath.Join(dir, scramFile)); err != nil || fi.Mode().Perm()&0o077 != 0 {
+		t.Fatalf("credentials file: %v %v", fi, err)
 	}
 	addr, _ = scramBroker(t, dir, sc)
 	for _, c := range []struct {
@@ -435,4 +438,38 @@ func FuzzSCRAMStoreDecode(f *testing.F) {
 			t.Fatalf("unstable encoding:\n%s\n%s", enc, enc2)
 		}
 	})
+}
+
+// When the credentials file cannot be written, Alter answers
+// KAFKA_STORAGE_ERROR for each valid change and applies none of them.
+func TestAlterUserSCRAMPersistFailure(t *testing.T) {
+	var fail atomic.Bool
+	inj := vfs.InjectorFunc(func(op vfs.Op, p string, n int) (int, error) {
+		if fail.Load() && op == vfs.OpRename && strings.HasSuffix(p, scramFile+".tmp") {
+			return 0, vfs.ErrInjected
+		}
+		return n, nil
+	})
+	b := newTestBroker(t, func(c *Config) { c.FS = vfs.NewFaultFS(vfs.NewMem(), inj) })
+	salted := []byte("0123456789abcdef0123456789abcdef")
+	alter := func(u string) int16 {
+		r := kmsg.NewPtrAlterUserSCRAMCredentialsRequest()
+		r.Upsertions = append(r.Upsertions, upsertion(u, 1, 4096, salted), upsertion("", 1, 4096, salted))
+		resp := serve(t, b, r).(*kmsg.AlterUserSCRAMCredentialsResponse)
+		if len(resp.Results) != 2 || resp.Results[1].ErrorCode != kerr.UnacceptableCredential.Code {
+			t.Fatalf("%+v", resp.Results)
+		}
+		return resp.Results[0].ErrorCode
+	}
+	if c := alter("kept"); c != 0 {
+		t.Fatalf("first alter: %d", c)
+	}
+	fail.Store(true)
+	if c := alter("lost"); c != kerr.KafkaStorageError.Code {
+		t.Fatalf("alter with a failing disk: %d", c)
+	}
+	d := serve(t, b, kmsg.NewPtrDescribeUserSCRAMCredentialsRequest()).(*kmsg.DescribeUserSCRAMCredentialsResponse)
+	if len(d.Results) != 1 || d.Results[0].User != "kept" {
+		t.Fatalf("describe: %+v", d.Results)
+	}
 }
