@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -472,4 +473,39 @@ func TestAlterUserSCRAMPersistFailure(t *testing.T) {
 	if len(d.Results) != 1 || d.Results[0].User != "kept" {
 		t.Fatalf("describe: %+v", d.Results)
 	}
+}
+
+// Logins look credentials up while Alter replaces them (run with -race).
+func TestSCRAMStoreConcurrentLookup(t *testing.T) {
+	b := newTestBroker(t, func(c *Config) { c.SASL = &SASLConfig{Users: map[string]string{"u": "p"}} })
+	salted := []byte("0123456789abcdef0123456789abcdef")
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			look := b.scramLookup(SASLScramSHA256)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if c := look("u"); c == nil || (c.iterations != 4096 && c.iterations != 5000) {
+					t.Errorf("lookup: %+v", c)
+					return
+				}
+			}
+		}()
+	}
+	for i := range 20 {
+		r := kmsg.NewPtrAlterUserSCRAMCredentialsRequest()
+		r.Upsertions = append(r.Upsertions, upsertion("u", 1, 4096+int32(i%2)*904, salted))
+		if res := serve(t, b, r).(*kmsg.AlterUserSCRAMCredentialsResponse); res.Results[0].ErrorCode != 0 {
+			t.Fatalf("alter: %+v", res.Results)
+		}
+	}
+	close(stop)
+	wg.Wait()
 }
