@@ -22,7 +22,9 @@ package broker
 //
 // Credentials are derived at start: SCRAM ones (RFC 5802, salt random, 4096
 // iterations) per mechanism, and for PLAIN a salted SHA-256 of the
-// password, so the plaintext passwords are not kept.
+// password, so the plaintext passwords are not kept. SCRAM credentials
+// can be changed at run time with AlterUserScramCredentials; each SCRAM
+// exchange looks its user up then (scram_store.go).
 //
 // Re-authentication (KIP-368). With SASLConfig.MaxReauth (Kafka's
 // connections.max.reauth.ms) > 0, a session ends that long after its
