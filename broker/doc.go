@@ -19,7 +19,9 @@
 // (name, ID, partition count, explicitly set configs), replaced atomically;
 // see topics.go for the layout and how interrupted creates and deletes are
 // swept on start. Producer IDs are reserved in persisted blocks
-// (producer_ids). Idempotent-producer sequence state is in memory per
+// (producer_ids). SCRAM credentials changed through
+// AlterUserScramCredentials are in scram_credentials.json (scram_store.go).
+// Idempotent-producer sequence state is in memory per
 // partition (the last five batches of each producer, as Kafka keeps). After
 // a restart it is rebuilt lazily, at a partition's first idempotent
 // produce, from the batch headers of the log's last few thousand offsets;

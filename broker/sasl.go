@@ -22,7 +22,9 @@ package broker
 //
 // Credentials are derived at start: SCRAM ones (RFC 5802, salt random, 4096
 // iterations) per mechanism, and for PLAIN a salted SHA-256 of the
-// password, so the plaintext passwords are not kept.
+// password, so the plaintext passwords are not kept. SCRAM credentials
+// can be changed at run time with AlterUserScramCredentials; each SCRAM
+// exchange looks its user up then (scram_store.go).
 //
 // Re-authentication (KIP-368). With SASLConfig.MaxReauth (Kafka's
 // connections.max.reauth.ms) > 0, a session ends that long after its
@@ -403,7 +405,7 @@ func (b *Broker) mechStep(st *saslConn, token []byte) (out []byte, done bool, er
 		return []byte{}, true, nil
 	case SASLScramSHA256, SASLScramSHA512:
 		if st.scram == nil {
-			st.scram = &scramServer{mech: st.mech, hash: scramHashes[st.mech], creds: b.sasl.scram[st.mech]}
+			st.scram = &scramServer{mech: st.mech, hash: scramHashes[st.mech], lookup: b.scramLookup(st.mech)}
 		}
 		out, done, err := st.scram.step(token)
 		st.user = st.scram.user

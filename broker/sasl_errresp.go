@@ -77,9 +77,9 @@ func fillError(dst, src reflect.Value, code int16) {
 // requestArray names the request array a response array answers where
 // the names differ.
 var requestArray = map[string][]string{
-	"Coordinators":      {"CoordinatorKeys"},      // FindCoordinator v4+
-	"TransactionStates": {"TransactionalIDs"},     // DescribeTransactions
-	"Results":           {"Creations", "Filters"}, // CreateAcls, DeleteAcls
+	"Coordinators":      {"CoordinatorKeys"},                            // FindCoordinator v4+
+	"TransactionStates": {"TransactionalIDs"},                           // DescribeTransactions
+	"Results":           {"Creations", "Filters", "Users", "Deletions"}, // CreateAcls, DeleteAcls, Describe/AlterUserScramCredentials
 }
 
 // copyKeys copies the identifying scalars of a request element into its

@@ -229,6 +229,9 @@ type scramServer struct {
 	mech  string
 	hash  func() hash.Hash
 	creds map[string]*scramCred
+	// lookup, when set, finds a user's credential instead of creds, so
+	// changes through AlterUserScramCredentials apply to new logins.
+	lookup func(user string) *scramCred
 
 	user        string
 	first       *scramClientFirst
@@ -250,6 +253,9 @@ func (s *scramServer) step(token []byte) ([]byte, bool, *authFailure) {
 			return nil, false, genericFailure(s.mech, "delegation tokens are not supported")
 		}
 		cred := s.creds[first.user]
+		if s.lookup != nil {
+			cred = s.lookup(first.user)
+		}
 		if cred == nil {
 			return nil, false, genericFailure(s.mech, "unknown user")
 		}
