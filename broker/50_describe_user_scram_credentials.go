@@ -24,12 +24,7 @@ import (
 func (b *Broker) handleDescribeUserScramCredentials(_ context.Context, req *protocol.Request) protocol.Reply {
 	r := req.Body.(*kmsg.DescribeUserSCRAMCredentialsRequest)
 	resp := r.ResponseKind().(*kmsg.DescribeUserSCRAMCredentialsResponse)
-	s, err := b.scramCreds()
-	if err != nil {
-		resp.ErrorCode = errCode(err)
-		resp.ErrorMessage = kmsg.StringPtr("SCRAM credentials could not be loaded")
-		return protocol.Reply{Response: resp}
-	}
+	s := b.scram
 	var names []string
 	dup := map[string]bool{}
 	if len(r.Users) == 0 {

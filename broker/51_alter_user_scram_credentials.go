@@ -50,7 +50,7 @@ func (b *Broker) handleAlterUserScramCredentials(_ context.Context, req *protoco
 	creds := map[string]*scramCred{}
 	dup := scramAlterError{kerr.DuplicateResource.Code, "A user credential cannot be altered twice in the same request"}
 
-	s, loadErr := b.scramCreds()
+	s := b.scram
 	for _, d := range r.Deletions {
 		note(d.Name)
 		if _, bad := errs[d.Name]; bad {
@@ -66,7 +66,7 @@ func (b *Broker) handleAlterUserScramCredentials(_ context.Context, req *protoco
 			errs[d.Name] = e
 			continue
 		}
-		if loadErr == nil && s.get(d.Name, mech) == nil {
+		if s.get(d.Name, mech) == nil {
 			errs[d.Name] = scramAlterError{kerr.ResourceNotFound.Code, "Attempt to delete a user credential that does not exist"}
 			continue
 		}
@@ -104,15 +104,11 @@ func (b *Broker) handleAlterUserScramCredentials(_ context.Context, req *protoco
 	}
 
 	if len(set) > 0 {
-		err := loadErr
-		if err == nil {
-			changes := make(map[scramKey]*scramCred, len(set))
-			for u, k := range set {
-				changes[k] = creds[u] // nil for a deletion
-			}
-			err = s.apply(b, changes)
+		changes := make(map[scramKey]*scramCred, len(set))
+		for u, k := range set {
+			changes[k] = creds[u] // nil for a deletion
 		}
-		if err != nil {
+		if err := s.apply(b, changes); err != nil {
 			b.log.Error("persisting SCRAM credentials", "err", err)
 			for u := range set {
 				errs[u] = scramAlterError{errCode(err), "SCRAM credentials could not be stored"}

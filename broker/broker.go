@@ -123,6 +123,10 @@ type Broker struct {
 
 	fetchSessions *fetchSessionCache // fetchsession.go
 
+	// scram holds the SCRAM credentials changed through
+	// AlterUserScramCredentials (scram_store.go).
+	scram *scramStore
+
 	// txns is the transaction coordinator (txn.go).
 	txns *txnCoordinator
 
@@ -250,6 +254,9 @@ func (b *Broker) openStorage() (err error) {
 		}()
 	}
 	b.producers, err = openProducerIDs(b.fs, path.Join(b.cfg.DataDir, "producer_ids"))
+	if err == nil {
+		b.scram, err = openScramStore(b)
+	}
 	if err == nil {
 		err = b.loadTopics()
 	}

@@ -16,11 +16,10 @@ package broker
 // Kafka's metadata log holds (salt, iterations, StoredKey, ServerKey),
 // never a password or salted password.
 //
-// The store is per Broker, found through a weak-keyed map so that it needs
-// no field in Broker and goes away with it. It loads on first use (the
-// first Describe, Alter or SCRAM login); a file that fails to load is
-// logged and makes SCRAM logins fail (closed: a tombstone might be
-// revoking a start-up user) and the admin APIs answer KAFKA_STORAGE_ERROR.
+// The store is opened with the broker's other storage (openStorage); a
+// file that cannot be read or decoded stops the broker from starting, as
+// other damaged metadata does (failing open could resurrect a credential
+// that a tombstone revokes).
 //
 // As in Kafka, credentials are stored whether or not SASL or SCRAM is
 // enabled on the broker; they are only used by SCRAM logins.
@@ -32,11 +31,9 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"runtime"
 	"slices"
 	"sort"
 	"sync"
-	"weak"
 )
 
 // scramFile is the store's file name in DataDir.
@@ -63,9 +60,6 @@ func scramMechName(t int8) string {
 type scramKey struct{ user, mech string }
 
 type scramStore struct {
-	once    sync.Once
-	loadErr error
-
 	file    string                           // DataDir/scram_credentials.json
 	startup map[string]map[string]*scramCred // mechanism → user; read-only
 
@@ -73,52 +67,29 @@ type scramStore struct {
 	changes map[scramKey]*scramCred // nil value: deleted (tombstone)
 }
 
-var scramStores sync.Map // weak.Pointer[Broker] → *scramStore
-
-// scramCreds returns b's credential store, loading it on first use.
-func (b *Broker) scramCreds() (*scramStore, error) {
-	k := weak.Make(b)
-	v, ok := scramStores.Load(k)
-	if !ok {
-		s := &scramStore{file: path.Join(b.cfg.DataDir, scramFile)}
-		if b.sasl != nil {
-			s.startup = b.sasl.scram
-		}
-		var loaded bool
-		if v, loaded = scramStores.LoadOrStore(k, s); !loaded {
-			runtime.AddCleanup(b, func(k weak.Pointer[Broker]) { scramStores.Delete(k) }, k)
-		}
+// openScramStore loads the credentials changed through the API over the
+// start-up users of b's SASL configuration.
+func openScramStore(b *Broker) (*scramStore, error) {
+	s := &scramStore{file: path.Join(b.cfg.DataDir, scramFile)}
+	if b.sasl != nil {
+		s.startup = b.sasl.scram
 	}
-	s := v.(*scramStore)
-	s.once.Do(func() {
-		s.changes, s.loadErr = loadScramChanges(b, s.file)
-		if s.loadErr != nil {
-			b.log.Error("loading SCRAM credentials; SCRAM logins will fail", "file", s.file, "err", s.loadErr)
-		}
-	})
-	return s, s.loadErr
-}
-
-func loadScramChanges(b *Broker, file string) (map[scramKey]*scramCred, error) {
-	data, err := readFile(b.fs, file)
-	if errors.Is(err, fs.ErrNotExist) {
-		return map[scramKey]*scramCred{}, nil
+	data, err := readFile(b.fs, s.file)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		s.changes, err = map[scramKey]*scramCred{}, nil
+	case err == nil:
+		s.changes, err = decodeScramChanges(data)
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("broker: loading SCRAM credentials from %s: %w", s.file, err)
 	}
-	return decodeScramChanges(data)
+	return s, nil
 }
 
 // scramLookup is the credential lookup for SCRAM logins with mech.
 func (b *Broker) scramLookup(mech string) func(user string) *scramCred {
-	return func(user string) *scramCred {
-		s, err := b.scramCreds()
-		if err != nil {
-			return nil
-		}
-		return s.get(user, mech)
-	}
+	return func(user string) *scramCred { return b.scram.get(user, mech) }
 }
 
 func (s *scramStore) get(user, mech string) *scramCred {

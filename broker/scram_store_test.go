@@ -362,20 +362,29 @@ func TestAlterUserSCRAMStoredWithoutSCRAM(t *testing.T) {
 	}
 }
 
-// A corrupt credentials file fails closed: no SCRAM logins, the admin
-// APIs answer KAFKA_STORAGE_ERROR, PLAIN still works.
+// A credentials file that cannot be decoded stops the broker from starting,
+// with an error naming the file, as other damaged metadata does: starting
+// without it could let a revoked start-up credential log in again.
 func TestSCRAMStoreCorruptFile(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, scramFile), []byte(`{"version":1,"credentials":[{"user":"x"`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addr, _ := scramBroker(t, dir, &SASLConfig{Users: map[string]string{"alice": "a"}})
-	if canLogin(t, addr, SASLScramSHA256, "alice", "a") {
-		t.Fatal("SCRAM login with an unreadable credentials file")
+	b, err := New(Config{DataDir: dir, NodeID: 1, DefaultPartitions: 1, SASL: &SASLConfig{Users: map[string]string{"alice": "a"}}})
+	if err == nil {
+		b.Close()
+		t.Fatal("started on a corrupt credentials file")
 	}
-	adm := kadm.NewClient(newClient(t, addr, kgo.SASL(mechanism(SASLPlain, "alice", "a"))))
-	if _, err := adm.DescribeUserSCRAMs(testCtx(t)); !errors.Is(err, kerr.KafkaStorageError) {
-		t.Fatalf("describe: %v", err)
+	if !strings.Contains(err.Error(), scramFile) {
+		t.Fatalf("error does not name the file: %v", err)
+	}
+	// The directory is usable again once the file is dealt with.
+	if err := os.Remove(filepath.Join(dir, scramFile)); err != nil {
+		t.Fatal(err)
+	}
+	addr, _ := scramBroker(t, dir, &SASLConfig{Users: map[string]string{"alice": "a"}})
+	if !canLogin(t, addr, SASLScramSHA256, "alice", "a") {
+		t.Fatal("no SCRAM login after removing the corrupt file")
 	}
 }
 
