@@ -50,20 +50,33 @@ func (b *Broker) handleAlterUserScramCredentials(_ context.Context, req *protoco
 	creds := map[string]*scramCred{}
 	dup := scramAlterError{kerr.DuplicateResource.Code, "A user credential cannot be altered twice in the same request"}
 
+	// admit records name's first appearance and returns the mechanism of
+	// its change if the change may proceed: not already failed, the only
+	// change of that user in the request (Kafka checks by user), a
+	// non-empty name and a SCRAM mechanism.
+	admit := func(name string, mechanism int8) (string, bool) {
+		note(name)
+		if _, bad := errs[name]; bad {
+			return "", false
+		}
+		if _, twice := set[name]; twice {
+			delete(set, name)
+			delete(creds, name)
+			errs[name] = dup
+			return "", false
+		}
+		mech := scramMechName(mechanism)
+		if e, bad := checkScramName(name, mech); bad {
+			errs[name] = e
+			return "", false
+		}
+		return mech, true
+	}
+
 	s := b.scram
 	for _, d := range r.Deletions {
-		note(d.Name)
-		if _, bad := errs[d.Name]; bad {
-			continue
-		}
-		if _, twice := set[d.Name]; twice {
-			delete(set, d.Name)
-			errs[d.Name] = dup
-			continue
-		}
-		mech := scramMechName(d.Mechanism)
-		if e, bad := checkScramName(d.Name, mech); bad {
-			errs[d.Name] = e
+		mech, ok := admit(d.Name, d.Mechanism)
+		if !ok {
 			continue
 		}
 		if s.get(d.Name, mech) == nil {
@@ -73,19 +86,8 @@ func (b *Broker) handleAlterUserScramCredentials(_ context.Context, req *protoco
 		set[d.Name] = scramKey{d.Name, mech}
 	}
 	for _, u := range r.Upsertions {
-		note(u.Name)
-		if _, bad := errs[u.Name]; bad {
-			continue
-		}
-		if _, twice := set[u.Name]; twice {
-			delete(set, u.Name)
-			delete(creds, u.Name)
-			errs[u.Name] = dup
-			continue
-		}
-		mech := scramMechName(u.Mechanism)
-		if e, bad := checkScramName(u.Name, mech); bad {
-			errs[u.Name] = e
+		mech, ok := admit(u.Name, u.Mechanism)
+		if !ok {
 			continue
 		}
 		switch {
