@@ -29,7 +29,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"slices"
 	"sort"
@@ -148,18 +147,8 @@ func (s *scramStore) apply(b *Broker, set map[scramKey]*scramCred) error {
 		return err
 	}
 	// StoredKey and ServerKey allow an offline guess at the password:
-	// owner-only. writeFileAtomic creates its tmp file 0644 unless it
-	// exists, so create it first with 0600; the rename carries the mode.
-	tmp := s.file + ".tmp"
-	b.fs.Remove(tmp)
-	f, err := b.fs.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := writeFileAtomic(b.fs, s.file, data); err != nil {
+	// owner-only.
+	if err := writeFileAtomicPerm(b.fs, s.file, data, 0o600); err != nil {
 		return err
 	}
 	s.changes = next

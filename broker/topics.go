@@ -384,8 +384,14 @@ func readFile(fsys vfs.FS, name string) ([]byte, error) {
 
 // writeFileAtomic replaces name with data: tmp, fsync, rename, fsync dir.
 func writeFileAtomic(fsys vfs.FS, name string, data []byte) error {
+	return writeFileAtomicPerm(fsys, name, data, 0o644)
+}
+
+// writeFileAtomicPerm is writeFileAtomic creating the file with perm (the
+// rename carries the tmp file's mode), for files only the owner may read.
+func writeFileAtomicPerm(fsys vfs.FS, name string, data []byte, perm os.FileMode) error {
 	tmp := name + ".tmp"
-	f, err := fsys.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	f, err := fsys.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, perm)
 	if err != nil {
 		return err
 	}
