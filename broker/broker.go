@@ -437,11 +437,8 @@ func (b *Broker) topicDeleted(name string, id [16]byte) {
 // Serve dispatches one request through the API table. It implements
 // protocol.Handler.
 func (b *Broker) Serve(ctx context.Context, req *protocol.Request) protocol.Reply {
-	// A PLAINTEXT or SSL listener beside SASL ones skips the gate.
-	if b.listenerWantsSASL(req) {
-		if reply, ok := b.saslGate(ctx, req); !ok {
-			return reply
-		}
+	if reply, ok := b.saslGate(ctx, req); !ok {
+		return reply
 	}
 	a := lookupAPI(req.Key)
 	if a == nil {

@@ -247,19 +247,21 @@ func saslState(ci *protocol.ConnInfo) *saslConn {
 // not yet): SASL on, a network connection (the embedding program's own
 // requests are trusted).
 func (b *Broker) saslActive(req *protocol.Request) bool {
-	if b.sasl == nil || req.Conn == nil || !req.Conn.FromNetwork() {
-		return false
-	}
-	if !b.listenerWantsSASL(req) { // a PLAINTEXT or SSL listener beside SASL ones
-		return false
-	}
-	return saslState(req.Conn).phase != saslDone
+	return b.saslApplies(req) && saslState(req.Conn).phase != saslDone
+}
+
+// saslApplies reports whether req's connection must authenticate: SASL is
+// configured, the request came over the network (not from the embedding
+// program), and its listener is a SASL one (a PLAINTEXT or SSL listener
+// beside SASL ones is not).
+func (b *Broker) saslApplies(req *protocol.Request) bool {
+	return b.sasl != nil && req.Conn != nil && req.Conn.FromNetwork() && b.listenerWantsSASL(req)
 }
 
 // saslGate runs before dispatch. It returns ok when the request goes on
 // to the API table; otherwise reply is the answer (or the close).
 func (b *Broker) saslGate(ctx context.Context, req *protocol.Request) (reply protocol.Reply, ok bool) {
-	if b.sasl == nil || req.Conn == nil || !req.Conn.FromNetwork() {
+	if !b.saslApplies(req) {
 		return reply, true
 	}
 	st := saslState(req.Conn)
