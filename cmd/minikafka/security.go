@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -45,7 +46,7 @@ func (s *securitySettings) check() []string {
 		bad = append(bad, "-tls-client-ca needs -tls-cert and -tls-key")
 	}
 	for _, m := range splitList(s.saslMechanisms) {
-		if !contains(broker.SASLMechanisms, strings.ToUpper(m)) {
+		if !slices.Contains(broker.SASLMechanisms, strings.ToUpper(m)) {
 			bad = append(bad, fmt.Sprintf("-sasl-mechanisms: unknown mechanism %q (want %s)", m, strings.Join(broker.SASLMechanisms, ", ")))
 		}
 	}
@@ -142,15 +143,6 @@ func splitList(s string) []string {
 		}
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // loadCertPool reads the PEM certificates in path, given by flag.
