@@ -8,7 +8,10 @@ package broker
 // see group_consumer.go for the reconciliation. Errors as Kafka:
 // UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH, UNRELEASED_INSTANCE_ID,
 // GROUP_ID_NOT_FOUND when the group is a classic group with members,
-// INVALID_REQUEST for a malformed join. The response's heartbeat interval
+// INVALID_REQUEST for a malformed request (validateConsumerHeartbeat),
+// UNSUPPORTED_ASSIGNOR, INVALID_REGULAR_EXPRESSION. A member's topic names
+// and regex are two subscriptions, as in Kafka: it gets the union, and an
+// empty regex (librdkafka sends one beside its names) is no regex. The response's heartbeat interval
 // is group.consumer.heartbeat.interval.ms (GroupConfig), a tenth of it
 // while the group reconciles (a departure from Kafka, which always sends
 // the configured value; see heartbeatInterval).
@@ -28,12 +31,15 @@ import (
 func (b *Broker) handleConsumerGroupHeartbeat(_ context.Context, req *protocol.Request) protocol.Reply {
 	r := req.Body.(*kmsg.ConsumerGroupHeartbeatRequest)
 	c := b.coord()
-	if c == nil || r.Group == "" {
+	if c == nil {
 		resp := r.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
-		resp.ErrorCode = kerr.InvalidGroupID.Code
-		if c == nil {
-			resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
-		}
+		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
+		return protocol.Reply{Response: resp}
+	}
+	if code, msg := validateConsumerHeartbeat(r); code != 0 {
+		resp := r.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+		resp.ErrorCode, resp.ErrorMessage = code, &msg
+		b.log.Info("invalid ConsumerGroupHeartbeat", "group", r.Group, "member", r.MemberID, "error", msg)
 		return protocol.Reply{Response: resp}
 	}
 	var g *group

@@ -65,7 +65,10 @@ func (b *Broker) handleConsumerGroupDescribe(_ context.Context, req *protocol.Re
 				dm.RackID = &rack
 			}
 			dm.SubscribedTopics = append([]string{}, m.subscribed...)
-			dm.SubscribedTopicRegex = m.regexSrc
+			if m.regexSrc != "" {
+				re := m.regexSrc
+				dm.SubscribedTopicRegex = &re
+			}
 			dm.Assignment = g.describeAssignment(m.assigned)
 			dm.TargetAssignment = g.describeAssignment(cg.target[id])
 			dm.MemberType = 1 // -1 unknown, 0 classic, 1 consumer

@@ -22,6 +22,7 @@ package broker
 // classic (g.members) or consumer (g.cg with members), never both.
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 	"sort"
@@ -38,9 +39,9 @@ type consumerMember struct {
 	id, instanceID, rackID string
 	clientID, host         string
 	epoch, prevEpoch       int32
-	subscribed             []string // sorted topic names
-	regex                  *regexp.Regexp
-	regexSrc               *string
+	subscribed             []string       // sorted topic names
+	regex                  *regexp.Regexp // nil when regexSrc is ""
+	regexSrc               string         // "" is no regex, as Kafka
 	assignor               string
 	rebalanceTimeout       int32
 
@@ -81,25 +82,25 @@ func (g *group) cgState() string {
 	return "Stable"
 }
 
-// subscribedTo returns the topics m subscribes to that exist.
+// subscribedTo returns the topics m subscribes to that exist: its topic
+// names and, as Kafka, everything its regex matches besides (a member may
+// send both; librdkafka sends its names with an empty regex).
 func (c *coordinator) subscribedTo(m *consumerMember) []string {
-	if m.regex != nil {
-		var out []string
-		for name := range c.b.topics.Load().byName {
-			if m.regex.MatchString(name) {
-				out = append(out, name)
-			}
-		}
-		sort.Strings(out)
-		return out
-	}
 	var out []string
 	for _, t := range m.subscribed {
 		if c.b.TopicExists(t) {
 			out = append(out, t)
 		}
 	}
-	return out
+	if m.regex != nil {
+		for name := range c.b.topics.Load().byName {
+			if m.regex.MatchString(name) {
+				out = append(out, name)
+			}
+		}
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
 }
 
 // topicsHash describes every subscribed topic with its partition count, so
@@ -465,6 +466,14 @@ func (g *group) consumerHeartbeat(r *kmsg.ConsumerGroupHeartbeatRequest, clientI
 		if m == nil {
 			return fail(kerr.UnknownMemberID.Code, "")
 		}
+		// Kafka refuses a static leave (-2) without an instance ID
+		// before it looks at the member. kgo (v1.22) leaves that way, so
+		// a -2 from a member that joined with an instance ID is taken as
+		// its static leave; from any other member it is refused as in
+		// Kafka.
+		if r.MemberEpoch == -2 && r.InstanceID == nil && m.instanceID == "" {
+			return fail(kerr.InvalidRequest.Code, "InstanceId can't be null.")
+		}
 		resp.MemberID, resp.MemberEpoch = &m.id, r.MemberEpoch
 		if r.MemberEpoch == -2 && m.instanceID != "" {
 			m.leftStatic = true
@@ -473,18 +482,7 @@ func (g *group) consumerHeartbeat(r *kmsg.ConsumerGroupHeartbeatRequest, clientI
 		}
 		g.removeConsumerMember(m)
 		return resp
-	case r.MemberEpoch < -2:
-		return fail(kerr.InvalidRequest.Code, "invalid member epoch")
 	case r.MemberEpoch == 0:
-		if r.MemberID == "" && r.Version >= 1 {
-			return fail(kerr.InvalidRequest.Code, "member id is required")
-		}
-		if len(r.Topics) > 0 {
-			return fail(kerr.InvalidRequest.Code, "a joining member cannot own partitions")
-		}
-		if r.SubscribedTopicNames == nil && r.SubscribedTopicRegex == nil {
-			return fail(kerr.InvalidRequest.Code, "a joining member must subscribe")
-		}
 		if r.MemberID == "" {
 			r.MemberID = newMemberID("")[1:]
 		}
@@ -512,16 +510,24 @@ func (g *group) consumerHeartbeat(r *kmsg.ConsumerGroupHeartbeatRequest, clientI
 			}
 		}
 		if m == nil {
+			re, err := compileSubscription(r.SubscribedTopicRegex, "")
+			if err != nil {
+				return fail(kerr.InvalidRegularExpression.Code, err.Error())
+			}
 			m = &consumerMember{id: r.MemberID, instanceID: instanceID, assigned: assignment{}, owned: assignment{}}
 			cg.members[m.id] = m
-			g.cgUpdate(m, r)
+			g.cgUpdate(m, r, re)
 			g.bumpLocked()
 			g.setState(stateStable)
 		} else {
+			re, err := compileSubscription(r.SubscribedTopicRegex, m.regexSrc)
+			if err != nil {
+				return fail(kerr.InvalidRegularExpression.Code, err.Error())
+			}
 			// Rejoining with a known id: it owns nothing now.
 			m.owned, m.sentOnce = assignment{}, false
 			m.assigned = assignment{}
-			if g.cgUpdate(m, r) {
+			if g.cgUpdate(m, r, re) {
 				g.bumpLocked()
 			}
 		}
@@ -529,10 +535,18 @@ func (g *group) consumerHeartbeat(r *kmsg.ConsumerGroupHeartbeatRequest, clientI
 		if m == nil {
 			return fail(kerr.UnknownMemberID.Code, "")
 		}
-		if r.MemberEpoch != m.epoch && !(r.MemberEpoch == m.prevEpoch && g.ownsSubset(r, m)) {
-			return fail(kerr.FencedMemberEpoch.Code, "")
+		// Kafka's rule: a greater epoch is fenced; a smaller one only
+		// passes as the previous epoch with owned partitions inside the
+		// current assignment (the member missed the response that moved
+		// its epoch).
+		if r.MemberEpoch > m.epoch || r.MemberEpoch < m.epoch && (r.MemberEpoch != m.prevEpoch || !g.ownsSubset(r, m)) {
+			return fail(kerr.FencedMemberEpoch.Code, fmt.Sprintf("member epoch %d is not the coordinator's %d", r.MemberEpoch, m.epoch))
 		}
-		if g.cgUpdate(m, r) {
+		re, err := compileSubscription(r.SubscribedTopicRegex, m.regexSrc)
+		if err != nil {
+			return fail(kerr.InvalidRegularExpression.Code, err.Error())
+		}
+		if g.cgUpdate(m, r, re) {
 			g.bumpLocked()
 		}
 	}
@@ -553,8 +567,11 @@ func (g *group) consumerHeartbeat(r *kmsg.ConsumerGroupHeartbeatRequest, clientI
 	resp.MemberID = &m.id
 	resp.MemberEpoch = m.epoch
 	resp.HeartbeatIntervalMillis = int32(g.heartbeatInterval().Milliseconds())
-	full := r.MemberEpoch == 0 || (r.Topics != nil && (r.SubscribedTopicNames != nil || r.SubscribedTopicRegex != nil))
-	if !m.sentOnce || full || !sameAssignment(m.assigned, m.lastSent) {
+	// Kafka sends the assignment on a join, on a full request (what a
+	// client sends after a reconnect or an error: rebalance timeout,
+	// subscription and owned partitions all set) and when it changed.
+	full := r.RebalanceTimeoutMillis != -1 && (r.SubscribedTopicNames != nil || r.SubscribedTopicRegex != nil) && r.Topics != nil
+	if r.MemberEpoch == 0 || !m.sentOnce || full || !sameAssignment(m.assigned, m.lastSent) {
 		resp.Assignment = g.toWire(m.assigned)
 		m.lastSent = clone(m.assigned)
 		m.sentOnce = true
@@ -593,8 +610,12 @@ func clone(a assignment) assignment {
 
 // ownsSubset reports whether the partitions a request says the member owns
 // are all in its current assignment (Kafka accepts the previous epoch
-// then: the member missed a response).
+// then: the member missed a response). A request that does not say what it
+// owns (null) is no subset, as in Kafka.
 func (g *group) ownsSubset(r *kmsg.ConsumerGroupHeartbeatRequest, m *consumerMember) bool {
+	if r.Topics == nil {
+		return false
+	}
 	for _, t := range r.Topics {
 		name, ok := g.c.b.TopicName(t.TopicID)
 		if !ok {
@@ -609,36 +630,97 @@ func (g *group) ownsSubset(r *kmsg.ConsumerGroupHeartbeatRequest, m *consumerMem
 	return true
 }
 
-// cgUpdate applies the non-null fields of a heartbeat and reports whether
-// the subscription changed. REQUIRES g.mu.
-func (g *group) cgUpdate(m *consumerMember, r *kmsg.ConsumerGroupHeartbeatRequest) bool {
+// consumerAssignors are the server-side assignors a member may name.
+var consumerAssignors = []string{"uniform", "range"}
+
+// validateConsumerHeartbeat makes the checks Kafka's coordinator makes
+// before it looks at the group: INVALID_REQUEST for a malformed request,
+// UNSUPPORTED_ASSIGNOR for an assignor it does not offer. The regex is
+// checked where it changes (compileSubscription), as Kafka compiles a
+// regex only when a member brings a new one.
+func validateConsumerHeartbeat(r *kmsg.ConsumerGroupHeartbeatRequest) (int16, string) {
+	invalid := func(msg string) (int16, string) { return kerr.InvalidRequest.Code, msg }
+	// v1 (KIP-1082) has the client choose its member id, so it is
+	// required from the first heartbeat; before that only once assigned.
+	if (r.Version >= 1 || r.MemberEpoch > 0 || r.MemberEpoch == -1) && r.MemberID == "" {
+		return invalid("MemberId can't be empty.")
+	}
+	if r.Group == "" {
+		return invalid("GroupId can't be empty.")
+	}
+	if r.InstanceID != nil && *r.InstanceID == "" {
+		return invalid("InstanceId can't be empty.")
+	}
+	if r.RackID != nil && *r.RackID == "" {
+		return invalid("RackId can't be empty.")
+	}
+	switch {
+	case r.MemberEpoch == 0:
+		if r.RebalanceTimeoutMillis == -1 {
+			return invalid("RebalanceTimeoutMs must be provided in first request.")
+		}
+		if r.Topics == nil || len(r.Topics) > 0 {
+			return invalid("TopicPartitions must be empty when (re-)joining.")
+		}
+		// Empty names or an empty regex are a valid join: a member of
+		// the group subscribed to nothing.
+		if r.SubscribedTopicNames == nil && r.SubscribedTopicRegex == nil {
+			return invalid("Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining.")
+		}
+	case r.MemberEpoch < -2:
+		return invalid("MemberEpoch is invalid.")
+	}
+	if r.ServerAssignor != nil && !slices.Contains(consumerAssignors, *r.ServerAssignor) {
+		return kerr.UnsupportedAssignor.Code, "ServerAssignor " + *r.ServerAssignor + " is not supported. Supported assignors: uniform, range."
+	}
+	return 0, ""
+}
+
+// compileSubscription compiles the regex a heartbeat brings when it differs
+// from the member's current one (cur); nil when there is nothing new to
+// compile (null: unchanged; empty: no regex). Kafka matches with RE2J
+// against the whole topic name; RE2J implements RE2's syntax, as Go's regexp
+// does, so both refuse backreferences and lookaround and accept the same
+// patterns but for the Unicode class names each knows.
+func compileSubscription(regex *string, cur string) (*regexp.Regexp, error) {
+	if regex == nil || *regex == cur || *regex == "" {
+		return nil, nil
+	}
+	src := *regex
+	re, err := regexp.Compile("^(?:" + src + ")$")
+	if err != nil {
+		return nil, fmt.Errorf("SubscribedTopicRegex %q is not a valid regular expression: %v", src, err)
+	}
+	return re, nil
+}
+
+// cgUpdate applies the non-null fields of a heartbeat (null means
+// unchanged, as Kafka) and reports whether the subscription changed: its
+// topic names or its regex, each on its own. re is the compiled regex from
+// compileSubscription. The server assignor a member names is kept and
+// counts at the next rebalance; naming another one does not start one, as
+// in Kafka. REQUIRES g.mu.
+func (g *group) cgUpdate(m *consumerMember, r *kmsg.ConsumerGroupHeartbeatRequest, re *regexp.Regexp) bool {
 	changed := false
 	if r.RackID != nil {
 		m.rackID = *r.RackID
 	}
-	if r.RebalanceTimeoutMillis > 0 {
+	if r.RebalanceTimeoutMillis != -1 {
 		m.rebalanceTimeout = r.RebalanceTimeoutMillis
 	}
-	if r.ServerAssignor != nil && *r.ServerAssignor != m.assignor {
+	if r.ServerAssignor != nil {
 		m.assignor = *r.ServerAssignor
-		changed = true
 	}
 	if r.SubscribedTopicNames != nil {
-		s := slices.Sorted(slices.Values(r.SubscribedTopicNames))
-		s = slices.Compact(s)
-		if !slices.Equal(s, m.subscribed) || m.regex != nil {
-			m.subscribed, m.regex, m.regexSrc = s, nil, nil
+		s := slices.Compact(slices.Sorted(slices.Values(r.SubscribedTopicNames)))
+		if !slices.Equal(s, m.subscribed) {
+			m.subscribed = s
 			changed = true
 		}
 	}
-	if r.SubscribedTopicRegex != nil && (m.regexSrc == nil || *m.regexSrc != *r.SubscribedTopicRegex) {
-		// Java regexes are matched against the whole name; RE2 covers the
-		// patterns clients send in practice.
-		if re, err := regexp.Compile("^(?:" + *r.SubscribedTopicRegex + ")$"); err == nil {
-			src := *r.SubscribedTopicRegex
-			m.regex, m.regexSrc, m.subscribed = re, &src, nil
-			changed = true
-		}
+	if r.SubscribedTopicRegex != nil && *r.SubscribedTopicRegex != m.regexSrc {
+		m.regex, m.regexSrc = re, *r.SubscribedTopicRegex
+		changed = true
 	}
 	return changed
 }

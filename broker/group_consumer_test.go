@@ -160,6 +160,7 @@ func TestConsumerHeartbeatProtocol(t *testing.T) {
 		r.RebalanceTimeoutMillis = rebalanceMs
 		if epoch == 0 {
 			r.SubscribedTopicNames = []string{"t"}
+			r.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
 		}
 		if owned != nil {
 			r.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{{TopicID: tid, Partitions: owned}}

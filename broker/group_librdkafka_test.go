@@ -93,3 +93,39 @@ func TestLibrdkafkaCooperativeSticky(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestLibrdkafkaConsumerProtocol: a confluent-kafka-go (librdkafka) consumer
+// with group.protocol=consumer (KIP-848) is assigned every partition of a
+// three-partition topic and reads all thirty records, as against Kafka.
+func TestLibrdkafkaConsumerProtocol(t *testing.T) {
+	const parts, per = 3, 10
+	gb := startGroupBroker(t, t.TempDir(), logstore.SyncNever)
+	gb.createTopic(t, "t", parts)
+	gb.produce(t, "t", parts, per)
+	c, err := kafka.NewConsumer(&kafka.ConfigMap{
+		"bootstrap.servers": gb.addr,
+		"group.id":          "kip848",
+		"group.protocol":    "consumer",
+		"auto.offset.reset": "earliest",
+		"fetch.wait.max.ms": 100,
+		"log_level":         3,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.SubscribeTopics([]string{"t"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	seen := &recordSet{seen: map[int32]map[int64]int{}}
+	deadline := time.Now().Add(20 * time.Second)
+	for seen.missing(parts, per) > 0 && time.Now().Before(deadline) {
+		if m, err := c.ReadMessage(50 * time.Millisecond); err == nil {
+			seen.add(m.TopicPartition.Partition, int64(m.TopicPartition.Offset))
+		}
+	}
+	if n := seen.missing(parts, per); n > 0 {
+		a, _ := c.Assignment()
+		t.Fatalf("librdkafka consumer-protocol member missed %d of %d records; assignment %v", n, parts*per, a)
+	}
+}

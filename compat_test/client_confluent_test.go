@@ -20,7 +20,7 @@ func newConfluentClient(t *testing.T, addrs []string) (client, caps) {
 	_, lib := kafka.LibraryVersion()
 	return c, caps{
 		codecs: allCodecs, timestamps: true, idempotent: true, nonIdempotent: true,
-		consumeNoGroup: true, reportsOffsets: true, groups: true, txn: true,
+		consumeNoGroup: true, reportsOffsets: true, groups: true, txn: true, consumerProtocol: true,
 		admin: c, adminOps: []string{"topics", "partitions", "configs", "delete-records", "groups"},
 		version: modVersion("github.com/confluentinc/confluent-kafka-go/v2") + " (librdkafka " + lib + ")",
 	}

@@ -36,7 +36,7 @@ func newKgoClient(t *testing.T, addrs []string) (client, caps) {
 	c := &kgoClient{addrs}
 	return c, caps{
 		codecs: allCodecs, timestamps: true, idempotent: true, nonIdempotent: true,
-		consumeNoGroup: true, reportsOffsets: true, groups: true, txn: true,
+		consumeNoGroup: true, reportsOffsets: true, groups: true, txn: true, consumerProtocol: true,
 		admin: &kadmAdmin{addrs}, adminOps: []string{"topics", "partitions", "configs", "delete-records", "groups"},
 		version: modVersion("github.com/twmb/franz-go"),
 	}

@@ -29,8 +29,14 @@ func scenarioGroupResume(t *testing.T, e *env) {
 	if !ok {
 		t.Fatalf("%s: caps.groups set but no groupConsume", e.name)
 	}
+	groupResume(t, e, gc, "grp")
+}
+
+// groupResume: one member reads at least 5 of 12 records and commits what it
+// returned; a second member resumes exactly at the committed offsets.
+func groupResume(t *testing.T, e *env, gc groupConsumer, tag string) {
 	const parts = 2
-	topic := e.topic("grp")
+	topic := e.topic(tag)
 	group := topic + "-g"
 	makeTopic(t, e, topic, parts)
 	want := expectOffsets(testRecords("grp", parts, 6, 0, false), map[int32]int64{})

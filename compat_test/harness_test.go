@@ -91,11 +91,14 @@ type caps struct {
 	nonIdempotent  bool // offers a plain (non-idempotent) producer
 	consumeNoGroup bool // can consume without joining a group
 	groups         bool // consumes as a group member (groupConsumer)
-	txn            bool // transactional producer (txnProducer)
-	autoCreate     bool // topic creation by producing is the client's way
-	reportsOffsets bool // producer reports each record's offset
-	admin          admin
-	adminOps       []string // of topics, partitions, configs, delete-records, groups
+	// consumerProtocol: offers KIP-848 consumer groups, group.protocol=consumer
+	// (consumerProtocolClient).
+	consumerProtocol bool
+	txn              bool // transactional producer (txnProducer)
+	autoCreate       bool // topic creation by producing is the client's way
+	reportsOffsets   bool // producer reports each record's offset
+	admin            admin
+	adminOps         []string // of topics, partitions, configs, delete-records, groups
 	// timeAfterAllIsEnd: the client answers a by-timestamp lookup past the
 	// last record with the end offset (Kafka's wire answer is -1; kafkajs
 	// rewrites it).
