@@ -29,271 +29,38 @@ package broker
 
 import (
 	"context"
-	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minikafka/minikafka/broker/internal/groups"
 	"github.com/minikafka/minikafka/protocol"
 )
 
-func (b *Broker) coord() *coordinator {
-	c, _ := b.groups.(*coordinator)
-	return c
-}
-
 func (b *Broker) handleJoinGroup(ctx context.Context, req *protocol.Request) protocol.Reply {
-	r := req.Body.(*kmsg.JoinGroupRequest)
-	errResp := func(code int16, memberID string) protocol.Reply {
-		resp := r.ResponseKind().(*kmsg.JoinGroupResponse)
-		resp.ErrorCode = code
-		resp.Generation = -1
-		resp.MemberID = memberID
+	resp, wait := b.groups.JoinGroup(ctx, groupClient(req), req.Body.(*kmsg.JoinGroupRequest))
+	if wait == nil {
 		return protocol.Reply{Response: resp}
 	}
-	c := b.coord()
-	if c == nil {
-		return errResp(kerr.CoordinatorNotAvailable.Code, r.MemberID)
-	}
-	if r.Group == "" {
-		return errResp(kerr.InvalidGroupID.Code, r.MemberID)
-	}
-	session := time.Duration(r.SessionTimeoutMillis) * time.Millisecond
-	if session < c.minSession || session > c.maxSession {
-		return errResp(kerr.InvalidSessionTimeout.Code, r.MemberID)
-	}
-	rebalance := time.Duration(r.RebalanceTimeoutMillis) * time.Millisecond
-	if r.Version == 0 || rebalance <= 0 {
-		rebalance = session
-	}
-	if r.ProtocolType == "" || len(r.Protocols) == 0 {
-		return errResp(kerr.InconsistentGroupProtocol.Code, r.MemberID)
-	}
-	instanceID := ""
-	if r.InstanceID != nil {
-		instanceID = *r.InstanceID
-	}
-	var g *group
-	if r.MemberID == "" {
-		g = c.getOrCreate(r.Group)
-	} else if g = c.get(r.Group); g == nil {
-		return errResp(kerr.UnknownMemberID.Code, r.MemberID)
-	}
-
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.state == stateDead {
-		return errResp(kerr.CoordinatorNotAvailable.Code, r.MemberID)
-	}
-	if g.isConsumer() {
-		return errResp(kerr.InconsistentGroupProtocol.Code, r.MemberID)
-	}
-	host := ""
-	if req.Conn != nil && req.Conn.Remote != nil {
-		host = "/" + req.Conn.Remote.String()
-	}
-	clientID := ""
-	if req.ClientID != nil {
-		clientID = *req.ClientID
-	}
-
-	var m *member
-	switch {
-	case r.MemberID == "" && instanceID != "" && g.static[instanceID] != "":
-		// A static member restarting: take over the old member's place.
-		old := g.members[g.static[instanceID]]
-		if !g.supports(r.ProtocolType, r.Protocols, old.id) {
-			return errResp(kerr.InconsistentGroupProtocol.Code, "")
-		}
-		prevLeader := g.leader
-		g.answerJoinErr(old, kerr.FencedInstanceID.Code)
-		g.answerSyncErr(old, kerr.FencedInstanceID.Code)
-		if old.expiry != nil {
-			old.expiry.Stop()
-		}
-		delete(g.members, old.id)
-		m = old
-		m.id = newMemberID(instanceID)
-		g.members[m.id] = m
-		g.static[instanceID] = m.id
-		if g.leader == old.id {
-			g.leader = m.id
-		}
-		m.clientID, m.host, m.session, m.rebalance = clientID, host, session, rebalance
-		m.joinVersion = r.Version
-		m.protocols = r.Protocols
-		if g.state == stateStable && g.selectProtocol() == g.protocol {
-			// KIP-345: no rebalance; the member syncs to get its old
-			// assignment. A Stable group would not broadcast a new plan,
-			// so a returning leader must not assign: v9+ says so with
-			// SkipAssignment (KIP-814); older versions get the previous
-			// leader id, which no longer matches the member's, as Kafka
-			// does.
-			resp := g.joinResponse(m)
-			resp.Version = r.Version
-			if r.Version >= 9 {
-				if m.id == g.leader {
-					resp.Members = g.memberList()
-					resp.SkipAssignment = true
-				}
-			} else {
-				resp.LeaderID = prevLeader
-			}
-			g.armSession(m)
-			return protocol.Reply{Response: resp}
-		}
-		reply := g.parkJoin(ctx, req, m, r)
-		if g.state == statePreparingRebalance {
-			g.maybeCompleteJoin()
-		} else {
-			// CompletingRebalance: the leader may be assigning to the
-			// old member id; Stable with a different protocol choice.
-			g.prepareRebalance()
-		}
-		return reply
-
-	case r.MemberID == "":
-		if !g.supports(r.ProtocolType, r.Protocols, "") {
-			return errResp(kerr.InconsistentGroupProtocol.Code, "")
-		}
-		id := newMemberID(clientID)
-		if r.Version >= 4 && instanceID == "" {
-			// KIP-394: hand out the id and wait for the rejoin with it.
-			g.pending[id] = time.AfterFunc(session, func() {
-				g.mu.Lock()
-				defer g.mu.Unlock()
-				if _, ok := g.pending[id]; ok {
-					delete(g.pending, id)
-					g.maybeCompleteJoin()
-				}
-			})
-			return errResp(kerr.MemberIDRequired.Code, id)
-		}
-		if instanceID != "" {
-			id = newMemberID(instanceID) // Kafka: static ids start with the instance id
-		}
-		m = &member{id: id, instanceID: instanceID}
-		return g.addMember(ctx, req, m, r, clientID, host, session, rebalance)
-
-	default:
-		if g.fenced(r.InstanceID, r.MemberID) {
-			return errResp(kerr.FencedInstanceID.Code, r.MemberID)
-		}
-		if t, ok := g.pending[r.MemberID]; ok {
-			t.Stop()
-			delete(g.pending, r.MemberID)
-			if !g.supports(r.ProtocolType, r.Protocols, "") {
-				g.maybeCompleteJoin()
-				return errResp(kerr.InconsistentGroupProtocol.Code, r.MemberID)
-			}
-			m = &member{id: r.MemberID, instanceID: instanceID}
-			return g.addMember(ctx, req, m, r, clientID, host, session, rebalance)
-		}
-		m = g.members[r.MemberID]
-		if m == nil {
-			return errResp(kerr.UnknownMemberID.Code, r.MemberID)
-		}
-		if !g.supports(r.ProtocolType, r.Protocols, m.id) {
-			return errResp(kerr.InconsistentGroupProtocol.Code, r.MemberID)
-		}
-		m.clientID, m.host, m.session, m.rebalance = clientID, host, session, rebalance
-		unchanged := sameProtocols(m.protocols, r.Protocols)
-		switch g.state {
-		case stateCompletingRebalance, stateStable:
-			if unchanged && (g.state == stateCompletingRebalance || m.id != g.leader) {
-				// Nothing changed: answer with the current generation.
-				resp := g.joinResponse(m)
-				resp.Version = r.Version
-				if m.id == g.leader {
-					resp.Members = g.memberList()
-				}
-				g.armSession(m)
-				return protocol.Reply{Response: resp}
-			}
-			m.protocols = r.Protocols
-			reply := g.parkJoin(ctx, req, m, r)
-			g.prepareRebalance()
-			return reply
-		case statePreparingRebalance:
-			m.protocols = r.Protocols
-			reply := g.parkJoin(ctx, req, m, r)
-			g.maybeCompleteJoin()
-			return reply
-		default: // Empty: a known member id cannot exist here
-			return errResp(kerr.UnknownMemberID.Code, r.MemberID)
-		}
-	}
-}
-
-// addMember adds a new member and triggers (or joins) a rebalance.
-// REQUIRES g.mu.
-func (g *group) addMember(ctx context.Context, req *protocol.Request, m *member, r *kmsg.JoinGroupRequest, clientID, host string, session, rebalance time.Duration) protocol.Reply {
-	m.clientID, m.host, m.session, m.rebalance = clientID, host, session, rebalance
-	m.protocolType, m.protocols = r.ProtocolType, r.Protocols
-	if len(g.members) == 0 {
-		g.protocolType = r.ProtocolType
-	}
-	g.members[m.id] = m
-	if m.instanceID != "" {
-		g.static[m.instanceID] = m.id
-	}
-	reply := g.parkJoin(ctx, req, m, r)
-	switch g.state {
-	case stateEmpty, stateStable, stateCompletingRebalance:
-		g.prepareRebalance()
-	case statePreparingRebalance:
-		if g.initialDelay {
-			// Kafka's InitialDelayedJoin: each new member extends the
-			// delay, up to the rebalance timeout.
-			g.joinTimer.Reset(min(g.c.b.cfg.GroupInitialRebalanceDelay, g.rebalanceTimeout()))
-		}
-		g.maybeCompleteJoin()
-	}
-	return reply
-}
-
-// parkJoin registers m as waiting in JoinGroup and returns a Reply whose
-// Wait delivers the response when the join phase completes. REQUIRES g.mu.
-func (g *group) parkJoin(ctx context.Context, req *protocol.Request, m *member, r *kmsg.JoinGroupRequest) protocol.Reply {
-	// A duplicate join (a client that gave up on its earlier one) replaces
-	// it; the earlier request is told to retry rather than left hanging.
-	g.answerJoinErr(m, kerr.RebalanceInProgress.Code)
-	ch := make(chan *kmsg.JoinGroupResponse, 1)
-	m.joinCh = ch
-	m.joinVersion = r.Version
-	if m.expiry != nil {
-		m.expiry.Stop()
-	}
 	return protocol.Reply{Wait: func() (kmsg.Response, error) {
-		resp, err := awaitGroup(ctx, req, ch, func() *kmsg.JoinGroupResponse {
-			resp := r.ResponseKind().(*kmsg.JoinGroupResponse)
-			resp.ErrorCode, resp.Generation, resp.MemberID = kerr.NotCoordinator.Code, -1, m.id
-			return resp
-		})
+		resp, err := wait()
 		if err != nil {
 			return nil, err
 		}
-		resp.Version = r.Version
 		return resp, nil
 	}}
 }
 
-// awaitGroup waits for a parked JoinGroup/SyncGroup answer. If the
-// connection goes away the writer stops waiting (the member stays parked,
-// as in Kafka, until the round completes); on a graceful shutdown the
-// client is told NOT_COORDINATOR so it looks for the coordinator again.
-func awaitGroup[T any](ctx context.Context, req *protocol.Request, ch <-chan T, onDrain func() T) (T, error) {
-	var draining <-chan struct{}
+// groupClient is who sent a group request, as the coordinator sees it.
+func groupClient(req *protocol.Request) groups.Client {
+	var cl groups.Client
+	if req.ClientID != nil {
+		cl.ID = *req.ClientID
+	}
 	if req.Conn != nil {
-		draining = req.Conn.Draining()
+		if req.Conn.Remote != nil {
+			cl.Host = "/" + req.Conn.Remote.String()
+		}
+		cl.Draining = req.Conn.Draining()
 	}
-	select {
-	case v := <-ch:
-		return v, nil
-	case <-ctx.Done():
-		var zero T
-		return zero, ctx.Err()
-	case <-draining:
-		return onDrain(), nil
-	}
+	return cl
 }

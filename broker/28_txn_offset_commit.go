@@ -32,7 +32,7 @@ func (b *Broker) handleTxnOffsetCommit(_ context.Context, req *protocol.Request)
 	resp := r.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
 	resp.Version = req.Version
 
-	code := b.validateTxnCommitter(r, req.Version)
+	code := b.groups.ValidateTxnCommit(r, req.Version)
 	var ts *txnState
 	if code == 0 {
 		ts, code = b.txns.lookup(r.TransactionalID, r.ProducerID, r.ProducerEpoch, 28, req.Version)
@@ -53,11 +53,11 @@ func (b *Broker) handleTxnOffsetCommit(_ context.Context, req *protocol.Request)
 	for _, rt := range r.Topics {
 		st := kmsg.NewTxnOffsetCommitResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
-		ct := b.commitTopic(req.Version >= 6, rt.Topic, rt.TopicID)
+		ct := b.groups.CommitTopic(req.Version >= 6, rt.Topic, rt.TopicID)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
 			sp.Partition = rp.Partition
-			sp.ErrorCode = ct.partitionError(code, rp.Partition, rp.Metadata)
+			sp.ErrorCode = ct.PartitionError(code, rp.Partition, rp.Metadata)
 			if sp.ErrorCode == 0 {
 				o := groupstore.Offset{Offset: rp.Offset, LeaderEpoch: -1, ExpireMs: -1}
 				if req.Version >= 2 {
@@ -69,7 +69,7 @@ func (b *Broker) handleTxnOffsetCommit(_ context.Context, req *protocol.Request)
 				if ts.offsets[r.Group] == nil {
 					ts.offsets[r.Group] = map[tpName]groupstore.Offset{}
 				}
-				ts.offsets[r.Group][tpName{ct.name, rp.Partition}] = o
+				ts.offsets[r.Group][tpName{ct.Name, rp.Partition}] = o
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}
@@ -93,48 +93,4 @@ func (b *Broker) handleTxnOffsetCommit(_ context.Context, req *protocol.Request)
 		b.logBad(req, "txn offset commit", "transactional_id", r.TransactionalID, "group", r.Group, "error", kerr.ErrorForCode(code))
 	}
 	return protocol.Reply{Response: resp}
-}
-
-// validateTxnCommitter applies OffsetCommit's membership checks to a
-// transactional commit (Kafka's GroupCoordinator.handleTxnCommitOffsets).
-func (b *Broker) validateTxnCommitter(r *kmsg.TxnOffsetCommitRequest, version int16) int16 {
-	c := b.coord()
-	if c == nil {
-		return kerr.CoordinatorNotAvailable.Code
-	}
-	if r.Group == "" {
-		return kerr.InvalidGroupID.Code
-	}
-	if version < 3 {
-		return 0 // no member information
-	}
-	g := c.get(r.Group)
-	if g == nil {
-		if r.Generation >= 0 {
-			return kerr.IllegalGeneration.Code
-		}
-		return 0
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	switch {
-	case g.state == stateDead:
-		return kerr.CoordinatorNotAvailable.Code
-	case g.isConsumer():
-		if r.Generation < 0 && r.MemberID == "" {
-			return 0
-		}
-		return g.validateConsumerCommit(r.MemberID, r.Generation, 9)
-	case g.fenced(r.InstanceID, r.MemberID):
-		return kerr.FencedInstanceID.Code
-	case r.Generation < 0 && r.MemberID == "":
-		return 0
-	}
-	if g.members[r.MemberID] == nil {
-		return kerr.UnknownMemberID.Code
-	}
-	if r.Generation != g.generation {
-		return kerr.IllegalGeneration.Code
-	}
-	return 0
 }

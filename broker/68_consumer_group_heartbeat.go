@@ -22,42 +22,11 @@ package broker
 import (
 	"context"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minikafka/minikafka/protocol"
 )
 
 func (b *Broker) handleConsumerGroupHeartbeat(_ context.Context, req *protocol.Request) protocol.Reply {
-	r := req.Body.(*kmsg.ConsumerGroupHeartbeatRequest)
-	c := b.coord()
-	if c == nil {
-		resp := r.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
-		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
-		return protocol.Reply{Response: resp}
-	}
-	if code, msg := validateConsumerHeartbeat(r); code != 0 {
-		resp := r.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
-		resp.ErrorCode, resp.ErrorMessage = code, &msg
-		b.log.Info("invalid ConsumerGroupHeartbeat", "group", r.Group, "member", r.MemberID, "error", msg)
-		return protocol.Reply{Response: resp}
-	}
-	var g *group
-	if r.MemberEpoch == 0 {
-		g = c.getOrCreate(r.Group)
-	} else if g = c.get(r.Group); g == nil {
-		resp := r.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
-		resp.ErrorCode = kerr.UnknownMemberID.Code
-		return protocol.Reply{Response: resp}
-	}
-	clientID, host := "", ""
-	if req.ClientID != nil {
-		clientID = *req.ClientID
-	}
-	if req.Conn != nil && req.Conn.Remote != nil {
-		host = "/" + req.Conn.Remote.String()
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return protocol.Reply{Response: g.consumerHeartbeat(r, clientID, host)}
+	return protocol.Reply{Response: b.groups.ConsumerGroupHeartbeat(groupClient(req), req.Body.(*kmsg.ConsumerGroupHeartbeatRequest))}
 }

@@ -1,7 +1,7 @@
 package broker
 
-// Narrow methods for the other subsystems of this package (the group
-// coordinator in group*.go and 08–16, 42, 47, 68, 69):
+// Narrow methods for the other subsystems (the group coordinator sees
+// them through groupsView, groups.go):
 //
 //	(*Broker).TopicExists(name string) bool
 //	(*Broker).PartitionCount(name string) (int32, bool)
@@ -12,9 +12,9 @@ package broker
 //	(*Broker).Advertised() (host string, port int32)
 //	(*Broker).AdvertisedFor(req *protocol.Request) (host string, port int32)
 //
-// Lifecycle: a subsystem sets newGroupCoordinator from an init func; New
-// calls it after storage is recovered and Close calls its Close before the
-// partition logs are closed. Its handlers reach it as b.groups.
+// Lifecycle: New opens the group coordinator (broker/internal/groups) with
+// the rest of storage; Close closes it before the partition logs. Its
+// handlers (08–16, 42, 47, 68, 69) reach it as b.groups.
 
 import (
 	"context"
@@ -29,6 +29,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/minikafka/minikafka/broker/internal/groups"
 	"github.com/minikafka/minikafka/internal/vfs"
 	"github.com/minikafka/minikafka/logstore"
 	"github.com/minikafka/minikafka/protocol"
@@ -89,15 +90,6 @@ type Config struct {
 	ValidateCompressedRecords bool
 }
 
-// groupCoordinator is what the broker needs from the group coordinator.
-type groupCoordinator interface {
-	Close() error
-}
-
-// newGroupCoordinator is set by the group coordinator's init func; nil
-// means the broker runs without one.
-var newGroupCoordinator func(b *Broker) (groupCoordinator, error)
-
 // Broker is a single-node Kafka broker: the API table, topics, partition
 // logs and producer state. It implements protocol.Handler.
 type Broker struct {
@@ -119,7 +111,7 @@ type Broker struct {
 
 	producers *producerIDs
 
-	groups groupCoordinator
+	groups *groups.Coordinator
 
 	fetchSessions *fetchSessionCache // fetchsession.go
 
@@ -207,9 +199,7 @@ func New(cfg Config) (*Broker, error) {
 		var err error
 		if b.uplink, err = startUplink(b, *cfg.Uplink); err != nil {
 			b.txns.close()
-			if b.groups != nil {
-				b.groups.Close()
-			}
+			b.groups.Close()
 			b.closeLogs()
 			return nil, err
 		}
@@ -231,7 +221,7 @@ func (b *Broker) openStorage() (err error) {
 	var (
 		wg                     sync.WaitGroup
 		idErr, groupErr, txErr error
-		groups                 groupCoordinator
+		coord                  *groups.Coordinator
 		txLog                  *txnLog
 		txRecs                 []txnRecord
 	)
@@ -244,15 +234,13 @@ func (b *Broker) openStorage() (err error) {
 		defer wg.Done()
 		txLog, txRecs, txErr = openTxnLog(b.fs, path.Join(b.cfg.DataDir, "transactions"), b.cfg.Sync.Mode == logstore.SyncAlways, b.log)
 	}()
-	if newGroupCoordinator != nil {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if groups, groupErr = newGroupCoordinator(b); groupErr != nil {
-				groupErr = fmt.Errorf("broker: starting group coordinator: %w", groupErr)
-			}
-		}()
-	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if coord, groupErr = newGroupCoordinator(b); groupErr != nil {
+			groupErr = fmt.Errorf("broker: starting group coordinator: %w", groupErr)
+		}
+	}()
 	b.producers, err = openProducerIDs(b.fs, path.Join(b.cfg.DataDir, "producer_ids"))
 	if err == nil {
 		b.scram, err = openScramStore(b)
@@ -262,15 +250,15 @@ func (b *Broker) openStorage() (err error) {
 	}
 	wg.Wait()
 	if err = errors.Join(err, idErr, groupErr, txErr); err == nil {
-		b.groups = groups
+		b.groups = coord
 		b.txns, err = newTxnCoordinator(b, txLog, txRecs)
 		if err != nil {
 			err = fmt.Errorf("broker: starting transaction coordinator: %w", err)
 		}
 	}
 	if err != nil {
-		if groups != nil {
-			groups.Close()
+		if coord != nil {
+			coord.Close()
 		}
 		if txLog != nil && b.txns == nil {
 			txLog.close()
@@ -494,9 +482,7 @@ func (b *Broker) Close() error {
 			errs = append(errs, b.uplink.close())
 		}
 		errs = append(errs, b.txns.close())
-		if b.groups != nil {
-			errs = append(errs, b.groups.Close())
-		}
+		errs = append(errs, b.groups.Close())
 		errs = append(errs, b.closeLogs())
 		b.closeErr = errors.Join(errs...)
 	})

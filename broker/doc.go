@@ -28,6 +28,18 @@
 // a producer not seen there has no state and its next sequence is
 // accepted, as Kafka does when it has no state for a producer.
 //
+// # Group coordinator
+//
+// The group coordinator is broker/internal/groups: the classic and KIP-848
+// protocols, assignors and committed offsets. The broker opens it with the
+// rest of storage (groups.go: newGroupCoordinator) and shows it itself only
+// through groupsView; the group API files (08–16, 42, 47, 68, 69) hand it
+// decoded requests, and the transaction coordinator hands it a committed
+// transaction's offsets (CommitTransactionalOffsets) and answers its
+// require_stable question (TxnOffsetPending). Its locks are its own (see
+// its doc); none of the broker's locks is held while it runs, except that
+// a transaction's commit holds txnState.mu across CommitTransactionalOffsets.
+//
 // # Listeners
 //
 // The broker serves any number of protocol servers (one per listener). With
@@ -62,8 +74,10 @@
 //	Broker.adminMu → partition.mu → logstore.Log internals
 //	txnState.mu → partition.mu → partTxn.mu (transactions, txn.go)
 //	txnLog.mu → partTxn.mu (keepAborted, while the transaction log compacts)
+//	txnState.mu → the group coordinator's locks (CommitTransactionalOffsets)
 //	Broker.hookMu and producerIDs.mu are leaves (nothing is taken under them);
-//	so is txnCoordinator.mu
+//	so is txnCoordinator.mu, which the group coordinator may take under its
+//	group.mu (TxnOffsetPending)
 //
 // adminMu serializes topic creation, deletion, partition growth and config
 // changes (and their metadata writes). partition.mu serializes an

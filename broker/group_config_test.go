@@ -85,12 +85,12 @@ func TestOffsetsRetentionOption(t *testing.T) {
 		}
 	}()
 
-	c := gb.b.coord()
-	if n := len(c.store.GroupOffsets("simple")); n != 1 && time.Since(start) < retention {
+	c := gb.b.groups
+	if n := len(c.GroupOffsets("simple")); n != 1 && time.Since(start) < retention {
 		t.Fatal("offsets gone before the retention passed")
 	}
 	deadline := time.Now().Add(15 * time.Second)
-	for len(c.store.GroupOffsets("simple")) != 0 {
+	for len(c.GroupOffsets("simple")) != 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("empty group's offsets outlived the retention")
 		}
@@ -99,7 +99,7 @@ func TestOffsetsRetentionOption(t *testing.T) {
 	if took := time.Since(start); took < retention {
 		t.Fatalf("offsets expired after %v, before the %v retention", took, retention)
 	}
-	if len(c.store.GroupOffsets("live")) != 1 {
+	if len(c.GroupOffsets("live")) != 1 {
 		t.Fatal("a live group's offsets expired")
 	}
 }

@@ -321,9 +321,9 @@ func TestStaticMemberRestart(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			const parts = 6
-			gb := startGroupBroker(t, t.TempDir(), logstore.SyncNever)
-			c := gb.b.coord()
-			c.consumerHeartbeat, c.consumerSession = 100*time.Millisecond, 10*time.Second
+			gb := startGroupBroker(t, t.TempDir(), logstore.SyncNever, func(c *Config) {
+				c.Groups.ConsumerHeartbeatInterval, c.Groups.ConsumerSessionTimeout = 100*time.Millisecond, 10*time.Second
+			})
 			gb.createTopic(t, "t", parts)
 			seen := &recordSet{seen: map[int32]map[int64]int{}}
 			opts := func(id string) []kgo.Opt {
@@ -332,14 +332,9 @@ func TestStaticMemberRestart(t *testing.T) {
 			a := startConsumer(t, gb, "a", "g", "t", seen, opts("a")...)
 			b := startConsumer(t, gb, "b", "g", "t", seen, opts("b")...)
 			waitBalanced(t, parts, a, b)
-			g := c.get("g")
 			generation := func() int32 {
-				g.mu.Lock()
-				defer g.mu.Unlock()
-				if g.cg != nil {
-					return g.cg.epoch
-				}
-				return g.generation
+				g, _ := gb.b.groups.Group("g")
+				return g.Epoch
 			}
 			gen := generation()
 			aParts, bParts := a.partitions(), b.partitions()

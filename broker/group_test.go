@@ -270,8 +270,8 @@ func TestClassicProtocolErrors(t *testing.T) {
 	deadline := time.Now().Add(5 * time.Second)
 	for hb(id, 1) != kerr.RebalanceInProgress.Code {
 		if time.Now().After(deadline) {
-			g := gb.b.coord().get("g")
-			t.Fatalf("no REBALANCE_IN_PROGRESS after a new member joined: hb %v state %v members %d", kerr.ErrorForCode(hb(id, 1)), g.state, len(g.members))
+			g, _ := gb.b.groups.Group("g")
+			t.Fatalf("no REBALANCE_IN_PROGRESS after a new member joined: hb %v state %v members %d", kerr.ErrorForCode(hb(id, 1)), g.State, g.Members)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -445,7 +445,7 @@ func TestOffsetAPIs(t *testing.T) {
 	if _, err := adm.DeleteTopics(ctx, "t"); err != nil {
 		t.Fatal(err)
 	}
-	if got := gb.b.coord().store.GroupOffsets("g2"); len(got) != 0 {
+	if got := gb.b.groups.GroupOffsets("g2"); len(got) != 0 {
 		t.Fatalf("offsets of deleted topic kept: %v", got)
 	}
 }
@@ -531,11 +531,10 @@ func TestOffsetsExpireForEmptyGroups(t *testing.T) {
 	var now atomic.Int64
 	now.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli())
 	clock := func() time.Time { return time.UnixMilli(now.Load()) }
-	gb := startGroupBroker(t, t.TempDir(), logstore.SyncNever, func(c *Config) { c.Now = clock })
+	gb := startGroupBroker(t, t.TempDir(), logstore.SyncNever, func(c *Config) { c.Now, c.Groups.OffsetsRetention = clock, time.Hour })
 	gb.createTopic(t, "t", 1)
 	cl := gb.client(t)
-	c := gb.b.coord()
-	c.retention = time.Hour
+	c := gb.b.groups
 
 	commit := func(group, member string, gen int32) {
 		r := kmsg.NewPtrOffsetCommitRequest()
@@ -557,14 +556,14 @@ func TestOffsetsExpireForEmptyGroups(t *testing.T) {
 	commit("live", jr.MemberID, jr.Generation)
 
 	now.Add((2 * time.Hour).Milliseconds())
-	c.expireOffsets()
-	if len(c.store.GroupOffsets("simple")) != 0 {
+	c.ExpireOffsets()
+	if len(c.GroupOffsets("simple")) != 0 {
 		t.Fatal("empty group's offsets outlived the retention")
 	}
-	if len(c.store.GroupOffsets("live")) != 1 {
+	if len(c.GroupOffsets("live")) != 1 {
 		t.Fatal("a live group's offsets expired")
 	}
-	if c.get("simple") != nil {
+	if _, ok := c.Group("simple"); ok {
 		t.Fatal("empty group without offsets not forgotten")
 	}
 }
@@ -594,11 +593,7 @@ func TestShutdownAnswersParkedJoins(t *testing.T) {
 	}()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		g := gb.b.coord().get("g")
-		g.mu.Lock()
-		st := g.state
-		g.mu.Unlock()
-		if st == statePreparingRebalance {
+		if g, _ := gb.b.groups.Group("g"); g.State == "PreparingRebalance" {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -689,13 +684,11 @@ func TestGroupChurn(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	g := gb.b.coord().get("churn")
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		g.mu.Lock()
-		st, n, pend := g.state, len(g.members), len(g.pending)
-		g.mu.Unlock()
-		if st == stateEmpty && n == 0 && pend == 0 {
+		g, _ := gb.b.groups.Group("churn")
+		st, n, pend := g.State, g.Members, g.Pending
+		if st == "Empty" && n == 0 && pend == 0 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -705,25 +698,30 @@ func TestGroupChurn(t *testing.T) {
 	}
 }
 
-// TestOffsetFetchRequireStable: with a pending transactional offset,
-// require_stable gets UNSTABLE_OFFSET_COMMIT for that partition only.
+// TestOffsetFetchRequireStable: with a transactional offset pending for
+// one partition, require_stable (v8 groups form) gets
+// UNSTABLE_OFFSET_COMMIT for that partition only.
 func TestOffsetFetchRequireStable(t *testing.T) {
-	gb := startGroupBroker(t, t.TempDir(), logstore.SyncNever)
-	gb.createTopic(t, "t", 2)
-	cl := gb.client(t)
-	old := pendingTxnOffset
-	pendingTxnOffset = func(_ *Broker, group, topic string, p int32) bool { return group == "g" && topic == "t" && p == 1 }
-	t.Cleanup(func() { pendingTxnOffset = old })
+	b := newTestBroker(t)
+	createTopic(t, b, "t", 2)
+	r := initTxn(t, b, "stable", 4, 60000, -1, -1)
+	ao := kmsg.NewPtrAddOffsetsToTxnRequest()
+	ao.Version, ao.TransactionalID, ao.ProducerID, ao.ProducerEpoch, ao.Group = 3, "stable", r.ProducerID, r.ProducerEpoch, "g"
+	wantCode(t, "add offsets", serve(t, b, ao).(*kmsg.AddOffsetsToTxnResponse).ErrorCode, nil)
+	tc := kmsg.NewPtrTxnOffsetCommitRequest()
+	tc.Version, tc.TransactionalID, tc.Group, tc.ProducerID, tc.ProducerEpoch, tc.Generation = 3, "stable", "g", r.ProducerID, r.ProducerEpoch, -1
+	tc.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: 1, Offset: 7, LeaderEpoch: -1}}}}
+	wantCode(t, "txn offset commit", serve(t, b, tc).(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions[0].ErrorCode, nil)
 	fetch := func(stable bool) []kmsg.OffsetFetchResponseGroupTopicPartition {
 		of := kmsg.NewPtrOffsetFetchRequest()
-		of.RequireStable = stable
+		of.Version, of.RequireStable = 8, stable
 		g := kmsg.NewOffsetFetchRequestGroup()
 		g.Group = "g"
 		tt := kmsg.NewOffsetFetchRequestGroupTopic()
 		tt.Topic, tt.Partitions = "t", []int32{0, 1}
 		g.Topics = []kmsg.OffsetFetchRequestGroupTopic{tt}
 		of.Groups = []kmsg.OffsetFetchRequestGroup{g}
-		return request[*kmsg.OffsetFetchResponse](t, cl, of).Groups[0].Topics[0].Partitions
+		return serve(t, b, of).(*kmsg.OffsetFetchResponse).Groups[0].Topics[0].Partitions
 	}
 	ps := fetch(true)
 	wantCode(t, "stable partition", ps[0].ErrorCode, nil)

@@ -183,7 +183,7 @@ func TestTxnOffsetCommitByTopicID(t *testing.T) {
 	wantCode(t, "end txn", request[*kmsg.EndTxnResponse](t, cl, et).ErrorCode, nil)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if o, ok := gb.b.coord().store.Get("g", "t", 0); ok && o.Offset == 33 {
+		if o, ok := gb.b.groups.Committed("g", "t", 0); ok && o.Offset == 33 {
 			break
 		}
 		if time.Now().After(deadline) {

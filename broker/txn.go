@@ -481,7 +481,7 @@ func (c *txnCoordinator) complete(ts *txnState, commit, recovering bool) error {
 		}
 		waits = append(waits, durable{p.log, end})
 	}
-	if commit && c.b.groups != nil {
+	if commit {
 		for g, offs := range ts.offsets {
 			commits := make([]groupstore.Commit, 0, len(offs))
 			for tp, o := range offs {
@@ -553,14 +553,10 @@ func (c *txnCoordinator) addPartitions(ts *txnState, ps []*partition) error {
 	return c.persist(ts, true)
 }
 
-// commitOffsets writes committed transactional offsets to the group store
-// (the group coordinator's), as OffsetCommit would.
+// commitOffsets hands a committed transaction's offsets to the group
+// coordinator.
 func (c *txnCoordinator) commitOffsets(group string, commits []groupstore.Commit) error {
-	gc := c.b.coord()
-	if gc == nil {
-		return errors.New("no group coordinator")
-	}
-	return gc.store.Commit(group, commits)
+	return c.b.groups.CommitTransactionalOffsets(group, commits)
 }
 
 // offsetPending reports whether an open transaction holds an offset for
@@ -664,12 +660,6 @@ func (c *txnCoordinator) abortTimedOut() {
 			}
 		}
 		ts.mu.Unlock()
-	}
-}
-
-func init() {
-	pendingTxnOffset = func(b *Broker, group, topic string, partition int32) bool {
-		return b.txns != nil && b.txns.offsetPending(group, topic, partition)
 	}
 }
 

@@ -439,7 +439,7 @@ func TestTxnCrashMidCommitRecovers(t *testing.T) {
 			t.Fatalf("p%d: aborted %+v, want producer %d from offset 1", p, ab, pidAbo)
 		}
 	}
-	if o, ok := b.coord().store.Get("g", "c", 0); !ok || o.Offset != 7 {
+	if o, ok := b.groups.Committed("g", "c", 0); !ok || o.Offset != 7 {
 		t.Fatalf("staged offset after recovered commit: %+v %v", o, ok)
 	}
 

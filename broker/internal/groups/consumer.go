@@ -1,4 +1,4 @@
-package broker
+package groups
 
 // KIP-848 consumer groups: the broker assigns. Members heartbeat with
 // ConsumerGroupHeartbeat carrying their subscription and the partitions
@@ -85,15 +85,15 @@ func (g *group) cgState() string {
 // subscribedTo returns the topics m subscribes to that exist: its topic
 // names and, as Kafka, everything its regex matches besides (a member may
 // send both; librdkafka sends its names with an empty regex).
-func (c *coordinator) subscribedTo(m *consumerMember) []string {
+func (c *Coordinator) subscribedTo(m *consumerMember) []string {
 	var out []string
 	for _, t := range m.subscribed {
-		if c.b.TopicExists(t) {
+		if c.topicExists(t) {
 			out = append(out, t)
 		}
 	}
 	if m.regex != nil {
-		for name := range c.b.topics.Load().byName {
+		for _, name := range c.b.TopicNames() {
 			if m.regex.MatchString(name) {
 				out = append(out, name)
 			}
@@ -105,7 +105,7 @@ func (c *coordinator) subscribedTo(m *consumerMember) []string {
 
 // topicsHash describes every subscribed topic with its partition count, so
 // a change (topic created or deleted, partitions added) moves the epoch.
-func (c *coordinator) topicsHash(cg *consumerGroup) string {
+func (c *Coordinator) topicsHash(cg *consumerGroup) string {
 	set := map[string]bool{}
 	for _, m := range cg.members {
 		for _, t := range c.subscribedTo(m) {
@@ -130,7 +130,7 @@ func (c *coordinator) topicsHash(cg *consumerGroup) string {
 func (g *group) bumpLocked() {
 	cg := g.cg
 	cg.epoch++
-	cg.bumped = g.c.b.now()
+	cg.bumped = g.c.now()
 	cg.topicsHash = g.c.topicsHash(cg)
 	// The assignor most members prefer; uniform by default, as Kafka.
 	votes := map[string]int{}
@@ -373,7 +373,7 @@ func (g *group) armRevokeDeadline(m *consumerMember) {
 		for t, ps := range m.owned {
 			for _, p := range ps {
 				if !contains(target, t, p) {
-					g.c.b.log.Info("consumer group member did not revoke within its rebalance timeout", "group", g.name, "member", m.id)
+					g.c.log.Info("consumer group member did not revoke within its rebalance timeout", "group", g.name, "member", m.id)
 					g.removeConsumerMember(m)
 					return
 				}
@@ -391,7 +391,7 @@ func (g *group) armConsumerSession(m *consumerMember) {
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		if g.cg != nil && g.cg.members[m.id] == m {
-			g.c.b.log.Info("consumer group member session expired", "group", g.name, "member", m.id)
+			g.c.log.Info("consumer group member session expired", "group", g.name, "member", m.id)
 			g.removeConsumerMember(m)
 		}
 	})
@@ -594,7 +594,7 @@ func (g *group) consumerHeartbeat(r *kmsg.ConsumerGroupHeartbeatRequest, clientI
 // response says (kgo and the Java consumer do). REQUIRES g.mu.
 func (g *group) heartbeatInterval() time.Duration {
 	d := g.c.consumerHeartbeat
-	if g.cgState() != "Stable" || g.c.b.now().Sub(g.cg.bumped) < d {
+	if g.cgState() != "Stable" || g.c.now().Sub(g.cg.bumped) < d {
 		return min(d, max(d/10, 10*time.Millisecond))
 	}
 	return d
@@ -740,4 +740,95 @@ func (g *group) validateConsumerCommit(memberID string, epoch int32, version int
 		return kerr.IllegalGeneration.Code
 	}
 	return 0
+}
+
+// ConsumerGroupHeartbeat handles a KIP-848 heartbeat: join (epoch 0),
+// heartbeat, or leave (epoch -1; -2 for a static member that will be back).
+func (c *Coordinator) ConsumerGroupHeartbeat(cl Client, r *kmsg.ConsumerGroupHeartbeatRequest) *kmsg.ConsumerGroupHeartbeatResponse {
+	if code, msg := validateConsumerHeartbeat(r); code != 0 {
+		resp := r.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+		resp.ErrorCode, resp.ErrorMessage = code, &msg
+		c.log.Info("invalid ConsumerGroupHeartbeat", "group", r.Group, "member", r.MemberID, "error", msg)
+		return resp
+	}
+	var g *group
+	if r.MemberEpoch == 0 {
+		g = c.getOrCreate(r.Group)
+	} else if g = c.get(r.Group); g == nil {
+		resp := r.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+		resp.ErrorCode = kerr.UnknownMemberID.Code
+		return resp
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.consumerHeartbeat(r, cl.ID, cl.Host)
+}
+
+// ConsumerGroupDescribe describes KIP-848 groups: epochs, assignor, state
+// and members with their current and target assignments.
+// GROUP_ID_NOT_FOUND for unknown groups and classic groups with members.
+func (c *Coordinator) ConsumerGroupDescribe(r *kmsg.ConsumerGroupDescribeRequest) *kmsg.ConsumerGroupDescribeResponse {
+	resp := r.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)
+	for _, name := range r.Groups {
+		rg := kmsg.NewConsumerGroupDescribeResponseGroup()
+		rg.Group = name
+		rg.AuthorizedOperations = authorizedOps(r.IncludeAuthorizedOperations)
+		g := c.get(name)
+		if g == nil {
+			rg.ErrorCode = kerr.GroupIDNotFound.Code
+			resp.Groups = append(resp.Groups, rg)
+			continue
+		}
+		g.mu.Lock()
+		if len(g.members) > 0 || g.cg == nil {
+			msg := "group " + name + " is not a consumer group"
+			rg.ErrorCode, rg.ErrorMessage = kerr.GroupIDNotFound.Code, &msg
+			g.mu.Unlock()
+			resp.Groups = append(resp.Groups, rg)
+			continue
+		}
+		cg := g.cg
+		rg.State, rg.Epoch, rg.AssignmentEpoch, rg.AssignorName = g.cgState(), cg.epoch, cg.assignmentEpoch, cg.assignor
+		ids := make([]string, 0, len(cg.members))
+		for id := range cg.members {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		for _, id := range ids {
+			m := cg.members[id]
+			dm := kmsg.NewConsumerGroupDescribeResponseGroupMember()
+			dm.MemberID, dm.MemberEpoch, dm.ClientID, dm.ClientHost = id, m.epoch, m.clientID, m.host
+			if m.instanceID != "" {
+				iid := m.instanceID
+				dm.InstanceID = &iid
+			}
+			if m.rackID != "" {
+				rack := m.rackID
+				dm.RackID = &rack
+			}
+			dm.SubscribedTopics = append([]string{}, m.subscribed...)
+			if m.regexSrc != "" {
+				re := m.regexSrc
+				dm.SubscribedTopicRegex = &re
+			}
+			dm.Assignment = g.describeAssignment(m.assigned)
+			dm.TargetAssignment = g.describeAssignment(cg.target[id])
+			dm.MemberType = 1 // -1 unknown, 0 classic, 1 consumer
+			rg.Members = append(rg.Members, dm)
+		}
+		g.mu.Unlock()
+		resp.Groups = append(resp.Groups, rg)
+	}
+	return resp
+}
+
+func (g *group) describeAssignment(a assignment) kmsg.Assignment {
+	out := kmsg.NewAssignment()
+	for _, t := range g.toWire(a).Topics {
+		at := kmsg.NewAssignmentTopicPartition()
+		at.TopicID, at.Partitions = t.TopicID, t.Partitions
+		at.Topic, _ = g.c.b.TopicName(t.TopicID)
+		out.TopicPartitions = append(out.TopicPartitions, at)
+	}
+	return out
 }

@@ -1,0 +1,131 @@
+package broker
+
+// The group coordinator's settings. The coordinator itself is
+// broker/internal/groups; the NN_*.go files for the group APIs hand it the
+// decoded requests.
+
+import (
+	"path"
+	"strconv"
+	"time"
+
+	"github.com/minikafka/minikafka/broker/internal/groups"
+)
+
+// newGroupCoordinator opens the group coordinator over the broker's data
+// dir, with the broker seen through groupsView.
+func newGroupCoordinator(b *Broker) (*groups.Coordinator, error) {
+	gc := b.cfg.Groups.withDefaults()
+	return groups.New(groups.Config{
+		FS: b.fs, Dir: path.Join(b.cfg.DataDir, "group_offsets"),
+		Sync: b.cfg.Sync.Mode, Every: b.cfg.Sync.Interval,
+		Logger: b.log, Now: b.Now,
+		InitialRebalanceDelay:         b.cfg.GroupInitialRebalanceDelay,
+		OffsetsRetention:              gc.OffsetsRetention,
+		OffsetsRetentionCheckInterval: gc.OffsetsRetentionCheckInterval,
+		MinSessionTimeout:             gc.MinSessionTimeout,
+		MaxSessionTimeout:             gc.MaxSessionTimeout,
+		ConsumerSessionTimeout:        gc.ConsumerSessionTimeout,
+		ConsumerHeartbeatInterval:     gc.ConsumerHeartbeatInterval,
+	}, groupsView{b})
+}
+
+// groupsView is the broker as the group coordinator sees it
+// (groups.Broker).
+type groupsView struct{ b *Broker }
+
+func (v groupsView) TopicID(name string) ([16]byte, bool)     { return v.b.TopicID(name) }
+func (v groupsView) TopicName(id [16]byte) (string, bool)     { return v.b.TopicName(id) }
+func (v groupsView) PartitionCount(name string) (int32, bool) { return v.b.PartitionCount(name) }
+func (v groupsView) OnTopicDeleted(fn func(string, [16]byte)) { v.b.OnTopicDeleted(fn) }
+
+func (v groupsView) TopicNames() []string {
+	byName := v.b.topics.Load().byName
+	names := make([]string, 0, len(byName))
+	for name := range byName {
+		names = append(names, name)
+	}
+	return names
+}
+
+// TxnOffsetPending asks the transaction coordinator, which exists once
+// storage is open (the coordinator asks only while serving requests).
+func (v groupsView) TxnOffsetPending(group, topic string, partition int32) bool {
+	return v.b.txns.offsetPending(group, topic, partition)
+}
+
+// GroupConfig holds the group coordinator's settings, named as Kafka names
+// them; a zero field means Kafka's default.
+type GroupConfig struct {
+	// OffsetsRetention is offsets.retention.minutes: committed offsets of
+	// a group without members are dropped this long after it became empty
+	// (an explicit v2–v4 commit retention overrides it). Default 7 days.
+	OffsetsRetention time.Duration
+	// OffsetsRetentionCheckInterval is offsets.retention.check.interval.ms,
+	// how often expired offsets are looked for. Default 10 minutes.
+	OffsetsRetentionCheckInterval time.Duration
+	// MinSessionTimeout and MaxSessionTimeout are group.min.session.timeout.ms
+	// and group.max.session.timeout.ms: a classic JoinGroup whose session
+	// timeout lies outside them is refused with INVALID_SESSION_TIMEOUT.
+	// Defaults 6 s and 30 minutes.
+	MinSessionTimeout, MaxSessionTimeout time.Duration
+	// ConsumerSessionTimeout is group.consumer.session.timeout.ms: a KIP-848
+	// member that has not heartbeated for that long is removed. Default 45 s.
+	ConsumerSessionTimeout time.Duration
+	// ConsumerHeartbeatInterval is group.consumer.heartbeat.interval.ms, the
+	// interval KIP-848 members are told to heartbeat at. Default 5 s.
+	ConsumerHeartbeatInterval time.Duration
+}
+
+// DefaultGroupConfig is Kafka's defaults.
+func DefaultGroupConfig() GroupConfig {
+	return GroupConfig{
+		OffsetsRetention:              7 * 24 * time.Hour,
+		OffsetsRetentionCheckInterval: 10 * time.Minute,
+		MinSessionTimeout:             6 * time.Second,
+		MaxSessionTimeout:             30 * time.Minute,
+		ConsumerSessionTimeout:        45 * time.Second,
+		ConsumerHeartbeatInterval:     5 * time.Second,
+	}
+}
+
+// withDefaults fills zero fields with Kafka's defaults.
+func (gc GroupConfig) withDefaults() GroupConfig {
+	d := DefaultGroupConfig()
+	for _, f := range []struct{ v, def *time.Duration }{
+		{&gc.OffsetsRetention, &d.OffsetsRetention},
+		{&gc.OffsetsRetentionCheckInterval, &d.OffsetsRetentionCheckInterval},
+		{&gc.MinSessionTimeout, &d.MinSessionTimeout},
+		{&gc.MaxSessionTimeout, &d.MaxSessionTimeout},
+		{&gc.ConsumerSessionTimeout, &d.ConsumerSessionTimeout},
+		{&gc.ConsumerHeartbeatInterval, &d.ConsumerHeartbeatInterval},
+	} {
+		if *f.v <= 0 {
+			*f.v = *f.def
+		}
+	}
+	return gc
+}
+
+// brokerConfigs reports the settings in effect for DescribeConfigs of the
+// broker resource: set ones as static broker config, the rest as defaults.
+func (gc GroupConfig) brokerConfigs() []brokerConfig {
+	eff := gc.withDefaults()
+	ms := func(name string, set, v time.Duration, typ int8) brokerConfig {
+		src := srcDefault
+		if set > 0 {
+			src = srcStaticBroker
+		}
+		return brokerConfig{name, strconv.FormatInt(v.Milliseconds(), 10), typ, src, ""}
+	}
+	minutes := ms("offsets.retention.minutes", gc.OffsetsRetention, 0, cfgTypeInt)
+	minutes.value = strconv.FormatInt(int64(eff.OffsetsRetention/time.Minute), 10)
+	return []brokerConfig{
+		ms("group.consumer.heartbeat.interval.ms", gc.ConsumerHeartbeatInterval, eff.ConsumerHeartbeatInterval, cfgTypeInt),
+		ms("group.consumer.session.timeout.ms", gc.ConsumerSessionTimeout, eff.ConsumerSessionTimeout, cfgTypeInt),
+		ms("group.max.session.timeout.ms", gc.MaxSessionTimeout, eff.MaxSessionTimeout, cfgTypeInt),
+		ms("group.min.session.timeout.ms", gc.MinSessionTimeout, eff.MinSessionTimeout, cfgTypeInt),
+		ms("offsets.retention.check.interval.ms", gc.OffsetsRetentionCheckInterval, eff.OffsetsRetentionCheckInterval, cfgTypeLong),
+		minutes,
+	}
+}

@@ -1,0 +1,195 @@
+package groups
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// groupOpsAll is the authorized-operations bit set for a group: READ(3),
+// DESCRIBE(8), DELETE(6).
+const groupOpsAll = 1<<3 | 1<<6 | 1<<8
+
+// authorizedOps is a described group's authorized_operations: every
+// operation when the request asks (KIP-430; no ACLs yet), else Kafka's
+// "not asked" value, INT32_MIN.
+func authorizedOps(asked bool) int32 {
+	if asked {
+		return groupOpsAll
+	}
+	return -2147483648
+}
+
+// DescribeGroups describes classic groups.
+func (c *Coordinator) DescribeGroups(r *kmsg.DescribeGroupsRequest) *kmsg.DescribeGroupsResponse {
+	resp := r.ResponseKind().(*kmsg.DescribeGroupsResponse)
+	for _, name := range r.Groups {
+		rg := kmsg.NewDescribeGroupsResponseGroup()
+		rg.Group = name
+		rg.AuthorizedOperations = authorizedOps(r.IncludeAuthorizedOperations)
+		g := c.get(name)
+		if g == nil {
+			rg.State = stateDead.String()
+			if len(c.store.GroupOffsets(name)) > 0 {
+				rg.State = stateEmpty.String()
+			} else if r.Version >= 6 {
+				rg.ErrorCode = kerr.GroupIDNotFound.Code
+			}
+			resp.Groups = append(resp.Groups, rg)
+			continue
+		}
+		g.mu.Lock()
+		if g.isConsumer() {
+			// A KIP-848 group: ConsumerGroupDescribe describes it.
+			msg := "group " + name + " is not a classic group"
+			rg.ErrorCode, rg.ErrorMessage = kerr.GroupIDNotFound.Code, &msg
+			g.mu.Unlock()
+			resp.Groups = append(resp.Groups, rg)
+			continue
+		}
+		rg.State = g.state.String()
+		rg.ProtocolType = g.protocolType
+		if g.state == stateStable {
+			rg.Protocol = g.protocol
+		}
+		for _, id := range g.memberIDs() {
+			m := g.members[id]
+			dm := kmsg.NewDescribeGroupsResponseGroupMember()
+			dm.MemberID, dm.ClientID, dm.ClientHost = id, m.clientID, m.host
+			if m.instanceID != "" {
+				iid := m.instanceID
+				dm.InstanceID = &iid
+			}
+			if g.state == stateStable {
+				for _, p := range m.protocols {
+					if p.Name == g.protocol {
+						dm.ProtocolMetadata = p.Metadata
+					}
+				}
+				dm.MemberAssignment = m.assignment
+			}
+			rg.Members = append(rg.Members, dm)
+		}
+		g.mu.Unlock()
+		resp.Groups = append(resp.Groups, rg)
+	}
+	return resp
+}
+
+// ListGroups lists every group, with the filters of v4 (state) and v5
+// (type).
+func (c *Coordinator) ListGroups(r *kmsg.ListGroupsRequest) *kmsg.ListGroupsResponse {
+	resp := r.ResponseKind().(*kmsg.ListGroupsResponse)
+	type entry struct{ name, protocolType, state, typ string }
+	seen := map[string]entry{}
+	c.mu.Lock()
+	groups := make([]*group, 0, len(c.groups))
+	for _, g := range c.groups {
+		groups = append(groups, g)
+	}
+	c.mu.Unlock()
+	for _, g := range groups {
+		g.mu.Lock()
+		switch {
+		case g.state == stateDead:
+		case g.cg != nil && len(g.members) == 0:
+			seen[g.name] = entry{g.name, "consumer", g.cgState(), "consumer"}
+		default:
+			seen[g.name] = entry{g.name, g.protocolType, g.state.String(), "classic"}
+		}
+		g.mu.Unlock()
+	}
+	for _, name := range c.store.Groups() {
+		if _, ok := seen[name]; !ok {
+			seen[name] = entry{name, "", stateEmpty.String(), "classic"}
+		}
+	}
+	names := make([]string, 0, len(seen))
+	for n := range seen {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		e := seen[n]
+		if len(r.StatesFilter) > 0 && !containsFold(r.StatesFilter, e.state) {
+			continue
+		}
+		if len(r.TypesFilter) > 0 && !containsFold(r.TypesFilter, e.typ) {
+			continue
+		}
+		lg := kmsg.NewListGroupsResponseGroup()
+		lg.Group, lg.ProtocolType, lg.GroupState, lg.GroupType = e.name, e.protocolType, e.state, e.typ
+		resp.Groups = append(resp.Groups, lg)
+	}
+	return resp
+}
+
+func containsFold(list []string, s string) bool {
+	for _, x := range list {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// DeleteGroup deletes a group without members and its committed offsets;
+// it returns the error code for the group.
+func (c *Coordinator) DeleteGroup(name string) int16 {
+	if name == "" {
+		return kerr.InvalidGroupID.Code
+	}
+	c.mu.Lock()
+	g := c.groups[name]
+	if g != nil {
+		g.mu.Lock()
+		if g.state != stateEmpty && g.state != stateDead {
+			g.mu.Unlock()
+			c.mu.Unlock()
+			return kerr.NonEmptyGroup.Code
+		}
+		g.setState(stateDead)
+		g.mu.Unlock()
+		delete(c.groups, name)
+	}
+	c.mu.Unlock()
+	hasOffsets := len(c.store.GroupOffsets(name)) > 0
+	if g == nil && !hasOffsets {
+		return kerr.GroupIDNotFound.Code
+	}
+	if hasOffsets {
+		if err := c.store.DeleteGroup(name); err != nil {
+			return storeErrCode(err)
+		}
+	}
+	return 0
+}
+
+// GroupState is what the coordinator holds of a group, for inspection
+// (tests, operators): its type ("classic" or "consumer"), Kafka's state
+// name, its epoch (the classic generation or the consumer group epoch),
+// its members and the member ids handed out with MEMBER_ID_REQUIRED that
+// have not joined yet.
+type GroupState struct {
+	Type, State      string
+	Epoch            int32
+	Members, Pending int
+}
+
+// Group reports the state of a group the coordinator holds in memory;
+// false for a group it does not know (one with only committed offsets
+// after a restart, for example).
+func (c *Coordinator) Group(name string) (GroupState, bool) {
+	g := c.get(name)
+	if g == nil {
+		return GroupState{}, false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.cg != nil && len(g.members) == 0 {
+		return GroupState{Type: "consumer", State: g.cgState(), Epoch: g.cg.epoch, Members: len(g.cg.members)}, true
+	}
+	return GroupState{Type: "classic", State: g.state.String(), Epoch: g.generation, Members: len(g.members), Pending: len(g.pending)}, true
+}
