@@ -1,11 +1,14 @@
 package broker
 
 import (
+	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/minikafka/minikafka/logstore"
 )
@@ -127,5 +130,55 @@ func TestLibrdkafkaConsumerProtocol(t *testing.T) {
 	if n := seen.missing(parts, per); n > 0 {
 		a, _ := c.Assignment()
 		t.Fatalf("librdkafka consumer-protocol member missed %d of %d records; assignment %v", n, parts*per, a)
+	}
+}
+
+// BenchmarkLibrdkafkaConsumerProtocol: a confluent-kafka-go (librdkafka)
+// consumer with group.protocol=consumer joins a new group on a
+// three-partition topic holding 30 records; the clock stops when it has
+// read all of them. One op is one join-to-caught-up; minikafka against
+// kfake in the same run.
+func BenchmarkLibrdkafkaConsumerProtocol(b *testing.B) {
+	const parts, per = 3, 10
+	for _, peer := range benchPeers {
+		b.Run(peer.name, func(b *testing.B) {
+			addr := peer.start(b, "t", parts)
+			cl := newClient(b, addr, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+			for p := range int32(parts) {
+				for i := range per {
+					r := &kgo.Record{Topic: "t", Partition: p, Value: []byte(fmt.Sprint(i))}
+					if err := cl.ProduceSync(context.Background(), r).FirstErr(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ResetTimer()
+			for i := range b.N {
+				c, err := kafka.NewConsumer(&kafka.ConfigMap{
+					"bootstrap.servers": addr, "group.id": fmt.Sprintf("bench-%d", i),
+					"group.protocol": "consumer", "auto.offset.reset": "earliest",
+					"fetch.wait.max.ms": 100, "log_level": 3,
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := c.SubscribeTopics([]string{"t"}, nil); err != nil {
+					b.Fatal(err)
+				}
+				seen := &recordSet{seen: map[int32]map[int64]int{}}
+				deadline := time.Now().Add(30 * time.Second)
+				for seen.missing(parts, per) > 0 {
+					if time.Now().After(deadline) {
+						b.Fatalf("%s: read %d of %d records in 30 s", peer.name, parts*per-seen.missing(parts, per), parts*per)
+					}
+					if m, err := c.ReadMessage(10 * time.Millisecond); err == nil {
+						seen.add(m.TopicPartition.Partition, int64(m.TopicPartition.Offset))
+					}
+				}
+				b.StopTimer()
+				c.Close()
+				b.StartTimer()
+			}
+		})
 	}
 }
