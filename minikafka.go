@@ -35,9 +35,9 @@ type Broker struct {
 	listen     net.Addr
 	advertised string
 	dataDir    string   // "" in memory
-	metrics    *metrics // options_metrics.go
+	metrics    *metrics // metrics.go
 
-	listeners []ListenerInfo     // options_listeners.go
+	listeners []ListenerInfo     // listeners.go
 	srvs      []*protocol.Server // one per listener; srv is the first
 
 	served    chan error
@@ -77,7 +77,7 @@ func Start(ctx context.Context, opts ...Option) (*Broker, error) {
 		}
 		return nil, err
 	}
-	plans, err := c.listenerPlans(sec) // options_listeners.go
+	plans, err := c.listenerPlans(sec) // listeners.go
 	if err != nil {
 		if c.listener != nil {
 			c.listener.Close()
@@ -210,7 +210,7 @@ func Start(ctx context.Context, opts ...Option) (*Broker, error) {
 	}
 
 	// After Serve started: Close waits for it.
-	if err := mx.start(c.metrics.addr, srvs...); err != nil {
+	if err := mx.start(c.metricsAddr, srvs...); err != nil {
 		b.Close()
 		return nil, err
 	}
@@ -225,30 +225,6 @@ func Start(ctx context.Context, opts ...Option) (*Broker, error) {
 	return b, nil
 }
 
-// advertise picks the host and port Metadata hands out for a listener
-// bound to listenAddr.
-func advertise(listenAddr, advertisedAddr string, bound *net.TCPAddr) (string, int) {
-	host, port := "", 0
-	if advertisedAddr != "" {
-		h, p, _ := net.SplitHostPort(advertisedAddr) // validated
-		host = h
-		port, _ = strconv.Atoi(p)
-	}
-	if host == "" {
-		h, _, _ := net.SplitHostPort(listenAddr)
-		host = h
-		if ip := net.ParseIP(h); h == "" || ip != nil && ip.IsUnspecified() {
-			// Listening on every interface: clients on this
-			// machine reach it as localhost.
-			host = "localhost"
-		}
-	}
-	if port == 0 {
-		port = bound.Port
-	}
-	return host, port
-}
-
 // Addrs returns the bootstrap addresses clients should use (the advertised
 // host:port), e.g. kgo.SeedBrokers(b.Addrs()...).
 func (b *Broker) Addrs() []string { return []string{b.advertised} }
@@ -261,6 +237,11 @@ func (b *Broker) ListenAddr() net.Addr { return b.listen }
 
 // DataDir is the absolute data directory, or "" for an in-memory broker.
 func (b *Broker) DataDir() string { return b.dataDir }
+
+// ForwardStats returns the state of every forwarded partition: offsets,
+// lag (records not yet acknowledged upstream), spool bytes and pressure,
+// last upstream error. Nil without forwarding.
+func (b *Broker) ForwardStats() []broker.ForwardStat { return b.brk.ForwardStats() }
 
 // Close stops accepting connections, answers the requests already read
 // (waiting at most a few seconds for long polls), closes the connections,

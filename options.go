@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"strconv"
 	"time"
 
@@ -50,14 +51,21 @@ type config struct {
 	listener       net.Listener
 	uplink         uplinkConfig   // uplink_options.go
 	security       securityConfig // options_security.go
-	metrics        metricsConfig  // options_metrics.go
+	metricsAddr    string         // WithMetricsAddr; the endpoint is in metrics.go
 	validation     validation     // options_validation.go
 	cleaner        cleanerConfig  // options_cleaner.go
 
 	// The group coordinator settings (options_groups.go).
 	groups groupsConfig
 
-	listeners listenersConfig // WithListeners (options_listeners.go)
+	listeners listenersConfig // WithListeners
+}
+
+// listenersConfig holds WithListeners; set is false when WithListenAddr
+// came later.
+type listenersConfig struct {
+	specs []ListenerSpec
+	set   bool
 }
 
 func defaultConfig() config {
@@ -80,6 +88,20 @@ func WithListenAddr(addr string) Option {
 // ln from then on and closes it on Close, also when Start fails.
 func WithListener(ln net.Listener) Option {
 	return optionFunc(func(c *config) { c.listener = ln })
+}
+
+// WithListeners serves several named listeners instead of the one of
+// WithListenAddr (WithListeners and WithListenAddr override each other,
+// the later wins); WithAdvertisedAddr and WithListener cannot be combined
+// with it. Each request is answered with the advertised address of
+// the listener it came in on, as Kafka does, so containers and the host
+// can each reach the broker under their own name. A later call replaces an
+// earlier one. Broker.Addr and Addrs then give the first listener's
+// advertised address; Broker.Listeners gives all of them.
+func WithListeners(listeners ...ListenerSpec) Option {
+	return optionFunc(func(c *config) {
+		c.listeners.specs, c.listeners.set = slices.Clone(listeners), true
+	})
 }
 
 // WithAdvertisedAddr sets the host:port that Metadata hands to clients.
@@ -171,6 +193,15 @@ func WithSocketSendBufferBytes(n int) Option {
 // connections.max.idle.ms, default 10 minutes).
 func WithIdleTimeout(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.idleTimeout = d })
+}
+
+// WithMetricsAddr serves Prometheus metrics (text format) at
+// http://addr/metrics: requests per API, produced and fetched bytes, open
+// connections, and per forwarded partition the forwarding lag, spool bytes
+// and pressure, records forwarded and upstream errors. Port 0 picks a free
+// port (see Broker.MetricsAddr). Default: no metrics endpoint.
+func WithMetricsAddr(addr string) Option {
+	return optionFunc(func(c *config) { c.metricsAddr = addr })
 }
 
 // WithTopic creates a topic at Start (if it does not exist yet).

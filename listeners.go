@@ -1,5 +1,8 @@
 package minikafka
 
+// Listeners: their specs (WithListeners, ParseListeners) and the checks
+// on them, binding them at Start, and what Broker.Listeners reports.
+
 import (
 	"crypto/tls"
 	"errors"
@@ -49,27 +52,6 @@ type ListenerInfo struct {
 	Addr net.Addr
 	// Advertised is the host:port clients on this listener are given.
 	Advertised string
-}
-
-// listenersConfig holds WithListeners; set is false when WithListenAddr
-// came later.
-type listenersConfig struct {
-	specs []ListenerSpec
-	set   bool
-}
-
-// WithListeners serves several named listeners instead of the one of
-// WithListenAddr (WithListeners and WithListenAddr override each other,
-// the later wins); WithAdvertisedAddr and WithListener cannot be combined
-// with it. Each request is answered with the advertised address of
-// the listener it came in on, as Kafka does, so containers and the host
-// can each reach the broker under their own name. A later call replaces an
-// earlier one. Broker.Addr and Addrs then give the first listener's
-// advertised address; Broker.Listeners gives all of them.
-func WithListeners(listeners ...ListenerSpec) Option {
-	return optionFunc(func(c *config) {
-		c.listeners.specs, c.listeners.set = slices.Clone(listeners), true
-	})
 }
 
 // ParseListeners reads Kafka's listeners, advertised.listeners and
@@ -310,6 +292,30 @@ func (c *config) listenerPlans(sec securitySettings) ([]ListenerSpec, error) {
 		return nil, fmt.Errorf("minikafka: invalid options: %w", err)
 	}
 	return specs, nil
+}
+
+// advertise picks the host and port Metadata hands out for a listener
+// bound to listenAddr.
+func advertise(listenAddr, advertisedAddr string, bound *net.TCPAddr) (string, int) {
+	host, port := "", 0
+	if advertisedAddr != "" {
+		h, p, _ := net.SplitHostPort(advertisedAddr) // validated
+		host = h
+		port, _ = strconv.Atoi(p)
+	}
+	if host == "" {
+		h, _, _ := net.SplitHostPort(listenAddr)
+		host = h
+		if ip := net.ParseIP(h); h == "" || ip != nil && ip.IsUnspecified() {
+			// Listening on every interface: clients on this
+			// machine reach it as localhost.
+			host = "localhost"
+		}
+	}
+	if port == 0 {
+		port = bound.Port
+	}
+	return host, port
 }
 
 // boundListener is a listener bound by Start.
