@@ -122,9 +122,32 @@ func WithInMemory() Option {
 	return optionFunc(func(c *config) { c.dataDir, c.inMemory = "", true })
 }
 
-// WithFS makes the broker store its data through fsys (a test seam for
-// crash simulation and fault injection); the data dir is a path in fsys.
-func WithFS(fsys vfs.FS) Option {
+// FS is a filesystem the broker keeps its data in (WithFS): every file it
+// reads or writes goes through OpenFile, Remove, RemoveAll, Rename,
+// MkdirAll, ReadDir (the sorted names in a directory), Stat and SyncDir
+// (make creations, renames and removals in a directory durable). It is
+// the storage packages' own interface, exported with File so that code
+// outside this module can implement it.
+type FS = vfs.FS
+
+// File is an open file of an FS: reads and writes at a position or at
+// the end, Sync (fsync), Truncate, Stat, Name and Close.
+type File = vfs.File
+
+// OSFS returns the operating system's filesystem, the one the broker uses
+// with WithDataDir alone; wrap it to give WithFS a filesystem that fails
+// or delays what a test chooses.
+func OSFS() FS { return vfs.OS{} }
+
+// WithFS makes the broker keep its data in fsys; the data dir is a path in
+// fsys (/minikafka without WithDataDir, which suits only an in-memory
+// fsys). It exists for tests: a test that embeds the broker can wrap OSFS
+// to fail the Nth fsync, tear a write or slow the disk, and watch what the
+// broker answers its clients, which is why FS is a type callers can name
+// and implement. With WithFS the data dir is not locked (the lock is an OS
+// file lock), and Fetch copies file bytes instead of using sendfile unless
+// the files are OSFS's own.
+func WithFS(fsys FS) Option {
 	return optionFunc(func(c *config) { c.fs = fsys })
 }
 
