@@ -328,20 +328,20 @@ type boundListener struct {
 	preAuthMax int32
 }
 
-// bindListeners binds every planned listener (using own, WithListener's,
-// for a single one); on error it closes what it bound.
-func bindListeners(plans []ListenerSpec, own net.Listener, sec securitySettings) ([]boundListener, error) {
-	var out []boundListener
+// bindListeners binds every planned listener, the one of WithListener
+// (st.own) when given. What it bound is in st.lns also when it fails, for
+// release to close.
+func (st *starting) bindListeners(plans []ListenerSpec, sec securitySettings) error {
 	for _, p := range plans {
-		ln := own
+		ln := st.own
+		st.own = nil // adopted: closed with st.lns from now on
 		if ln == nil {
 			var err error
 			if ln, err = net.Listen("tcp", p.Addr); err != nil {
-				closeListeners(out)
 				if len(plans) > 1 {
-					return nil, fmt.Errorf("minikafka: listen on %s (listener %s): %w", p.Addr, p.Name, err)
+					return fmt.Errorf("minikafka: listen on %s (listener %s): %w", p.Addr, p.Name, err)
 				}
-				return nil, fmt.Errorf("minikafka: listen on %s: %w", p.Addr, err)
+				return fmt.Errorf("minikafka: listen on %s: %w", p.Addr, err)
 			}
 		}
 		bound, _ := ln.Addr().(*net.TCPAddr)
@@ -356,9 +356,9 @@ func bindListeners(plans []ListenerSpec, own net.Listener, sec securitySettings)
 		if strings.HasPrefix(p.Security, "SASL_") {
 			bl.preAuthMax = sec.preAuthMax
 		}
-		out = append(out, bl)
+		st.lns = append(st.lns, bl)
 	}
-	return out, nil
+	return nil
 }
 
 func closeListeners(ls []boundListener) {
