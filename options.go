@@ -49,7 +49,7 @@ type config struct {
 	idleTimeout    time.Duration
 	topics         []TopicSpec
 	listener       net.Listener
-	uplink         uplinkConfig   // uplink_options.go
+	uplink         uplinkConfig   // options_uplink.go
 	security       securityConfig // options_security.go
 	metricsAddr    string         // WithMetricsAddr; the endpoint is in metrics.go
 	validation     validation     // options_validation.go
