@@ -381,6 +381,7 @@ func TestFailedStartReleasesAll(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			t.Cleanup(func() { holder.Close() }) // if the test stops before undo
 			return func() { holder.Close() }
 		}},
 		{name: "storage does not open", want: "opening data dir", setup: func(t *testing.T, dir string) func() {
