@@ -41,6 +41,8 @@
 // The pieces: package protocol is the wire server (frames, headers,
 // pipelining), package broker implements the Kafka APIs on top of logstore
 // (partition logs) and groupstore (committed offsets). For tests, package
-// minikafkatest starts a broker per test and hands out ready clients; the
+// minikafkatest starts a broker per test and hands out ready clients, and
+// WithFS puts the broker's files on a filesystem the test supplies (a
+// wrapper of OSFS that fails or delays what the test chooses); the
 // minikafka command (cmd/minikafka) runs one from the shell.
 package minikafka

@@ -16,6 +16,7 @@ import (
 
 	"github.com/minikafka/minikafka/broker"
 	"github.com/minikafka/minikafka/internal/vfs"
+	"github.com/minikafka/minikafka/logstore"
 	"github.com/minikafka/minikafka/protocol"
 )
 
@@ -35,9 +36,9 @@ type Broker struct {
 	listen     net.Addr
 	advertised string
 	dataDir    string   // "" in memory
-	metrics    *metrics // options_metrics.go
+	metrics    *metrics // metrics.go
 
-	listeners []ListenerInfo     // options_listeners.go
+	listeners []ListenerInfo     // listeners.go
 	srvs      []*protocol.Server // one per listener; srv is the first
 
 	served    chan error
@@ -49,102 +50,176 @@ type Broker struct {
 // Start recovers the storage, binds the listener and starts serving. It
 // returns once clients can connect. ctx bounds startup only: cancelling it
 // later does not stop the broker (Close does).
-func Start(ctx context.Context, opts ...Option) (*Broker, error) {
+func Start(ctx context.Context, opts ...Option) (_ *Broker, err error) {
 	c := defaultConfig()
 	for _, o := range opts {
 		if o != nil {
 			o.apply(&c)
 		}
 	}
-	syncPolicy, err := c.validate()
-	if err != nil {
-		if c.listener != nil {
-			c.listener.Close()
+	// The broker owns WithListener's listener from here on, so a failed
+	// Start closes it too.
+	st := &starting{own: c.listener}
+	defer func() {
+		if err != nil {
+			st.release()
 		}
-		return nil, err
-	}
-	upl, err := c.uplink.build()
-	if err != nil {
-		if c.listener != nil {
-			c.listener.Close()
-		}
-		return nil, err
-	}
-	sec, err := c.security.build()
-	if err != nil {
-		if c.listener != nil {
-			c.listener.Close()
-		}
-		return nil, err
-	}
-	plans, err := c.listenerPlans(sec) // options_listeners.go
-	if err != nil {
-		if c.listener != nil {
-			c.listener.Close()
-		}
-		return nil, err
-	}
-	log := c.logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	}()
 
-	fsys, dataDir := c.fs, c.dataDir
-	if dataDir == "" {
-		dataDir = memDataDir
-		if fsys == nil {
-			fsys = vfs.NewMem()
+	s, err := c.resolve()
+	if err != nil {
+		return nil, err
+	}
+	// Bind first: a busy port fails fast, before storage recovery.
+	if err = st.bindListeners(s.plans, s.sec); err != nil {
+		return nil, err
+	}
+	if err = ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err = st.lock(s); err != nil {
+		return nil, err
+	}
+	if err = st.openBroker(&c, s); err != nil {
+		return nil, err
+	}
+	b, err := st.serve(&c, s)
+	if err != nil {
+		return nil, err
+	}
+	// After Serve started: Close waits for it.
+	if err = b.metrics.start(c.metricsAddr, b.srvs...); err != nil {
+		return nil, err
+	}
+	if err = b.createTopics(ctx, c.topics); err != nil {
+		return nil, err
+	}
+	if err = ctx.Err(); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// starting is what Start has opened so far, for release to close when a
+// later step fails.
+type starting struct {
+	own    net.Listener // WithListener's, until bindListeners adopts it
+	lns    []boundListener
+	unlock func() // the data dir lock
+	brk    *broker.Broker
+	b      *Broker // serving; its Close releases all of the above
+}
+
+// release closes what Start opened, each thing once, in the order Close
+// uses: listeners, then the broker, then the data dir lock.
+func (st *starting) release() {
+	if st.b != nil {
+		st.b.Close()
+		return
+	}
+	if st.own != nil {
+		st.own.Close()
+	}
+	closeListeners(st.lns)
+	if st.brk != nil {
+		st.brk.Close()
+	}
+	if st.unlock != nil {
+		st.unlock()
+	}
+}
+
+// settings is the configuration once checked, with the defaults that
+// depend on other options filled in.
+type settings struct {
+	sync    logstore.SyncPolicy
+	uplink  *broker.UplinkConfig
+	sec     securitySettings
+	plans   []ListenerSpec
+	log     *slog.Logger
+	fsys    vfs.FS // nil: the OS filesystem
+	dataDir string // absolute on the OS filesystem, memDataDir in memory
+}
+
+// resolve checks the options group by group (general, uplink, security,
+// listeners), returning the first failing group's errors, and fills in
+// the defaults that depend on several options.
+func (c *config) resolve() (settings, error) {
+	var s settings
+	var err error
+	if s.sync, err = c.validate(); err != nil {
+		return s, err
+	}
+	if s.uplink, err = c.uplink.build(); err != nil {
+		return s, err
+	}
+	if s.sec, err = c.security.build(); err != nil {
+		return s, err
+	}
+	if s.plans, err = c.listenerPlans(s.sec); err != nil { // listeners.go
+		return s, err
+	}
+	s.log = c.logger
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.fsys, s.dataDir = c.fs, c.dataDir
+	switch {
+	case s.dataDir == "":
+		s.dataDir = memDataDir
+		if s.fsys == nil {
+			s.fsys = vfs.NewMem()
 		}
-	} else if fsys == nil {
+	case s.fsys == nil:
 		// Absolute, so what we report and what we use stay the same
 		// if the program changes directory later.
-		if abs, err := filepath.Abs(dataDir); err == nil {
-			dataDir = abs
+		if abs, err := filepath.Abs(s.dataDir); err == nil {
+			s.dataDir = abs
 		}
 	}
+	return s, nil
+}
 
-	// Bind first: a busy port fails fast, before storage recovery.
-	lns, err := bindListeners(plans, c.listener, sec)
+// lock takes the data dir's lock when the data is on the OS filesystem
+// (flock cannot lock a directory of another FS).
+func (st *starting) lock(s settings) error {
+	st.unlock = func() {}
+	if s.fsys != nil {
+		return nil
+	}
+	unlock, err := lockDataDir(s.dataDir)
 	if err != nil {
-		return nil, err
-	}
-	ln, advHost, advPort := lns[0].ln, lns[0].host, lns[0].port
-	closeLns := func() { closeListeners(lns) }
-	if err := ctx.Err(); err != nil {
-		closeLns()
-		return nil, err
-	}
-	var brokerListeners []broker.Listener
-	for _, l := range lns {
-		brokerListeners = append(brokerListeners, broker.Listener{Name: l.spec.Name, Host: l.host, Port: int32(l.port), SASL: l.preAuthMax > 0})
-	}
-
-	unlock := func() {}
-	if c.dataDir != "" && fsys == nil {
-		if unlock, err = lockDataDir(dataDir); err != nil {
-			closeLns()
-			if !errors.Is(err, ErrDataDirLocked) {
-				err = fmt.Errorf("minikafka: locking data dir %s: %w", dataDir, err)
-			}
-			return nil, err
+		if !errors.Is(err, ErrDataDirLocked) {
+			err = fmt.Errorf("minikafka: locking data dir %s: %w", s.dataDir, err)
 		}
+		return err
 	}
+	st.unlock = unlock
+	return nil
+}
 
+// openBroker recovers the storage and opens the broker on it.
+func (st *starting) openBroker(c *config, s settings) error {
+	var listeners []broker.Listener
+	for _, l := range st.lns {
+		listeners = append(listeners, broker.Listener{Name: l.spec.Name, Host: l.host, Port: int32(l.port), SASL: l.preAuthMax > 0})
+	}
+	first := st.lns[0]
 	brk, err := broker.New(broker.Config{
-		DataDir:                    dataDir,
-		FS:                         fsys,
+		DataDir:                    s.dataDir,
+		FS:                         s.fsys,
 		NodeID:                     c.nodeID,
-		AdvertisedHost:             advHost,
-		AdvertisedPort:             int32(advPort),
-		Listeners:                  brokerListeners,
+		AdvertisedHost:             first.host,
+		AdvertisedPort:             int32(first.port),
+		Listeners:                  listeners,
 		ClusterID:                  c.clusterID,
 		DefaultPartitions:          c.partitions,
 		AutoCreateTopics:           c.autoCreate,
-		Sync:                       syncPolicy,
-		Logger:                     log,
+		Sync:                       s.sync,
+		Logger:                     s.log,
 		GroupInitialRebalanceDelay: c.rebalanceDelay,
-		Uplink:                     upl,
-		SASL:                       sec.sasl,
+		Uplink:                     s.uplink,
+		SASL:                       s.sec.sasl,
 		ValidateCompressedRecords:  c.validation.compressed,
 		CleanerBackoff:             c.cleaner.backoff,
 		CleanerDedupeBufferSize:    c.cleaner.dedupeBytes,
@@ -153,100 +228,64 @@ func Start(ctx context.Context, opts ...Option) (*Broker, error) {
 		Groups: c.groups.GroupConfig,
 	})
 	if err != nil {
-		closeLns()
-		unlock()
-		return nil, fmt.Errorf("minikafka: opening data dir %s: %w", dataDir, err)
+		return fmt.Errorf("minikafka: opening data dir %s: %w", s.dataDir, err)
 	}
-	brk.SetAdvertised(advHost, int32(advPort))
+	brk.SetAdvertised(first.host, int32(first.port))
+	st.brk = brk
+	return nil
+}
 
-	mx := newMetrics(brk) // counts requests on their way to brk
+// serve puts a protocol server on every listener and starts accepting;
+// from then on the returned Broker's Close releases everything.
+func (st *starting) serve(c *config, s settings) (*Broker, error) {
+	mx := newMetrics(st.brk) // counts requests on their way to the broker
 	var srvs []*protocol.Server
 	var infos []ListenerInfo
-	for _, l := range lns {
+	for _, l := range st.lns {
 		srv, err := protocol.Listen(protocol.Config{
 			Listener:               l.ln,
 			ListenerName:           l.spec.Name,
 			MaxRequestBytes:        c.maxRequest,
 			SendBufferBytes:        c.sendBuffer,
 			IdleTimeout:            c.idleTimeout,
-			Logger:                 log,
+			Logger:                 s.log,
 			TLS:                    l.tls,
 			PreAuthMaxRequestBytes: l.preAuthMax,
 		}, mx)
 		if err != nil {
-			closeLns()
-			brk.Close()
-			unlock()
 			return nil, err
 		}
 		srvs = append(srvs, srv)
 		infos = append(infos, ListenerInfo{Name: l.spec.Name, Security: l.spec.Security, Addr: l.ln.Addr(),
 			Advertised: net.JoinHostPort(l.host, strconv.Itoa(l.port))})
 	}
-	srv := srvs[0]
+	first := st.lns[0]
 	b := &Broker{
-		brk:        brk,
-		srv:        srv,
-		log:        log,
-		listen:     ln.Addr(),
-		advertised: net.JoinHostPort(advHost, strconv.Itoa(advPort)),
+		brk:        st.brk,
+		srv:        srvs[0],
+		log:        s.log,
+		listen:     first.ln.Addr(),
+		advertised: net.JoinHostPort(first.host, strconv.Itoa(first.port)),
 		served:     make(chan error, len(srvs)),
-		unlock:     unlock,
+		unlock:     st.unlock,
 		metrics:    mx,
 		listeners:  infos,
 		srvs:       srvs,
 	}
 	if c.dataDir != "" {
-		b.dataDir = dataDir
+		b.dataDir = s.dataDir
 	}
 	for _, srv := range srvs {
 		go func() {
 			err := srv.Serve()
 			if err != nil {
-				log.Error("accepting connections failed", "err", err)
+				s.log.Error("accepting connections failed", "err", err)
 			}
 			b.served <- err
 		}()
 	}
-
-	// After Serve started: Close waits for it.
-	if err := mx.start(c.metrics.addr, srvs...); err != nil {
-		b.Close()
-		return nil, err
-	}
-	if err := b.createTopics(ctx, c.topics); err != nil {
-		b.Close()
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		b.Close()
-		return nil, err
-	}
+	st.b = b
 	return b, nil
-}
-
-// advertise picks the host and port Metadata hands out for a listener
-// bound to listenAddr.
-func advertise(listenAddr, advertisedAddr string, bound *net.TCPAddr) (string, int) {
-	host, port := "", 0
-	if advertisedAddr != "" {
-		h, p, _ := net.SplitHostPort(advertisedAddr) // validated
-		host = h
-		port, _ = strconv.Atoi(p)
-	}
-	if host == "" {
-		h, _, _ := net.SplitHostPort(listenAddr)
-		host = h
-		if ip := net.ParseIP(h); h == "" || ip != nil && ip.IsUnspecified() {
-			// Listening on every interface: clients on this
-			// machine reach it as localhost.
-			host = "localhost"
-		}
-	}
-	if port == 0 {
-		port = bound.Port
-	}
-	return host, port
 }
 
 // Addrs returns the bootstrap addresses clients should use (the advertised
@@ -261,6 +300,11 @@ func (b *Broker) ListenAddr() net.Addr { return b.listen }
 
 // DataDir is the absolute data directory, or "" for an in-memory broker.
 func (b *Broker) DataDir() string { return b.dataDir }
+
+// ForwardStats returns the state of every forwarded partition: offsets,
+// lag (records not yet acknowledged upstream), spool bytes and pressure,
+// last upstream error. Nil without forwarding.
+func (b *Broker) ForwardStats() []broker.ForwardStat { return b.brk.ForwardStats() }
 
 // Close stops accepting connections, answers the requests already read
 // (waiting at most a few seconds for long polls), closes the connections,

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -352,6 +354,85 @@ func TestDataDirLocked(t *testing.T) {
 		t.Fatal(err)
 	}
 	start(t, minikafka.WithDataDir(dir))
+}
+
+// A Start that fails at any step closes what it had opened: its port is
+// free and the data dir unlocked, so a retry in the same process with the
+// same port and data dir starts.
+func TestFailedStartReleasesAll(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	for _, c := range []struct {
+		name  string
+		setup func(t *testing.T, dir string) (undo func())
+		opts  func(addr string) []minikafka.Option // for the failing Start only
+		want  string
+	}{
+		{name: "second listener busy", want: "listener B", opts: func(addr string) []minikafka.Option {
+			return []minikafka.Option{minikafka.WithListeners(
+				minikafka.ListenerSpec{Name: "A", Addr: addr, Security: "PLAINTEXT"},
+				minikafka.ListenerSpec{Name: "B", Addr: busy.Addr().String(), Security: "PLAINTEXT"})}
+		}},
+		{name: "data dir locked", want: "data dir locked", setup: func(t *testing.T, dir string) func() {
+			holder, err := minikafka.Start(context.Background(), minikafka.WithDataDir(dir))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { holder.Close() }) // if the test stops before undo
+			return func() { holder.Close() }
+		}},
+		{name: "storage does not open", want: "opening data dir", setup: func(t *testing.T, dir string) func() {
+			// A file where the topics directory goes.
+			name := filepath.Join(dir, "topics")
+			if err := os.WriteFile(name, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return func() { os.Remove(name) }
+		}},
+		{name: "metrics address busy", want: "metrics", opts: func(string) []minikafka.Option {
+			return []minikafka.Option{minikafka.WithMetricsAddr(busy.Addr().String())}
+		}},
+		{name: "topic refused", want: "creating topics", opts: func(string) []minikafka.Option {
+			return []minikafka.Option{minikafka.WithTopic("no/slash", 1)}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			free, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			addr := free.Addr().String()
+			free.Close()
+			undo := func() {}
+			if c.setup != nil {
+				undo = c.setup(t, dir)
+			}
+			opts := []minikafka.Option{minikafka.WithDataDir(dir), minikafka.WithListenAddr(addr)}
+			if c.opts != nil {
+				opts = append(opts, c.opts(addr)...)
+			}
+			b, err := minikafka.Start(context.Background(), opts...)
+			if err == nil {
+				b.Close()
+				t.Fatal("Start succeeded")
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Start: %v, want an error containing %q", err, c.want)
+			}
+			undo()
+			b, err = minikafka.Start(context.Background(), minikafka.WithDataDir(dir), minikafka.WithListenAddr(addr))
+			if err != nil {
+				t.Fatalf("retry after the failed Start: %v", err)
+			}
+			if err := b.Close(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
 }
 
 // slowSyncFS delays every fsync, so an acks=all produce is still waiting

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"strconv"
 	"time"
 
@@ -48,16 +49,23 @@ type config struct {
 	idleTimeout    time.Duration
 	topics         []TopicSpec
 	listener       net.Listener
-	uplink         uplinkConfig   // uplink_options.go
+	uplink         uplinkConfig   // options_uplink.go
 	security       securityConfig // options_security.go
-	metrics        metricsConfig  // options_metrics.go
+	metricsAddr    string         // WithMetricsAddr; the endpoint is in metrics.go
 	validation     validation     // options_validation.go
 	cleaner        cleanerConfig  // options_cleaner.go
 
 	// The group coordinator settings (options_groups.go).
 	groups groupsConfig
 
-	listeners listenersConfig // WithListeners (options_listeners.go)
+	listeners listenersConfig // WithListeners
+}
+
+// listenersConfig holds WithListeners; set is false when WithListenAddr
+// came later.
+type listenersConfig struct {
+	specs []ListenerSpec
+	set   bool
 }
 
 func defaultConfig() config {
@@ -82,6 +90,20 @@ func WithListener(ln net.Listener) Option {
 	return optionFunc(func(c *config) { c.listener = ln })
 }
 
+// WithListeners serves several named listeners instead of the one of
+// WithListenAddr (WithListeners and WithListenAddr override each other,
+// the later wins); WithAdvertisedAddr and WithListener cannot be combined
+// with it. Each request is answered with the advertised address of
+// the listener it came in on, as Kafka does, so containers and the host
+// can each reach the broker under their own name. A later call replaces an
+// earlier one. Broker.Addr and Addrs then give the first listener's
+// advertised address; Broker.Listeners gives all of them.
+func WithListeners(listeners ...ListenerSpec) Option {
+	return optionFunc(func(c *config) {
+		c.listeners.specs, c.listeners.set = slices.Clone(listeners), true
+	})
+}
+
 // WithAdvertisedAddr sets the host:port that Metadata hands to clients.
 // Port 0 means the bound port. Default: the listen host (localhost when
 // listening on all interfaces) and the bound port.
@@ -100,9 +122,32 @@ func WithInMemory() Option {
 	return optionFunc(func(c *config) { c.dataDir, c.inMemory = "", true })
 }
 
-// WithFS makes the broker store its data through fsys (a test seam for
-// crash simulation and fault injection); the data dir is a path in fsys.
-func WithFS(fsys vfs.FS) Option {
+// FS is a filesystem the broker keeps its data in (WithFS): every file it
+// reads or writes goes through OpenFile, Remove, RemoveAll, Rename,
+// MkdirAll, ReadDir (the sorted names in a directory), Stat and SyncDir
+// (make creations, renames and removals in a directory durable). It is
+// the storage packages' own interface, exported with File so that code
+// outside this module can implement it.
+type FS = vfs.FS
+
+// File is an open file of an FS: reads and writes at a position or at
+// the end, Sync (fsync), Truncate, Stat, Name and Close.
+type File = vfs.File
+
+// OSFS returns the operating system's filesystem, the one the broker uses
+// with WithDataDir alone; wrap it to give WithFS a filesystem that fails
+// or delays what a test chooses.
+func OSFS() FS { return vfs.OS{} }
+
+// WithFS makes the broker keep its data in fsys; the data dir is a path in
+// fsys (/minikafka without WithDataDir, which suits only an in-memory
+// fsys). It exists for tests: a test that embeds the broker can wrap OSFS
+// to fail the Nth fsync, tear a write or slow the disk, and watch what the
+// broker answers its clients, which is why FS is a type callers can name
+// and implement. With WithFS the data dir is not locked (the lock is an OS
+// file lock), and Fetch copies file bytes instead of using sendfile unless
+// the files are OSFS's own.
+func WithFS(fsys FS) Option {
 	return optionFunc(func(c *config) { c.fs = fsys })
 }
 
@@ -171,6 +216,15 @@ func WithSocketSendBufferBytes(n int) Option {
 // connections.max.idle.ms, default 10 minutes).
 func WithIdleTimeout(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.idleTimeout = d })
+}
+
+// WithMetricsAddr serves Prometheus metrics (text format) at
+// http://addr/metrics: requests per API, produced and fetched bytes, open
+// connections, and per forwarded partition the forwarding lag, spool bytes
+// and pressure, records forwarded and upstream errors. Port 0 picks a free
+// port (see Broker.MetricsAddr). Default: no metrics endpoint.
+func WithMetricsAddr(addr string) Option {
+	return optionFunc(func(c *config) { c.metricsAddr = addr })
 }
 
 // WithTopic creates a topic at Start (if it does not exist yet).

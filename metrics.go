@@ -22,17 +22,6 @@ import (
 	"github.com/minikafka/minikafka/protocol"
 )
 
-// WithMetricsAddr serves Prometheus metrics (text format) at
-// http://addr/metrics: requests per API, produced and fetched bytes, open
-// connections, and per forwarded partition the forwarding lag, spool bytes
-// and pressure, records forwarded and upstream errors. Port 0 picks a free
-// port (see Broker.MetricsAddr). Default: no metrics endpoint.
-func WithMetricsAddr(addr string) Option {
-	return optionFunc(func(c *config) { c.metrics.addr = addr })
-}
-
-type metricsConfig struct{ addr string }
-
 // maxAPIKey bounds the per-key request counters; higher keys share the last.
 const maxAPIKey = 128
 

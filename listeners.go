@@ -1,5 +1,8 @@
 package minikafka
 
+// Listeners: their specs (WithListeners, ParseListeners) and the checks
+// on them, binding them at Start, and what Broker.Listeners reports.
+
 import (
 	"crypto/tls"
 	"errors"
@@ -49,27 +52,6 @@ type ListenerInfo struct {
 	Addr net.Addr
 	// Advertised is the host:port clients on this listener are given.
 	Advertised string
-}
-
-// listenersConfig holds WithListeners; set is false when WithListenAddr
-// came later.
-type listenersConfig struct {
-	specs []ListenerSpec
-	set   bool
-}
-
-// WithListeners serves several named listeners instead of the one of
-// WithListenAddr (WithListeners and WithListenAddr override each other,
-// the later wins); WithAdvertisedAddr and WithListener cannot be combined
-// with it. Each request is answered with the advertised address of
-// the listener it came in on, as Kafka does, so containers and the host
-// can each reach the broker under their own name. A later call replaces an
-// earlier one. Broker.Addr and Addrs then give the first listener's
-// advertised address; Broker.Listeners gives all of them.
-func WithListeners(listeners ...ListenerSpec) Option {
-	return optionFunc(func(c *config) {
-		c.listeners.specs, c.listeners.set = slices.Clone(listeners), true
-	})
 }
 
 // ParseListeners reads Kafka's listeners, advertised.listeners and
@@ -312,6 +294,30 @@ func (c *config) listenerPlans(sec securitySettings) ([]ListenerSpec, error) {
 	return specs, nil
 }
 
+// advertise picks the host and port Metadata hands out for a listener
+// bound to listenAddr.
+func advertise(listenAddr, advertisedAddr string, bound *net.TCPAddr) (string, int) {
+	host, port := "", 0
+	if advertisedAddr != "" {
+		h, p, _ := net.SplitHostPort(advertisedAddr) // validated
+		host = h
+		port, _ = strconv.Atoi(p)
+	}
+	if host == "" {
+		h, _, _ := net.SplitHostPort(listenAddr)
+		host = h
+		if ip := net.ParseIP(h); h == "" || ip != nil && ip.IsUnspecified() {
+			// Listening on every interface: clients on this
+			// machine reach it as localhost.
+			host = "localhost"
+		}
+	}
+	if port == 0 {
+		port = bound.Port
+	}
+	return host, port
+}
+
 // boundListener is a listener bound by Start.
 type boundListener struct {
 	spec       ListenerSpec
@@ -322,20 +328,20 @@ type boundListener struct {
 	preAuthMax int32
 }
 
-// bindListeners binds every planned listener (using own, WithListener's,
-// for a single one); on error it closes what it bound.
-func bindListeners(plans []ListenerSpec, own net.Listener, sec securitySettings) ([]boundListener, error) {
-	var out []boundListener
+// bindListeners binds every planned listener, the one of WithListener
+// (st.own) when given. What it bound is in st.lns also when it fails, for
+// release to close.
+func (st *starting) bindListeners(plans []ListenerSpec, sec securitySettings) error {
 	for _, p := range plans {
-		ln := own
+		ln := st.own
+		st.own = nil // adopted: closed with st.lns from now on
 		if ln == nil {
 			var err error
 			if ln, err = net.Listen("tcp", p.Addr); err != nil {
-				closeListeners(out)
 				if len(plans) > 1 {
-					return nil, fmt.Errorf("minikafka: listen on %s (listener %s): %w", p.Addr, p.Name, err)
+					return fmt.Errorf("minikafka: listen on %s (listener %s): %w", p.Addr, p.Name, err)
 				}
-				return nil, fmt.Errorf("minikafka: listen on %s: %w", p.Addr, err)
+				return fmt.Errorf("minikafka: listen on %s: %w", p.Addr, err)
 			}
 		}
 		bound, _ := ln.Addr().(*net.TCPAddr)
@@ -350,9 +356,9 @@ func bindListeners(plans []ListenerSpec, own net.Listener, sec securitySettings)
 		if strings.HasPrefix(p.Security, "SASL_") {
 			bl.preAuthMax = sec.preAuthMax
 		}
-		out = append(out, bl)
+		st.lns = append(st.lns, bl)
 	}
-	return out, nil
+	return nil
 }
 
 func closeListeners(ls []boundListener) {

@@ -99,8 +99,3 @@ func (u *uplinkConfig) build() (*broker.UplinkConfig, error) {
 	}
 	return cfg, nil
 }
-
-// ForwardStats returns the state of every forwarded partition: offsets,
-// lag (records not yet acknowledged upstream), spool bytes and pressure,
-// last upstream error. Nil without forwarding.
-func (b *Broker) ForwardStats() []broker.ForwardStat { return b.brk.ForwardStats() }
