@@ -12,7 +12,9 @@ import (
 // directory. A nil error means the new content is durable. On an error
 // before the rename the tmp file is removed and name is untouched; an error
 // from the directory fsync means name holds the new content but a crash
-// may still bring back the old.
+// may still bring back the old. perm is the mode name.tmp is created with,
+// which the rename carries to name: pass 0o600 for a file only its owner
+// may read.
 func WriteFileAtomic(fsys FS, name string, data []byte, perm os.FileMode) error {
 	if err := ReplaceFile(fsys, name, data, perm); err != nil {
 		return err
