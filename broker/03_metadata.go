@@ -74,7 +74,7 @@ func (b *Broker) handleMetadata(_ context.Context, req *protocol.Request) protoc
 		case autoCreate:
 			t, err := b.autoCreate(*rt.Topic)
 			if err != nil {
-				st.ErrorCode = kerr.UnknownServerError.Code
+				st.ErrorCode = createErrCode(err)
 				b.log.Error("auto-creating topic", "topic", *rt.Topic, "err", err)
 				break
 			}

@@ -48,7 +48,7 @@ func (b *Broker) handleCreateTopics(_ context.Context, req *protocol.Request) pr
 		if code == 0 && !r.ValidateOnly {
 			t, cerr := b.createTopic(rt.Topic, nparts, configs, cfg)
 			if cerr != nil {
-				code, err = kerr.UnknownServerError.Code, cerr
+				code, err = createErrCode(cerr), cerr
 				b.log.Error("creating topic", "topic", rt.Topic, "err", cerr)
 			} else {
 				st.TopicID = t.id
@@ -80,7 +80,7 @@ func (b *Broker) validateCreateTopic(rt *kmsg.CreateTopicsRequestTopic, dup bool
 		// Kafka's internal topic is made with Kafka's settings, never a
 		// client's: create it on first mention, then it exists.
 		if err := b.ensureOffsetsTopicLocked(); err != nil {
-			return kerr.UnknownServerError.Code, err, 0, nil, nil
+			return createErrCode(err), err, 0, nil, nil
 		}
 	}
 	if b.lookupTopic(rt.Topic, [16]byte{}) != nil {

@@ -44,7 +44,7 @@ func (b *Broker) handleInitProducerID(_ context.Context, req *protocol.Request) 
 	default:
 		id, err := b.producers.allocate()
 		if err != nil {
-			resp.ErrorCode = kerr.KafkaStorageError.Code
+			resp.ErrorCode = errCode(err)
 			b.log.Error("allocating producer id", "err", err)
 			break
 		}

@@ -33,7 +33,7 @@ func (b *Broker) handleAddOffsetsToTxn(_ context.Context, req *protocol.Request)
 			}
 			ts.updated = b.now()
 			if err := b.txns.persist(ts, true); err != nil {
-				code = kerr.KafkaStorageError.Code
+				code = errCode(err)
 				b.log.Error("add offsets to txn", "transactional_id", r.TransactionalID, "err", err)
 			}
 		}

@@ -84,7 +84,7 @@ func (b *Broker) alterTopicConfigs(typ kmsg.ConfigResourceType, name string, dup
 	}
 	if err := b.writeTopicMeta(t, int32(len(t.partitions())), cfg.set); err != nil {
 		b.log.Error("persisting topic configs", "topic", name, "err", err)
-		return kerr.KafkaStorageError.Code, err
+		return errCode(err), err
 	}
 	t.cfg.Store(cfg)
 	for _, p := range t.partitions() {

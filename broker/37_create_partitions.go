@@ -73,7 +73,7 @@ func (b *Broker) createPartitions(rt *kmsg.CreatePartitionsRequestTopic, dup, va
 	}
 	if err := b.addPartitions(t, rt.Count); err != nil {
 		b.log.Error("creating partitions", "topic", t.name, "err", err)
-		return kerr.UnknownServerError.Code, err
+		return createErrCode(err), err
 	}
 	b.log.Info("created partitions", "topic", t.name, "count", rt.Count)
 	return 0, nil

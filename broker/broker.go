@@ -545,7 +545,7 @@ func (b *Broker) loadClusterID() (string, error) {
 		return "", err
 	}
 	id := uuidString(u)
-	if err := writeFileAtomic(b.fs, p, []byte(id)); err != nil {
+	if err := vfs.WriteFileAtomic(b.fs, p, []byte(id), 0o644); err != nil {
 		return "", fmt.Errorf("broker: persisting cluster id: %w", err)
 	}
 	return id, nil

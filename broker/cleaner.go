@@ -63,8 +63,7 @@ type cleanerTopicConfig struct {
 }
 
 func cleanerConfig(c *topicConfig) cleanerTopicConfig {
-	pol, _ := c.value("cleanup.policy")
-	cc := cleanerTopicConfig{compact: strings.Contains(strings.ToLower(pol), "compact")}
+	cc := cleanerTopicConfig{compact: c.compacts()}
 	if !cc.compact {
 		return cc
 	}

@@ -118,6 +118,26 @@ func (c *topicConfig) value(name string) (string, bool) {
 	return topicConfigIndex[name].def, false
 }
 
+// compacts reports whether cleanup.policy lists compact (the cleaner
+// compacts the topic and every record needs a key); deletes whether it lists
+// delete (retention applies). This is the one place that reads the policy.
+func (c *topicConfig) compacts() bool { return c.policyLists("compact") }
+func (c *topicConfig) deletes() bool  { return c.policyLists("delete") }
+
+// policyLists reads cleanup.policy as Kafka's list type: comma-separated,
+// items trimmed and compared without case.
+func (c *topicConfig) policyLists(policy string) bool {
+	pol, _ := c.value("cleanup.policy")
+	for pol != "" {
+		item, rest, _ := strings.Cut(pol, ",")
+		if strings.EqualFold(strings.TrimSpace(item), policy) {
+			return true
+		}
+		pol = rest
+	}
+	return false
+}
+
 func (c *topicConfig) int64(name string) int64 {
 	v, _ := c.value(name)
 	n, _ := strconv.ParseInt(v, 10, 64)
@@ -199,7 +219,7 @@ func parseTopicConfigs(set map[string]string) (*topicConfig, error) {
 	l.IndexIntervalBytes = int(c.int64("index.interval.bytes"))
 	l.RetentionMs = msDuration(c.int64("retention.ms"))
 	l.RetentionBytes = c.int64("retention.bytes")
-	if pol, _ := c.value("cleanup.policy"); !strings.Contains(strings.ToLower(pol), "delete") {
+	if !c.deletes() {
 		// compact-only topics are never deleted by retention in Kafka.
 		l.RetentionMs, l.RetentionBytes = -1, -1
 	}

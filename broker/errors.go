@@ -35,8 +35,20 @@ func errCode(err error) int16 {
 		return kerr.RequestTimedOut.Code
 	}
 	// Anything else from storage is an I/O failure (failed write or
-	// fsync, which logstore makes sticky).
+	// fsync, which logstore and the spool make sticky; a full spool; a
+	// topic, producer-ID or transaction file that could not be written).
 	return kerr.KafkaStorageError.Code
+}
+
+// createErrCode is the code for a topic or partitions that could not be
+// created (their directories, logs, topic.json): UNKNOWN_SERVER_ERROR, what
+// Kafka's controller answers for an unexpected failure. Kafka never answers
+// CreateTopics with KAFKA_STORAGE_ERROR: it creates the logs after replying.
+func createErrCode(err error) int16 {
+	if err == nil {
+		return 0
+	}
+	return kerr.UnknownServerError.Code
 }
 
 // errMessage is the error message Kafka puts next to a code (v8+ produce,

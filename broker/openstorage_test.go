@@ -31,7 +31,7 @@ func TestNewFailsCleanly(t *testing.T) {
 				t.Fatal(err)
 			}
 			before := runtime.NumGoroutine()
-			if err := writeFileAtomic(mem, "/d/"+c.file, []byte(c.content)); err != nil {
+			if err := vfs.WriteFileAtomic(mem, "/d/"+c.file, []byte(c.content), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			if b, err := New(cfg); err == nil {

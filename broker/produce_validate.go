@@ -77,33 +77,19 @@ func (e *recordValidationError) fill(sp *kmsg.ProduceResponseTopicPartition) {
 	}
 }
 
-// topicIsCompacted reports whether cleanup.policy contains compact: such
-// topics need a key on every record, so their batches are always decoded.
-func topicIsCompacted(cfg *topicConfig) bool {
-	pol, _ := cfg.value("cleanup.policy")
-	for pol != "" {
-		item, rest, _ := strings.Cut(pol, ",")
-		if strings.EqualFold(strings.TrimSpace(item), "compact") {
-			return true
-		}
-		pol = rest
-	}
-	return false
-}
-
 // batchValidation holds what the checks of one batch need.
 type batchValidation struct {
 	h         *records.BatchHeader
 	cfg       *topicConfig
 	p         *partition
 	nowMs     int64
-	compacted bool
+	compacted bool // every record needs a key, so batches are always decoded
 }
 
 // validateBatchRecords applies the record-level rules to a batch whose
 // header is valid, decompressing only when it must (see the file comment).
 func (b *Broker) validateBatchRecords(h *records.BatchHeader, batch []byte, p *partition, cfg *topicConfig, now time.Time) error {
-	v := batchValidation{h: h, cfg: cfg, p: p, nowMs: now.UnixMilli(), compacted: topicIsCompacted(cfg)}
+	v := batchValidation{h: h, cfg: cfg, p: p, nowMs: now.UnixMilli(), compacted: cfg.compacts()}
 	// The forwarder decodes small batches to merge them, and any batch the
 	// upstream calls corrupt (forward.go); one that does not decode then is
 	// dropped. Refusing it here keeps that from happening to a record we

@@ -435,19 +435,6 @@ func TestProduceHeaderRules(t *testing.T) {
 	}
 }
 
-func TestTopicIsCompacted(t *testing.T) {
-	for pol, want := range map[string]bool{"": false, "delete": false, "compact": true, "delete,compact": true, " Compact , delete": true, "compacted": false} {
-		set := map[string]string{}
-		if pol != "" {
-			set["cleanup.policy"] = pol
-		}
-		cfg := &topicConfig{set: set}
-		if got := topicIsCompacted(cfg); got != want {
-			t.Errorf("%q: %v, want %v", pol, got, want)
-		}
-	}
-}
-
 // rawRecords encodes records with the given offset deltas (no key, no
 // headers), bypassing AppendBatch, which always writes deltas 0, 1, 2...
 func rawRecords(deltas ...int64) []byte {

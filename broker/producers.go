@@ -53,7 +53,7 @@ func (pi *producerIDs) allocate() (int64, error) {
 		limit := pi.next + producerIDBlock
 		var buf [8]byte
 		binary.BigEndian.PutUint64(buf[:], uint64(limit))
-		if err := writeFileAtomic(pi.fs, pi.path, buf[:]); err != nil {
+		if err := vfs.WriteFileAtomic(pi.fs, pi.path, buf[:], 0o644); err != nil {
 			return 0, err
 		}
 		pi.limit = limit

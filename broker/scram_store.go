@@ -33,6 +33,8 @@ import (
 	"slices"
 	"sort"
 	"sync"
+
+	"github.com/minikafka/minikafka/internal/vfs"
 )
 
 // scramFile is the store's file name in DataDir.
@@ -148,7 +150,7 @@ func (s *scramStore) apply(b *Broker, set map[scramKey]*scramCred) error {
 	}
 	// StoredKey and ServerKey allow an offline guess at the password:
 	// owner-only.
-	if err := writeFileAtomicPerm(b.fs, s.file, data, 0o600); err != nil {
+	if err := vfs.WriteFileAtomic(b.fs, s.file, data, 0o600); err != nil {
 		return err
 	}
 	s.changes = next

@@ -28,7 +28,7 @@ func sendfile(w io.Writer, src *os.File, pos, n int64) (handled bool, err error)
 		werr := dst.Write(func(dfd uintptr) bool {
 			for n > 0 {
 				chunk := n
-				if chunk > 1<<30 {
+				if chunk > 1<<30 { // one call sends at most 0x7ffff000 bytes
 					chunk = 1 << 30
 				}
 				m, e := syscall.Sendfile(int(dfd), int(sfd), &pos, int(chunk))

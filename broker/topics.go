@@ -266,7 +266,7 @@ func (b *Broker) writeTopicMeta(t *topic, nparts int32, configs map[string]strin
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(b.fs, path.Join(t.dir, "topic.json"), data)
+	return vfs.WriteFileAtomic(b.fs, path.Join(t.dir, "topic.json"), data, 0o644)
 }
 
 // createTopic creates and registers a topic; the caller holds adminMu and
@@ -380,38 +380,4 @@ func readFile(fsys vfs.FS, name string) ([]byte, error) {
 	}
 	defer f.Close()
 	return io.ReadAll(f)
-}
-
-// writeFileAtomic replaces name with data: tmp, fsync, rename, fsync dir.
-func writeFileAtomic(fsys vfs.FS, name string, data []byte) error {
-	return writeFileAtomicPerm(fsys, name, data, 0o644)
-}
-
-// writeFileAtomicPerm is writeFileAtomic creating the file with perm (the
-// rename carries the tmp file's mode), for files only the owner may read.
-func writeFileAtomicPerm(fsys vfs.FS, name string, data []byte, perm os.FileMode) error {
-	tmp := name + ".tmp"
-	f, err := fsys.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, perm)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		fsys.Remove(tmp)
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		fsys.Remove(tmp)
-		return err
-	}
-	if err := f.Close(); err != nil {
-		fsys.Remove(tmp)
-		return err
-	}
-	if err := fsys.Rename(tmp, name); err != nil {
-		fsys.Remove(tmp)
-		return err
-	}
-	return fsys.SyncDir(path.Dir(name))
 }

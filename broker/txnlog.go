@@ -248,7 +248,7 @@ func (tl *txnLog) create(gen uint64, recs []txnRecord) error {
 		}
 	}
 	name := path.Join(tl.dir, txnLogName(gen))
-	if err := writeFileAtomic(tl.fs, name, buf); err != nil {
+	if err := vfs.WriteFileAtomic(tl.fs, name, buf, 0o644); err != nil {
 		return fmt.Errorf("broker: txn log: %w", err)
 	}
 	f, err := tl.fs.OpenFile(name, os.O_RDWR, 0o644)

@@ -33,8 +33,9 @@
 //
 // When the log exceeds CompactBytes and is at least four times the
 // estimated live state, the flusher writes the live state as a new
-// generation — offsets-<gen+1>.log.tmp, write, fsync, close, rename, fsync
-// the directory — and switches to it, then removes the old generation.
+// generation with vfs.WriteFileAtomic (offsets-<gen+1>.log.tmp, write,
+// fsync, close, rename, fsync the directory) and switches to it, then
+// removes the old generation.
 // Open removes *.tmp files and every generation but the newest usable one.
 //
 // # File format (version 1)

@@ -584,33 +584,11 @@ func sortedCommits(g groupOffsets) []Commit {
 	return cs
 }
 
-// writeGeneration atomically creates generation gen holding data:
-// tmp → write → fsync → close → rename → fsync dir, then reopens it.
+// writeGeneration atomically creates generation gen holding data
+// (vfs.WriteFileAtomic), then reopens it for appends.
 func (s *Store) writeGeneration(gen uint64, data []byte) (vfs.File, int64, error) {
 	name := filepath.Join(s.opts.Dir, logName(gen))
-	tmp := name + ".tmp"
-	err := func() error {
-		f, err := s.fs.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
-		if err != nil {
-			return err
-		}
-		_, err = f.Write(data)
-		if err == nil {
-			err = f.Sync()
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return err
-		}
-		if err := s.fs.Rename(tmp, name); err != nil {
-			return err
-		}
-		return s.fs.SyncDir(s.opts.Dir)
-	}()
-	if err != nil {
-		_ = s.fs.Remove(tmp)
+	if err := vfs.WriteFileAtomic(s.fs, name, data, 0o644); err != nil {
 		return nil, 0, fmt.Errorf("groupstore: write %s: %w", name, err)
 	}
 	f, err := s.fs.OpenFile(name, os.O_RDWR, 0)

@@ -227,12 +227,10 @@ func (l *Log) compact(o CompactOptions) (CompactResult, error) {
 			return res, err
 		}
 	}
-	if err := writeFileAtomic(l.fs, filepath.Join(l.dir, cleanPointFile), encodeCleanPoint(cl.mappedTo, cl.horizon)); err != nil {
+	if err := vfs.WriteFileAtomic(l.fs, filepath.Join(l.dir, cleanPointFile), encodeCleanPoint(cl.mappedTo, cl.horizon), 0o644); err != nil {
 		// The segments are swapped; a stale cleanpoint only means the
 		// next clean redoes some work.
 		l.logger.Warn("logstore: writing cleanpoint", "dir", l.dir, "err", err)
-	} else if err := l.fs.SyncDir(l.dir); err != nil {
-		l.logger.Warn("logstore: syncing dir after cleanpoint", "dir", l.dir, "err", err)
 	}
 	c.firstDirty, c.horizon = cl.mappedTo, cl.horizon
 	return res, nil
@@ -550,10 +548,11 @@ func (w *groupWriter) finish() error {
 	ns.size.Store(w.pos)
 	ns.next.Store(olds[len(olds)-1].next.Load())
 	hdr := indexHeader{logSize: w.pos, next: ns.next.Load()}
-	if err := writeFileSynced(l.fs, l.path(ns.base, ".index"+cleanedSuffix), encodeOffsetIndex(hdr, ns.idx)); err != nil {
+	// No rename: the .cleaned suffix already marks them uncommitted.
+	if err := vfs.WriteFileSync(l.fs, l.path(ns.base, ".index"+cleanedSuffix), encodeOffsetIndex(hdr, ns.idx), 0o644); err != nil {
 		return err
 	}
-	if err := writeFileSynced(l.fs, l.path(ns.base, ".timeindex"+cleanedSuffix), encodeTimeIndex(hdr, ns.timeIndexForDisk())); err != nil {
+	if err := vfs.WriteFileSync(l.fs, l.path(ns.base, ".timeindex"+cleanedSuffix), encodeTimeIndex(hdr, ns.timeIndexForDisk()), 0o644); err != nil {
 		return err
 	}
 	ns.diskIndex = w.pos

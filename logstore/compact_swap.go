@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-
-	"github.com/minikafka/minikafka/internal/vfs"
 )
 
 // File suffixes of a compaction in progress (see doc.go, "Compaction").
@@ -13,23 +11,6 @@ const (
 	cleanedSuffix = ".cleaned" // written and fsynced, not yet committed
 	swapSuffix    = ".swap"    // committed, old segments not yet all gone
 )
-
-// writeFileSynced writes name and fsyncs it (no rename: the .cleaned
-// suffix already marks it as uncommitted).
-func writeFileSynced(fsys vfs.FS, name string, data []byte) error {
-	f, err := fsys.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
 
 // swapCleaned replaces each group of old segments by its cleaned segment,
 // in offset order, each group atomically: rename base.log.cleaned to

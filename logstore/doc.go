@@ -83,10 +83,10 @@
 // entry, written when the index file is written, is the segment's maximum.
 // Entries are strictly increasing in offset, position and timestamp.
 //
-// Index files are written whole (tmp, fsync, rename, directory fsync) when
-// a segment is sealed and, for the active segment, on Close. While a
-// segment is active its indexes live in memory. They can always be rebuilt
-// from the .log file.
+// Index files are written whole (tmp, fsync, rename: vfs.ReplaceFile for
+// both, then one directory fsync) when a segment is sealed and, for the
+// active segment, on Close. While a segment is active its indexes live in
+// memory. They can always be rebuilt from the .log file.
 //
 // The logstart file is 20 bytes: "MKLS", version 1, three zero bytes, int64
 // offset, CRC32C of the first 16 bytes; replaced atomically.

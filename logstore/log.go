@@ -485,8 +485,9 @@ func (l *Log) createSegment(base int64) (*segment, error) {
 	return s, nil
 }
 
-// writeIndexes writes s's offset and time index files atomically (tmp,
-// fsync, rename); the caller syncs the directory.
+// writeIndexes replaces s's offset and time index files (vfs.ReplaceFile);
+// the caller fsyncs the directory once for both, and for whatever else it
+// changed there.
 func (l *Log) writeIndexes(s *segment) error {
 	s.mu.RLock()
 	hdr := indexHeader{logSize: s.size.Load(), next: s.next.Load()}
@@ -494,28 +495,14 @@ func (l *Log) writeIndexes(s *segment) error {
 	ti := encodeTimeIndex(hdr, s.timeIndexForDisk())
 	s.mu.RUnlock()
 	s.diskIndex = -1
-	if err := writeFileAtomic(l.fs, l.path(s.base, ".index"), oi); err != nil {
+	if err := vfs.ReplaceFile(l.fs, l.path(s.base, ".index"), oi, 0o644); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(l.fs, l.path(s.base, ".timeindex"), ti); err != nil {
+	if err := vfs.ReplaceFile(l.fs, l.path(s.base, ".timeindex"), ti, 0o644); err != nil {
 		return err
 	}
 	s.diskIndex = hdr.logSize
 	return nil
-}
-
-// writeFileAtomic writes name via name.tmp, fsync and rename. The caller
-// fsyncs the directory.
-func writeFileAtomic(fsys vfs.FS, name string, data []byte) error {
-	tmp := name + ".tmp"
-	err := writeFileSynced(fsys, tmp, data) // compact_swap.go
-	if err == nil {
-		err = fsys.Rename(tmp, name)
-	}
-	if err != nil {
-		fsys.Remove(tmp)
-	}
-	return err
 }
 
 // HighWatermark is the end of the visible log: the fsynced end under

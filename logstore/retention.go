@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"time"
+
+	"github.com/minikafka/minikafka/internal/vfs"
 )
 
 // finalSegment runs when a deleted segment's last reader is gone: close the
@@ -81,11 +83,8 @@ func (l *Log) DeleteRecords(before int64) (int64, error) {
 	if before <= l.logStart.Load() {
 		return l.logStart.Load(), nil
 	}
-	if err := writeFileAtomic(l.fs, filepath.Join(l.dir, logStartFile), encodeLogStart(before)); err != nil {
+	if err := vfs.WriteFileAtomic(l.fs, filepath.Join(l.dir, logStartFile), encodeLogStart(before), 0o644); err != nil {
 		return 0, l.setSticky("write log start", err)
-	}
-	if err := l.fs.SyncDir(l.dir); err != nil {
-		return 0, l.setSticky("sync dir", err)
 	}
 	l.logStart.Store(before)
 	if err := l.dropBelowStartLocked(); err != nil {
@@ -240,11 +239,8 @@ func (l *Log) Truncate(offset int64) error {
 	l.active = s
 	l.leo.Store(res.next)
 	if l.logStart.Load() > res.next {
-		if err := writeFileAtomic(l.fs, filepath.Join(l.dir, logStartFile), encodeLogStart(res.next)); err != nil {
+		if err := vfs.WriteFileAtomic(l.fs, filepath.Join(l.dir, logStartFile), encodeLogStart(res.next), 0o644); err != nil {
 			return l.setSticky("write log start", err)
-		}
-		if err := l.fs.SyncDir(l.dir); err != nil {
-			return l.setSticky("sync dir", err)
 		}
 		l.logStart.Store(res.next)
 	}
@@ -265,11 +261,8 @@ func (l *Log) resetLocked(offset int64) error {
 	if err != nil {
 		return l.setSticky("create segment", err)
 	}
-	if err := writeFileAtomic(l.fs, filepath.Join(l.dir, logStartFile), encodeLogStart(offset)); err != nil {
+	if err := vfs.WriteFileAtomic(l.fs, filepath.Join(l.dir, logStartFile), encodeLogStart(offset), 0o644); err != nil {
 		return l.setSticky("write log start", err)
-	}
-	if err := l.fs.SyncDir(l.dir); err != nil {
-		return l.setSticky("sync dir", err)
 	}
 	ns := []*segment{seg}
 	l.segs.Store(&ns)

@@ -48,10 +48,13 @@
 // Wait, the writer flushes what it has.
 //
 // A response may implement BodyWriter to write its own body to the
-// connection (a fetch response sending file ranges with sendfile), and
-// Releaser to give back resources once written or dropped. SendFile writes
-// a file range to the connection with sendfile(2) at an explicit offset, so
-// fetches can share one descriptor per segment.
+// connection, and Releaser to give back resources once written or dropped.
+// That is the whole of protocol's part in the fetch path: the broker's
+// large Fetch responses (broker/fetchbody.go) are BodyWriters that send
+// their segment-file ranges with sendfile(2) at explicit offsets
+// (broker/sendfile_linux.go), copying where the connection or the file is
+// not a descriptor. protocol hands them the connection itself and nothing
+// else.
 //
 // # TLS and SASL
 //
@@ -59,9 +62,10 @@
 // first request is read (bounded by TLSHandshakeTimeout) and its failure —
 // a client without a certificate under mutual TLS, a plaintext client — is
 // logged and closes that connection. ConnInfo.TLS then holds the state.
-// SendFile and BodyWriter need nothing special: a *tls.Conn is not a
-// syscall.Conn, so file ranges are copied through the TLS layer instead of
-// handed to sendfile(2), which would bypass encryption.
+// A BodyWriter needs nothing special: the connection it gets is then a
+// *tls.Conn, which is not a syscall.Conn, so file ranges are copied through
+// the TLS layer instead of handed to sendfile(2), which would bypass
+// encryption.
 //
 // SASL itself is the Handler's (broker/sasl.go); protocol only provides
 // what the wire needs: ConnInfo.Auth for the handler's per-connection

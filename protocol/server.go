@@ -137,9 +137,10 @@ type BodyWriter interface {
 	BodyLen() int64
 	// WriteBody writes head (the frame length and response header,
 	// possibly preceded by earlier coalesced responses) and then exactly
-	// BodyLen bytes of body to w. w is the connection itself (a
-	// *net.TCPConn for TCP, whose ReadFrom uses sendfile for *os.File
-	// sources).
+	// BodyLen bytes of body to w. w is the connection itself: a
+	// *net.TCPConn for TCP, a syscall.Conn a writer may sendfile(2) to;
+	// a *tls.Conn under TLS, which is not one, so bytes go through the
+	// encryption.
 	WriteBody(w io.Writer, head []byte) error
 }
 

@@ -2,10 +2,10 @@ package spool
 
 import (
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/minikafka/minikafka/internal/vfs"
 )
 
 // The flusher is a pipeline so that compressing and encrypting batches
@@ -176,8 +176,9 @@ func (s *Spool) writeLoop() {
 	s.mu.Unlock()
 }
 
-// writeGroup writes each segment as .tmp, fsync, close, rename, then fsyncs
-// the directory once, then commits: only then are the records durable.
+// writeGroup writes each segment as .tmp, fsync, close, rename
+// (vfs.ReplaceFile), then fsyncs the directory once, then commits: only then
+// are the records durable.
 func (s *Spool) writeGroup(group []job) {
 	s.mu.Lock()
 	failed := s.err != nil
@@ -193,7 +194,7 @@ func (s *Spool) writeGroup(group []job) {
 			break
 		}
 		if !j.skipped {
-			if err = s.writeSegment(j); err != nil {
+			if err = vfs.ReplaceFile(s.fs, filepath.Join(s.dir, j.seg.name), j.data, 0o644); err != nil {
 				break
 			}
 			renamed = true
@@ -234,38 +235,6 @@ func (s *Spool) writeGroup(group []job) {
 			s.log.Warn("spool: deleting acknowledged segment", "err", err)
 		}
 	}
-}
-
-func (s *Spool) writeSegment(j job) error {
-	final := filepath.Join(s.dir, j.seg.name)
-	tmp := final + ".tmp"
-	if err := s.writeFileSync(tmp, j.data); err != nil {
-		_ = s.fs.Remove(tmp)
-		return err
-	}
-	if err := s.fs.Rename(tmp, final); err != nil {
-		_ = s.fs.Remove(tmp)
-		return err
-	}
-	return nil
-}
-
-func (s *Spool) writeFileSync(name string, data []byte) error {
-	f, err := s.fs.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	n, err := f.Write(data)
-	if err == nil && n != len(data) {
-		err = io.ErrShortWrite
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // commitLocked registers the oldest sealed batch as durable.

@@ -1,12 +1,3 @@
-// Package vfs is the small filesystem interface every storage package writes
-// through. Production uses the OS; tests use an in-memory filesystem that can
-// simulate a crash (drop whatever was not fsynced) and an error-injecting
-// wrapper (fail the Nth write or sync, tear a write after K bytes).
-//
-// The interface is deliberately narrow: storage code needs positional reads,
-// appends, truncation, fsync of files and directories, atomic rename and a
-// directory listing. Anything richer would be hard to model faithfully in the
-// crash-simulating implementation.
 package vfs
 
 import (

@@ -1,0 +1,35 @@
+// Package lint holds tests that check the module's source as a whole, so
+// that rules the design states hold without anyone remembering them (as
+// pebble's internal/lint does). It has no code of its own.
+//
+// The import rules (DESIGN.md, "Imports point one way") are checked by
+// parsing every .go file of the module, test files and files behind any
+// build constraint included, and failing with the file, line and import of
+// each violation:
+//
+//   - logstore, groupstore, spool and the internal packages below them
+//     import no Kafka protocol or client code (nothing from franz-go:
+//     kmsg and kerr themselves, and kgo, kadm or kfake, which bring kmsg
+//     in) and no package of this module outside that set (protocol,
+//     broker and everything under it, the root package, minikafkatest,
+//     cmd, internal/bench).
+//   - Their tests may import franz-go, as an independent reference
+//     (internal/records checks its codec against kmsg) or to drive a real
+//     cluster, but still nothing of this module above storage: a test that
+//     needs the broker belongs with the broker's tests.
+//   - The group coordinator, broker/internal/groups and anything under it,
+//     imports neither broker nor protocol, tests included; the rule is
+//     checked whenever that directory exists.
+//
+// internal/bench is not held to the storage rule: it is a benchmark
+// harness that runs the broker and kfake and drives them with kgo, a tool
+// at the top of the import order that lives under internal/ only to stay
+// out of the public API.
+//
+// Why parse files rather than ask go list: go list evaluates build
+// constraints for one GOOS, so an import in a file built only elsewhere
+// (x_windows.go) would pass unseen, and it reports imports per package, not
+// per file. Checking direct imports is enough because every way up is
+// itself forbidden: a storage package can reach broker or kmsg only through
+// a module package outside the storage set or through franz-go.
+package lint

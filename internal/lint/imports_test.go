@@ -1,0 +1,299 @@
+package lint
+
+import (
+	"bufio"
+	"fmt"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// rule forbids some imports to the files of the packages it covers.
+type rule struct {
+	name   string
+	covers func(rel string, test bool) bool // rel: the file's package dir, slash-separated, relative to the module root
+	forbid func(rel string) bool            // rel: an import of this module, relative to its root; "" for the root
+	other  func(imp string) bool            // an import from outside the module
+	why    string
+}
+
+// under reports whether rel is dir or below it.
+func under(rel, dir string) bool { return rel == dir || strings.HasPrefix(rel, dir+"/") }
+
+// storageSet is what storage and internal packages may import of this
+// module: each other, but not internal/bench (a tool above the broker).
+func storageSet(rel string) bool {
+	switch {
+	case under(rel, "internal/bench"):
+		return false
+	case under(rel, "logstore"), under(rel, "groupstore"), under(rel, "spool"), under(rel, "internal"):
+		return true
+	}
+	return false
+}
+
+func franzGo(imp string) bool { return under(imp, "github.com/twmb/franz-go") }
+
+var rules = []rule{
+	{
+		name:   "storage",
+		covers: func(rel string, test bool) bool { return !test && storageSet(rel) },
+		forbid: func(rel string) bool { return !storageSet(rel) },
+		other:  franzGo,
+		why:    "storage and internal packages know nothing of Kafka requests, error codes or the layers above them",
+	},
+	{
+		name:   "storage tests",
+		covers: func(rel string, test bool) bool { return test && storageSet(rel) },
+		forbid: func(rel string) bool { return !storageSet(rel) },
+		other:  func(string) bool { return false },
+		why:    "a storage test may use a Kafka client, but a test that needs the broker belongs with the broker's tests",
+	},
+	{
+		name:   "coordinator",
+		covers: func(rel string, test bool) bool { return under(rel, "broker/internal/groups") },
+		forbid: func(rel string) bool { return rel == "broker" || under(rel, "protocol") },
+		other:  func(string) bool { return false },
+		why:    "the group coordinator sees the broker only through the interface it declares",
+	},
+}
+
+// violation is one forbidden import.
+type violation struct {
+	file string // relative to the module root, slash-separated
+	line int
+	imp  string
+	rule string
+}
+
+func (v violation) String() string {
+	return fmt.Sprintf("%s:%d: imports %s (rule %q)", v.file, v.line, v.imp, v.rule)
+}
+
+// checkImports parses every .go file under root, the root of module mod,
+// and returns the imports that break rules, and how many files each rule
+// covered. Directories Go ignores (testdata, vendor, names starting with
+// . or _) and nested modules are skipped.
+func checkImports(root string, rules []rule) ([]violation, map[string]int, error) {
+	mod, err := modulePath(filepath.Join(root, "go.mod"))
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []violation
+	covered := map[string]int{}
+	fset := token.NewFileSet()
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if p == root {
+				return nil
+			}
+			if name == "testdata" || name == "vendor" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(p, "go.mod")); err == nil {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, ".go") || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") {
+			return nil
+		}
+		relFile, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		relFile = filepath.ToSlash(relFile)
+		dir := path.Dir(relFile)
+		if dir == "." {
+			dir = ""
+		}
+		test := strings.HasSuffix(name, "_test.go")
+		var applied []rule
+		for _, r := range rules {
+			if r.covers(dir, test) {
+				applied = append(applied, r)
+				covered[r.name]++
+			}
+		}
+		if len(applied) == 0 {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, p, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		for _, is := range f.Imports {
+			imp, err := strconv.Unquote(is.Path.Value)
+			if err != nil {
+				return fmt.Errorf("%s: %w", relFile, err)
+			}
+			for _, r := range applied {
+				var bad bool
+				if imp == mod || strings.HasPrefix(imp, mod+"/") {
+					bad = r.forbid(strings.TrimPrefix(strings.TrimPrefix(imp, mod), "/"))
+				} else {
+					bad = r.other(imp)
+				}
+				if bad {
+					out = append(out, violation{relFile, fset.Position(is.Pos()).Line, imp, r.name})
+				}
+			}
+		}
+		return nil
+	})
+	return out, covered, err
+}
+
+// modulePath reads the module line of a go.mod file.
+func modulePath(gomod string) (string, error) {
+	f, err := os.Open(gomod)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "module "); ok {
+			return strings.Trim(strings.TrimSpace(rest), `"`), nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return "", err
+	}
+	return "", fmt.Errorf("%s: no module line", gomod)
+}
+
+// moduleRoot is the directory of the go.mod above the test's directory.
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test directory")
+		}
+		dir = parent
+	}
+}
+
+// TestImports holds the module to the import rules (see doc.go).
+func TestImports(t *testing.T) {
+	root := moduleRoot(t)
+	vs, covered, err := checkImports(root, rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vs {
+		t.Errorf("%v: %s", v, ruleWhy(v.rule))
+	}
+	// A rule that covers no file would pass whatever the code does.
+	for _, r := range []string{"storage", "storage tests"} {
+		if covered[r] == 0 {
+			t.Errorf("rule %q covered no file: the walk or the rule is wrong", r)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, "broker", "internal", "groups")); err == nil && covered["coordinator"] == 0 {
+		t.Error(`broker/internal/groups exists but rule "coordinator" covered none of its files`)
+	}
+	t.Logf("files checked per rule: %v", covered)
+}
+
+func ruleWhy(name string) string {
+	for _, r := range rules {
+		if r.name == name {
+			return r.why
+		}
+	}
+	return ""
+}
+
+// TestCheckImportsFindsViolations runs the checker on a small module
+// holding one violation of each kind, and allowed imports beside them, so
+// that TestImports cannot pass because the checker sees nothing.
+func TestCheckImportsFindsViolations(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{
+		"go.mod": "module example.com/m\n\ngo 1.22\n",
+		// Storage: a Kafka import, an upward import, one hidden behind a
+		// build constraint; internal and storage imports are fine.
+		"logstore/a.go": `package logstore
+
+import (
+	"os"
+
+	"example.com/m/internal/vfs"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+`,
+		"logstore/b_windows.go": "//go:build windows\n\npackage logstore\n\nimport \"github.com/twmb/franz-go/pkg/kerr\"\n",
+		"spool/s.go":            "package spool\n\nimport _ \"example.com/m/logstore\"\n",
+		"internal/x/x.go":       "package x\n\nimport \"example.com/m/protocol\"\n",
+		"internal/y/y.go":       "package y\n\nimport mk \"example.com/m\"\n",
+		"groupstore/g.go":       "package groupstore\n\nimport \"example.com/m/internal/bench\"\n",
+		// Storage tests: a Kafka client is fine, the broker is not.
+		"logstore/a_test.go": "package logstore\n\nimport \"github.com/twmb/franz-go/pkg/kgo\"\n",
+		"spool/s_test.go":    "package spool_test\n\nimport \"example.com/m/broker/sub\"\n",
+		// internal/bench is a tool above the broker.
+		"internal/bench/h.go": "package bench\n\nimport (\n\t\"example.com/m\"\n\t\"github.com/twmb/franz-go/pkg/kmsg\"\n)\n",
+		// The coordinator: kerr and its own subpackages are fine.
+		"broker/internal/groups/c.go":        "package groups\n\nimport (\n\t\"example.com/m/broker/internal/groups/assign\"\n\t\"github.com/twmb/franz-go/pkg/kerr\"\n)\n",
+		"broker/internal/groups/c_test.go":   "package groups_test\n\nimport \"example.com/m/broker\"\n",
+		"broker/internal/groups/assign/a.go": "package assign\n\nimport \"example.com/m/protocol\"\n",
+		// Not checked: the broker itself, testdata, a nested module.
+		"broker/b.go":            "package broker\n\nimport \"github.com/twmb/franz-go/pkg/kmsg\"\n",
+		"logstore/testdata/t.go": "package t\n\nimport \"example.com/m/broker\"\n",
+		"internal/nested/go.mod": "module example.com/nested\n",
+		"internal/nested/n.go":   "package nested\n\nimport \"github.com/twmb/franz-go/pkg/kmsg\"\n",
+	}
+	for name, src := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vs, covered, err := checkImports(root, rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, v := range vs {
+		got = append(got, v.String())
+	}
+	want := []string{
+		`broker/internal/groups/assign/a.go:3: imports example.com/m/protocol (rule "coordinator")`,
+		`broker/internal/groups/c_test.go:3: imports example.com/m/broker (rule "coordinator")`,
+		`groupstore/g.go:3: imports example.com/m/internal/bench (rule "storage")`,
+		`internal/x/x.go:3: imports example.com/m/protocol (rule "storage")`,
+		`internal/y/y.go:3: imports example.com/m (rule "storage")`,
+		`logstore/a.go:7: imports github.com/twmb/franz-go/pkg/kmsg (rule "storage")`,
+		`logstore/b_windows.go:5: imports github.com/twmb/franz-go/pkg/kerr (rule "storage")`,
+		`spool/s_test.go:3: imports example.com/m/broker/sub (rule "storage tests")`,
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("violations:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if covered["coordinator"] != 3 {
+		t.Errorf("coordinator rule covered %d files, want 3", covered["coordinator"])
+	}
+}
