@@ -76,7 +76,7 @@ func parseSettings(args []string, lookupEnv func(string) (string, bool), stderr 
 	s.cleaner.register(fs)
 	s.groups.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: minikafka [flags]\n       minikafka forward-status [flags] [topic...]   (see minikafka forward-status -h)\n\nRuns a single-node Kafka-compatible broker. Every flag can also be set\nwith MINIKAFKA_<FLAG> (upper case, '-' as '_'); flags win.\n\nFlags:\n")
+		fmt.Fprintf(stderr, "Usage: minikafka [flags]\n       minikafka forward-status [flags] [topic...]   (see minikafka forward-status -h)\n       minikafka topic|produce|consume|group|cluster ...   (client verbs for any Kafka broker; see minikafka topic -h)\n\nRuns a single-node Kafka-compatible broker. Every flag can also be set\nwith MINIKAFKA_<FLAG> (upper case, '-' as '_'); flags win.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 
@@ -137,6 +137,9 @@ func parseSettings(args []string, lookupEnv func(string) (string, bool), stderr 
 func run(ctx context.Context, args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer, started chan<- *minikafka.Broker) int {
 	if len(args) > 0 && args[0] == "forward-status" {
 		return runForwardStatus(ctx, args[1:], stdout, stderr) // status.go
+	}
+	if len(args) > 0 && cliVerbs[args[0]] != nil {
+		return runCLI(ctx, args, cliEnv{stdin: os.Stdin, stdout: stdout, stderr: stderr, lookupEnv: lookupEnv}) // cli.go
 	}
 	s, err := parseSettings(args, lookupEnv, stderr)
 	if errors.Is(err, flag.ErrHelp) {
