@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -65,6 +67,7 @@ func newConn(s *Server, tcp net.Conn) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
 	nc := tcp
 	setSendBuffer(tcp, s.cfg.SendBufferBytes)
+	setKeepAlive(tcp)
 	if s.cfg.TLS != nil {
 		nc = tls.Server(tcp, s.cfg.TLS)
 	}
@@ -469,6 +472,40 @@ func isTimeout(err error) bool { return errors.Is(err, os.ErrDeadlineExceeded) }
 func isEOF(err error) bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed)
 }
+
+// setKeepAlive turns TCP keepalive on with the operating system's timings,
+// as Kafka's sockets have it. Go's listeners set 15 s on every accepted
+// connection, which with thousands of idle client connections is a storm
+// of probes for no gain: a dead peer is found by the idle timeout or the
+// next write anyway. Go has no "back to the kernel default", so the
+// kernel's values are read once (osKeepAlive). A failure changes nothing
+// that matters, so it is ignored.
+func setKeepAlive(nc net.Conn) {
+	if tc, ok := nc.(*net.TCPConn); ok {
+		tc.SetKeepAliveConfig(osKeepAlive())
+	}
+}
+
+// osKeepAlive is the kernel's keepalive timing: Linux's
+// net.ipv4.tcp_keepalive_{time,intvl,probes}, or the 2 h / 75 s / 9 that
+// Linux and the BSDs ship with where they cannot be read.
+var osKeepAlive = sync.OnceValue(func() net.KeepAliveConfig {
+	read := func(name string, def int) int {
+		b, err := os.ReadFile("/proc/sys/net/ipv4/" + name)
+		if err != nil {
+			return def
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || n <= 0 {
+			return def
+		}
+		return n
+	}
+	return net.KeepAliveConfig{Enable: true,
+		Idle:     time.Duration(read("tcp_keepalive_time", 7200)) * time.Second,
+		Interval: time.Duration(read("tcp_keepalive_intvl", 75)) * time.Second,
+		Count:    read("tcp_keepalive_probes", 9)}
+})
 
 // setSendBuffer applies Config.SendBufferBytes to a TCP connection; a
 // failure only costs performance, so it is ignored.

@@ -3,6 +3,9 @@ package protocol
 import (
 	"context"
 	"net"
+	"os"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -76,5 +79,54 @@ func TestSendBufferBytes(t *testing.T) {
 				t.Fatalf("SO_SNDBUF %d: set although -1 asks for the OS default", got)
 			}
 		})
+	}
+}
+
+func sockopt(t *testing.T, c net.Conn, level, opt int) int {
+	t.Helper()
+	raw, err := c.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	var serr error
+	if err := raw.Control(func(fd uintptr) { n, serr = syscall.GetsockoptInt(int(fd), level, opt) }); err != nil {
+		t.Fatal(err)
+	}
+	if serr != nil {
+		t.Fatal(serr)
+	}
+	return n
+}
+
+// TestKeepAliveOSDefaults: accepted connections have TCP keepalive on with
+// the kernel's idle time (net.ipv4.tcp_keepalive_time), as Kafka's, not
+// Go's 15 s.
+func TestKeepAliveOSDefaults(t *testing.T) {
+	raw, err := os.ReadFile("/proc/sys/net/ipv4/tcp_keepalive_time")
+	if err != nil {
+		t.Fatalf("reading the kernel's keepalive time: %v", err)
+	}
+	osIdle, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := HandlerFunc(func(_ context.Context, req *Request) Reply { return Reply{} })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rl := &recordingListener{Listener: ln, accepted: make(chan net.Conn, 1)}
+	s := startServer(t, Config{Listener: rl}, h)
+	dial(t, s)
+	c := <-rl.accepted
+	for s.Conns() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	if on := sockopt(t, c, syscall.SOL_SOCKET, syscall.SO_KEEPALIVE); on != 1 {
+		t.Fatalf("SO_KEEPALIVE %d, want 1", on)
+	}
+	if idle := sockopt(t, c, syscall.IPPROTO_TCP, syscall.TCP_KEEPIDLE); idle != osIdle {
+		t.Fatalf("TCP_KEEPIDLE %d s, want the kernel's %d s (Go's listener default is 15 s)", idle, osIdle)
 	}
 }
