@@ -4,7 +4,7 @@ package broker
 //
 // A partition keeps its records in its logstore.Log (logStore, below) or,
 // when its topic is forwarded upstream, in its forwarder's spool
-// (forwarder, forward.go). Produce, Fetch, ListOffsets,
+// (forwarder, forward.go). Produce, Fetch, ListOffsets, OffsetForLeaderEpoch,
 // the cleaner and the rebuild of producer state reach the records only
 // through partitionStore, so none of them asks which of the two it has. The
 // choice is made once per partition: the log when the partition is opened,

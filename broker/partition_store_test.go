@@ -143,3 +143,41 @@ func TestForwardedIdempotenceMatchesLocal(t *testing.T) {
 	same(after)
 	ends(b, 14)
 }
+
+// ListOffsets (latest, read_committed) and OffsetForLeaderEpoch answer
+// from the partition's store: for a forwarded partition the spool, not the
+// log it no longer writes.
+func TestForwardedOffsetsFromStore(t *testing.T) {
+	upstream, _ := deadAddr(t)
+	b := newTestBroker(t, func(c *Config) {
+		c.Uplink = &UplinkConfig{Brokers: []string{upstream}, Forward: []ForwardRule{{Pattern: "f-*"}}}
+	})
+	createTopic(t, b, "f-1", 1)
+	for i := 0; i < 3; i++ {
+		if r := produce(t, b, "f-1", 0, makeBatch(t, records.CodecNone, -1, 0, 0, testRec{value: []byte("v")}, testRec{value: []byte("w")})); r.ErrorCode != 0 {
+			t.Fatal(kerr.ErrorForCode(r.ErrorCode))
+		}
+	}
+	lo := kmsg.NewPtrListOffsetsRequest()
+	lo.Version, lo.IsolationLevel = 4, 1
+	lt := kmsg.NewListOffsetsRequestTopic()
+	lt.Topic = "f-1"
+	lp := kmsg.NewListOffsetsRequestTopicPartition()
+	lp.Timestamp, lp.CurrentLeaderEpoch = -1, -1
+	lt.Partitions = append(lt.Partitions, lp)
+	lo.Topics = append(lo.Topics, lt)
+	if p := serve(t, b, lo).(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0]; p.ErrorCode != 0 || p.Offset != 6 {
+		t.Errorf("list offsets latest read_committed: %v offset %d, want 6", kerr.ErrorForCode(p.ErrorCode), p.Offset)
+	}
+	oe := kmsg.NewPtrOffsetForLeaderEpochRequest()
+	oe.Version = 3
+	ot := kmsg.NewOffsetForLeaderEpochRequestTopic()
+	ot.Topic = "f-1"
+	op := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
+	op.LeaderEpoch, op.CurrentLeaderEpoch = 0, -1
+	ot.Partitions = append(ot.Partitions, op)
+	oe.Topics = append(oe.Topics, ot)
+	if p := serve(t, b, oe).(*kmsg.OffsetForLeaderEpochResponse).Topics[0].Partitions[0]; p.ErrorCode != 0 || p.EndOffset != 6 {
+		t.Errorf("offset for leader epoch: %v end %d, want 6", kerr.ErrorForCode(p.ErrorCode), p.EndOffset)
+	}
+}
