@@ -1,8 +1,10 @@
 package broker
 
 import (
+	"context"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -158,26 +160,14 @@ func TestForwardedOffsetsFromStore(t *testing.T) {
 			t.Fatal(kerr.ErrorForCode(r.ErrorCode))
 		}
 	}
-	lo := kmsg.NewPtrListOffsetsRequest()
-	lo.Version, lo.IsolationLevel = 4, 1
-	lt := kmsg.NewListOffsetsRequestTopic()
-	lt.Topic = "f-1"
-	lp := kmsg.NewListOffsetsRequestTopicPartition()
-	lp.Timestamp, lp.CurrentLeaderEpoch = -1, -1
-	lt.Partitions = append(lt.Partitions, lp)
-	lo.Topics = append(lo.Topics, lt)
-	if p := serve(t, b, lo).(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0]; p.ErrorCode != 0 || p.Offset != 6 {
-		t.Errorf("list offsets latest read_committed: %v offset %d, want 6", kerr.ErrorForCode(p.ErrorCode), p.Offset)
+	adm := kadm.NewClient(newClient(t, listen(t, b)))
+	ctx := context.Background()
+	listed, err := adm.ListCommittedOffsets(ctx, "f-1") // latest, read_committed
+	if o, ok := listed.Lookup("f-1", 0); err != nil || !ok || o.Err != nil || o.Offset != 6 {
+		t.Errorf("list offsets latest read_committed: %v %+v, want offset 6", err, o)
 	}
-	oe := kmsg.NewPtrOffsetForLeaderEpochRequest()
-	oe.Version = 3
-	ot := kmsg.NewOffsetForLeaderEpochRequestTopic()
-	ot.Topic = "f-1"
-	op := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
-	op.LeaderEpoch, op.CurrentLeaderEpoch = 0, -1
-	ot.Partitions = append(ot.Partitions, op)
-	oe.Topics = append(oe.Topics, ot)
-	if p := serve(t, b, oe).(*kmsg.OffsetForLeaderEpochResponse).Topics[0].Partitions[0]; p.ErrorCode != 0 || p.EndOffset != 6 {
-		t.Errorf("offset for leader epoch: %v end %d, want 6", kerr.ErrorForCode(p.ErrorCode), p.EndOffset)
+	ends, err := adm.OffsetForLeaderEpoch(ctx, kadm.OffsetForLeaderEpochRequest{"f-1": {0: 0}})
+	if e := ends["f-1"][0]; err != nil || e.Err != nil || e.EndOffset != 6 {
+		t.Errorf("offset for leader epoch: %v %+v, want end 6", err, e)
 	}
 }
