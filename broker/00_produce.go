@@ -252,7 +252,7 @@ func (b *Broker) produceTo(p *partition, st partitionStore, batch []byte, acks i
 	if h.IsTransactional() {
 		// The partition must be in the producer's open transaction
 		// (txn.go); its lock is held until the append is done.
-		unlock, code, err := st.beginTxn(&h, version)
+		unlock, code, err := st.beginTxn(h, version)
 		if code != 0 {
 			return code, 0, err
 		}
@@ -276,7 +276,8 @@ func (b *Broker) produceTo(p *partition, st partitionStore, batch []byte, acks i
 		}
 	}
 	txnOpened := h.IsTransactional() && b.txns.producing(p, h.ProducerID)
-	res, err := st.append(&h, batch, now)
+	// records.Validate checked NumRecords = LastOffsetDelta + 1 > 0.
+	res, err := st.append(batch, int(h.NumRecords), now)
 	if txnOpened {
 		b.txns.produced(p, h.ProducerID, res.BaseOffset, err)
 	}

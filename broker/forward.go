@@ -186,7 +186,7 @@ func (f *forwarder) highWatermark() int64 {
 // lastStable is the high watermark: transactions are not forwarded.
 func (f *forwarder) lastStable() int64 { return f.highWatermark() }
 
-func (f *forwarder) beginTxn(*records.BatchHeader, int16) (func(), int16, error) {
+func (f *forwarder) beginTxn(records.BatchHeader, int16) (func(), int16, error) {
 	return nil, kerr.InvalidTxnState.Code, fmt.Errorf("topic %s is forwarded upstream; transactions are not supported on forwarded topics", f.p.topic.name)
 }
 
@@ -199,11 +199,12 @@ func (f *forwarder) pressure() float64 { return f.sp.Pressure() }
 
 func (f *forwarder) changed() <-chan struct{} { return f.sp.Changed() }
 
-// append stores a validated batch in the spool. A full spool is an error
+// append stores a validated batch in the spool as one record spanning
+// count sequence numbers. A full spool is an error
 // that errCode maps to KAFKA_STORAGE_ERROR, which every client retries (kgo,
 // librdkafka and the Java client treat it as retriable and refresh
 // metadata), so nothing is dropped while the upstream catches up.
-func (f *forwarder) append(h *records.BatchHeader, batch []byte, now time.Time) (logstore.AppendResult, error) {
+func (f *forwarder) append(batch []byte, count int, now time.Time) (logstore.AppendResult, error) {
 	p := f.p
 	res := logstore.AppendResult{AppendTimeMs: -1}
 	if p.topic.cfg.Load().logAppendTimestamps {
@@ -214,18 +215,14 @@ func (f *forwarder) append(h *records.BatchHeader, batch []byte, now time.Time) 
 	if f.sp.Pressure() >= 1 {
 		return res, fmt.Errorf("forwarding spool of %s-%d is full; the upstream is behind", p.topic.name, p.index)
 	}
-	n := int(h.NumRecords)
-	if n < 1 {
-		n = int(h.LastOffsetDelta) + 1
-	}
-	seq, err := f.sp.AppendSpan(batch, n)
+	seq, err := f.sp.AppendSpan(batch, count)
 	if err != nil {
 		if !errors.Is(err, spool.ErrFull) {
 			f.u.b.log.Error("spool append failed", "topic", p.topic.name, "partition", p.index, "err", err)
 		}
 		return res, fmt.Errorf("forwarding spool of %s-%d: %w", p.topic.name, p.index, err)
 	}
-	res.BaseOffset, res.LastOffset, res.LogStartOffset = seq, seq+int64(n)-1, f.sp.Head()
+	res.BaseOffset, res.LastOffset, res.LogStartOffset = seq, seq+int64(count)-1, f.sp.Head()
 	return res, nil
 }
 
@@ -271,19 +268,21 @@ func (f *forwarder) read(o logstore.ReadOptions) (storeRead, error) {
 // eachBatchHeader parses the header of each spooled batch; one that does
 // not parse is skipped, as it would be shipped.
 func (f *forwarder) eachBatchHeader(from int64, fn func(*records.BatchHeader) bool) error {
+	var h records.BatchHeader // one for the walk: fn's argument escapes
 	for seq := from; seq < f.sp.NextSeq(); {
 		recs, err := f.sp.Read(seq, 4096, 64<<20)
 		if err != nil || len(recs) == 0 {
 			return err
 		}
 		for _, r := range recs {
-			if h, err := records.ParseHeader(r.Data); err == nil {
-				h.BaseOffset = r.Seq
-				if !fn(&h) {
-					return nil
-				}
-			}
 			seq = r.Last() + 1
+			if h, err = records.ParseHeader(r.Data); err != nil {
+				continue
+			}
+			h.BaseOffset = r.Seq
+			if !fn(&h) {
+				return nil
+			}
 		}
 	}
 	return nil

@@ -49,15 +49,18 @@ type partitionStore interface {
 	lastStable() int64
 
 	// beginTxn admits a transactional batch (txn.go); the returned func
-	// releases what it holds once the batch is appended.
-	beginTxn(h *records.BatchHeader, version int16) (func(), int16, error)
+	// releases what it holds once the batch is appended. The header is
+	// passed by value: a pointer through an interface call would move
+	// the caller's header to the heap on every produce.
+	beginTxn(h records.BatchHeader, version int16) (func(), int16, error)
 	// decodesBatches: the store decodes stored batches later (the
 	// forwarder merges small ones), so produce validates compressed ones
 	// fully before acknowledging them.
 	decodesBatches() bool
-	// append stores one validated batch. Errors are logged here when they
-	// are the store's own failure; errCode maps them.
-	append(h *records.BatchHeader, batch []byte, now time.Time) (logstore.AppendResult, error)
+	// append stores one validated batch of count records. Errors are
+	// logged here when they are the store's own failure; errCode maps
+	// them.
+	append(batch []byte, count int, now time.Time) (logstore.AppendResult, error)
 	// waitDurable waits until everything before end meets the durability
 	// policy.
 	waitDurable(ctx context.Context, end int64) error
@@ -132,11 +135,11 @@ func (s *logStore) pressure() float64    { return 0 }
 
 func (s *logStore) changed() <-chan struct{} { return s.p.log.Changed() }
 
-func (s *logStore) beginTxn(h *records.BatchHeader, version int16) (func(), int16, error) {
-	return s.b.txns.beginProduce(s.p, h, version)
+func (s *logStore) beginTxn(h records.BatchHeader, version int16) (func(), int16, error) {
+	return s.b.txns.beginProduce(s.p, &h, version)
 }
 
-func (s *logStore) append(_ *records.BatchHeader, batch []byte, _ time.Time) (logstore.AppendResult, error) {
+func (s *logStore) append(batch []byte, _ int, _ time.Time) (logstore.AppendResult, error) {
 	res, err := s.p.log.AppendValidated(batch) // records.Validate passed in produceTo
 	if err != nil && errCode(err) == kerr.KafkaStorageError.Code {
 		s.b.log.Error("append failed", "topic", s.p.topic.name, "partition", s.p.index, "err", err)
