@@ -2,7 +2,9 @@ package broker
 
 import (
 	"context"
+	"encoding/binary"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -170,4 +172,56 @@ func TestForwardedOffsetsFromStore(t *testing.T) {
 	if e := ends["f-1"][0]; err != nil || e.Err != nil || e.EndOffset != 6 {
 		t.Errorf("offset for leader epoch: %v %+v, want end 6", err, e)
 	}
+}
+
+// BenchmarkPartitionPath measures the broker's side of Produce and Fetch
+// for one partition of a local and of a forwarded topic: handler, checks
+// and store, without network or client, so that a change to the path
+// between handler and storage (the partition store) shows in ns/op and
+// allocs/op, which the client benchmarks (bench_test.go) drown. cpu-ns/op
+// is the process's CPU time (processCPU), steadier than ns/op on a shared
+// machine. The forwarded topic's upstream is unreachable: nothing ships.
+func BenchmarkPartitionPath(b *testing.B) {
+	br := newTestBroker(b, func(c *Config) {
+		c.Uplink = &UplinkConfig{Brokers: []string{"127.0.0.1:1"}, Forward: []ForwardRule{{Pattern: "f-*"}}}
+	})
+	value := make([]byte, 100)
+	for _, topic := range []string{"local", "f-1"} {
+		createTopic(b, br, topic, 1)
+		b.Run(topic+"/produce", func(b *testing.B) {
+			req := produceReq(11, 1, topic, [16]byte{}, 0, makeBatch(b, records.CodecNone, -1, 0, 0, testRec{value: value}))
+			b.ReportAllocs()
+			cpu0 := processCPU()
+			for range b.N {
+				serveReply(br, req)
+			}
+			reportCPUPerOp(b, cpu0)
+		})
+		b.Run(topic+"/produce-idempotent", func(b *testing.B) {
+			batch := makeBatch(b, records.CodecNone, 7, 0, 0, testRec{value: value})
+			req := produceReq(11, 1, topic, [16]byte{}, 0, batch)
+			b.ReportAllocs()
+			cpu0 := processCPU()
+			for i := range b.N {
+				binary.BigEndian.PutUint32(batch[53:], uint32(i)) // base sequence, under the CRC
+				binary.BigEndian.PutUint32(batch[17:], records.Checksum(batch))
+				serveReply(br, req)
+			}
+			reportCPUPerOp(b, cpu0)
+		})
+		b.Run(topic+"/fetch", func(b *testing.B) {
+			req := fetchReq(12, topic, [16]byte{}, 0, 0, 0, 0)
+			req.Topics[0].Partitions[0].PartitionMaxBytes = 4 << 10 // materialized, as most small fetches
+			b.ReportAllocs()
+			cpu0 := processCPU()
+			for range b.N {
+				serveReply(br, req)
+			}
+			reportCPUPerOp(b, cpu0)
+		})
+	}
+}
+
+func reportCPUPerOp(b *testing.B, cpu0 time.Duration) {
+	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 }
