@@ -27,7 +27,12 @@
 // the partition (topics.go) owns its store and its idempotent-producer
 // state (producers.go); the store owns the records and their offsets; the
 // transaction coordinator (txn.go) owns the partition's open and aborted
-// transactions, from which a log's last stable offset is computed.
+// transactions, from which a log's last stable offset is computed. What
+// manages the log as such (retention, DeleteRecords, DescribeLogDirs
+// sizes, AlterConfigs' log settings, transaction markers, close and
+// delete) still addresses partition.log, which a forwarded partition no
+// longer writes: DeleteRecords on a forwarded topic acts on that log, not
+// on the spool, whose records go only once the upstream has them.
 //
 // Topic metadata lives in DataDir/topics/<topic-id-hex>/topic.json
 // (name, ID, partition count, explicitly set configs), replaced atomically;
