@@ -9,7 +9,8 @@ package broker
 // through partitionStore, so none of them asks which of the two it has. The
 // choice is made once per partition: the log when the partition is opened,
 // the spool the first time a forwarded partition is used (storeOf); it
-// never goes back.
+// never goes back. (A spool that fails to open is logged, and the log
+// serves until a later use opens it, as before there was a store.)
 //
 // Idempotent-producer state is not the store's: it lives in the partition
 // (producers.go) under partition.mu, one implementation for both stores,
@@ -23,8 +24,9 @@ package broker
 // The spool counts inclusive last sequences (Spool.WaitDurable,
 // Record.Last); the forwarder converts at its side of the interface.
 //
-// Every method is called at most once per partition of a request, never
-// per record, so the interface costs the hot paths one indirect call each.
+// Methods are called a few times per partition of a request, never per
+// record, so the interface costs the hot paths a few indirect calls per
+// partition and no allocation.
 
 import (
 	"context"
