@@ -60,10 +60,9 @@ import (
 const maxDecompressedBatch = 64 << 20
 
 type produceWait struct {
-	log *logstore.Log
-	end int64
+	st  partitionStore
+	end int64 // exclusive: the offset after the batch
 	rp  *kmsg.ProduceResponseTopicPartition
-	fwd *forwarder // forwarded partition: wait for its spool (forward.go)
 }
 
 func (b *Broker) handleProduce(ctx context.Context, req *protocol.Request) protocol.Reply {
@@ -120,14 +119,15 @@ func (b *Broker) handleProduce(ctx context.Context, req *protocol.Request) proto
 					code, msg = kerr.UnknownTopicOrPartition.Code, fmt.Sprintf("unknown partition %s-%d", t.name, rp.Partition)
 					break
 				}
+				st := b.storeOf(p)
 				var end int64
 				var err error
-				code, end, err = b.produceTo(p, rp.Records, r.Acks, sp, now, req.Version)
+				code, end, err = b.produceTo(p, st, rp.Records, r.Acks, sp, now, req.Version)
 				if err != nil {
 					msg = err.Error()
 				}
 				if code == 0 && r.Acks == -1 && b.cfg.Sync.Mode == logstore.SyncAlways {
-					waits = append(waits, produceWait{log: p.log, end: end, rp: sp, fwd: p.fwd.Load()})
+					waits = append(waits, produceWait{st: st, end: end, rp: sp})
 				}
 			}
 			if code != 0 {
@@ -173,7 +173,7 @@ func (b *Broker) handleProduce(ctx context.Context, req *protocol.Request) proto
 		for i := range waits {
 			w := &waits[i]
 			wait := func() {
-				if err := w.waitDurable(wctx); err != nil {
+				if err := w.st.waitDurable(wctx, w.end); err != nil {
 					w.rp.ErrorCode = errCode(err)
 					w.rp.BaseOffset = -1
 					if req.Version >= 8 {
@@ -196,10 +196,12 @@ func (b *Broker) handleProduce(ctx context.Context, req *protocol.Request) proto
 	}}
 }
 
-// produceTo validates and appends one partition's batch, filling sp. It
-// returns the error code, the offset after the batch (for WaitDurable) and
-// an error describing a failure.
-func (b *Broker) produceTo(p *partition, batch []byte, acks int16, sp *kmsg.ProduceResponseTopicPartition, now time.Time, version int16) (int16, int64, error) {
+// produceTo validates and appends one partition's batch to st, p's store,
+// filling sp. It returns the error code, the offset after the batch (for
+// waitDurable) and an error describing a failure. Local and forwarded
+// partitions take the same path; the idempotence check is the partition's
+// (producers.go), whichever store the batch lands in.
+func (b *Broker) produceTo(p *partition, st partitionStore, batch []byte, acks int16, sp *kmsg.ProduceResponseTopicPartition, now time.Time, version int16) (int16, int64, error) {
 	cfg := p.topic.cfg.Load()
 	if acks == -1 && cfg.minInsync > 1 {
 		return kerr.NotEnoughReplicas.Code, 0, fmt.Errorf("min.insync.replicas is %d but this broker is the only replica", cfg.minInsync)
@@ -232,12 +234,12 @@ func (b *Broker) produceTo(p *partition, batch []byte, acks int16, sp *kmsg.Prod
 	if h.Compression() == records.CodecZstd && version < 7 {
 		return kerr.UnsupportedCompressionType.Code, 0, fmt.Errorf("produce requests with version %d are not allowed to use ZStandard compression", version)
 	}
-	if err := b.validateBatchRecords(&h, batch, p, cfg, now); err != nil {
+	if err := b.validateBatchRecords(&h, batch, p, st.decodesBatches(), cfg, now); err != nil {
 		if rve, ok := err.(*recordValidationError); ok {
 			if version >= 8 {
 				rve.fill(sp)
 			}
-			sp.LogStartOffset = p.log.LogStartOffset()
+			sp.LogStartOffset = st.logStart()
 			return rve.code, 0, err
 		}
 		return errCode(err), 0, err
@@ -245,15 +247,12 @@ func (b *Broker) produceTo(p *partition, batch []byte, acks int16, sp *kmsg.Prod
 	// All batches carry the single leader epoch 0 (not covered by the
 	// CRC), so OffsetForLeaderEpoch answers match what consumers saw.
 	records.SetPartitionLeaderEpoch(batch, 0)
-	if f := b.forwardOf(p); f != nil {
-		return b.produceForward(f, p, &h, batch, sp, now)
-	}
 
 	idempotent := h.ProducerID >= 0 && h.BaseSequence >= 0
 	if h.IsTransactional() {
 		// The partition must be in the producer's open transaction
 		// (txn.go); its lock is held until the append is done.
-		unlock, code, err := b.txns.beginProduce(p, &h, version)
+		unlock, code, err := st.beginTxn(h, version)
 		if code != 0 {
 			return code, 0, err
 		}
@@ -272,21 +271,18 @@ func (b *Broker) produceTo(p *partition, batch []byte, acks int16, sp *kmsg.Prod
 		if dup != nil {
 			sp.BaseOffset = dup.firstOffset
 			sp.LogAppendTime = dup.appendTime
-			sp.LogStartOffset = p.log.LogStartOffset()
+			sp.LogStartOffset = st.logStart()
 			return 0, dup.lastOffs + 1, nil
 		}
 	}
 	txnOpened := h.IsTransactional() && b.txns.producing(p, h.ProducerID)
-	res, err := p.log.AppendValidated(batch) // records.Validate passed above
+	// records.Validate checked NumRecords = LastOffsetDelta + 1 > 0.
+	res, err := st.append(batch, int(h.NumRecords), now)
 	if txnOpened {
 		b.txns.produced(p, h.ProducerID, res.BaseOffset, err)
 	}
 	if err != nil {
-		code := errCode(err)
-		if code == kerr.KafkaStorageError.Code {
-			b.log.Error("append failed", "topic", p.topic.name, "partition", p.index, "err", err)
-		}
-		return code, 0, err
+		return errCode(err), 0, err
 	}
 	if idempotent {
 		p.recordSequence(&h, res.BaseOffset, res.LastOffset, res.AppendTimeMs, now)

@@ -2,7 +2,8 @@ package broker
 
 // Fetch v4–v18.
 //
-// Reads whole batches from each partition's log, bounded by the request's
+// Reads whole batches from each partition's store (its log, or its spool
+// when forwarded: partition_store.go), bounded by the request's
 // MaxBytes and each partition's PartitionMaxBytes; the first partition that
 // has data returns at least one batch even if it exceeds both (KIP-74), so
 // a consumer never stalls on a large batch. Every partition reports its
@@ -15,7 +16,7 @@ package broker
 //
 // Long poll: if fewer than MinBytes are available and MaxWaitMillis > 0,
 // the reply's Wait func (run on the connection's writer goroutine) blocks
-// on the partitions' logstore Changed() channels, the max-wait timer, the
+// on the partitions' Changed channels (log or spool), the max-wait timer, the
 // connection context and broker shutdown — no polling. Channels are taken
 // before the read that found too little, so an append in between is never
 // missed. As Kafka does, any partition error answers at once.
@@ -201,11 +202,7 @@ func checkLeaderEpoch(e int32) int16 {
 func (fs *fetchState) changed(dst []<-chan struct{}) []<-chan struct{} {
 	for i := range fs.parts {
 		if fp := &fs.parts[i]; !fp.failed {
-			if f := fs.b.forwardOf(fp.p); f != nil {
-				dst = append(dst, f.sp.Changed())
-			} else {
-				dst = append(dst, fp.p.log.Changed())
-			}
+			dst = append(dst, fs.b.storeOf(fp.p).changed())
 		}
 	}
 	return dst
@@ -242,36 +239,39 @@ func (fs *fetchState) read() {
 			fp.failed, fs.errored = true, true
 			continue
 		}
-		if fs.readForwarded(fp, limit, minOne) {
-			continue
-		}
-		lso := fs.b.txns.lastStable(fp.p)
+		st := fs.b.storeOf(fp.p)
+		out.RecordBatches = out.RecordBatches[:0] // each pass of a long poll reads anew
+		lso := st.lastStable()
 		opts := readOptions(fp.offset, int(limit), minOne)
 		if fs.committed {
-			if lso <= fp.offset && fp.offset >= fp.p.log.LogStartOffset() && fp.offset <= fp.p.log.LogEndOffset() {
+			if lso <= fp.offset && fp.offset >= st.logStart() && fp.offset <= st.logEnd() {
 				// Nothing stable to read yet (and MaxOffset 0
 				// would mean "up to the high watermark").
-				out.HighWatermark = fp.p.log.HighWatermark()
+				out.HighWatermark = st.highWatermark()
 				out.LastStableOffset = lso
-				out.LogStartOffset = fp.p.log.LogStartOffset()
+				out.LogStartOffset = st.logStart()
 				continue
 			}
 			opts.MaxOffset = lso
 		}
-		rr, err := fp.p.log.Read(opts)
+		res, err := st.read(opts)
 		if err != nil {
 			out.ErrorCode = errCode(err)
-			out.HighWatermark = fp.p.log.HighWatermark()
+			out.HighWatermark = st.highWatermark()
 			out.LastStableOffset = min(lso, out.HighWatermark)
-			out.LogStartOffset = fp.p.log.LogStartOffset()
+			out.LogStartOffset = st.logStart()
 			fp.failed = true
 			fs.errored = true
 			continue
 		}
-		out.HighWatermark = rr.HighWatermark
-		out.LastStableOffset = min(lso, rr.HighWatermark)
-		out.LogStartOffset = rr.LogStartOffset
-		if rr.Size > 0 && fs.committed {
+		out.HighWatermark = res.highWatermark
+		out.LastStableOffset = min(lso, res.highWatermark)
+		out.LogStartOffset = res.logStart
+		size := int64(len(res.data))
+		if res.rr != nil {
+			size += res.rr.Size
+		}
+		if size > 0 && fs.committed {
 			out.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
 			for _, a := range fs.b.txns.abortedIn(fp.p, fp.offset, lso) {
 				at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
@@ -279,12 +279,15 @@ func (fs *fetchState) read() {
 				out.AbortedTransactions = append(out.AbortedTransactions, at)
 			}
 		}
-		if rr.Size > 0 {
-			fp.rr = rr
-			fs.total += rr.Size
-		} else {
-			rr.Release()
+		switch {
+		case len(res.data) > 0: // copied (a spool)
+			out.RecordBatches = res.data
+		case res.rr != nil && res.rr.Size > 0: // pinned file ranges (a log)
+			fp.rr = res.rr
+		case res.rr != nil:
+			res.rr.Release()
 		}
+		fs.total += size
 	}
 }
 

@@ -54,9 +54,10 @@ func (b *Broker) handleListOffsets(_ context.Context, req *protocol.Request) pro
 					continue
 				}
 			}
-			off, ts, found, err := listOffset(p, rp.Timestamp)
+			st := b.storeOf(p)
+			off, ts, found, err := st.listOffset(rp.Timestamp)
 			if rp.Timestamp == -1 && req.Version >= 2 && r.IsolationLevel == 1 {
-				off = b.txns.lastStable(p)
+				off = st.lastStable()
 			}
 			if err != nil {
 				sp.ErrorCode = errCode(err)
@@ -69,31 +70,4 @@ func (b *Broker) handleListOffsets(_ context.Context, req *protocol.Request) pro
 		}
 	}
 	return protocol.Reply{Response: resp}
-}
-
-// listOffset resolves one ListOffsets timestamp.
-func listOffset(p *partition, target int64) (offset, ts int64, found bool, err error) {
-	if f := p.fwd.Load(); f != nil {
-		return f.listOffset(target)
-	}
-	l := p.log
-	switch target {
-	case -1:
-		return l.HighWatermark(), -1, true, nil
-	case -2, -4:
-		return l.LogStartOffset(), -1, true, nil
-	case -3:
-		off, ts := l.MaxTimestamp()
-		if off < 0 {
-			return -1, -1, false, nil
-		}
-		return off, ts, true, nil
-	case -5:
-		return -1, -1, false, nil
-	}
-	off, ts, ok, err := l.OffsetForTimestamp(target)
-	if err != nil || !ok || off >= l.HighWatermark() {
-		return -1, -1, false, err
-	}
-	return off, ts, true, nil
 }

@@ -40,7 +40,7 @@ func (b *Broker) handleOffsetForLeaderEpoch(_ context.Context, req *protocol.Req
 			case req.Version >= 2 && checkLeaderEpoch(rp.CurrentLeaderEpoch) != 0:
 				sp.ErrorCode = checkLeaderEpoch(rp.CurrentLeaderEpoch)
 			case rp.LeaderEpoch == leaderEpoch:
-				sp.LeaderEpoch, sp.EndOffset = leaderEpoch, p.log.LogEndOffset()
+				sp.LeaderEpoch, sp.EndOffset = leaderEpoch, b.storeOf(p).logEnd()
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}

@@ -122,6 +122,7 @@ func (b *Broker) cleanOne(done map[*partition]bool, failed map[*partition]time.T
 	}
 	now := b.now()
 	var best *partition
+	var bestStore partitionStore
 	var bestCfg cleanerTopicConfig
 	var bestLSO int64
 	bestScore := -1.0
@@ -131,17 +132,20 @@ func (b *Broker) cleanOne(done map[*partition]bool, failed map[*partition]time.T
 			continue
 		}
 		for _, p := range t.partitions() {
-			if done[p] || p.fwd.Load() != nil {
+			if done[p] {
 				continue
 			}
 			if until, ok := failed[p]; ok && now.Before(until) {
 				continue
 			}
-			lso := b.txns.lastStable(p)
+			// The store p uses now: cleaning must not open a spool, and
+			// a spool reports nothing to clean.
+			ps := p.store()
+			lso := ps.lastStable()
 			if lso <= 0 {
 				continue
 			}
-			st := p.log.CleanState(now, cc.minLag, lso)
+			st := ps.cleanState(now, cc.minLag, lso)
 			ratio := st.DirtyRatio()
 			overdue := cc.maxLag >= 0 && st.FirstDirtyTimestamp >= 0 && now.UnixMilli()-st.FirstDirtyTimestamp > cc.maxLag.Milliseconds()
 			due := st.DirtyBytes > 0 && (ratio >= cc.minDirtyRatio || overdue)
@@ -155,7 +159,7 @@ func (b *Broker) cleanOne(done map[*partition]bool, failed map[*partition]time.T
 				score += 2
 			}
 			if score > bestScore {
-				best, bestCfg, bestLSO, bestScore = p, cc, lso, score
+				best, bestStore, bestCfg, bestLSO, bestScore = p, ps, cc, lso, score
 			}
 		}
 	}
@@ -164,7 +168,7 @@ func (b *Broker) cleanOne(done map[*partition]bool, failed map[*partition]time.T
 	}
 	done[best] = true
 	start := time.Now()
-	res, err := best.log.Compact(logstore.CompactOptions{
+	res, err := bestStore.compact(logstore.CompactOptions{
 		Now:              now,
 		DeleteRetention:  bestCfg.deleteRetention,
 		MinCompactionLag: bestCfg.minLag,

@@ -11,9 +11,28 @@
 // DeleteTopics and auto-creation. A topic's partition list and its config
 // are atomic pointers too (CreatePartitions, AlterConfigs). So the hot
 // paths — Produce, Fetch, ListOffsets, Metadata — take no broker-wide lock.
-// Each partition is a logstore.Log (its own writer lock, immutable segment
-// snapshots for readers, a Changed channel for long polls); all logs share
-// one FileCache bounding open segment files.
+//
+// A partition's records are in its store (partitionStore,
+// partition_store.go): its logstore.Log (its own writer lock, immutable
+// segment snapshots for readers, a Changed channel for long polls; all
+// logs share one FileCache bounding open segment files) or, for a
+// forwarded topic, its forwarder's spool (Forwarding, below). The store is
+// chosen once per partition (the log when it is opened, the spool the first
+// time a forwarded partition is used; never back), and Produce, Fetch,
+// ListOffsets, OffsetForLeaderEpoch, the cleaner and the producer-state
+// rebuild go through it without asking which one it is. At that interface
+// offsets are Kafka offsets and ends are exclusive (log end, high
+// watermark, the end a produce waits to be durable), as logstore's; the
+// forwarder converts the spool's inclusive sequence numbers. Who owns what:
+// the partition (topics.go) owns its store and its idempotent-producer
+// state (producers.go); the store owns the records and their offsets; the
+// transaction coordinator (txn.go) owns the partition's open and aborted
+// transactions, from which a log's last stable offset is computed. What
+// manages the log as such (retention, DeleteRecords, DescribeLogDirs
+// sizes, AlterConfigs' log settings, transaction markers, close and
+// delete) still addresses partition.log, which a forwarded partition no
+// longer writes: DeleteRecords on a forwarded topic acts on that log, not
+// on the spool, whose records go only once the upstream has them.
 //
 // Topic metadata lives in DataDir/topics/<topic-id-hex>/topic.json
 // (name, ID, partition count, explicitly set configs), replaced atomically;
@@ -22,11 +41,13 @@
 // (producer_ids). SCRAM credentials changed through
 // AlterUserScramCredentials are in scram_credentials.json (scram_store.go).
 // Idempotent-producer sequence state is in memory per
-// partition (the last five batches of each producer, as Kafka keeps). After
-// a restart it is rebuilt lazily, at a partition's first idempotent
-// produce, from the batch headers of the log's last few thousand offsets;
-// a producer not seen there has no state and its next sequence is
-// accepted, as Kafka does when it has no state for a producer.
+// partition (the last five batches of each producer, as Kafka keeps), one
+// implementation whatever the store. After a restart it is rebuilt from the
+// batch headers of the store's last few thousand offsets: lazily, at a
+// partition's first idempotent produce, from a log; when the spool is
+// opened, for a forwarded partition. A producer not seen there has no
+// state and its next sequence is accepted, as Kafka does when it has no
+// state for a producer.
 //
 // # Group coordinator
 //
@@ -72,6 +93,7 @@
 // Lock order (take left before right, never the reverse):
 //
 //	Broker.adminMu → partition.mu → logstore.Log internals
+//	uplink.mu → partition.mu → spool internals (opening a forwarded partition's store)
 //	txnState.mu → partition.mu → partTxn.mu (transactions, txn.go)
 //	txnLog.mu → partTxn.mu (keepAborted, while the transaction log compacts)
 //	txnState.mu → the group coordinator's locks (CommitTransactionalOffsets)
@@ -82,7 +104,7 @@
 // adminMu serializes topic creation, deletion, partition growth and config
 // changes (and their metadata writes). partition.mu serializes an
 // idempotent batch's sequence check, its append and the producer state
-// update, so the sequence is judged against the log it lands in; batches
+// update, so the sequence is judged against the store it lands in; batches
 // without a producer ID append without it. Retention runs on a ticker
 // goroutine calling logstore's EnforceRetention for each partition.
 //
@@ -141,8 +163,9 @@
 // CRC) up to the high watermark (the durable end under fsync=always, else
 // the spool end); ListOffsets answers from the spool (timestamp lookups at
 // batch granularity). The log start offset is the spool's head: it moves as
-// the upstream acknowledges. Idempotent producer state is kept as for
-// logs and rebuilt from the spool's tail when the spool is opened.
+// the upstream acknowledges. The forwarder is the partition's store, so
+// idempotent producers are checked by the same code as for logs, and their
+// state is rebuilt from the spool's tail when the spool is opened.
 //
 // A forwarder goroutine per partition (uplink_ship.go) ships the spool
 // from the first unacknowledged record. It first makes sure the upstream

@@ -1,7 +1,8 @@
 package broker
 
-// Forwarded partitions: produce into the spool, fetch and list offsets from
-// it, and the forwarder goroutine shipping it upstream.
+// Forwarded partitions: the forwarder as the partition's store (produce
+// into the spool, fetch and list offsets from it; partition_store.go), and
+// the forwarder goroutine shipping it upstream.
 
 import (
 	"context"
@@ -164,63 +165,137 @@ func (f *forwarder) ackedThrough(last int64, records, bytes int) {
 	}
 }
 
-// produceForward stores a validated batch of a forwarded partition in its
-// spool: the batch claims NumRecords sequence numbers, which are its
-// offsets. Idempotent producers are deduplicated as for the log. A full
-// spool answers KAFKA_STORAGE_ERROR, which every client retries (kgo,
+// The forwarder is its partition's store (partition_store.go) once the
+// partition is forwarded: records live in the spool, one spool record per
+// batch spanning its NumRecords sequence numbers, which are its offsets.
+// The spool's sequences are inclusive; the methods below convert to the
+// store's exclusive ends.
+
+func (f *forwarder) logStart() int64 { return f.sp.Head() }
+func (f *forwarder) logEnd() int64   { return f.sp.NextSeq() }
+
+// highWatermark: under fsync=always only what is durable is visible, as
+// for logs.
+func (f *forwarder) highWatermark() int64 {
+	if f.u.b.cfg.Sync.Mode == logstore.SyncAlways {
+		return f.sp.Stats().DurableSeq
+	}
+	return f.sp.NextSeq()
+}
+
+// lastStable is the high watermark: transactions are not forwarded.
+func (f *forwarder) lastStable() int64 { return f.highWatermark() }
+
+func (f *forwarder) beginTxn(records.BatchHeader, int16) (func(), int16, error) {
+	return nil, kerr.InvalidTxnState.Code, fmt.Errorf("topic %s is forwarded upstream; transactions are not supported on forwarded topics", f.p.topic.name)
+}
+
+// decodesBatches: the forwarder decodes small batches to merge them, and
+// any batch the upstream calls corrupt (uplink_ship.go); one that does not
+// decode then is dropped, so it must be refused before it is acknowledged.
+func (f *forwarder) decodesBatches() bool { return true }
+
+func (f *forwarder) pressure() float64 { return f.sp.Pressure() }
+
+func (f *forwarder) changed() <-chan struct{} { return f.sp.Changed() }
+
+// append stores a validated batch in the spool as one record spanning
+// count sequence numbers. A full spool is an error
+// that errCode maps to KAFKA_STORAGE_ERROR, which every client retries (kgo,
 // librdkafka and the Java client treat it as retriable and refresh
 // metadata), so nothing is dropped while the upstream catches up.
-func (b *Broker) produceForward(f *forwarder, p *partition, h *records.BatchHeader, batch []byte, sp *kmsg.ProduceResponseTopicPartition, now time.Time) (int16, int64, error) {
-	if h.IsTransactional() {
-		return kerr.InvalidTxnState.Code, 0, fmt.Errorf("topic %s is forwarded upstream; transactions are not supported on forwarded topics", p.topic.name)
-	}
+func (f *forwarder) append(batch []byte, count int, now time.Time) (logstore.AppendResult, error) {
+	p := f.p
+	res := logstore.AppendResult{AppendTimeMs: -1}
 	if p.topic.cfg.Load().logAppendTimestamps {
-		records.SetLogAppendTime(batch, now.UnixMilli())
-	}
-	idempotent := h.ProducerID >= 0 && h.BaseSequence >= 0
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if idempotent {
-		if p.producers == nil {
-			p.producers = map[int64]*producerState{}
-		}
-		dup, code := p.checkSequence(h)
-		if code != 0 {
-			return code, 0, fmt.Errorf("producer %d epoch %d sequence %d", h.ProducerID, h.ProducerEpoch, h.BaseSequence)
-		}
-		if dup != nil {
-			sp.BaseOffset = dup.firstOffset
-			sp.LogAppendTime = dup.appendTime
-			sp.LogStartOffset = f.sp.Head()
-			return 0, dup.lastOffs + 1, nil
-		}
+		// A log stamps the batch as it appends; the spool stores bytes.
+		res.AppendTimeMs = now.UnixMilli()
+		records.SetLogAppendTime(batch, res.AppendTimeMs)
 	}
 	if f.sp.Pressure() >= 1 {
-		return kerr.KafkaStorageError.Code, 0, fmt.Errorf("forwarding spool of %s-%d is full; the upstream is behind", p.topic.name, p.index)
+		return res, fmt.Errorf("forwarding spool of %s-%d is full; the upstream is behind", p.topic.name, p.index)
 	}
-	n := int(h.NumRecords)
-	if n < 1 {
-		n = int(h.LastOffsetDelta) + 1
-	}
-	seq, err := f.sp.AppendSpan(batch, n)
+	seq, err := f.sp.AppendSpan(batch, count)
 	if err != nil {
 		if !errors.Is(err, spool.ErrFull) {
-			b.log.Error("spool append failed", "topic", p.topic.name, "partition", p.index, "err", err)
+			f.u.b.log.Error("spool append failed", "topic", p.topic.name, "partition", p.index, "err", err)
 		}
-		return kerr.KafkaStorageError.Code, 0, fmt.Errorf("forwarding spool of %s-%d: %w", p.topic.name, p.index, err)
+		return res, fmt.Errorf("forwarding spool of %s-%d: %w", p.topic.name, p.index, err)
 	}
-	last := seq + int64(n) - 1
-	appendTime := int64(-1)
-	if p.topic.cfg.Load().logAppendTimestamps {
-		appendTime = now.UnixMilli()
+	res.BaseOffset, res.LastOffset, res.LogStartOffset = seq, seq+int64(count)-1, f.sp.Head()
+	return res, nil
+}
+
+// waitDurable: the spool waits for an inclusive last sequence.
+func (f *forwarder) waitDurable(ctx context.Context, end int64) error {
+	return f.sp.WaitDurable(ctx, end-1)
+}
+
+// read copies the spooled batches, rewriting their base offsets to their
+// sequence numbers (the base offset is outside the CRC).
+func (f *forwarder) read(o logstore.ReadOptions) (storeRead, error) {
+	hw := f.highWatermark()
+	out := storeRead{highWatermark: hw, logStart: f.sp.Head()}
+	if next := f.sp.NextSeq(); o.Offset < out.logStart || o.Offset > next {
+		return out, fmt.Errorf("%w: %d not in [%d, %d]", logstore.ErrOffsetOutOfRange, o.Offset, out.logStart, next)
 	}
-	if idempotent {
-		p.recordSequence(h, seq, last, appendTime, now)
+	bound := hw
+	if o.MaxOffset > 0 && o.MaxOffset < bound {
+		bound = o.MaxOffset
 	}
-	sp.BaseOffset = seq
-	sp.LogAppendTime = appendTime
-	sp.LogStartOffset = f.sp.Head()
-	return 0, last + 1, nil
+	if o.Offset >= bound {
+		return out, nil
+	}
+	limit := o.MaxBytes
+	recs, err := f.sp.Read(o.Offset, math.MaxInt32, max(limit, 1))
+	if err != nil {
+		f.u.b.log.Error("fetch from spool", "topic", f.p.topic.name, "partition", f.p.index, "err", err)
+		return out, err
+	}
+	var buf []byte
+	for _, r := range recs {
+		if r.Last() >= bound || (len(buf)+len(r.Data) > limit && (len(buf) > 0 || !o.MinOneBatch)) {
+			break
+		}
+		at := len(buf)
+		buf = append(buf, r.Data...)
+		records.SetBaseOffset(buf[at:], r.Seq)
+	}
+	out.data = buf
+	return out, nil
+}
+
+// eachBatchHeader parses the header of each spooled batch; one that does
+// not parse is skipped, as it would be shipped.
+func (f *forwarder) eachBatchHeader(from int64, fn func(*records.BatchHeader) bool) error {
+	var h records.BatchHeader // one for the walk: fn's argument escapes
+	for seq := from; seq < f.sp.NextSeq(); {
+		recs, err := f.sp.Read(seq, 4096, 64<<20)
+		if err != nil || len(recs) == 0 {
+			return err
+		}
+		for _, r := range recs {
+			seq = r.Last() + 1
+			if h, err = records.ParseHeader(r.Data); err != nil {
+				continue
+			}
+			h.BaseOffset = r.Seq
+			if !fn(&h) {
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+// cleanState: a spool is shipped, not compacted; the cleaner never finds
+// it due.
+func (f *forwarder) cleanState(time.Time, time.Duration, int64) logstore.CleanState {
+	return logstore.CleanState{}
+}
+
+func (f *forwarder) compact(logstore.CompactOptions) (logstore.CompactResult, error) {
+	return logstore.CompactResult{}, errors.New("broker: a forwarded partition's spool is not compacted")
 }
 
 // forwardOf returns p's forwarder, or nil when p is not forwarded (or its
@@ -255,9 +330,7 @@ func (b *Broker) produceThrottle(r *kmsg.ProduceRequest) int32 {
 		}
 		for pi := range r.Topics[ti].Partitions {
 			if p := t.partition(r.Topics[ti].Partitions[pi].Partition); p != nil {
-				if f := p.fwd.Load(); f != nil {
-					worst = max(worst, f.sp.Pressure())
-				}
+				worst = max(worst, p.store().pressure())
 			}
 		}
 	}
@@ -265,69 +338,6 @@ func (b *Broker) produceThrottle(r *kmsg.ProduceRequest) int32 {
 		return 0
 	}
 	return int32(100 + 900*(worst-throttleAbove)/(1-throttleAbove))
-}
-
-// waitDurable waits until the produced batch meets the durability policy:
-// its spool segment is fsynced for a forwarded partition, else the log's.
-func (w *produceWait) waitDurable(ctx context.Context) error {
-	if w.fwd != nil {
-		return w.fwd.sp.WaitDurable(ctx, w.end-1)
-	}
-	return w.log.WaitDurable(ctx, w.end)
-}
-
-// highWatermark of a forwarded partition: under fsync=always only what is
-// durable is visible, as for logs.
-func (f *forwarder) highWatermark() int64 {
-	if f.u.b.cfg.Sync.Mode == logstore.SyncAlways {
-		return f.sp.Stats().DurableSeq
-	}
-	return f.sp.NextSeq()
-}
-
-// readForwarded fills a fetch partition of a forwarded topic from its
-// spool, copying the batches and rewriting their base offsets to their
-// sequence numbers (the base offset is outside the CRC). It reports false
-// when fp is not forwarded.
-func (fs *fetchState) readForwarded(fp *fetchPart, limit int64, minOne bool) bool {
-	f := fs.b.forwardOf(fp.p)
-	if f == nil {
-		return false
-	}
-	out := fp.out
-	out.RecordBatches = []byte{} // each pass of a long poll reads anew
-	hw := f.highWatermark()
-	head := f.sp.Head()
-	out.HighWatermark, out.LastStableOffset, out.LogStartOffset = hw, hw, head
-	if fp.offset < head || fp.offset > f.sp.NextSeq() {
-		out.ErrorCode = kerr.OffsetOutOfRange.Code
-		fp.failed, fs.errored = true, true
-		return true
-	}
-	if fp.offset >= hw {
-		return true
-	}
-	recs, err := f.sp.Read(fp.offset, math.MaxInt32, int(max(limit, 1)))
-	if err != nil {
-		out.ErrorCode = kerr.KafkaStorageError.Code
-		fs.b.log.Error("fetch from spool", "topic", fp.p.topic.name, "partition", fp.p.index, "err", err)
-		fp.failed, fs.errored = true, true
-		return true
-	}
-	var buf []byte
-	for _, r := range recs {
-		if r.Last() >= hw || (len(buf)+len(r.Data) > int(limit) && (len(buf) > 0 || !minOne)) {
-			break
-		}
-		at := len(buf)
-		buf = append(buf, r.Data...)
-		records.SetBaseOffset(buf[at:], r.Seq)
-	}
-	if len(buf) > 0 {
-		out.RecordBatches = buf
-		fs.total += int64(len(buf))
-	}
-	return true
 }
 
 // listOffset answers ListOffsets for a forwarded partition: earliest is the

@@ -88,13 +88,12 @@ type batchValidation struct {
 
 // validateBatchRecords applies the record-level rules to a batch whose
 // header is valid, decompressing only when it must (see the file comment).
-func (b *Broker) validateBatchRecords(h *records.BatchHeader, batch []byte, p *partition, cfg *topicConfig, now time.Time) error {
+// storeDecodes is the partition store's decodesBatches: a batch its store
+// will decode later (the forwarder merges small batches) must decode now,
+// or it would be dropped after we acknowledged it.
+func (b *Broker) validateBatchRecords(h *records.BatchHeader, batch []byte, p *partition, storeDecodes bool, cfg *topicConfig, now time.Time) error {
 	v := batchValidation{h: h, cfg: cfg, p: p, nowMs: now.UnixMilli(), compacted: cfg.compacts()}
-	// The forwarder decodes small batches to merge them, and any batch the
-	// upstream calls corrupt (forward.go); one that does not decode then is
-	// dropped. Refusing it here keeps that from happening to a record we
-	// acknowledged.
-	if h.Compression() != records.CodecNone && !v.compacted && !b.cfg.ValidateCompressedRecords && b.forwardOf(p) == nil {
+	if h.Compression() != records.CodecNone && !v.compacted && !b.cfg.ValidateCompressedRecords && !storeDecodes {
 		if err := records.CheckFrame(h.Compression(), batch[records.BatchHeaderLen:]); err != nil {
 			return err
 		}

@@ -168,24 +168,20 @@ func (p *partition) expireProducers(now time.Time) {
 const producerScanOffsets = 4096
 
 // loadProducerState rebuilds idempotence state from the batch headers at
-// the tail of the log, so that a retry arriving after a broker restart is
-// still recognized as a duplicate. Only the 61-byte headers are read. The
-// caller holds p.mu.
+// the tail of the partition's store (its log, or its spool once forwarded),
+// so that a retry arriving after a broker restart is still recognized as a
+// duplicate, and a batch arriving ahead of a lost one is refused as out of
+// order instead of being accepted. Only the batch headers are looked at.
+// The caller holds p.mu.
 func (p *partition) loadProducerState(log *slog.Logger, now time.Time) {
 	p.producersLoaded = true
-	l := p.log
-	leo := l.LogEndOffset()
-	start := max(l.LogStartOffset(), leo-producerScanOffsets)
-	if start >= leo {
+	st := p.store()
+	end := st.logEnd()
+	start := max(st.logStart(), end-producerScanOffsets)
+	if start >= end {
 		return
 	}
-	rr, err := l.Read(logstore.ReadOptions{Offset: start, MaxBytes: 1 << 30, MinOneBatch: true})
-	if err != nil {
-		log.Warn("rebuilding producer state", "topic", p.topic.name, "partition", p.index, "err", err)
-		return
-	}
-	defer rr.Release()
-	err = eachBatchHeader(rr, func(h *records.BatchHeader) bool {
+	err := st.eachBatchHeader(start, func(h *records.BatchHeader) bool {
 		if h.ProducerID >= 0 && h.BaseSequence >= 0 && !h.IsControl() {
 			appendTime := int64(-1)
 			if h.HasLogAppendTime() {

@@ -126,9 +126,11 @@ type partition struct {
 	// (lazily, at the first idempotent produce after open).
 	producersLoaded bool
 
-	// fwd is set when the partition is forwarded upstream: its records
-	// live in the forwarder's spool, not in log (uplink.go).
-	fwd atomic.Pointer[forwarder]
+	// local is the store over log; fwd is set, once, when the partition
+	// is forwarded upstream: its records then live in the forwarder's
+	// spool, not in log (partition_store.go, uplink.go).
+	local logStore
+	fwd   atomic.Pointer[forwarder]
 }
 
 // topicMeta is the persisted form of a topic.
@@ -257,7 +259,9 @@ func (b *Broker) openPartition(t *topic, i int32) (*partition, error) {
 		return nil, fmt.Errorf("broker: opening %s-%d: %w", t.name, i, err)
 	}
 	_ = rep // logstore logs what recovery dropped
-	return &partition{topic: t, index: i, log: l, producers: map[int64]*producerState{}}, nil
+	p := &partition{topic: t, index: i, log: l, producers: map[int64]*producerState{}}
+	p.local = logStore{b: b, p: p}
+	return p, nil
 }
 
 func (b *Broker) writeTopicMeta(t *topic, nparts int32, configs map[string]string) error {

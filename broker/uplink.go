@@ -269,10 +269,14 @@ func (u *uplink) forwarderFor(p *partition) (*forwarder, error) {
 	if len(rep.Corrupt) > 0 {
 		u.b.log.Error("spool segments set aside as corrupt", "topic", p.topic.name, "partition", p.index, "segments", len(rep.Corrupt))
 	}
-	u.loadProducerState(p, sp)
 	f := newForwarder(u, p, sp, r.Prefix+p.topic.name)
 	u.parts[p] = f
+	// The spool becomes p's store, and producer state is rebuilt from its
+	// tail before any batch can be judged against it.
+	p.mu.Lock()
 	p.fwd.Store(f)
+	p.loadProducerState(u.b.log, u.b.now())
+	p.mu.Unlock()
 	u.wg.Add(1)
 	go f.run()
 	return f, nil
@@ -458,33 +462,3 @@ func (b *Broker) describeForwarding(t *topic, names []string, r *kmsg.DescribeCo
 
 // forwardPartitionsConfig names the per-partition forwarding state entry.
 const forwardPartitionsConfig = "minikafka.forward.partitions"
-
-// loadProducerState rebuilds idempotence state from the batch headers at
-// the spool's tail, as loadProducerState does from a log's tail, so that
-// after a restart a producer's retry of a spooled batch is recognized as a
-// duplicate and a batch arriving ahead of a lost one is refused as out of
-// order instead of being accepted (which would reorder the partition).
-func (u *uplink) loadProducerState(p *partition, sp *spool.Spool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.producers == nil {
-		p.producers = map[int64]*producerState{}
-	}
-	p.producersLoaded = true
-	now := u.b.now()
-	for seq := max(sp.Head(), sp.NextSeq()-producerScanOffsets); seq < sp.NextSeq(); {
-		recs, err := sp.Read(seq, 4096, 64<<20)
-		if err != nil || len(recs) == 0 {
-			if err != nil {
-				u.b.log.Warn("rebuilding producer state from spool", "topic", p.topic.name, "partition", p.index, "err", err)
-			}
-			return
-		}
-		for _, r := range recs {
-			if h, err := records.ParseHeader(r.Data); err == nil && h.ProducerID >= 0 && h.BaseSequence >= 0 {
-				p.recordSequence(&h, r.Seq, r.Last(), -1, now)
-			}
-			seq = r.Last() + 1
-		}
-	}
-}
