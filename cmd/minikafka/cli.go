@@ -19,6 +19,7 @@ import (
 	"os"
 	"runtime/debug"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -218,6 +219,52 @@ func (c *cliCmd) printJSON(v any) error {
 	return err
 }
 
+// answer prints out as JSON, or rows under header as a table, and returns
+// failed: the first failure of a per-item operation, or nil.
+func (c *cliCmd) answer(out any, header []string, rows [][]string, failed error) error {
+	if c.json() {
+		if err := c.printJSON(out); err != nil {
+			return err
+		}
+	} else {
+		c.table(header, rows)
+	}
+	return failed
+}
+
+// partOutcome is one partition's result of an offset change: the offset
+// it now has (a group's commit for seek, the log start for trim).
+type partOutcome struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	Offset    int64  `json:"offset"`
+	Error     string `json:"error,omitempty"`
+}
+
+// answerPartitions prints partition outcomes sorted, with offsetHeader
+// naming what the offset is.
+func (c *cliCmd) answerPartitions(out []partOutcome, offsetHeader string, failed error) error {
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Topic != out[j].Topic {
+			return out[i].Topic < out[j].Topic
+		}
+		return out[i].Partition < out[j].Partition
+	})
+	var rows [][]string
+	for _, o := range out {
+		rows = append(rows, []string{o.Topic, strconv.Itoa(int(o.Partition)), strconv.FormatInt(o.Offset, 10), statusText(o.Error)})
+	}
+	return c.answer(out, []string{"TOPIC", "PARTITION", offsetHeader, "STATUS"}, rows, failed)
+}
+
+// statusText is a per-item status column: OK or the error.
+func statusText(errMsg string) string {
+	if errMsg == "" {
+		return "OK"
+	}
+	return errMsg
+}
+
 // table writes rows under a header, aligned.
 func (c *cliCmd) table(header []string, rows [][]string) {
 	w := tabwriter.NewWriter(c.env.stdout, 0, 0, 2, ' ', 0)
@@ -324,6 +371,15 @@ func printVerbUsage(w io.Writer, name string, v *cliVerb) {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\nRun 'minikafka %s <command> -h' for its flags.\n", name)
+}
+
+// admin checks the positional argument count and opens the admin client.
+func (c *cliCmd) admin(min, max int, what string) (*kadm.Client, error) {
+	if err := c.needArgs(min, max, what); err != nil {
+		return nil, err
+	}
+	_, adm, err := c.client()
+	return adm, err
 }
 
 // needArgs checks the positional argument count.

@@ -30,10 +30,7 @@ func init() {
 
 func groupList(c *cliCmd) func(context.Context) error {
 	return func(ctx context.Context) error {
-		if err := c.needArgs(0, 0, "no arguments"); err != nil {
-			return err
-		}
-		_, adm, err := c.client()
+		adm, err := c.admin(0, 0, "no arguments")
 		if err != nil {
 			return err
 		}
@@ -100,10 +97,7 @@ type describedLag struct {
 
 func groupDescribe(c *cliCmd) func(context.Context) error {
 	return func(ctx context.Context) error {
-		if err := c.needArgs(1, -1, "one or more group names"); err != nil {
-			return err
-		}
-		_, adm, err := c.client()
+		adm, err := c.admin(1, -1, "one or more group names")
 		if err != nil {
 			return err
 		}
@@ -386,16 +380,10 @@ func groupSeek(c *cliCmd) func(context.Context) error {
 		if err != nil {
 			return err
 		}
-		type moved struct {
-			Topic     string `json:"topic"`
-			Partition int32  `json:"partition"`
-			Offset    int64  `json:"offset"`
-			Error     string `json:"error,omitempty"`
-		}
-		var out []moved
+		var out []partOutcome
 		var first error
 		resps.Each(func(o kadm.OffsetResponse) {
-			m := moved{Topic: o.Topic, Partition: o.Partition, Offset: o.At}
+			m := partOutcome{Topic: o.Topic, Partition: o.Partition, Offset: o.At}
 			if o.Err != nil {
 				m.Error = o.Err.Error()
 				if first == nil {
@@ -407,37 +395,13 @@ func groupSeek(c *cliCmd) func(context.Context) error {
 			}
 			out = append(out, m)
 		})
-		sort.Slice(out, func(i, j int) bool {
-			if out[i].Topic != out[j].Topic {
-				return out[i].Topic < out[j].Topic
-			}
-			return out[i].Partition < out[j].Partition
-		})
-		if c.json() {
-			if err := c.printJSON(out); err != nil {
-				return err
-			}
-			return first
-		}
-		var rows [][]string
-		for _, m := range out {
-			st := "OK"
-			if m.Error != "" {
-				st = m.Error
-			}
-			rows = append(rows, []string{m.Topic, strconv.Itoa(int(m.Partition)), strconv.FormatInt(m.Offset, 10), st})
-		}
-		c.table([]string{"TOPIC", "PARTITION", "OFFSET", "STATUS"}, rows)
-		return first
+		return c.answerPartitions(out, "OFFSET", first)
 	}
 }
 
 func groupDelete(c *cliCmd) func(context.Context) error {
 	return func(ctx context.Context) error {
-		if err := c.needArgs(1, -1, "one or more group names"); err != nil {
-			return err
-		}
-		_, adm, err := c.client()
+		adm, err := c.admin(1, -1, "one or more group names")
 		if err != nil {
 			return err
 		}
@@ -464,31 +428,17 @@ func groupDelete(c *cliCmd) func(context.Context) error {
 			}
 			out = append(out, s)
 		}
-		if c.json() {
-			if err := c.printJSON(out); err != nil {
-				return err
-			}
-			return first
-		}
 		var rows [][]string
 		for _, s := range out {
-			st := "OK"
-			if s.Error != "" {
-				st = s.Error
-			}
-			rows = append(rows, []string{s.Group, st})
+			rows = append(rows, []string{s.Group, statusText(s.Error)})
 		}
-		c.table([]string{"GROUP", "STATUS"}, rows)
-		return first
+		return c.answer(out, []string{"GROUP", "STATUS"}, rows, first)
 	}
 }
 
 func clusterInfo(c *cliCmd) func(context.Context) error {
 	return func(ctx context.Context) error {
-		if err := c.needArgs(0, 0, "no arguments"); err != nil {
-			return err
-		}
-		_, adm, err := c.client()
+		adm, err := c.admin(0, 0, "no arguments")
 		if err != nil {
 			return err
 		}
@@ -531,10 +481,7 @@ func clusterConfig(c *cliCmd) func(context.Context) error {
 	node := c.fs.Int("broker", -1, "broker `node ID` (-1: any broker)")
 	all := c.fs.Bool("all", false, "every config, defaults too")
 	return func(ctx context.Context) error {
-		if err := c.needArgs(0, 0, "no arguments"); err != nil {
-			return err
-		}
-		_, adm, err := c.client()
+		adm, err := c.admin(0, 0, "no arguments")
 		if err != nil {
 			return err
 		}

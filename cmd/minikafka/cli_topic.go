@@ -117,10 +117,7 @@ func topicCreate(c *cliCmd) func(context.Context) error {
 func topicList(c *cliCmd) func(context.Context) error {
 	all := c.fs.Bool("a", false, "include internal topics (__consumer_offsets, ...)")
 	return func(ctx context.Context) error {
-		if err := c.needArgs(0, 0, "no arguments"); err != nil {
-			return err
-		}
-		_, adm, err := c.client()
+		adm, err := c.admin(0, 0, "no arguments")
 		if err != nil {
 			return err
 		}
@@ -187,10 +184,7 @@ type describedConfig struct {
 func topicDescribe(c *cliCmd) func(context.Context) error {
 	allConfigs := c.fs.Bool("all-configs", false, "list every config, defaults too (default: only those set on the topic)")
 	return func(ctx context.Context) error {
-		if err := c.needArgs(1, -1, "one or more topic names"); err != nil {
-			return err
-		}
-		_, adm, err := c.client()
+		adm, err := c.admin(1, -1, "one or more topic names")
 		if err != nil {
 			return err
 		}
@@ -277,10 +271,7 @@ func topicDescribe(c *cliCmd) func(context.Context) error {
 
 func topicDelete(c *cliCmd) func(context.Context) error {
 	return func(ctx context.Context) error {
-		if err := c.needArgs(1, -1, "one or more topic names"); err != nil {
-			return err
-		}
-		_, adm, err := c.client()
+		adm, err := c.admin(1, -1, "one or more topic names")
 		if err != nil {
 			return err
 		}
@@ -311,22 +302,11 @@ func (c *cliCmd) perTopic(topics []string, errOf func(string) error) error {
 		}
 		out = append(out, s)
 	}
-	if c.json() {
-		if err := c.printJSON(out); err != nil {
-			return err
-		}
-		return first
-	}
 	var rows [][]string
 	for _, s := range out {
-		st := "OK"
-		if s.Error != "" {
-			st = s.Error
-		}
-		rows = append(rows, []string{s.Topic, st})
+		rows = append(rows, []string{s.Topic, statusText(s.Error)})
 	}
-	c.table([]string{"TOPIC", "STATUS"}, rows)
-	return first
+	return c.answer(out, []string{"TOPIC", "STATUS"}, rows, first)
 }
 
 func topicAlterConfig(c *cliCmd) func(context.Context) error {
@@ -443,16 +423,10 @@ func topicTrim(c *cliCmd) func(context.Context) error {
 		if err != nil {
 			return err
 		}
-		type trimmed struct {
-			Topic     string `json:"topic"`
-			Partition int32  `json:"partition"`
-			LogStart  int64  `json:"log_start_offset"`
-			Error     string `json:"error,omitempty"`
-		}
-		var out []trimmed
+		var out []partOutcome
 		var first error
 		resps.Each(func(r kadm.DeleteRecordsResponse) {
-			t := trimmed{Topic: r.Topic, Partition: r.Partition, LogStart: r.LowWatermark}
+			t := partOutcome{Topic: r.Topic, Partition: r.Partition, Offset: r.LowWatermark}
 			if r.Err != nil {
 				t.Error = r.Err.Error()
 				if first == nil {
@@ -461,22 +435,6 @@ func topicTrim(c *cliCmd) func(context.Context) error {
 			}
 			out = append(out, t)
 		})
-		sort.Slice(out, func(i, j int) bool { return out[i].Partition < out[j].Partition })
-		if c.json() {
-			if err := c.printJSON(out); err != nil {
-				return err
-			}
-			return first
-		}
-		var rows [][]string
-		for _, t := range out {
-			st := "OK"
-			if t.Error != "" {
-				st = t.Error
-			}
-			rows = append(rows, []string{t.Topic, strconv.Itoa(int(t.Partition)), strconv.FormatInt(t.LogStart, 10), st})
-		}
-		c.table([]string{"TOPIC", "PARTITION", "LOG-START", "STATUS"}, rows)
-		return first
+		return c.answerPartitions(out, "LOG-START", first)
 	}
 }
