@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -215,6 +216,7 @@ func (c *Console) createTopic(r *http.Request) (any, error) {
 	if resp.Err != nil {
 		return nil, withMessage(resp.Err, resp.ErrMessage)
 	}
+	c.awaitTopic(r.Context(), req.Name, true)
 	return created{map[string]any{"name": resp.Topic, "id": resp.ID.String(), "partitions": resp.NumPartitions}}, nil
 }
 
@@ -230,7 +232,28 @@ func (c *Console) deleteTopic(r *http.Request) (any, error) {
 		}
 		return nil, withMessage(err, resp.ErrMessage)
 	}
+	c.awaitTopic(r.Context(), topic, false)
 	return map[string]string{"deleted": topic}, nil
+}
+
+// awaitTopic waits (up to 2 s) until metadata lists the topic, or no
+// longer does: the broker may answer CreateTopics and DeleteTopics before
+// Metadata shows the change, and the page reloads the list right after.
+func (c *Console) awaitTopic(ctx context.Context, topic string, exists bool) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	for {
+		td, err := c.adm.ListTopicsWithInternal(ctx, topic)
+		d, ok := td[topic]
+		if err == nil && (ok && d.Err == nil) == exists {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 type alterConfigsReq struct {
