@@ -208,46 +208,43 @@ func TestSlowHTTPClientsDoNotStallKafka(t *testing.T) {
 			}
 		}()
 	}
-	// Huge bodies, sent as fast as the server takes them.
-	for range 4 {
-		hostile.Add(1)
-		go func() {
-			defer hostile.Done()
-			for ctx.Err() == nil {
-				c := dial()
-				if c == nil {
-					return
-				}
-				fmt.Fprintf(c, "POST /api/topics HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{\"name\":\"", int64(10)<<30)
-				chunk := []byte(strings.Repeat("a", 64<<10))
+	// attack runs n goroutines that each connect and call f again and
+	// again until the test is over.
+	attack := func(n int, f func(net.Conn)) {
+		for range n {
+			hostile.Add(1)
+			go func() {
+				defer hostile.Done()
 				for ctx.Err() == nil {
-					c.SetWriteDeadline(time.Now().Add(time.Second))
-					if _, err := c.Write(chunk); err != nil {
-						break
+					c := dial()
+					if c == nil {
+						return
 					}
+					f(c)
 				}
-				c.Close()
-			}
-		}()
+			}()
+		}
 	}
+	// Huge bodies, sent as fast as the server takes them.
+	attack(4, func(c net.Conn) {
+		fmt.Fprintf(c, "POST /api/topics HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{\"name\":\"", int64(10)<<30)
+		chunk := []byte(strings.Repeat("a", 64<<10))
+		for ctx.Err() == nil {
+			c.SetWriteDeadline(time.Now().Add(time.Second))
+			if _, err := c.Write(chunk); err != nil {
+				break
+			}
+		}
+		c.Close()
+	})
 	// Big pages nobody reads.
-	for range 8 {
-		hostile.Add(1)
-		go func() {
-			defer hostile.Done()
-			for ctx.Err() == nil {
-				c := dial()
-				if c == nil {
-					return
-				}
-				fmt.Fprintf(c, "GET /api/topics/t/records?partition=0&limit=100 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-				select {
-				case <-ctx.Done():
-				case <-time.After(2 * time.Second):
-				}
-			}
-		}()
-	}
+	attack(8, func(c net.Conn) {
+		fmt.Fprintf(c, "GET /api/topics/t/records?partition=0&limit=100 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+		select {
+		case <-ctx.Done():
+		case <-time.After(2 * time.Second):
+		}
+	})
 
 	time.Sleep(300 * time.Millisecond) // let the attack get going
 	connsMu.Lock()

@@ -67,6 +67,14 @@ type groupView struct {
 	TotalLag int64        `json:"total_lag"`
 }
 
+func newMember(id string, instance *string, client, host string) memberView {
+	mv := memberView{MemberID: id, ClientID: client, Host: host, Assigned: map[string][]int32{}}
+	if instance != nil {
+		mv.InstanceID = *instance
+	}
+	return mv
+}
+
 // loadGroup describes a group with the API of its type.
 func (c *Console) loadGroup(ctx context.Context, name string) (groupView, error) {
 	g := groupView{groupSummary: groupSummary{Group: name, Type: "classic"}, Members: []memberView{}, Lag: []lagView{}}
@@ -90,16 +98,9 @@ func (c *Console) loadGroup(ctx context.Context, name string) (groupView, error)
 		}
 		g.State, g.Protocol, g.Epoch = cg.State, cg.AssignorName, cg.Epoch
 		for _, m := range cg.Members {
-			mv := memberView{MemberID: m.MemberID, ClientID: m.ClientID, Host: m.ClientHost, Epoch: m.MemberEpoch, Assigned: map[string][]int32{}}
-			if m.InstanceID != nil {
-				mv.InstanceID = *m.InstanceID
-			}
-			for t, ps := range m.Assignment {
-				for p := range ps {
-					mv.Assigned[t] = append(mv.Assigned[t], p)
-				}
-				slices.Sort(mv.Assigned[t])
-			}
+			mv := newMember(m.MemberID, m.InstanceID, m.ClientID, m.ClientHost)
+			mv.Epoch = m.MemberEpoch
+			m.Assignment.EachPartitions(func(t string, ps []int32) { mv.Assigned[t] = slices.Sorted(slices.Values(ps)) })
 			g.Members = append(g.Members, mv)
 		}
 	} else {
@@ -113,10 +114,7 @@ func (c *Console) loadGroup(ctx context.Context, name string) (groupView, error)
 		}
 		g.State, g.Protocol = dg.State, dg.Protocol
 		for _, m := range dg.Members {
-			mv := memberView{MemberID: m.MemberID, ClientID: m.ClientID, Host: m.ClientHost, Assigned: map[string][]int32{}}
-			if m.InstanceID != nil {
-				mv.InstanceID = *m.InstanceID
-			}
+			mv := newMember(m.MemberID, m.InstanceID, m.ClientID, m.ClientHost)
 			if a, ok := m.Assigned.AsConsumer(); ok {
 				for _, t := range a.Topics {
 					mv.Assigned[t.Topic] = slices.Sorted(slices.Values(t.Partitions))

@@ -123,6 +123,14 @@ func (b *browser) screenshotOnFailure(t *testing.T) {
 	})
 }
 
+// start points b at subtest t (its failures, its screenshot) and opens
+// the page.
+func (b *browser) start(t *testing.T, fragment string) {
+	b.tb = t
+	b.screenshotOnFailure(t)
+	b.open(fragment)
+}
+
 // open loads a page (#/fragment) as a new document and waits until it
 // has drawn.
 func (b *browser) open(fragment string) {
@@ -204,9 +212,7 @@ func TestBrowser(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("overview", func(t *testing.T) {
-		br.tb = t
-		br.screenshotOnFailure(t)
-		br.open("/overview")
+		br.start(t, "/overview")
 		if got := br.text("#topic-count"); got != "3" {
 			t.Errorf("topics card %q, want 3", got)
 		}
@@ -224,9 +230,7 @@ func TestBrowser(t *testing.T) {
 	})
 
 	t.Run("topics", func(t *testing.T) {
-		br.tb = t
-		br.screenshotOnFailure(t)
-		br.open("/topics")
+		br.start(t, "/topics")
 		if n := br.count("#topics tbody tr"); n != 4 {
 			t.Errorf("%d topic rows, want 4 (3 seeded and __consumer_offsets)", n)
 		}
@@ -251,9 +255,7 @@ func TestBrowser(t *testing.T) {
 	})
 
 	t.Run("topic", func(t *testing.T) {
-		br.tb = t
-		br.screenshotOnFailure(t)
-		br.open("/topics/orders")
+		br.start(t, "/topics/orders")
 		if n := br.count("#partitions tbody tr"); n != 3 {
 			t.Errorf("%d partition rows, want 3", n)
 		}
@@ -280,9 +282,7 @@ func TestBrowser(t *testing.T) {
 	})
 
 	t.Run("browse", func(t *testing.T) {
-		br.tb = t
-		br.screenshotOnFailure(t)
-		br.open("/browse/events")
+		br.start(t, "/browse/events")
 		br.waitText("#count", "50 records")
 		if off := br.firstOffset(); off != 0 {
 			t.Errorf("first page starts at %d", off)
@@ -360,9 +360,7 @@ func TestBrowser(t *testing.T) {
 	})
 
 	t.Run("groups", func(t *testing.T) {
-		br.tb = t
-		br.screenshotOnFailure(t)
-		br.open("/groups")
+		br.start(t, "/groups")
 		if n := br.count("#groups tbody tr"); n != 1 {
 			t.Errorf("%d group rows", n)
 		}
@@ -401,9 +399,7 @@ func TestBrowser(t *testing.T) {
 	})
 
 	t.Run("transactions", func(t *testing.T) {
-		br.tb = t
-		br.screenshotOnFailure(t)
-		br.open("/transactions")
+		br.start(t, "/transactions")
 		if got := br.text(`#txns tr[data-txn="` + seededTxnID + `"]`); !strings.Contains(got, "CompleteCommit") {
 			t.Errorf("transaction row %q", got)
 		}
@@ -417,16 +413,12 @@ func TestBrowser(t *testing.T) {
 	})
 
 	t.Run("scram", func(t *testing.T) {
-		br.tb = t
-		br.screenshotOnFailure(t)
-		br.open("/scram")
+		br.start(t, "/scram")
 		br.waitText("#no-users", "No SCRAM users")
 	})
 
 	t.Run("forwarding", func(t *testing.T) {
-		br.tb = t
-		br.screenshotOnFailure(t)
-		br.open("/forwarding")
+		br.start(t, "/forwarding")
 		br.waitText("#no-forwarding", "No forwarded topics")
 	})
 }
