@@ -398,3 +398,42 @@ func TestAPIRefusesCrossOrigin(t *testing.T) {
 		t.Errorf("events after the refused delete: %d %+v", st, d)
 	}
 }
+
+// TestAPIConsumerGroup: a KIP-848 group is described with
+// ConsumerGroupDescribe: its type, epoch, members and their assignment.
+func TestAPIConsumerGroup(t *testing.T) {
+	s := seed(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	member, err := kgo.NewClient(kgo.SeedBrokers(s.b.Addr()), kgo.ConsumerGroup("nextgen"), kgo.ConsumeTopics("orders"),
+		kgo.Balancers(kgo.RangeBalancer()), kgo.ServerSideBalancer())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer member.Close()
+	for member.PollRecords(ctx, 10).NumRecords() == 0 {
+		if ctx.Err() != nil {
+			t.Fatal("the KIP-848 member got no records")
+		}
+	}
+	var g struct {
+		Type    string `json:"type"`
+		State   string `json:"state"`
+		Epoch   int32  `json:"epoch"`
+		Members []struct {
+			Assigned map[string][]int32 `json:"assigned"`
+		} `json:"members"`
+	}
+	for {
+		if st := s.call(t, "GET", "/api/groups/nextgen", nil, &g); st != 200 {
+			t.Fatalf("describe: %d", st)
+		}
+		if len(g.Members) == 1 && len(g.Members[0].Assigned["orders"]) == 3 || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if g.Type != "consumer" || g.State != "Stable" || g.Epoch < 1 || len(g.Members) != 1 || fmt.Sprint(g.Members[0].Assigned["orders"]) != "[0 1 2]" {
+		t.Errorf("KIP-848 group: %+v", g)
+	}
+}
