@@ -36,9 +36,12 @@ function el(tag, attrs, ...children) {
   return e;
 }
 
+// table builds a table; a column whose first cell is a number gets a
+// right-aligned header too.
 function table(id, headers, rows) {
+  const first = rows[0] ? rows[0].children : [];
   return el("table", { id },
-    el("thead", {}, el("tr", {}, headers.map((h) => el("th", { class: /^#|offset|lag|bytes|records|partitions|count|epoch/i.test(h) ? "num" : null }, h)))),
+    el("thead", {}, el("tr", {}, headers.map((h, i) => el("th", { class: first[i] && first[i].classList.contains("num") ? "num" : null }, h)))),
     el("tbody", {}, rows));
 }
 
@@ -71,12 +74,13 @@ function show(...nodes) { main.replaceChildren(...nodes); }
 
 // ---- charts ----------------------------------------------------------
 
-// lineChart draws series [{label, color, points: [[t, v]...]}] on canvas.
-function lineChart(canvas, series, unit) {
+// lineChart draws series [{label, color, points: [[t, v]...]}] on canvas;
+// the scale reaches at least floor.
+function lineChart(canvas, series, unit, floor) {
   const ctx = canvas.getContext("2d");
-  const w = canvas.width, h = canvas.height, pad = 36;
+  const w = canvas.width, h = canvas.height, pad = 44;
   ctx.clearRect(0, 0, w, h);
-  let tmin = Infinity, tmax = -Infinity, vmax = 1;
+  let tmin = Infinity, tmax = -Infinity, vmax = floor;
   for (const s of series) for (const [t, v] of s.points) {
     tmin = Math.min(tmin, t); tmax = Math.max(tmax, t); vmax = Math.max(vmax, v);
   }
@@ -145,11 +149,11 @@ async function pageOverview() {
     lineChart(rate, [
       { label: "produce", color: "#2563eb", points: rates("produce_bytes") },
       { label: "fetch", color: "#16a34a", points: rates("fetch_bytes") },
-    ], (v) => bytes(Math.round(v)));
+    ], (v) => bytes(Math.round(v)), 1024);
     lineChart(reqs, [
       { label: "produce requests", color: "#2563eb", points: rates("produce_requests") },
       { label: "fetch requests", color: "#16a34a", points: rates("fetch_requests") },
-    ], (v) => v.toFixed(1));
+    ], (v) => v.toFixed(1), 1);
   }
   await tick();
   timer = setInterval(tick, 2000);
@@ -312,7 +316,7 @@ async function pageBrowse(topic, params) {
     out.replaceChildren(table("record-table", ["Offset", "Timestamp", "Key", "Value", "Headers"], p.records.map((r) => el("tr", { "data-offset": r.offset },
       num(r.offset), el("td", {}, time(r.timestamp)), el("td", { class: "key" }, render(r.key, f)),
       el("td", { class: "value" }, render(r.value, f), r.truncated ? el("div", { class: "muted" }, "cut; " + r.value_len + " bytes") : null),
-      el("td", {}, r.headers.map((h) => el("div", {}, h.key + ": ", render(h.value, f))))))));
+      el("td", { class: "headers" }, r.headers.map((h) => el("div", {}, h.key + ": ", render(h.value, f))))))));
   }
 
   // Produce form.
@@ -421,7 +425,7 @@ async function route() {
   const params = new URLSearchParams(query || "");
   const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
   const page = parts[0] || "overview";
-  for (const a of document.querySelectorAll("nav a")) a.classList.toggle("active", a.dataset.page === page || (page === "topics" && a.dataset.page === "topics"));
+  for (const a of document.querySelectorAll("nav a")) a.classList.toggle("active", a.dataset.page === page);
   const pages = {
     overview: () => pageOverview(),
     topics: () => (parts[1] ? pageTopic(parts[1]) : pageTopics()),
