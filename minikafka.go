@@ -35,8 +35,11 @@ type Broker struct {
 	log        *slog.Logger
 	listen     net.Addr
 	advertised string
-	dataDir    string   // "" in memory
-	metrics    *metrics // metrics.go
+	dataDir    string    // "" in memory
+	metrics    *metrics  // metrics.go
+	http       *httpSide // http.go; nil without WithHTTPAddr
+	started    time.Time
+	osDataDir  string // dataDir when it is on the OS filesystem
 
 	listeners []ListenerInfo     // listeners.go
 	srvs      []*protocol.Server // one per listener; srv is the first
@@ -74,6 +77,10 @@ func Start(ctx context.Context, opts ...Option) (_ *Broker, err error) {
 	if err = st.bindListeners(s.plans, s.sec); err != nil {
 		return nil, err
 	}
+	// Before recovery, so /healthz answers and /readyz says 503 meanwhile.
+	if st.http, err = listenHTTP(c.http, s.log); err != nil {
+		return nil, err
+	}
 	if err = ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -97,6 +104,9 @@ func Start(ctx context.Context, opts ...Option) (_ *Broker, err error) {
 	if err = ctx.Err(); err != nil {
 		return nil, err
 	}
+	if err = b.http.attach(b); err != nil { // ready from here on
+		return nil, err
+	}
 	return b, nil
 }
 
@@ -106,6 +116,7 @@ type starting struct {
 	own    net.Listener // WithListener's, until bindListeners adopts it
 	lns    []boundListener
 	unlock func() // the data dir lock
+	http   *httpSide
 	brk    *broker.Broker
 	b      *Broker // serving; its Close releases all of the above
 }
@@ -117,6 +128,7 @@ func (st *starting) release() {
 		st.b.Close()
 		return
 	}
+	st.http.stop()
 	if st.own != nil {
 		st.own.Close()
 	}
@@ -271,9 +283,14 @@ func (st *starting) serve(c *config, s settings) (*Broker, error) {
 		metrics:    mx,
 		listeners:  infos,
 		srvs:       srvs,
+		http:       st.http,
+		started:    time.Now(),
 	}
 	if c.dataDir != "" {
 		b.dataDir = s.dataDir
+		if s.fsys == nil {
+			b.osDataDir = s.dataDir
+		}
 	}
 	for _, srv := range srvs {
 		go func() {
@@ -312,6 +329,7 @@ func (b *Broker) ForwardStats() []broker.ForwardStat { return b.brk.ForwardStats
 // the first call's result.
 func (b *Broker) Close() error {
 	b.closeOnce.Do(func() {
+		b.http.stop() // first: the console is a client of the broker
 		b.metrics.stop()
 		ctx, cancel := context.WithTimeout(context.Background(), closeGrace)
 		defer cancel()

@@ -52,6 +52,7 @@ type config struct {
 	uplink         uplinkConfig   // options_uplink.go
 	security       securityConfig // options_security.go
 	metricsAddr    string         // WithMetricsAddr; the endpoint is in metrics.go
+	http           httpConfig     // options_http.go; the listener is in http.go
 	validation     validation     // options_validation.go
 	cleaner        cleanerConfig  // options_cleaner.go
 
@@ -275,6 +276,7 @@ func (c *config) validate() (logstore.SyncPolicy, error) {
 
 	errs = append(errs, c.groups.check()...)     // options_groups.go
 	errs = append(errs, c.cleaner.validate()...) // options_cleaner.go
+	errs = append(errs, c.http.check()...)       // options_http.go
 
 	var sp logstore.SyncPolicy
 	switch {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the non-Go Kafka clients that compat_test drives: kcat and the two
 # Python clients from Debian, kafkajs and its codecs from npm (exact versions in
-# package-lock.json). Idempotent: does nothing when everything is already there.
+# package-lock.json); and Chromium for the console's browser tests.
+# Idempotent: does nothing when everything is already there.
 #
 #   bash compat_test/install.sh
 #
@@ -11,7 +12,8 @@ cd "$(dirname "$0")"
 
 # Debian's python3 packages land in /usr/bin/python3's dist-packages; the tests
 # run that interpreter, not whatever python3 is first on PATH.
-debs=(kcat python3-confluent-kafka python3-kafka python3-snappy python3-lz4 python3-zstandard nodejs npm)
+# chromium: the console's browser tests (console/browser_test.go).
+debs=(kcat python3-confluent-kafka python3-kafka python3-snappy python3-lz4 python3-zstandard nodejs npm chromium)
 missing=()
 for p in "${debs[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
@@ -45,4 +47,5 @@ fi
 kcat -V >/dev/null
 /usr/bin/python3 -c 'import confluent_kafka, kafka, snappy, lz4, zstandard'
 node -e "require('kafkajs'); require('kafkajs-snappy'); require('kafkajs-lz4'); require('@mongodb-js/zstd')"
-echo "compat_test/install.sh: kcat, python3-confluent-kafka, python3-kafka, kafkajs ready"
+chromium --version >/dev/null
+echo "compat_test/install.sh: kcat, python3-confluent-kafka, python3-kafka, kafkajs, chromium ready"

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -23,5 +25,40 @@ func TestRunMetricsAddr(t *testing.T) {
 	resp.Body.Close()
 	if err != nil || resp.StatusCode != 200 || !strings.Contains(string(body), "\nminikafka_connections ") {
 		t.Fatalf("status %d, err %v, body:\n%s", resp.StatusCode, err, body)
+	}
+}
+
+// -http-addr serves the console, /metrics and the health endpoints; a
+// port alone means loopback.
+func TestRunHTTPAddr(t *testing.T) {
+	b := runStarted(t, nil, "-http-addr", ":0")
+	addr := b.HTTPAddr()
+	if addr == nil || !strings.HasPrefix(addr.String(), "127.0.0.1:") {
+		t.Fatalf("http address %v, want loopback", addr)
+	}
+	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
+	for path, want := range map[string]string{"/healthz": "ok", "/readyz": "ready", "/metrics": "minikafka_connections", "/": "minikafka console", "/api/topics": "["} {
+		resp, err := hc.Get("http://" + addr.String() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), want) {
+			t.Errorf("%s: %d %.200s", path, resp.StatusCode, body)
+		}
+	}
+}
+
+// A wildcard -http-addr needs -http-addr-any.
+func TestRunHTTPAddrWildcard(t *testing.T) {
+	var stderr syncBuffer
+	code := run(context.Background(), []string{"-in-memory", "-listen", "127.0.0.1:0", "-http-addr", "0.0.0.0:0"}, func(string) (string, bool) { return "", false }, io.Discard, &stderr, nil)
+	if code != 1 || !strings.Contains(stderr.String(), "-http-addr-any") {
+		t.Errorf("exit %d, stderr %q", code, stderr.String())
+	}
+	b := runStarted(t, nil, "-http-addr", "0.0.0.0:0", "-http-addr-any")
+	if ta, ok := b.HTTPAddr().(*net.TCPAddr); !ok || !ta.IP.IsUnspecified() {
+		t.Errorf("with -http-addr-any: %v", b.HTTPAddr())
 	}
 }

@@ -1,0 +1,424 @@
+package console_test
+
+// Tests in a real browser: headless Chromium (Debian's chromium package;
+// compat_test/install.sh installs it) driven with chromedp. Each page is
+// loaded against a seeded broker and what it shows is checked against the
+// broker's state. On failure a screenshot goes to the test's artifact dir
+// (kept with go test -artifacts -outputdir DIR).
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// chromium finds the browser: $MINIKAFKA_CHROMIUM, else chromium on PATH.
+func chromium(tb testing.TB) string {
+	if p := os.Getenv("MINIKAFKA_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	tb.Skip("no Chromium (apt-get install chromium, or set MINIKAFKA_CHROMIUM)")
+	return ""
+}
+
+// browser is one headless Chromium with one tab.
+type browser struct {
+	tb   testing.TB
+	ctx  context.Context
+	base string
+	navs atomic.Int64
+}
+
+// newBrowser starts Chromium for tb with a fresh profile. The flags keep
+// it from reaching for the network (this machine has none beyond package
+// registries, and Chromium stalls on refused connections otherwise).
+func newBrowser(tb testing.TB, base string) *browser {
+	tb.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromium(tb)),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(tb.TempDir()),
+		chromedp.WindowSize(1280, 1000),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelTab := chromedp.NewContext(actx)
+	tb.Cleanup(func() {
+		cancelTab()
+		cancelAlloc()
+	})
+	// The first run launches the browser and binds it to its context, so
+	// that context has no timeout.
+	if err := chromedp.Do(ctx); err != nil {
+		tb.Fatalf("starting Chromium: %v", err)
+	}
+	return &browser{tb: tb, ctx: ctx, base: base}
+}
+
+// run runs actions with a timeout, failing the test (with a screenshot)
+// if they fail.
+func (b *browser) run(what string, actions ...chromedp.Action[chromedp.Void]) {
+	b.tb.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		b.tb.Fatalf("%s: %v", what, err)
+	}
+}
+
+// get runs one action that returns a value.
+func get[T any](b *browser, what string, a chromedp.Action[T]) T {
+	b.tb.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, a)
+	if err != nil {
+		b.tb.Fatalf("%s: %v", what, err)
+	}
+	return v
+}
+
+// screenshotOnFailure registers a cleanup that saves the page when t
+// failed.
+func (b *browser) screenshotOnFailure(t *testing.T) {
+	dir := t.ArtifactDir()
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+		defer cancel()
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Logf("screenshot: %v", err)
+			return
+		}
+		name := filepath.Join(dir, strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())+".png")
+		if err := os.WriteFile(name, png, 0o644); err != nil {
+			t.Logf("screenshot: %v", err)
+			return
+		}
+		t.Logf("screenshot of the page: %s", name)
+	})
+}
+
+// start points b at subtest t (its failures, its screenshot) and opens
+// the page.
+func (b *browser) start(t *testing.T, fragment string) {
+	b.tb = t
+	b.screenshotOnFailure(t)
+	b.open(fragment)
+}
+
+// open loads a page (#/fragment) as a new document and waits until it
+// has drawn.
+func (b *browser) open(fragment string) {
+	b.tb.Helper()
+	page := strings.SplitN(strings.TrimPrefix(fragment, "/"), "/", 2)[0]
+	page = strings.SplitN(page, "?", 2)[0]
+	url := fmt.Sprintf("%s/?n=%d#%s", b.base, b.navs.Add(1), fragment)
+	b.run("open "+fragment, chromedp.Navigate(url),
+		chromedp.Poll[chromedp.Void](fmt.Sprintf(`document.getElementById("main").dataset.ready === %q`, page), chromedp.WithPollingTimeout(15*time.Second)))
+}
+
+// waitJS waits until the JS expression is true.
+func (b *browser) waitJS(what, expr string) {
+	b.tb.Helper()
+	b.run(what, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(15*time.Second)))
+}
+
+// waitText waits until the element sel's text contains want.
+func (b *browser) waitText(sel, want string) {
+	b.tb.Helper()
+	b.waitJS(fmt.Sprintf("%s shows %q", sel, want), fmt.Sprintf(`(() => { const e = document.querySelector(%q); return !!e && e.textContent.includes(%q); })()`, sel, want))
+}
+
+func (b *browser) text(sel string) string {
+	b.tb.Helper()
+	return get(b, "text of "+sel, chromedp.Text(chromedp.CSS(sel)))
+}
+
+func (b *browser) count(sel string) int {
+	b.tb.Helper()
+	return get(b, "count "+sel, chromedp.Evaluate[int](fmt.Sprintf(`document.querySelectorAll(%q).length`, sel)))
+}
+
+// set puts v in an input or select and fires change, as a user would.
+func (b *browser) set(sel, v string) {
+	b.tb.Helper()
+	b.run("set "+sel, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => { const e = document.querySelector(%q); e.value = %q; e.dispatchEvent(new Event("input")); e.dispatchEvent(new Event("change")); })()`, sel, v)))
+}
+
+func (b *browser) click(sel string) {
+	b.tb.Helper()
+	b.run("click "+sel, chromedp.Click(chromedp.CSS(sel)))
+}
+
+// firstOffset is the offset of the first row of the record table.
+func (b *browser) firstOffset() int64 {
+	b.tb.Helper()
+	s := get(b, "first row", chromedp.Evaluate[string](`(() => { const r = document.querySelector("#record-table tbody tr"); return r ? r.dataset.offset : "-1"; })()`))
+	n, _ := strconv.ParseInt(s, 10, 64)
+	return n
+}
+
+// timePage clicks Go with the start given and returns the milliseconds
+// until the page's 50 rows are in the DOM and painted, as measured in the
+// browser.
+func (b *browser) timePage(start string) float64 {
+	b.tb.Helper()
+	b.set("#start", "offset")
+	b.set("#start-value", start)
+	js := `new Promise((resolve) => {
+  const old = document.querySelector("#record-table tbody tr");
+  const t0 = performance.now();
+  document.getElementById("go").click();
+  const check = () => {
+    const rows = document.querySelectorAll("#record-table tbody tr");
+    if (rows.length === 50 && rows[0] !== old && rows[0].dataset.offset === ` + strconv.Quote(start) + `) {
+      requestAnimationFrame(() => requestAnimationFrame(() => resolve(performance.now() - t0)));
+    } else setTimeout(check, 1);
+  };
+  check();
+})`
+	return get(b, "time a page", chromedp.Evaluate[float64](js, chromedp.EvalAwaitPromise))
+}
+
+func TestBrowser(t *testing.T) {
+	chromium(t)
+	s := seed(t)
+	br := newBrowser(t, s.base)
+	ctx := context.Background()
+
+	t.Run("overview", func(t *testing.T) {
+		br.start(t, "/overview")
+		if got := br.text("#topic-count"); got != "3" {
+			t.Errorf("topics card %q, want 3", got)
+		}
+		if got := br.text("#node-id"); got != "0" {
+			t.Errorf("node card %q", got)
+		}
+		if got := br.text("#listener-table"); !strings.Contains(got, s.b.ListenAddr().String()) {
+			t.Errorf("listeners %q, want %s", got, s.b.ListenAddr())
+		}
+		if br.count("canvas#rates") != 1 || br.count("canvas#reqrates") != 1 {
+			t.Error("no rate charts")
+		}
+		// A second poll gives the charts a rate to draw.
+		br.waitJS("chart drawn", `(() => { const c = document.getElementById("rates"); const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data; for (let i = 0; i < d.length; i += 4) if (d[i+2] > 200 && d[i] < 100) return true; return false; })()`)
+	})
+
+	t.Run("topics", func(t *testing.T) {
+		br.start(t, "/topics")
+		if n := br.count("#topics tbody tr"); n != 4 {
+			t.Errorf("%d topic rows, want 4 (3 seeded and __consumer_offsets)", n)
+		}
+		if got := br.text(`#topics tr[data-topic="events"]`); !strings.Contains(got, "230") {
+			t.Errorf("events row %q, want 230 records", got)
+		}
+		br.set("#new-topic", "fromui")
+		br.set("#new-partitions", "2")
+		br.click(`#create-topic button[type="submit"]`)
+		br.waitJS("fromui listed", `!!document.querySelector('#topics tr[data-topic="fromui"]')`)
+		td, err := s.adm.ListTopics(ctx, "fromui")
+		if err != nil || len(td["fromui"].Partitions) != 2 {
+			t.Errorf("fromui on the broker: %v %v", td, err)
+		}
+		br.click(`button[data-delete="fromui"]`)
+		br.waitText(`button[data-delete="fromui"]`, "Really")
+		br.click(`button[data-delete="fromui"]`)
+		br.waitJS("fromui gone", `!!document.querySelector('#topics tr[data-topic="events"]') && !document.querySelector('#topics tr[data-topic="fromui"]')`)
+		if td, err := s.adm.ListTopics(ctx); err != nil || td.Has("fromui") {
+			t.Errorf("fromui still on the broker: %v", err)
+		}
+	})
+
+	t.Run("topic", func(t *testing.T) {
+		br.start(t, "/topics/orders")
+		if n := br.count("#partitions tbody tr"); n != 3 {
+			t.Errorf("%d partition rows, want 3", n)
+		}
+		if got := br.text("#partitions tbody tr:nth-child(2)"); !strings.Contains(got, "6") { // 5 records and the commit marker
+			t.Errorf("orders/1 row %q, want end offset 6", got)
+		}
+		br.set("#config-name", "retention.ms")
+		br.set("#config-value", "3600000")
+		br.run("set config", chromedp.Evaluate[chromedp.Void](`[...document.querySelectorAll("button")].find((b) => b.textContent === "Set").click()`))
+		br.waitJS("config shown", `(() => { const e = document.querySelector('#configs input[data-config="retention.ms"]'); return !!e && e.value === "3600000"; })()`)
+		rc, err := s.adm.DescribeTopicConfigs(ctx, "orders")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := rc.On("orders", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cf := range c.Configs {
+			if cf.Key == "retention.ms" && cf.MaybeValue() != "3600000" {
+				t.Errorf("retention.ms on the broker: %s", cf.MaybeValue())
+			}
+		}
+	})
+
+	t.Run("browse", func(t *testing.T) {
+		br.start(t, "/browse/events")
+		br.waitText("#count", "50 records")
+		if off := br.firstOffset(); off != 0 {
+			t.Errorf("first page starts at %d", off)
+		}
+		for _, want := range []int64{50, 100, 150, 200} {
+			br.click("#next")
+			br.waitJS(fmt.Sprintf("page at %d", want), fmt.Sprintf(`document.querySelector("#record-table tbody tr").dataset.offset === "%d"`, want))
+		}
+		br.waitText("#count", "30 records")
+		if n := br.count("#record-table tbody tr"); n != eventsRecords-200 {
+			t.Errorf("last page: %d rows", n)
+		}
+		if !get(br, "next disabled", chromedp.Evaluate[bool](`document.getElementById("next").disabled`)) {
+			t.Error("Next enabled on the last page")
+		}
+		br.click("#prev")
+		br.waitJS("back to 150", `document.querySelector("#record-table tbody tr").dataset.offset === "150"`)
+		if got := br.text(`#record-table tr[data-offset="151"] td.key`); got != "k-151" {
+			t.Errorf("key of 151: %q", got)
+		}
+
+		// Filter: every tenth record matches.
+		br.set("#filter", everyTenthMatch)
+		br.click("#go")
+		br.waitText("#count", fmt.Sprintf("%d records", eventsRecords/10))
+		if got := br.text(`#record-table tr[data-offset="10"] td.value`); got != `{"n":10,"kind":"tenth"}` {
+			t.Errorf("filtered value as text: %q", got)
+		}
+		br.set("#format", "hex")
+		br.waitText(`#record-table tr[data-offset="10"] td.value`, "7b 22 6e 22 3a 31 30")
+		br.set("#format", "json")
+		br.waitText(`#record-table tr[data-offset="10"] td.value`, "\"kind\": \"tenth\"")
+		if got := br.text(`#record-table tr[data-offset="10"] td.value pre`); got != "{\n  \"n\": 10,\n  \"kind\": \"tenth\"\n}" {
+			t.Errorf("pretty JSON: %q", got)
+		}
+		// Paging with the filter on goes back through the page history.
+		br.set("#filter", "k-")
+		br.set("#format", "text")
+		br.click("#go")
+		br.waitText("#count", "50 records")
+		br.click("#next")
+		br.waitJS("filtered page 2", `document.querySelector("#record-table tbody tr").dataset.offset === "50"`)
+		br.click("#prev")
+		br.waitJS("filtered page 1", `document.querySelector("#record-table tbody tr").dataset.offset === "0"`)
+
+		// Start from the latest records, then from a time.
+		br.set("#filter", "")
+		br.set("#start", "latest")
+		br.click("#go")
+		br.waitJS("latest page", fmt.Sprintf(`document.querySelector("#record-table tbody tr").dataset.offset === "%d"`, eventsRecords-50))
+
+		ms := br.timePage("120")
+		t.Logf("a page of 50 records rendered in %.1f ms", ms)
+
+		// Produce from the form.
+		br.set("#produce-partition", "0")
+		br.set("#produce-key", "ui-key")
+		br.set("#produce-value", `{"from":"ui"}`)
+		br.set("#produce-headers", "a=1")
+		br.click(`#produce button[type="submit"]`)
+		br.waitText("#produce-result", fmt.Sprintf("partition 0 offset %d", eventsRecords))
+		ends, err := s.adm.ListEndOffsets(ctx, "events")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o, _ := ends.Lookup("events", 0); o.Offset != eventsRecords+1 {
+			t.Errorf("events end offset %d after producing from the form", o.Offset)
+		}
+		br.set("#start", "latest")
+		br.click("#go")
+		br.waitText(fmt.Sprintf(`#record-table tr[data-offset="%d"]`, eventsRecords), "ui-key")
+		if got := br.text(fmt.Sprintf(`#record-table tr[data-offset="%d"] td:last-child`, eventsRecords)); strings.Join(strings.Fields(got), " ") != "a: 1" {
+			t.Errorf("produced row %q, want header a: 1", got)
+		}
+	})
+
+	t.Run("groups", func(t *testing.T) {
+		br.start(t, "/groups")
+		if n := br.count("#groups tbody tr"); n != 1 {
+			t.Errorf("%d group rows", n)
+		}
+		br.open("/groups/" + seededGroup)
+		if got := br.text("#group-state"); got != "Empty" {
+			t.Errorf("state %q", got)
+		}
+		end := int64(eventsRecords + 1) // the record the browse test produced
+		if got := br.text("#total-lag"); got != strconv.FormatInt(end-billingCommit, 10) {
+			t.Errorf("total lag %q, want %d", got, end-billingCommit)
+		}
+		if got := br.text(`#lag tr[data-partition="events/0"]`); !strings.Contains(got, "100") {
+			t.Errorf("lag row %q", got)
+		}
+		if br.count("canvas#lag-chart") != 1 {
+			t.Error("no lag chart")
+		}
+		br.set("#reset-to", "end")
+		br.click("#reset")
+		br.waitText("#total-lag", "0")
+		br.waitJS("page redrawn", `document.getElementById("main").dataset.ready === "groups"`)
+		offs, err := s.adm.FetchOffsets(ctx, seededGroup)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o, _ := offs.Lookup("events", 0); o.At != end {
+			t.Errorf("commit after reset to end: %d, want %d", o.At, end)
+		}
+		br.set("#reset-to", "start")
+		br.click("#reset")
+		br.waitText("#total-lag", strconv.FormatInt(end, 10))
+		offs, _ = s.adm.FetchOffsets(ctx, seededGroup)
+		if o, _ := offs.Lookup("events", 0); o.At != 0 {
+			t.Errorf("commit after reset to start: %d", o.At)
+		}
+	})
+
+	t.Run("transactions", func(t *testing.T) {
+		br.start(t, "/transactions")
+		if got := br.text(`#txns tr[data-txn="` + seededTxnID + `"]`); !strings.Contains(got, "CompleteCommit") {
+			t.Errorf("transaction row %q", got)
+		}
+		listed, err := s.adm.ListTransactions(ctx, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := br.count("#txns tbody tr"); n != len(listed) {
+			t.Errorf("%d transaction rows, the broker lists %d", n, len(listed))
+		}
+	})
+
+	t.Run("scram", func(t *testing.T) {
+		br.start(t, "/scram")
+		br.waitText("#no-users", "No SCRAM users")
+	})
+
+	t.Run("forwarding", func(t *testing.T) {
+		br.start(t, "/forwarding")
+		br.waitText("#no-forwarding", "No forwarded topics")
+	})
+}
