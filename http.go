@@ -25,7 +25,7 @@ import (
 	"golang.org/x/net/netutil"
 
 	"github.com/minikafka/minikafka/broker"
-	"github.com/minikafka/minikafka/console"
+	"github.com/minikafka/minikafka/internal/console"
 	"github.com/minikafka/minikafka/protocol"
 )
 

@@ -12,7 +12,7 @@ cd "$(dirname "$0")"
 
 # Debian's python3 packages land in /usr/bin/python3's dist-packages; the tests
 # run that interpreter, not whatever python3 is first on PATH.
-# chromium: the console's browser tests (console/browser_test.go).
+# chromium: the console's browser tests (internal/console/browser_test.go).
 debs=(kcat python3-confluent-kafka python3-kafka python3-snappy python3-lz4 python3-zstandard nodejs npm chromium)
 missing=()
 for p in "${debs[@]}"; do

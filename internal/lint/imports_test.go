@@ -28,10 +28,11 @@ type rule struct {
 func under(rel, dir string) bool { return rel == dir || strings.HasPrefix(rel, dir+"/") }
 
 // storageSet is what storage and internal packages may import of this
-// module: each other, but not internal/bench (a tool above the broker).
+// module: each other, but not internal/bench or internal/console (a
+// benchmark harness and the web console: clients of the broker, above it).
 func storageSet(rel string) bool {
 	switch {
-	case under(rel, "internal/bench"):
+	case under(rel, "internal/bench"), under(rel, "internal/console"):
 		return false
 	case under(rel, "logstore"), under(rel, "groupstore"), under(rel, "spool"), under(rel, "internal"):
 		return true
