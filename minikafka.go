@@ -145,7 +145,7 @@ func Start(ctx context.Context, opts ...Option) (*Broker, error) {
 		GroupInitialRebalanceDelay: c.rebalanceDelay,
 		Uplink:                     upl,
 		SASL:                       sec.sasl,
-		ValidateCompressedRecords:  c.validation.compressed,
+		PassCompressedRecords:      c.validation.passthrough,
 		CleanerBackoff:             c.cleaner.backoff,
 		CleanerDedupeBufferSize:    c.cleaner.dedupeBytes,
 

@@ -55,7 +55,7 @@ func BenchmarkProduceCodecCPU(b *testing.B) {
 				br := newTestBroker(b, func(c *Config) {
 					c.DataDir, c.FS = dir, nil
 					c.Sync = logstore.SyncPolicy{Mode: logstore.SyncAlways}
-					c.ValidateCompressedRecords = full
+					c.PassCompressedRecords = !full
 				})
 				createTopic(b, br, "t", parts)
 				reqs := make([]*kmsg.ProduceRequest, parts)

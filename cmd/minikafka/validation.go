@@ -12,8 +12,8 @@ type validationSettings struct {
 }
 
 func (v *validationSettings) register(fs *flag.FlagSet) {
-	fs.BoolVar(&v.compressed, "validate-compressed-records", false,
-		"decompress every compressed produce batch and check each record, as Kafka does (default: compressed batches are stored after header, CRC and frame checks; compacted topics are always checked)")
+	fs.BoolVar(&v.compressed, "validate-compressed-records", true,
+		"check each record of compressed produce batches by streaming through them, as Kafka does; =false stores them after header, CRC and frame checks only (faster, but a batch consumers cannot read may be acknowledged; compacted topics are always checked)")
 }
 
 func (v *validationSettings) options() []minikafka.Option {

@@ -10,13 +10,18 @@ func TestValidateCompressedRecordsFlag(t *testing.T) {
 	env := func(k string) (string, bool) {
 		return "true", k == "MINIKAFKA_VALIDATE_COMPRESSED_RECORDS"
 	}
+	envOff := func(k string) (string, bool) {
+		return "false", k == "MINIKAFKA_VALIDATE_COMPRESSED_RECORDS"
+	}
 	for _, c := range []struct {
 		args   []string
 		lookup func(string) (string, bool)
 		want   bool
 	}{
-		{nil, none, false},
+		{nil, none, true}, // validation is the default
 		{[]string{"-validate-compressed-records"}, none, true},
+		{[]string{"-validate-compressed-records=false"}, none, false},
+		{nil, envOff, false},
 		{nil, env, true},
 		{[]string{"-validate-compressed-records=false"}, env, false}, // flags win
 	} {
