@@ -162,8 +162,10 @@ func Start(ctx context.Context, opts ...Option) (*Broker, error) {
 	mx := newMetrics(brk) // counts requests on their way to brk
 	var srvs []*protocol.Server
 	var infos []ListenerInfo
+	budget := protocol.NewBudget(c.validation.queuedMaxRequestBytes) // one for all listeners
 	for _, l := range lns {
 		srv, err := protocol.Listen(protocol.Config{
+			Budget:                 budget,
 			Listener:               l.ln,
 			ListenerName:           l.spec.Name,
 			MaxRequestBytes:        c.maxRequest,

@@ -5,6 +5,8 @@ type validation struct {
 	// passthrough: compressed batches are not decoded (the opt-out); the
 	// zero value validates them.
 	passthrough bool
+	// queuedMaxRequestBytes is the broker-wide request memory budget.
+	queuedMaxRequestBytes int64
 }
 
 // WithCompressedRecordValidation(false) opts out of checking the records
@@ -21,4 +23,15 @@ type validation struct {
 // See broker/doc.go, "Compressed produce".
 func WithCompressedRecordValidation(on bool) Option {
 	return optionFunc(func(c *config) { c.validation.passthrough = !on })
+}
+
+// WithQueuedMaxRequestBytes bounds the request bytes the broker holds in
+// memory at once across all connections and listeners (Kafka's
+// queued.max.request.bytes; default protocol.DefaultQueuedMaxRequestBytes,
+// 100 MiB). A frame is read as its bytes arrive and admitted to the budget
+// once its first 64 KiB are in; a request that does not fit waits its turn
+// instead of allocating, and one larger than the whole budget is admitted
+// alone. See protocol.Budget.
+func WithQueuedMaxRequestBytes(n int64) Option {
+	return optionFunc(func(c *config) { c.validation.queuedMaxRequestBytes = n })
 }
