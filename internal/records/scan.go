@@ -54,10 +54,11 @@ type ScanPool struct {
 	slots chan *Scanner
 }
 
-// NewScanPool returns a pool of n slots (n <= 0: GOMAXPROCS, at least 2).
+// NewScanPool returns a pool of n slots (n <= 0: GOMAXPROCS, between 2
+// and 8: decompression is CPU-bound, and each slot may hold a few MiB).
 func NewScanPool(n int) *ScanPool {
 	if n <= 0 {
-		n = max(2, runtime.GOMAXPROCS(0))
+		n = min(8, max(2, runtime.GOMAXPROCS(0)))
 	}
 	p := &ScanPool{slots: make(chan *Scanner, n)}
 	for range n {
