@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
+	"math/rand/v2"
 	"runtime"
 	"testing"
 
@@ -83,10 +85,29 @@ func rawRecords(t testing.TB, n int) []byte {
 
 // The encodings real producers send: kgo's whole-batch s2.EncodeSnappy
 // block (back-references across the batch), the Java client's xerial
-// chunks, and kgo's zstd settings.
+// chunks, and kgo's zstd settings; and snappy blocks over snappyWhole,
+// which stream, with near and far (s2) back-references.
 func TestScanProducerEncodings(t *testing.T) {
 	p := NewScanPool(1)
 	raw := rawRecords(t, 20)
+	big := bigRecords(t)
+	if len(big) <= snappyWhole {
+		t.Fatal("big records too small to stream")
+	}
+	for name, b := range map[string][]byte{
+		"snappy-big":    rebatch(t, CodecSnappy, 3, snappyEncode(big)),
+		"s2-snappy-big": rebatch(t, CodecSnappy, 3, s2.EncodeSnappy(nil, big)),
+		"xerial-big":    rebatch(t, CodecSnappy, 3, XerialSnappy(big, 32<<10)),
+	} {
+		if _, err := scanAll(t, p, b); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		// Cut short, the streaming path must fail too.
+		body := b[BatchHeaderLen:]
+		if _, err := scanAll(t, p, rebatch(t, CodecSnappy, 3, body[:len(body)-100])); err == nil {
+			t.Errorf("%s truncated: accepted", name)
+		}
+	}
 	var zb bytes.Buffer
 	zw, _ := zstd.NewWriter(&zb, zstd.WithWindowSize(64<<10), zstd.WithEncoderConcurrency(1))
 	zw.Write(raw)
@@ -203,9 +224,21 @@ func TestScanBombIsBounded(t *testing.T) {
 
 func BenchmarkScan(b *testing.B) {
 	p := NewScanPool(1)
+	// 64 records of 1 KiB of words and numbers, about 3:1 (like the
+	// broker's BenchmarkProduceCodecCPU).
+	words := []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", `"id":`, `"ts":`, "{", "}", ",", " "}
+	r := rand.New(rand.NewPCG(3, 4))
 	recs := make([]Record, 64)
 	for i := range recs {
-		recs[i].Value = bytes.Repeat([]byte("alpha bravo charlie 12345 "), 40)
+		var v []byte
+		for len(v) < 1024 {
+			if r.IntN(4) == 0 {
+				v = fmt.Append(v, r.IntN(100000))
+			} else {
+				v = append(v, words[r.IntN(len(words))]...)
+			}
+		}
+		recs[i].Value = v[:1024]
 	}
 	for _, c := range allCodecs {
 		batch := mustBatch(b, BatchSpec{Codec: c, ProducerID: -1}, recs)
@@ -219,6 +252,60 @@ func BenchmarkScan(b *testing.B) {
 					b.Fatal(err)
 				}
 				sc.Close()
+			}
+		})
+	}
+}
+
+// bigRecords is three records of 1.6 MiB each: a 200 KiB random run
+// repeated, so encoders find matches 200 KiB back.
+func bigRecords(t testing.TB) []byte {
+	t.Helper()
+	run := make([]byte, 200<<10)
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range run {
+		run[i] = byte(r.IntN(256))
+	}
+	v := bytes.Repeat(run, 8)
+	recs := []Record{{Value: v}, {Key: []byte("k"), Value: v[:1000]}, {Value: v}}
+	b := mustBatch(t, BatchSpec{ProducerID: -1}, recs)
+	return b[BatchHeaderLen:]
+}
+
+func snappyEncode(b []byte) []byte {
+	out, err := Compress(CodecSnappy, b)
+	if err != nil {
+		panic(err)
+	}
+	return out
+}
+
+func BenchmarkDecompressWhole(b *testing.B) {
+	words := []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", `"id":`, `"ts":`, "{", "}", ",", " "}
+	r := rand.New(rand.NewPCG(3, 4))
+	recs := make([]Record, 64)
+	for i := range recs {
+		var v []byte
+		for len(v) < 1024 {
+			if r.IntN(4) == 0 {
+				v = fmt.Append(v, r.IntN(100000))
+			} else {
+				v = append(v, words[r.IntN(len(words))]...)
+			}
+		}
+		recs[i].Value = v[:1024]
+	}
+	for _, c := range allCodecs[1:] {
+		batch := mustBatch(b, BatchSpec{Codec: c, ProducerID: -1}, recs)
+		b.Run(c.String(), func(b *testing.B) {
+			b.SetBytes(64 * 1024)
+			var dst []byte
+			for b.Loop() {
+				var err error
+				dst, err = DecompressAppend(dst[:0], c, batch[BatchHeaderLen:], 1<<20)
+				if err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/klauspost/compress/s2"
 )
 
 // A streaming decoder for standard snappy blocks and the xerial framing
@@ -12,7 +14,10 @@ import (
 // of its declared length, which is what a decompression bomb wants; this
 // one keeps only the history that back-references can reach.
 //
-// Snappy offsets are not bounded by the format, so the decoder first walks
+// Blocks of up to snappyWhole bytes are decoded whole with s2.Decode
+// (assembly; far cheaper, and still bounded), their tags walked for S2's
+// repeat copies. For larger ones: snappy offsets
+// are not bounded by the format, so the decoder first walks
 // the block's tags (cheap: no bytes are produced) to check the block
 // (lengths add up to the declared length, every copy's offset is within
 // what was decoded before it) and to learn the farthest offset used. The
@@ -31,6 +36,12 @@ const snappyMaxWindow = 8 << 20
 // window.
 const snappyOut = 32 << 10
 
+// snappyWhole is the largest block decoded in one go into a buffer of the
+// stream's own: per-element
+// streaming costs several times more CPU, and every xerial chunk and most
+// producers' whole-batch blocks are this small. Larger blocks stream.
+const snappyWhole = 1 << 20
+
 var errSnappyCorrupt = errors.New("snappy: corrupt input")
 
 type snappyStream struct {
@@ -44,6 +55,10 @@ type snappyStream struct {
 	win []byte // history + output
 	pos int    // end of decoded bytes in win
 	rd  int    // next decoded byte to hand to Read
+	// whole holds a block decoded in one go (len > 0 while in use); the
+	// Read position is rd then too.
+	whole    []byte
+	wholeBuf []byte
 	// reach is the history kept when the window slides.
 	reach int
 	err   error
@@ -52,8 +67,7 @@ type snappyStream struct {
 // reset prepares s to decode body (a raw block or an xerial stream); it
 // checks the whole body first and fails with ErrCorrupt if it is invalid.
 func (s *snappyStream) reset(body []byte) error {
-	*s = snappyStream{win: s.win[:0]}
-	reach := 0
+	*s = snappyStream{win: s.win[:0], wholeBuf: s.wholeBuf}
 	if len(body) >= xerialHeaderLen && string(body[:len(xerialMagic)]) == string(xerialMagic) {
 		s.xerial = true
 		s.rest = body[xerialHeaderLen:]
@@ -66,30 +80,11 @@ func (s *snappyStream) reset(body []byte) error {
 			if uint64(n) > uint64(len(p)) {
 				return fmt.Errorf("%w: snappy: xerial chunk of %d bytes, %d left", ErrCorrupt, n, len(p))
 			}
-			r, err := snappyScan(p[:n])
-			if err != nil {
-				return err
-			}
-			reach = max(reach, r)
 			p = p[n:]
 		}
-	} else {
-		r, err := snappyScan(body)
-		if err != nil {
-			return err
-		}
-		reach = r
-		s.rest = nil
-		if err := s.startBlock(body); err != nil {
-			return err
-		}
+		return nil
 	}
-	s.reach = reach
-	if need := reach + snappyOut + 64; cap(s.win) < need {
-		s.win = make([]byte, need)
-	}
-	s.win = s.win[:cap(s.win)]
-	return nil
+	return s.startBlock(body)
 }
 
 // snappyScan checks one raw block without producing output and returns the
@@ -131,6 +126,43 @@ func snappyScan(b []byte) (int, error) {
 		return 0, fmt.Errorf("%w: snappy: back-reference of %d bytes exceeds the %d-byte window", ErrCorrupt, reach, snappyMaxWindow)
 	}
 	return reach, nil
+}
+
+// snappyHasRepeat reports whether a block's elements (after the length
+// preamble), which s2.Decode accepted, use S2's repeat copy (a one-byte
+// offset copy with offset 0), which standard snappy decoders refuse. It
+// only walks the tags: three times cheaper than the strict decoder.
+func snappyHasRepeat(b []byte) bool {
+	for i := 0; i < len(b); {
+		t := b[i]
+		switch t & 3 {
+		case 0:
+			l := int(t >> 2)
+			if l < 60 {
+				i += 2 + l
+				continue
+			}
+			nb := l - 59
+			if i+1+nb > len(b) {
+				return false
+			}
+			n := 0
+			for j := nb; j >= 1; j-- {
+				n = n<<8 | int(b[i+j])
+			}
+			i += 2 + nb + n
+		case 1:
+			if t&0xe0 == 0 && i+1 < len(b) && b[i+1] == 0 {
+				return true
+			}
+			i += 2
+		case 2:
+			i += 3
+		default:
+			i += 5
+		}
+	}
+	return false
 }
 
 // snappyTag decodes one element: a literal (off 0, length bytes follow in
@@ -186,29 +218,65 @@ func snappyTag(b []byte) (length, off int, rest []byte, ok bool) {
 	return length, off, rest, true
 }
 
-// startBlock begins decoding a raw block (already checked by snappyScan).
+// startBlock begins decoding a raw block: whole if it is small, else by
+// streaming after snappyScan checked it and sized the window. Blocks are
+// independent: a block's copies never reach into the one before.
 func (s *snappyStream) startBlock(b []byte) error {
 	n, k := binary.Uvarint(b)
-	if k <= 0 {
+	if k <= 0 || n > 1<<32-1 {
 		return fmt.Errorf("%w: snappy: bad block length", ErrCorrupt)
 	}
+	s.rd, s.pos, s.whole = 0, 0, nil
+	if n <= snappyWhole {
+		if cap(s.wholeBuf) < int(n) {
+			s.wholeBuf = make([]byte, max(int(n), 64<<10))
+		}
+		out, err := s2.Decode(s.wholeBuf[:cap(s.wholeBuf)], b)
+		if err != nil {
+			return fmt.Errorf("%w: snappy: %v", ErrCorrupt, err)
+		}
+		if snappyHasRepeat(b[k:]) {
+			return fmt.Errorf("%w: snappy: S2 repeat copy (offset 0) in a snappy block", ErrCorrupt)
+		}
+		s.whole, s.remain = out, 0
+		if len(out) == 0 {
+			s.whole = nil
+		}
+		return nil
+	}
+	reach, err := snappyScan(b)
+	if err != nil {
+		return err
+	}
+	s.reach = reach
+	if need := reach + snappyOut + 64; cap(s.win) < need {
+		s.win = make([]byte, need)
+	}
+	s.win = s.win[:cap(s.win)]
 	s.src, s.remain, s.lit = b[k:], int(n), 0
-	// Blocks are independent: a new block's copies never reach into the
-	// previous one (snappyScan checked offsets against this block alone).
 	return nil
 }
 
 // Read hands out decoded bytes.
 func (s *snappyStream) Read(p []byte) (int, error) {
-	for s.rd == s.pos {
+	for {
+		if s.whole != nil {
+			n := copy(p, s.whole[s.rd:])
+			if s.rd += n; s.rd == len(s.whole) {
+				s.whole = nil
+			}
+			return n, nil
+		}
+		if s.rd < s.pos {
+			n := copy(p, s.win[s.rd:s.pos])
+			s.rd += n
+			return n, nil
+		}
 		if s.err != nil {
 			return 0, s.err
 		}
 		s.fill()
 	}
-	n := copy(p, s.win[s.rd:s.pos])
-	s.rd += n
-	return n, nil
 }
 
 // fill decodes up to snappyOut more bytes into the window, sliding it
@@ -222,7 +290,9 @@ func (s *snappyStream) fill() {
 	end := s.pos + snappyOut
 	for s.pos < end {
 		if s.remain == 0 {
-			if !s.nextChunk() {
+			// Hand out this block's last bytes before the next block
+			// starts over at the front of the window.
+			if s.pos > s.rd || !s.nextChunk() || s.whole != nil {
 				return
 			}
 			continue
@@ -269,7 +339,5 @@ func (s *snappyStream) nextChunk() bool {
 		s.err = err
 		return false
 	}
-	// History from the previous chunk must not be reachable; offsets were
-	// checked per block, so nothing reaches back past its start.
 	return true
 }
