@@ -322,11 +322,15 @@ func (c *conn) readLoop() {
 	}
 }
 
+// wholeAlloc is the largest frame whose buffer is allocated whole once
+// the frame is admitted.
+const wholeAlloc = 1 << 20
+
 // readFrame reads a frame of size bytes as they arrive: its first
 // firstChunk bytes (or all of a smaller frame) into a buffer of that size,
 // then, once the Budget admitted the frame's size, the rest into a buffer
-// that doubles as the bytes come in, so a length prefix that the client
-// does not back with bytes costs no more than what it sent. It returns
+// that doubles as the bytes come in (from wholeAlloc), so a length prefix
+// that the client does not back with bytes costs no more than what it sent. It returns
 // the frame and the Budget charge to give back (also on error).
 func (c *conn) readFrame(br *bufio.Reader, size int) ([]byte, int64, error) {
 	first := make([]byte, min(size, firstChunk))
@@ -348,7 +352,11 @@ func (c *conn) readFrame(br *bufio.Reader, size int) ([]byte, int64, error) {
 		_, err := io.ReadFull(br, buf[n:])
 		return buf, held, err
 	}
-	frame := first
+	// Up to wholeAlloc the frame gets its buffer at once (one
+	// allocation, no copies: the common produce sizes); above it the
+	// buffer doubles as bytes arrive.
+	frame := make([]byte, len(first), min(size, max(wholeAlloc, 2*len(first))))
+	copy(frame, first)
 	for len(frame) < size {
 		if len(frame) == cap(frame) {
 			nb := make([]byte, len(frame), min(size, 2*cap(frame)))
