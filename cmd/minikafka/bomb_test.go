@@ -135,9 +135,10 @@ func TestBombPeakMemory(t *testing.T) {
 	var wg sync.WaitGroup
 	var accepted atomic.Int32
 	errs := make(chan error, 64)
-	for i := range 8 {
-		wg.Add(3)
-		go func() { // bombs
+	// conn runs fn on a new connection in its own goroutine.
+	conn := func(fn func(c net.Conn)) {
+		wg.Add(1)
+		go func() {
 			defer wg.Done()
 			c, err := net.Dial("tcp", p.addr)
 			if err != nil {
@@ -145,6 +146,11 @@ func TestBombPeakMemory(t *testing.T) {
 				return
 			}
 			defer c.Close()
+			fn(c)
+		}()
+	}
+	for i := range 8 {
+		conn(func(c net.Conn) { // bombs
 			for j := range 3 {
 				code, err := rawProduce(c, int32(j), "bomb", bombs[(i+j)%2])
 				if err != nil {
@@ -158,30 +164,16 @@ func TestBombPeakMemory(t *testing.T) {
 					errs <- fmt.Errorf("bomb conn %d: %v", i, kerr.ErrorForCode(code))
 				}
 			}
-		}()
-		go func() { // a lying prefix: 100 MiB claimed, 10 bytes sent, held open
-			defer wg.Done()
-			c, err := net.Dial("tcp", p.addr)
-			if err != nil {
-				errs <- err
-				return
-			}
-			defer c.Close()
+		})
+		conn(func(c net.Conn) { // a lying prefix: 100 MiB claimed, 10 bytes sent, held open
 			c.Write(append(binary.BigEndian.AppendUint32(nil, 100<<20), make([]byte, 10)...))
 			<-ctx.Done()
-		}()
-		go func() { // a prefix over the cap: the broker closes the connection
-			defer wg.Done()
-			c, err := net.Dial("tcp", p.addr)
-			if err != nil {
-				errs <- err
-				return
-			}
-			defer c.Close()
+		})
+		conn(func(c net.Conn) { // a prefix over the cap: the broker closes the connection
 			c.Write(binary.BigEndian.AppendUint32(nil, 1<<31-1))
 			c.SetReadDeadline(time.Now().Add(10 * time.Second))
 			io.Copy(io.Discard, c)
-		}()
+		})
 	}
 	// The well-behaved pair, meanwhile.
 	const normal = 200
