@@ -232,7 +232,7 @@ func (st *starting) openBroker(c *config, s settings) error {
 		GroupInitialRebalanceDelay: c.rebalanceDelay,
 		Uplink:                     s.uplink,
 		SASL:                       s.sec.sasl,
-		ValidateCompressedRecords:  c.validation.compressed,
+		PassCompressedRecords:      c.validation.passthrough,
 		CleanerBackoff:             c.cleaner.backoff,
 		CleanerDedupeBufferSize:    c.cleaner.dedupeBytes,
 
@@ -253,8 +253,10 @@ func (st *starting) serve(c *config, s settings) (*Broker, error) {
 	mx := newMetrics(st.brk) // counts requests on their way to the broker
 	var srvs []*protocol.Server
 	var infos []ListenerInfo
+	budget := protocol.NewBudget(c.validation.queuedMaxRequestBytes) // one for all listeners
 	for _, l := range st.lns {
 		srv, err := protocol.Listen(protocol.Config{
+			Budget:                 budget,
 			Listener:               l.ln,
 			ListenerName:           l.spec.Name,
 			MaxRequestBytes:        c.maxRequest,

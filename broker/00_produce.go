@@ -6,10 +6,9 @@ package broker
 // none, with INVALID_RECORD since v3). The batch is validated before it is
 // stored as sent: framing and CRC (CORRUPT_MESSAGE), size against the
 // topic's max.message.bytes (MESSAGE_TOO_LARGE), then the records
-// (produce_validate.go): uncompressed ones decoded and checked; compressed
-// ones checked from the batch header and the codec's stream header only
-// (passthrough), unless Config.ValidateCompressedRecords is set or the
-// topic is compacted (doc.go, "Compressed produce"). Per-record problems
+// (produce_validate.go): every record decoded and checked, compressed ones
+// by streaming in bounded memory, unless Config.PassCompressedRecords opts
+// out for compressed batches (doc.go, "Compressed produce"). Per-record problems
 // (keyless record on a compacted topic, timestamp outside
 // message.timestamp.{before,after}.max.ms) reject the batch with
 // INVALID_RECORD or INVALID_TIMESTAMP and, from v8, record_errors.

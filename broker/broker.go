@@ -83,11 +83,12 @@ type Config struct {
 	// SASL, when non-nil, requires every client connection to
 	// authenticate first (sasl.go).
 	SASL *SASLConfig
-	// ValidateCompressedRecords decompresses every compressed produce batch
-	// to check its records, as Kafka does; false stores them after header
-	// checks only (produce_validate.go). Compacted and forwarded topics are
-	// always fully validated.
-	ValidateCompressedRecords bool
+	// PassCompressedRecords opts out of checking the records inside
+	// compressed produce batches (produce_validate.go): they are stored
+	// after header, CRC and stream-header checks only, so a batch that
+	// consumers cannot decode may be acknowledged. Compacted and forwarded
+	// topics are always fully validated.
+	PassCompressedRecords bool
 }
 
 // Broker is a single-node Kafka broker: the API table, topics, partition

@@ -5,17 +5,18 @@ package broker
 //
 // A batch that reaches validateBatchRecords has passed records.Validate
 // (length, magic, CRC32C, codec, count vs last offset delta) and the
-// header rules in produceTo (control bit, producer id/sequence). Then:
-//
-//   - uncompressed batches: every record is decoded and checked (cheap);
-//   - compressed batches on a compacted topic, on a forwarded topic (the
-//     forwarder may decode them to merge or re-send them), or with
-//     Config.ValidateCompressedRecords: decompressed (bounded) and checked
-//     the same way;
-//   - other compressed batches: records.CheckFrame on the codec's stream
-//     header, and the timestamp rules on the header's first and max
-//     timestamps. Only if those look out of range are the records decoded,
-//     to name exactly the offending ones as Kafka does.
+// header rules in produceTo (control bit, producer id/sequence). Then
+// every record is checked, compressed or not, by streaming through the
+// batch (records.Scanner: a decompressing reader and a small buffer, key,
+// value and header bytes skipped as Kafka's skipKeyValueIterator does, at
+// most scanPool.Slots() batches inflating at once), so a batch consumers
+// cannot decode is never acknowledged. The opt-out,
+// Config.PassCompressedRecords, keeps the old passthrough for compressed
+// batches of topics that are neither compacted nor forwarded:
+// records.CheckFrame on the codec's stream header, and the timestamp rules
+// on the header's first and max timestamps; only if those look out of
+// range are the records decoded, to name exactly the offending ones as
+// Kafka does.
 //
 // Per-record problems are collected for the whole batch and reported
 // together, as Kafka's LogValidator (processRecordErrors) does: the batch
@@ -93,7 +94,7 @@ type batchValidation struct {
 // or it would be dropped after we acknowledged it.
 func (b *Broker) validateBatchRecords(h *records.BatchHeader, batch []byte, p *partition, storeDecodes bool, cfg *topicConfig, now time.Time) error {
 	v := batchValidation{h: h, cfg: cfg, p: p, nowMs: now.UnixMilli(), compacted: cfg.compacts()}
-	if h.Compression() != records.CodecNone && !v.compacted && !b.cfg.ValidateCompressedRecords && !storeDecodes {
+	if h.Compression() != records.CodecNone && !v.compacted && b.cfg.PassCompressedRecords && !storeDecodes {
 		if err := records.CheckFrame(h.Compression(), batch[records.BatchHeaderLen:]); err != nil {
 			return err
 		}
@@ -150,19 +151,21 @@ func outOfRange(now, ts, beforeMax, afterMax int64) bool {
 // tp names the partition as Kafka's messages do ("topic-partition").
 func (v *batchValidation) tp() string { return fmt.Sprintf("%s-%d", v.p.topic.name, v.p.index) }
 
-// decodeAndCheck decodes every record (decompressing into a bounded
-// buffer) and collects Kafka's per-record errors.
+// scanPool bounds the batches decompressed at once across the process,
+// and with them the decompression scratch (records.ScanPool).
+var scanPool = records.NewScanPool(0)
+
+// decodeAndCheck streams through every record (decompressing through a
+// small buffer, never the whole batch) and collects Kafka's per-record
+// errors.
 func (v *batchValidation) decodeAndCheck(batch []byte) error {
 	h, cfg := v.h, v.cfg
 	limit := maxDecompressedBatch
 	if l := 4 * int(cfg.maxMessageBytes); l > limit {
 		limit = l
 	}
-	it, err := records.Records(*h, batch[records.BatchHeaderLen:], limit)
-	if err != nil {
-		return err
-	}
-	it.AnyOffsetDeltas()
+	it := scanPool.Scan(*h, batch[records.BatchHeaderLen:], limit)
+	defer it.Close()
 	var errs []recordError
 	anyTimestamp := false
 	for i := int32(0); it.Next(); i++ {
@@ -171,7 +174,7 @@ func (v *batchValidation) decodeAndCheck(batch []byte) error {
 			errs = append(errs, recordError{i, fmt.Sprintf("Inner record at index %d of the record batch has offset delta %d; offset deltas must count up from 0 in topic partition %s", i, r.OffsetDelta, v.tp())})
 			continue
 		}
-		if v.compacted && r.Key == nil {
+		if v.compacted && r.KeyLen < 0 {
 			errs = append(errs, recordError{i, "Compacted topic cannot accept message without key in topic partition " + v.tp()})
 			continue
 		}
@@ -188,7 +191,7 @@ func (v *batchValidation) decodeAndCheck(batch []byte) error {
 			anyTimestamp = true
 			// Kafka prints the record as DefaultRecord.toString does.
 			errs = append(errs, recordError{i, fmt.Sprintf("Invalid timestamp type in message DefaultRecord(offset=%d, timestamp=%d, key=%d bytes, value=%d bytes). Producer should not set timestamp type to LogAppendTime.",
-				h.BaseOffset+int64(r.OffsetDelta), ts, len(r.Key), len(r.Value))})
+				h.BaseOffset+int64(r.OffsetDelta), ts, max(0, r.KeyLen), max(0, r.ValueLen))})
 		}
 	}
 	if err := it.Err(); err != nil {

@@ -135,13 +135,13 @@ func withBody(header, body []byte) []byte {
 	return b
 }
 
-// TestCompressedPassthroughByteIdentical: with the default passthrough,
-// every codec's batch is stored exactly as sent (only the base offset,
+// TestCompressedPassthroughByteIdentical: with the passthrough opt-out and
+// with validation (the default), every codec's batch is stored exactly as sent (only the base offset,
 // not covered by the CRC, differs), over real TCP; and kgo reads it back.
 func TestCompressedPassthroughByteIdentical(t *testing.T) {
 	for _, full := range []bool{false, true} {
 		t.Run(fmt.Sprintf("full=%v", full), func(t *testing.T) {
-			b := newTestBroker(t, func(c *Config) { c.ValidateCompressedRecords = full })
+			b := newTestBroker(t, func(c *Config) { c.PassCompressedRecords = !full })
 			cl := dialRaw(t, listen(t, b))
 			cases := []struct {
 				name   string
@@ -236,13 +236,13 @@ func garbageBody(t *testing.T, codec records.Codec) []byte {
 }
 
 // TestCompressedCorruption: a bad CRC is CORRUPT_MESSAGE in every mode; a
-// garbage compressed body with a valid CRC is stored by default
-// (passthrough does not decompress), and rejected with CORRUPT_MESSAGE
-// under full validation and on compacted topics; a body that is not even
+// garbage compressed body with a valid CRC is stored under the passthrough
+// opt-out (which does not decompress), and rejected with CORRUPT_MESSAGE
+// by default (full validation) and on compacted topics; a body that is not even
 // the codec's stream format is rejected in every mode.
 func TestCompressedCorruption(t *testing.T) {
-	passthrough := newTestBroker(t)
-	full := newTestBroker(t, func(c *Config) { c.ValidateCompressedRecords = true })
+	passthrough := newTestBroker(t, func(c *Config) { c.PassCompressedRecords = true }) // the opt-out
+	full := newTestBroker(t)
 	clPass := dialRaw(t, listen(t, passthrough))
 	clFull := dialRaw(t, listen(t, full))
 	for _, b := range []*Broker{passthrough, full} {
@@ -304,7 +304,7 @@ func TestCompactedTopicNeedsKeys(t *testing.T) {
 	addr := listen(t, b)
 	cl := dialRaw(t, addr)
 	createTopic(t, b, "c", 1, "cleanup.policy", "compact")
-	for _, codec := range []records.Codec{records.CodecNone, records.CodecZstd, records.CodecLZ4} {
+	for _, codec := range []records.Codec{records.CodecNone, records.CodecZstd, records.CodecLZ4, records.CodecGzip, records.CodecSnappy} {
 		batch := makeBatchCodec(t, codec, testRec{key: []byte("a"), value: []byte("1")}, testRec{value: []byte("no key")},
 			testRec{key: []byte("b"), value: []byte("2")}, testRec{key: nil, value: []byte("none either")})
 		r := tcpProduce(t, cl, 11, "c", append([]byte(nil), batch...))
@@ -455,11 +455,11 @@ func rawRecords(deltas ...int64) []byte {
 }
 
 // TestOffsetDeltaRecordErrors: records whose offset deltas do not count up
-// from 0 are named in record_errors; a compressed batch is checked only
-// under full validation (passthrough stores it, as documented).
+// from 0 are named in record_errors; a compressed batch is checked by
+// default (the passthrough opt-out stores it, as documented).
 func TestOffsetDeltaRecordErrors(t *testing.T) {
-	pass := newTestBroker(t)
-	full := newTestBroker(t, func(c *Config) { c.ValidateCompressedRecords = true })
+	pass := newTestBroker(t, func(c *Config) { c.PassCompressedRecords = true }) // the opt-out
+	full := newTestBroker(t)
 	clPass, clFull := dialRaw(t, listen(t, pass)), dialRaw(t, listen(t, full))
 	createTopic(t, pass, "t", 1)
 	createTopic(t, full, "t", 1)

@@ -17,7 +17,7 @@ import (
 // be shipped), so the partition goes on with the next batch instead of
 // retrying forever.
 func TestUplinkDropsUndecodableBatch(t *testing.T) {
-	up := newTestBroker(t, func(c *Config) { c.ValidateCompressedRecords = true })
+	up := newTestBroker(t) // validates compressed records by default
 	upAddr := listen(t, up)
 	b := newTestBroker(t, func(c *Config) {
 		c.Uplink = &UplinkConfig{Brokers: []string{upAddr}, Forward: []ForwardRule{{Pattern: "f"}}}

@@ -25,15 +25,7 @@ func BenchmarkPipelined(b *testing.B) {
 			c := dial(b, s)
 			c.SetDeadline(time.Time{})
 
-			req := kmsg.NewPtrProduceRequest()
-			req.Version, req.Acks = 9, 1
-			tp := kmsg.NewProduceRequestTopic()
-			tp.Topic = "t"
-			p := kmsg.NewProduceRequestTopicPartition()
-			p.Records = make([]byte, size)
-			tp.Partitions = append(tp.Partitions, p)
-			req.Topics = append(req.Topics, tp)
-			f := frame(1, nil, req)
+			f := produceFrame(1, size)
 
 			const window = 16
 			done := make(chan error, 1)

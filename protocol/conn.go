@@ -21,9 +21,6 @@ import (
 
 const (
 	readBufSize = 64 << 10
-	// directReadMin is the frame size from which the part of a frame not
-	// yet buffered is read straight into the frame.
-	directReadMin = 8 << 10
 	// flushAt is how much coalesced output the writer buffers before
 	// writing even if more replies are queued.
 	flushAt = 256 << 10
@@ -39,6 +36,9 @@ type pending struct {
 	reply         Reply
 	closeAfter    error // non-nil: close the connection after the replies before it (and reply.Response, if set)
 	raw           bool  // a bare SASL token answer: no header, just the token
+	// held is the Budget charge of the request's frame, given back once
+	// reply.Wait has returned (the handler may use the frame until then).
+	held int64
 }
 
 type conn struct {
@@ -163,14 +163,11 @@ func (c *conn) readLoop() {
 			c.cancel()
 		}
 	}()
-	// spare is the last large Produce frame, reused for the next large
-	// frame: a fresh multi-MiB buffer per request (zeroed, page-faulted
-	// in, later handed back by the scavenger) cost about half the
-	// broker's produce CPU. Only a Produce answered without Wait is
-	// recycled: its handler copies the batches into the log and keeps
-	// nothing of the request once Serve returns.
-	const produceKey, maxSpareFrame = 0, 16 << 20
-	var spare []byte
+	// A large Produce frame answered without Wait goes back to the
+	// Budget for reuse (Budget): its handler copies the batches into the
+	// log and keeps nothing of the request once Serve returns.
+	const produceKey = 0
+	budget := c.s.budget
 	// Checked once: tracing every request must cost nothing when off.
 	trace := c.log.Enabled(context.Background(), slog.LevelDebug)
 	br := bufio.NewReaderSize(c.nc, readBufSize)
@@ -224,27 +221,42 @@ func (c *conn) readLoop() {
 		}
 		// A frame that started must finish within the idle timeout.
 		c.nc.SetReadDeadline(time.Now().Add(idle))
-		var frame []byte
-		if size >= directReadMin && int(size) <= cap(spare) {
-			frame, spare = spare[:size], nil
-		} else {
-			frame = make([]byte, size)
-		}
-		if err := readFrameBody(br, c.nc, frame); err != nil {
+		frame, held, err := c.readFrame(br, int(size))
+		if err != nil {
+			budget.release(held, nil)
 			if !c.s.closing.Load() {
 				c.log.Debug("truncated request frame", "size", size, "err", err)
 			}
 			return
 		}
 		c.lastActive.Store(time.Now().UnixNano())
+		// done gives the frame's budget back after a reply without Wait;
+		// a reply with Wait carries it to the writer (pending.held).
+		done := func(reply Reply) int64 {
+			if reply.Wait != nil {
+				return held
+			}
+			var keep []byte
+			if int64(cap(frame)) == held && len(frame) > firstChunk {
+				keep = frame
+			}
+			budget.release(held, keep)
+			return 0
+		}
 
 		if rawNext {
 			// No header: the whole frame is the client's token.
 			req := &Request{Key: saslAuthenticateKey, Raw: true, Conn: c.info,
 				Body: &kmsg.SASLAuthenticateRequest{SASLAuthBytes: frame}}
 			reply := c.s.h.Serve(c.ctx, req)
+			// The token may be kept by the handler (SASL state): never reused.
+			if reply.Wait == nil {
+				budget.release(held, nil)
+				held = 0
+			}
 			rawNext = reply.SASLRaw
 			if reply.Err != nil {
+				budget.release(held, nil)
 				c.log.Debug("handler failed on a raw SASL token; closing connection", "err", reply.Err)
 				c.enqueue(pending{key: saslAuthenticateKey, closeAfter: reply.Err})
 				return
@@ -252,7 +264,7 @@ func (c *conn) readLoop() {
 			if reply.Response == nil && reply.Wait == nil {
 				continue
 			}
-			if !c.enqueue(pending{key: saslAuthenticateKey, reply: reply, raw: true}) {
+			if !c.enqueue(pending{key: saslAuthenticateKey, reply: reply, raw: true, held: held}) {
 				return
 			}
 			continue
@@ -260,6 +272,7 @@ func (c *conn) readLoop() {
 
 		h, body, err := parseRequest(frame)
 		if err != nil {
+			budget.release(held, nil)
 			c.log.Warn("invalid request; closing connection",
 				"key", h.key, "version", h.version, "correlation_id", h.correlationID, "err", err)
 			c.enqueue(pending{closeAfter: err})
@@ -284,6 +297,7 @@ func (c *conn) readLoop() {
 		reply := c.s.h.Serve(c.ctx, req)
 		rawNext = reply.SASLRaw
 		if reply.Err != nil {
+			budget.release(held, nil)
 			// The handler logs its own reasons (once, with the
 			// client address); this line is for tracing only.
 			c.log.Debug("handler failed; closing connection",
@@ -292,28 +306,78 @@ func (c *conn) readLoop() {
 				reply: Reply{Response: reply.Response}})
 			return
 		}
-		if h.key == produceKey && reply.Wait == nil && len(frame) >= directReadMin && len(frame) <= maxSpareFrame {
-			spare = frame
+		var carry int64
+		if h.key == produceKey {
+			carry = done(reply)
+		} else if carry = held; reply.Wait == nil {
+			// Other requests may keep slices of their frame (SASL
+			// tokens, configs) past Serve: give the bytes back, never
+			// the buffer.
+			budget.release(held, nil)
+			carry = 0
 		}
 		if reply.Response == nil && reply.Wait == nil {
 			continue // acks=0: nothing to answer
 		}
-		if !c.enqueue(pending{key: h.key, version: h.version, correlationID: h.correlationID, reply: reply}) {
+		if !c.enqueue(pending{key: h.key, version: h.version, correlationID: h.correlationID, reply: reply, held: carry}) {
 			return
 		}
 	}
 }
 
-// readFrameBody fills frame from what br has buffered, then, for a large frame,
-// straight from the connection, saving a copy through br's buffer.
-func readFrameBody(br *bufio.Reader, nc net.Conn, frame []byte) error {
-	if len(frame) < directReadMin {
-		_, err := io.ReadFull(br, frame)
-		return err
+// wholeAlloc is the largest frame whose buffer is allocated whole once
+// the frame is admitted.
+const wholeAlloc = 1 << 20
+
+// readFrame reads a frame of size bytes as they arrive: its first
+// firstChunk bytes (or all of a smaller frame) into a buffer of that size,
+// then, once the Budget admitted the frame's size, the rest into a buffer
+// that doubles as the bytes come in (from wholeAlloc), so a length prefix
+// that the client does not back with bytes costs no more than what it sent. It returns
+// the frame and the Budget charge to give back (also on error).
+func (c *conn) readFrame(br *bufio.Reader, size int) ([]byte, int64, error) {
+	first := make([]byte, min(size, firstChunk))
+	if _, err := io.ReadFull(br, first); err != nil {
+		return nil, 0, err
 	}
-	n, _ := br.Read(frame[:min(len(frame), br.Buffered())])
-	_, err := io.ReadFull(nc, frame[n:])
-	return err
+	// Waiting for budget is not idleness: the deadline restarts after.
+	buf, held, err := c.s.budget.admit(c.ctx, c.s.closed, int64(size))
+	if err != nil {
+		return nil, 0, err
+	}
+	c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.IdleTimeout))
+	if len(first) == size {
+		return first, held, nil
+	}
+	if buf != nil {
+		// A recycled buffer: the rest goes straight in.
+		n := copy(buf, first)
+		_, err := io.ReadFull(br, buf[n:])
+		return buf, held, err
+	}
+	// Up to wholeAlloc the frame gets its buffer at once (one
+	// allocation, no copies: the common produce sizes); above it the
+	// buffer doubles as bytes arrive.
+	frame := make([]byte, len(first), min(size, max(wholeAlloc, 2*len(first))))
+	copy(frame, first)
+	for len(frame) < size {
+		if len(frame) == cap(frame) {
+			nb := make([]byte, len(frame), min(size, 2*cap(frame)))
+			copy(nb, frame)
+			frame = nb
+		}
+		// bufio reads straight into a large destination when it holds
+		// nothing buffered, so this costs no extra copy.
+		n, err := br.Read(frame[len(frame):cap(frame)])
+		frame = frame[:len(frame)+n]
+		if err != nil && len(frame) < size {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, held, err
+		}
+	}
+	return frame, held, nil
 }
 
 // replyDone ends one request in flight. The connection counts as active
@@ -333,6 +397,7 @@ func (c *conn) enqueue(p pending) bool {
 		return true
 	case <-c.ctx.Done():
 		c.replyDone()
+		c.s.budget.release(p.held, nil)
 		release(p.reply.Response)
 		return false
 	}
@@ -384,6 +449,7 @@ func (c *conn) writeLoop() {
 			// an fsync wait.
 			flush()
 			r, err := p.reply.Wait()
+			c.s.budget.release(p.held, nil)
 			if err != nil {
 				c.replyDone()
 				release(r)
@@ -454,6 +520,7 @@ func (c *conn) drop(p pending) {
 	}
 	if p.reply.Wait != nil {
 		r, _ := p.reply.Wait()
+		c.s.budget.release(p.held, nil)
 		release(r)
 	}
 }

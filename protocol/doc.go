@@ -11,6 +11,16 @@
 // is allocated; a frame over the cap, or with a negative length, is logged
 // and the connection closed, as Kafka does.
 //
+// A frame is read into memory as its bytes arrive, never at its declared
+// size up front: its first 64 KiB (or all of a smaller frame), then, once
+// admitted to the Budget (Kafka's queued.max.request.bytes, 100 MiB by
+// default, shared by the Servers of a broker), into a buffer that doubles
+// as bytes come. A frame that does not fit waits in arrival order; one
+// larger than the whole budget is admitted alone. The budget is given back
+// when the request has been handled (after Reply.Wait for a reply that has
+// one). Frame memory is thus bounded by the budget (or by the one frame
+// larger than it) plus 128 KiB per connection (read buffer, first chunk).
+//
 // A request frame starts with a header:
 //
 //	v0: api_key int16, api_version int16, correlation_id int32

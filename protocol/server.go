@@ -181,6 +181,10 @@ type Config struct {
 	// sasl.server.max.receive.size: an unauthenticated client cannot make
 	// the broker allocate 100 MiB).
 	PreAuthMaxRequestBytes int32
+	// Budget bounds the request bytes held in memory; Servers of one
+	// broker share one, so the bound is broker-wide. Nil: a Budget of
+	// DefaultQueuedMaxRequestBytes for this Server alone.
+	Budget *Budget
 	// SendBufferBytes is SO_SNDBUF for each accepted TCP connection
 	// (Kafka's socket.send.buffer.bytes): 0 means
 	// DefaultSendBufferBytes, a negative value leaves the OS's
@@ -205,6 +209,8 @@ type Server struct {
 	h   Handler
 	ln  net.Listener
 	log *slog.Logger
+	// budget is cfg.Budget or this Server's own.
+	budget *Budget
 
 	nextID  atomic.Uint64
 	closing atomic.Bool
@@ -247,11 +253,16 @@ func Listen(cfg Config, h Handler) (*Server, error) {
 			return nil, err
 		}
 	}
+	budget := cfg.Budget
+	if budget == nil {
+		budget = NewBudget(0)
+	}
 	return &Server{
 		cfg:    cfg,
 		h:      h,
 		ln:     ln,
 		log:    log,
+		budget: budget,
 		conns:  make(map[*conn]struct{}),
 		closed: make(chan struct{}),
 	}, nil

@@ -43,6 +43,9 @@ func TestMain(m *testing.M) {
 // binary builds the minikafka command once per test run.
 func buildBinary(t testing.TB) string {
 	t.Helper()
+	if bin := os.Getenv("MINIKAFKA_TEST_BINARY"); bin != "" {
+		return bin // another build, for before/after measurements
+	}
 	buildOnce.Do(func() {
 		binDir, buildErr = os.MkdirTemp("", "minikafka-bin-")
 		if buildErr != nil {
@@ -413,17 +416,20 @@ func freePort(t testing.TB) string {
 	return ln.Addr().String()
 }
 
-func rssKiB(pid int) (int, error) {
+func rssKiB(pid int) (int, error) { return statusKiB(pid, "VmRSS:") }
+
+// statusKiB reads a kB field (VmRSS:, VmHWM:) of /proc/PID/status.
+func statusKiB(pid int, field string) (int, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
 	}
 	for line := range strings.SplitSeq(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(line, field); ok {
 			return strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
 		}
 	}
-	return 0, fmt.Errorf("no VmRSS")
+	return 0, fmt.Errorf("no %s", field)
 }
 
 // cpuNanos sums the CPU time of every thread of process pid so far.

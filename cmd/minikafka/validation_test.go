@@ -10,13 +10,18 @@ func TestValidateCompressedRecordsFlag(t *testing.T) {
 	env := func(k string) (string, bool) {
 		return "true", k == "MINIKAFKA_VALIDATE_COMPRESSED_RECORDS"
 	}
+	envOff := func(k string) (string, bool) {
+		return "false", k == "MINIKAFKA_VALIDATE_COMPRESSED_RECORDS"
+	}
 	for _, c := range []struct {
 		args   []string
 		lookup func(string) (string, bool)
 		want   bool
 	}{
-		{nil, none, false},
+		{nil, none, true}, // validation is the default
 		{[]string{"-validate-compressed-records"}, none, true},
+		{[]string{"-validate-compressed-records=false"}, none, false},
+		{nil, envOff, false},
 		{nil, env, true},
 		{[]string{"-validate-compressed-records=false"}, env, false}, // flags win
 	} {
@@ -28,7 +33,7 @@ func TestValidateCompressedRecordsFlag(t *testing.T) {
 		if s.validation.compressed != c.want {
 			t.Errorf("%q: %v, want %v", c.args, s.validation.compressed, c.want)
 		}
-		if len(s.validation.options()) != 1 {
+		if len(s.validation.options()) != 2 {
 			t.Errorf("%q: options", c.args)
 		}
 	}

@@ -235,9 +235,9 @@ func (r *runner) addThroughput(name, desc string, mks, kfs []sample, target stri
 // the 1 KiB, 8 partitions, 2 producers scenario under durability always
 // (kfake -sync), once per codec on the same pair of brokers; the broker
 // CPU-s/GiB of each codec minus that of none is what compression costs the
-// broker (≤ 0.1 is the target). minikafka passes compressed batches
-// through unless started with -validate-compressed-records (pass it with
-// mkbench -minikafka-arg to measure full validation).
+// broker (≤ 0.1 is the target). minikafka validates compressed batches
+// by default; pass -validate-compressed-records=false with mkbench
+// -minikafka-arg to measure the passthrough opt-out.
 func (r *runner) compression(ctx context.Context) error {
 	mk, kf, cleanup, err := r.pair(ctx, true)
 	if err != nil {
