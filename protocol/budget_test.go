@@ -154,3 +154,48 @@ func TestBudgetFIFO(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestBudgetReleasedWhenClientsDisconnect: a client that is admitted and
+// then hangs up mid-frame gives its budget back, and one that hangs up
+// while waiting for budget does not keep it: nobody reads its socket while
+// it waits, so it is admitted in its turn, finds the connection gone and
+// releases at once; a later request of the same size is still served.
+func TestBudgetReleasedWhenClientsDisconnect(t *testing.T) {
+	budget := NewBudget(1 << 20)
+	release := make(chan struct{})
+	h := &fakeHandler{hook: func(_ context.Context, req *Request) (Reply, bool) {
+		if req.Key != 0 {
+			return Reply{}, false
+		}
+		<-release
+		resp := kmsg.NewPtrProduceResponse()
+		resp.Version = 9
+		return Reply{Response: resp}, true
+	}}
+	s := startServer(t, Config{Budget: budget}, h)
+
+	// Admitted, then gone: 200 KiB of a 900 KiB frame, then close.
+	half := dial(t, s)
+	send(t, half, produceFrame(1, 900<<10)[:200<<10])
+	waitFor(t, func() bool { return budget.InUse() >= 900<<10 })
+	half.Close()
+	waitFor(t, func() bool { return budget.InUse() <= maxCachedFrame })
+
+	// A holds the budget in the handler; B waits for it, then hangs up.
+	a := dial(t, s)
+	send(t, a, produceFrame(2, 900<<10))
+	waitFor(t, func() bool { return budget.InUse() >= 900<<10 })
+	b := dial(t, s)
+	send(t, b, produceFrame(3, 900<<10)[:100<<10])
+	waitFor(t, func() bool { budget.mu.Lock(); defer budget.mu.Unlock(); return len(budget.waiters) == 1 })
+	b.Close()
+	release <- struct{}{}
+	mustReadFrame(t, a)
+
+	// The room is back for a newcomer.
+	c := dial(t, s)
+	send(t, c, produceFrame(4, 900<<10))
+	release <- struct{}{}
+	mustReadFrame(t, c)
+	waitFor(t, func() bool { return budget.InUse() <= maxCachedFrame })
+}
