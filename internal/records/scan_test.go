@@ -222,10 +222,9 @@ func TestScanBombIsBounded(t *testing.T) {
 	}
 }
 
-func BenchmarkScan(b *testing.B) {
-	p := NewScanPool(1)
-	// 64 records of 1 KiB of words and numbers, about 3:1 (like the
-	// broker's BenchmarkProduceCodecCPU).
+// benchRecords is 64 records of 1 KiB of words and numbers, compressing
+// about 3:1 (like the broker's BenchmarkProduceCodecCPU).
+func benchRecords() []Record {
 	words := []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", `"id":`, `"ts":`, "{", "}", ",", " "}
 	r := rand.New(rand.NewPCG(3, 4))
 	recs := make([]Record, 64)
@@ -240,6 +239,12 @@ func BenchmarkScan(b *testing.B) {
 		}
 		recs[i].Value = v[:1024]
 	}
+	return recs
+}
+
+func BenchmarkScan(b *testing.B) {
+	p := NewScanPool(1)
+	recs := benchRecords()
 	for _, c := range allCodecs {
 		batch := mustBatch(b, BatchSpec{Codec: c, ProducerID: -1}, recs)
 		h, _ := Validate(batch)
@@ -281,20 +286,7 @@ func snappyEncode(b []byte) []byte {
 }
 
 func BenchmarkDecompressWhole(b *testing.B) {
-	words := []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", `"id":`, `"ts":`, "{", "}", ",", " "}
-	r := rand.New(rand.NewPCG(3, 4))
-	recs := make([]Record, 64)
-	for i := range recs {
-		var v []byte
-		for len(v) < 1024 {
-			if r.IntN(4) == 0 {
-				v = fmt.Append(v, r.IntN(100000))
-			} else {
-				v = append(v, words[r.IntN(len(words))]...)
-			}
-		}
-		recs[i].Value = v[:1024]
-	}
+	recs := benchRecords()
 	for _, c := range allCodecs[1:] {
 		batch := mustBatch(b, BatchSpec{Codec: c, ProducerID: -1}, recs)
 		b.Run(c.String(), func(b *testing.B) {

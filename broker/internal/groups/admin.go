@@ -84,12 +84,7 @@ func (c *Coordinator) ListGroups(r *kmsg.ListGroupsRequest) *kmsg.ListGroupsResp
 	resp := r.ResponseKind().(*kmsg.ListGroupsResponse)
 	type entry struct{ name, protocolType, state, typ string }
 	seen := map[string]entry{}
-	c.mu.Lock()
-	groups := make([]*group, 0, len(c.groups))
-	for _, g := range c.groups {
-		groups = append(groups, g)
-	}
-	c.mu.Unlock()
+	groups := c.snapshot()
 	for _, g := range groups {
 		g.mu.Lock()
 		switch {

@@ -172,12 +172,7 @@ func (c *Coordinator) topicExists(name string) bool {
 func (c *Coordinator) Close() error {
 	close(c.closing)
 	c.wg.Wait()
-	c.mu.Lock()
-	groups := make([]*group, 0, len(c.groups))
-	for _, g := range c.groups {
-		groups = append(groups, g)
-	}
-	c.mu.Unlock()
+	groups := c.snapshot()
 	for _, g := range groups {
 		g.mu.Lock()
 		for _, m := range g.members {
@@ -254,6 +249,18 @@ func (c *Coordinator) ExpireOffsets() {
 		}
 		g.mu.Unlock()
 	}
+}
+
+// snapshot lists the groups, so callers can visit them one group lock at
+// a time without holding c.mu (the lock order forbids c.mu under group.mu).
+func (c *Coordinator) snapshot() []*group {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	groups := make([]*group, 0, len(c.groups))
+	for _, g := range c.groups {
+		groups = append(groups, g)
+	}
+	return groups
 }
 
 func (c *Coordinator) get(name string) *group {
