@@ -79,6 +79,8 @@ func TestCLIGolden(t *testing.T) {
 		{"produce-format", lines, []string{"produce", "t1", "-f", "%p %k %t %v", "-H", "src=cli"}},
 		{"produce-solo-json", "1700000010000 x1\n1700000011000 x2\n1700000012000 x3\n", []string{"produce", "solo", "-o", "json", "-k", "same", "-f", "%t %v"}},
 		{"produce-bad-line", "no-separator\n", []string{"produce", "t1", "-f", "%k %v"}},
+		{"topic-create-tiny", "", []string{"topic", "create", "tiny", "-p", "1", "-c", "max.message.bytes=200"}},
+		{"produce-refused", strings.Repeat("x", 500) + "\n", []string{"produce", "tiny", "-acks", "1"}},
 		{"topic-describe", "", []string{"topic", "describe", "t1"}},
 		{"topic-describe-json", "", []string{"topic", "describe", "solo", "-o", "json"}},
 		{"consume-partition-template", "", []string{"consume", "t1", "-p", "0", "-format", "{{.Partition}}/{{.Offset}} {{.Key}}={{.Value}} {{.Timestamp}}"}},

@@ -237,8 +237,9 @@ func (c *Console) deleteTopic(r *http.Request) (any, error) {
 }
 
 // awaitTopic waits (up to 2 s) until metadata lists the topic, or no
-// longer does: the broker may answer CreateTopics and DeleteTopics before
-// Metadata shows the change, and the page reloads the list right after.
+// longer does. The broker's own Metadata shows a create or delete at once;
+// what lags is this client's metadata cache (kadm reads through it, kept
+// for MetadataMinAge), and the page reloads the list right after.
 func (c *Console) awaitTopic(ctx context.Context, topic string, exists bool) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
