@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minikafka/minikafka/internal/vfs"
 	"github.com/minikafka/minikafka/logstore"
 	"github.com/minikafka/minikafka/protocol"
 )
@@ -809,5 +811,98 @@ func TestRebalanceTimeoutDropsLaggards(t *testing.T) {
 	}
 	if len(ja.Members) != 1 || ja.LeaderID != a.MemberID {
 		t.Fatalf("after c was dropped: leader %s members %d", ja.LeaderID, len(ja.Members))
+	}
+}
+
+// TestOffsetCommitFsyncFailure: under durability always, a commit whose
+// groupstore fsync fails is answered with an error for every partition,
+// and OffsetFetch never answers the refused offset: the store is dead
+// until restart, so it answers COORDINATOR_NOT_AVAILABLE (clients retry).
+// After a power loss the acknowledged commit is there; after a clean
+// restart it is too, or the refused one if its bytes reached the disk
+// anyway (a commit answered with an error is "unknown", as in Kafka).
+func TestOffsetCommitFsyncFailure(t *testing.T) {
+	var fail atomic.Bool
+	inj := vfs.InjectorFunc(func(op vfs.Op, p string, n int) (int, error) {
+		if fail.Load() && op == vfs.OpSync && strings.Contains(p, "group_offsets") {
+			return 0, vfs.ErrInjected
+		}
+		return n, nil
+	})
+	mem := vfs.NewMem()
+	fsys := vfs.NewFaultFS(mem, inj)
+	b, err := New(Config{DataDir: "/data", FS: fsys, NodeID: 1, DefaultPartitions: 1,
+		Sync: logstore.SyncPolicy{Mode: logstore.SyncAlways}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	createTopic(t, b, "t", 2)
+	commit := func(off int64) []int16 {
+		r := kmsg.NewPtrOffsetCommitRequest()
+		r.Version, r.Group, r.Generation = 8, "g", -1
+		tt := kmsg.NewOffsetCommitRequestTopic()
+		tt.Topic = "t"
+		for p := range int32(2) {
+			pp := kmsg.NewOffsetCommitRequestTopicPartition()
+			pp.Partition, pp.Offset = p, off
+			tt.Partitions = append(tt.Partitions, pp)
+		}
+		r.Topics = append(r.Topics, tt)
+		var codes []int16
+		for _, p := range serve(t, b, r).(*kmsg.OffsetCommitResponse).Topics[0].Partitions {
+			codes = append(codes, p.ErrorCode)
+		}
+		return codes
+	}
+	fetched := func() []int64 {
+		r := kmsg.NewPtrOffsetFetchRequest()
+		r.Version, r.Group = 7, "g"
+		r.Topics = []kmsg.OffsetFetchRequestTopic{{Topic: "t", Partitions: []int32{0, 1}}}
+		var out []int64
+		for _, p := range serve(t, b, r).(*kmsg.OffsetFetchResponse).Topics[0].Partitions {
+			out = append(out, p.Offset)
+		}
+		return out
+	}
+	if codes := commit(5); codes[0] != 0 || codes[1] != 0 {
+		t.Fatalf("first commit: %v", codes)
+	}
+	fail.Store(true)
+	for i, c := range commit(9) {
+		if c == 0 {
+			t.Fatalf("partition %d: commit acknowledged although its fsync failed", i)
+		}
+	}
+	fail.Store(false)
+	r := kmsg.NewPtrOffsetFetchRequest()
+	r.Version, r.Group = 7, "g"
+	r.Topics = []kmsg.OffsetFetchRequestTopic{{Topic: "t", Partitions: []int32{0, 1}}}
+	resp := serve(t, b, r).(*kmsg.OffsetFetchResponse)
+	wantCode(t, "fetch after the failure", resp.ErrorCode, kerr.CoordinatorNotAvailable)
+	for _, rt := range resp.Topics {
+		for _, p := range rt.Partitions {
+			if p.Offset == 9 {
+				t.Fatalf("partition %d: OffsetFetch answers the refused offset 9", p.Partition)
+			}
+		}
+	}
+	crashed := mem.CrashClone()
+	b.Close()
+	reopen := func(fs vfs.FS) {
+		var err error
+		if b, err = New(Config{DataDir: "/data", FS: fs, NodeID: 1, DefaultPartitions: 1,
+			Sync: logstore.SyncPolicy{Mode: logstore.SyncAlways}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reopen(crashed)
+	if got := fetched(); got[0] != 5 || got[1] != 5 {
+		t.Fatalf("after a power loss OffsetFetch answers %v, want the acknowledged 5", got)
+	}
+	b.Close()
+	reopen(fsys)
+	defer b.Close()
+	if got := fetched(); got[0] != got[1] || (got[0] != 5 && got[0] != 9) {
+		t.Fatalf("after a clean restart OffsetFetch answers %v, want the acknowledged 5 (or the refused 9, whole)", got)
 	}
 }

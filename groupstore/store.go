@@ -505,6 +505,16 @@ func (s *Store) flushLocked(sync bool) {
 	}
 }
 
+// Err is the write failure that made the store refuse writes, or nil.
+// Changes are applied in memory before they are written, so after a
+// failure the reads may show a change that was never made durable (and
+// was answered with an error): callers must not serve them as committed.
+func (s *Store) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
 func (s *Store) failLocked(err error) {
 	if s.err == nil {
 		s.err = err

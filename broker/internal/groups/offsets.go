@@ -153,6 +153,12 @@ type fetchedTopic struct {
 
 // fetchOffsets answers one group: the requested topics (nil = all).
 func (c *Coordinator) fetchOffsets(group string, topics map[string][]int32, order []string, all, requireStable bool) ([]fetchedTopic, int16) {
+	// After a failed write the store's memory may hold a commit that was
+	// answered with an error; as Kafka's coordinator does when its offsets
+	// partition fails, answer none rather than one that may not be there.
+	if c.store.Err() != nil {
+		return nil, kerr.CoordinatorNotAvailable.Code
+	}
 	stable := func(topic string, fp *fetchedPartition) {
 		if requireStable && c.b.TxnOffsetPending(group, topic, fp.partition) {
 			fp.offset, fp.epoch, fp.metadata, fp.code = -1, -1, "", kerr.UnstableOffsetCommit.Code
