@@ -35,9 +35,10 @@ type Broker struct {
 	log        *slog.Logger
 	listen     net.Addr
 	advertised string
-	dataDir    string    // "" in memory
-	metrics    *metrics  // metrics.go
-	http       *httpSide // http.go; nil without WithHTTPAddr
+	dataDir    string     // "" in memory
+	metrics    *metrics   // metrics.go
+	http       *httpSide  // http.go; nil without WithHTTPAddr
+	admin      *adminSide // admin.go; nil without WithAdminAddr
 	started    time.Time
 	osDataDir  string // dataDir when it is on the OS filesystem
 
@@ -105,6 +106,9 @@ func Start(ctx context.Context, opts ...Option) (_ *Broker, err error) {
 		return nil, err
 	}
 	if err = b.http.attach(b); err != nil { // ready from here on
+		return nil, err
+	}
+	if b.admin, err = listenAdmin(c.admin, b); err != nil {
 		return nil, err
 	}
 	return b, nil
@@ -331,7 +335,8 @@ func (b *Broker) ForwardStats() []broker.ForwardStat { return b.brk.ForwardStats
 // the first call's result.
 func (b *Broker) Close() error {
 	b.closeOnce.Do(func() {
-		b.http.stop() // first: the console is a client of the broker
+		b.admin.stop() // first: faults and waits are clients of the broker
+		b.http.stop()  // the console is one too
 		b.metrics.stop()
 		ctx, cancel := context.WithTimeout(context.Background(), closeGrace)
 		defer cancel()

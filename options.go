@@ -53,6 +53,7 @@ type config struct {
 	security       securityConfig // options_security.go
 	metricsAddr    string         // WithMetricsAddr; the endpoint is in metrics.go
 	http           httpConfig     // options_http.go; the listener is in http.go
+	admin          adminConfig    // admin.go: the control API
 	validation     validation     // options_validation.go
 	cleaner        cleanerConfig  // options_cleaner.go
 
@@ -277,6 +278,7 @@ func (c *config) validate() (logstore.SyncPolicy, error) {
 	errs = append(errs, c.groups.check()...)     // options_groups.go
 	errs = append(errs, c.cleaner.validate()...) // options_cleaner.go
 	errs = append(errs, c.http.check()...)       // options_http.go
+	errs = append(errs, c.admin.check()...)      // admin.go
 
 	var sp logstore.SyncPolicy
 	switch {

@@ -183,7 +183,12 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 		return 2
 	}
 	opts = append(opts, sopts...)
-	opts = append(opts, s.metrics.options()...)
+	mopts, err := s.metrics.options()
+	if err != nil {
+		fmt.Fprintf(stderr, "minikafka: %v\n", err)
+		return 2
+	}
+	opts = append(opts, mopts...)
 	opts = append(opts, s.validation.options()...)
 	opts = append(opts, s.cleaner.options()...)
 	opts = append(opts, s.groups.options()...)

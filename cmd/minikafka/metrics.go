@@ -2,6 +2,9 @@ package main
 
 import (
 	"flag"
+	"fmt"
+	"os"
+	"strings"
 
 	"github.com/minikafka/minikafka"
 )
@@ -13,16 +16,31 @@ type metricsSettings struct {
 	addr     string
 	httpAddr string
 	httpAny  bool
+
+	adminAddr      string // the control API (faults, inspection, waits)
+	adminTokenFile string
 }
 
 func (m *metricsSettings) register(fs *flag.FlagSet) {
 	fs.StringVar(&m.addr, "metrics-addr", "", "serve Prometheus metrics at http://`host:port`/metrics on a listener of their own (default: off; -http-addr serves /metrics too)")
 	fs.StringVar(&m.httpAddr, "http-addr", "", "serve the web console, its JSON API, /metrics, /healthz and /readyz at http://`host:port`/ (default: off; \":8080\" means 127.0.0.1:8080)")
 	fs.BoolVar(&m.httpAny, "http-addr-any", false, "let -http-addr listen on every interface (0.0.0.0, ::, or a bare \":port\"); the console has no password")
+	fs.StringVar(&m.adminAddr, "admin-addr", "", "serve the control API (faults, inspection, waits, seeding) with /metrics and /healthz at http://`host:port`/v1/ (default: off; \":9644\" means 127.0.0.1:9644; other than loopback needs -admin-token-file)")
+	fs.StringVar(&m.adminTokenFile, "admin-token-file", "", "`file` holding the bearer token the control API requires (one line)")
 }
 
-func (m *metricsSettings) options() []minikafka.Option {
+func (m *metricsSettings) options() ([]minikafka.Option, error) {
 	var opts []minikafka.Option
+	if m.adminAddr != "" {
+		opts = append(opts, minikafka.WithAdminAddr(m.adminAddr))
+	}
+	if m.adminTokenFile != "" {
+		tok, err := readTokenFile(m.adminTokenFile)
+		if err != nil {
+			return nil, fmt.Errorf("-admin-token-file: %w", err)
+		}
+		opts = append(opts, minikafka.WithAdminToken(tok))
+	}
 	if m.addr != "" {
 		opts = append(opts, minikafka.WithMetricsAddr(m.addr))
 	}
@@ -32,5 +50,19 @@ func (m *metricsSettings) options() []minikafka.Option {
 	if m.httpAny {
 		opts = append(opts, minikafka.WithHTTPAddrAny())
 	}
-	return opts
+	return opts, nil
+}
+
+// readTokenFile reads a one-line secret; an empty one is refused (it would
+// mean no authentication).
+func readTokenFile(path string) (string, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	tok := strings.TrimSpace(string(raw))
+	if tok == "" || strings.ContainsAny(tok, "\r\n") {
+		return "", fmt.Errorf("%s: want one non-empty line", path)
+	}
+	return tok, nil
 }

@@ -1,0 +1,263 @@
+package minikafka
+
+// The control API (WithAdminAddr, -admin-addr): JSON over HTTP for tests
+// written in any language to steer the broker — faults (admin_faults*.go),
+// inspection, waits and seeding (admin_inspect*.go). It has a listener of
+// its own, off by default, because it can break the broker on purpose:
+// it binds loopback unless told otherwise, and anywhere else it needs a
+// bearer token (WithAdminToken). It also serves /healthz and /metrics so a
+// test harness needs one address.
+//
+// Every endpoint is an adminRoute registered by its file's init; errors
+// are JSON {"error": "..."} with a 4xx status for the caller's mistakes
+// and 5xx for the broker's, so a bad request never takes anything down.
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/net/netutil"
+)
+
+// adminConfig holds WithAdminAddr and WithAdminToken.
+type adminConfig struct {
+	addr  string
+	token string
+}
+
+// WithAdminAddr serves the control API (faults, inspection, waits,
+// seeding; see the README's reference) at http://addr/v1/..., with
+// /healthz and /metrics beside it. Port 0 picks a free port (see
+// Broker.AdminAddr). A port alone (":9644") means 127.0.0.1; any other
+// address than loopback needs WithAdminToken. Default: off.
+func WithAdminAddr(addr string) Option {
+	return optionFunc(func(c *config) { c.admin.addr = addr })
+}
+
+// WithAdminToken makes the control API require "Authorization: Bearer
+// <token>" on every /v1/ request. Required when WithAdminAddr is not a
+// loopback address.
+func WithAdminToken(token string) Option {
+	return optionFunc(func(c *config) { c.admin.token = token })
+}
+
+// bindAddr is the address to listen on: a port alone means loopback;
+// anything that is not loopback needs a token.
+func (a adminConfig) bindAddr() (string, error) {
+	host, port, err := net.SplitHostPort(a.addr)
+	if err != nil {
+		return "", fmt.Errorf("admin address %q: %w", a.addr, err)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return "", fmt.Errorf("admin address %q: bad port", a.addr)
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	loopback := host == "localhost"
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		loopback = true
+	}
+	if !loopback && a.token == "" {
+		return "", fmt.Errorf("admin address %q is not loopback and the control API can break the broker: give a token (WithAdminToken, -admin-token-file)", a.addr)
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+func (a adminConfig) check() []error {
+	if a.addr == "" {
+		if a.token != "" {
+			return []error{errors.New("an admin token without an admin address (WithAdminAddr, -admin-addr)")}
+		}
+		return nil
+	}
+	if _, err := a.bindAddr(); err != nil {
+		return []error{err}
+	}
+	return nil
+}
+
+// adminRoute is one endpoint: pattern is a net/http ServeMux pattern
+// ("POST /v1/faults"); handle returns what is written as JSON (nil: 204)
+// or an error (an *adminError sets the status; any other error is a 500).
+type adminRoute struct {
+	pattern string
+	handle  func(b *Broker, r *http.Request) (any, error)
+}
+
+// adminRoutes is filled by the init of each admin_*.go file.
+var adminRoutes []adminRoute
+
+// adminError is an error answer with its HTTP status.
+type adminError struct {
+	status int
+	msg    string
+}
+
+func (e *adminError) Error() string { return e.msg }
+
+// badRequest is a 400 answer.
+func badRequest(format string, args ...any) error {
+	return &adminError{http.StatusBadRequest, fmt.Sprintf(format, args...)}
+}
+
+// notFound is a 404 answer.
+func notFound(format string, args ...any) error {
+	return &adminError{http.StatusNotFound, fmt.Sprintf(format, args...)}
+}
+
+// maxAdminBody bounds a request body: seeding many records is the
+// largest legitimate one.
+const maxAdminBody = 64 << 20
+
+// decodeBody reads r's JSON body into v, refusing unknown fields (a
+// misspelt field must not silently mean its default) and trailing data.
+func decodeBody(r *http.Request, v any) error {
+	dec := json.NewDecoder(io.LimitReader(r.Body, maxAdminBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		if errors.Is(err, io.EOF) {
+			return badRequest("empty body: want a JSON object")
+		}
+		return badRequest("bad JSON body: %v", err)
+	}
+	if dec.More() {
+		return badRequest("bad JSON body: more than one JSON value")
+	}
+	return nil
+}
+
+// adminSide is the control API's listener.
+type adminSide struct {
+	ln   net.Listener
+	srv  *http.Server
+	done chan struct{}
+	once sync.Once
+}
+
+// listenAdmin binds the control API and serves it on b; nil when off. It
+// runs once b is ready, so every route may use it.
+func listenAdmin(cfg adminConfig, b *Broker) (*adminSide, error) {
+	if cfg.addr == "" {
+		return nil, nil
+	}
+	addr, err := cfg.bindAddr()
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("minikafka: admin: listen on %s: %w", addr, err)
+	}
+	a := &adminSide{ln: ln, done: make(chan struct{})}
+	a.srv = &http.Server{
+		Handler:           adminHandler(b, cfg.token),
+		ReadHeaderTimeout: httpReadHeaderTimeout,
+		// No write timeout: waits and held faults answer late on purpose
+		// (each bounds itself with its own deadline).
+		ReadTimeout:    httpReadTimeout,
+		IdleTimeout:    httpIdleTimeout,
+		MaxHeaderBytes: httpMaxHeaderBytes,
+		ErrorLog:       slog.NewLogLogger(b.log.Handler(), slog.LevelDebug),
+	}
+	go func() {
+		defer close(a.done)
+		_ = a.srv.Serve(netutil.LimitListener(ln, maxHTTPConns))
+	}()
+	return a, nil
+}
+
+// adminHandler is the mux of every route, behind the token check.
+func adminHandler(b *Broker, token string) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		b.metrics.writeTo(w)
+	})
+	for _, rt := range adminRoutes {
+		mux.HandleFunc(rt.pattern, func(w http.ResponseWriter, r *http.Request) {
+			if token != "" && !validBearer(r, token) {
+				writeAdminJSON(w, http.StatusUnauthorized, map[string]string{"error": "missing or wrong bearer token"})
+				return
+			}
+			v, err := rt.handle(b, r)
+			if err != nil {
+				var ae *adminError
+				if errors.As(err, &ae) {
+					writeAdminJSON(w, ae.status, map[string]string{"error": ae.msg})
+					return
+				}
+				b.log.Warn("admin request failed", "pattern", rt.pattern, "err", err)
+				writeAdminJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
+				return
+			}
+			if v == nil {
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
+			writeAdminJSON(w, http.StatusOK, v)
+		})
+	}
+	// Unknown paths answer JSON too, naming the path.
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeAdminJSON(w, http.StatusNotFound, map[string]string{"error": "no such endpoint: " + r.Method + " " + r.URL.Path})
+	})
+	return mux
+}
+
+func validBearer(r *http.Request, token string) bool {
+	const prefix = "Bearer "
+	h := r.Header.Get("Authorization")
+	if len(h) < len(prefix) || h[:len(prefix)] != prefix {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(h[len(prefix):]), []byte(token)) == 1
+}
+
+func writeAdminJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+// stop closes the listener; requests in flight get a short grace.
+func (a *adminSide) stop() {
+	if a == nil {
+		return
+	}
+	a.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if err := a.srv.Shutdown(ctx); err != nil {
+			a.srv.Close() // a wait still blocked
+		}
+		<-a.done
+	})
+}
+
+func (a *adminSide) addr() net.Addr {
+	if a == nil {
+		return nil
+	}
+	return a.ln.Addr()
+}
+
+// AdminAddr is the bound address of the control API (WithAdminAddr), nil
+// without it.
+func (b *Broker) AdminAddr() net.Addr { return b.admin.addr() }
