@@ -243,6 +243,14 @@ func (b *Broker) produceTo(p *partition, st partitionStore, batch []byte, acks i
 		}
 		return errCode(err), 0, err
 	}
+	if cfg.recompress && h.Compression() != cfg.codec {
+		if batch, err = recompressBatch(batch, cfg); err != nil {
+			return errCode(err), 0, err
+		}
+		if int64(len(batch)) > int64(cfg.maxMessageBytes) {
+			return kerr.MessageTooLarge.Code, 0, fmt.Errorf("record batch of %d bytes in the topic's compression.type %s exceeds max.message.bytes %d", len(batch), cfg.codec, cfg.maxMessageBytes)
+		}
+	}
 	// All batches carry the single leader epoch 0 (not covered by the
 	// CRC), so OffsetForLeaderEpoch answers match what consumers saw.
 	records.SetPartitionLeaderEpoch(batch, 0)

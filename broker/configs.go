@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/minikafka/minikafka/internal/records"
 	"github.com/minikafka/minikafka/logstore"
 )
 
@@ -49,8 +50,14 @@ const maxLong = "9223372036854775807"
 var topicConfigDefs = []topicConfigDef{
 	{name: "cleanup.policy", typ: cfgTypeList, def: "delete", synonym: "log.cleanup.policy", enum: []string{"delete", "compact"},
 		doc: "delete: retention applies; compact: the log cleaner keeps the latest record per key (both applied)"},
-	{name: "compression.type", typ: cfgTypeString, def: "producer", synonym: "compression.type", enum: []string{"producer"},
-		doc: "only producer (batches stored as the producer compressed them) is supported"},
+	{name: "compression.gzip.level", typ: cfgTypeInt, def: "-1", synonym: "compression.gzip.level", min: -1, max: records.GzipLevelMax,
+		doc: "gzip level when compression.type is gzip: 1..9, or -1 for the codec's default (applied)"},
+	{name: "compression.lz4.level", typ: cfgTypeInt, def: "9", synonym: "compression.lz4.level", min: records.LZ4LevelMin, max: records.LZ4LevelMax,
+		doc: "lz4 level when compression.type is lz4, 1..17 (applied; levels above 9 compress as 9)"},
+	{name: "compression.type", typ: cfgTypeString, def: "producer", synonym: "compression.type", enum: []string{"uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"},
+		doc: "producer stores batches as the producer compressed them; a codec (or uncompressed) recompresses every batch that arrives in another codec (applied)"},
+	{name: "compression.zstd.level", typ: cfgTypeInt, def: "3", synonym: "compression.zstd.level", min: records.ZstdLevelMin, max: records.ZstdLevelMax,
+		doc: "zstd level when compression.type is zstd, -131072..22 (applied)"},
 	{name: "delete.retention.ms", typ: cfgTypeLong, def: "86400000", synonym: "log.cleaner.delete.retention.ms", min: 0, max: math.MaxInt64},
 	{name: "file.delete.delay.ms", typ: cfgTypeLong, def: "60000", synonym: "log.segment.delete.delay.ms", min: 0, max: math.MaxInt64},
 	{name: "flush.messages", typ: cfgTypeLong, def: maxLong, synonym: "log.flush.interval.messages", min: 1, max: math.MaxInt64},
@@ -108,6 +115,13 @@ type topicConfig struct {
 	tsAfterMax          int64 // ms; MaxInt64 disables
 	tsBeforeMax         int64
 	logAppendTimestamps bool
+
+	// compression.type other than producer: batches in another codec are
+	// rebuilt in codec (at codecLevel, records.LevelDefault when the
+	// level config is not set) before they are stored.
+	recompress bool
+	codec      records.Codec
+	codecLevel int
 }
 
 // value returns the effective value of name and whether it was set.
@@ -170,6 +184,9 @@ func validateTopicConfig(name string, value *string) error {
 		if float64(n) > d.max {
 			return fmt.Errorf("invalid value %s for configuration %s: value must be at most %.0f", v, name, d.max)
 		}
+		if name == "compression.gzip.level" && n == 0 {
+			return fmt.Errorf("invalid value %s for configuration %s: value must be between %d and %d, or -1 for the default", v, name, records.GzipLevelMin, records.GzipLevelMax)
+		}
 	case cfgTypeDouble:
 		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 		if err != nil || f < d.min || f > d.max {
@@ -231,7 +248,35 @@ func parseTopicConfigs(set map[string]string) (*topicConfig, error) {
 	c.minInsync = int32(c.int64("min.insync.replicas"))
 	c.tsAfterMax = c.int64("message.timestamp.after.max.ms")
 	c.tsBeforeMax = c.int64("message.timestamp.before.max.ms")
+	c.setCompression()
 	return c, nil
+}
+
+// setCompression derives recompress, codec and codecLevel from
+// compression.type and its level configs.
+func (c *topicConfig) setCompression() {
+	ct, _ := c.value("compression.type")
+	levelName := ""
+	switch strings.ToLower(strings.TrimSpace(ct)) {
+	case "producer":
+		return
+	case "uncompressed":
+		c.codec = records.CodecNone
+	case "gzip":
+		c.codec, levelName = records.CodecGzip, "compression.gzip.level"
+	case "snappy":
+		c.codec = records.CodecSnappy
+	case "lz4":
+		c.codec, levelName = records.CodecLZ4, "compression.lz4.level"
+	case "zstd":
+		c.codec, levelName = records.CodecZstd, "compression.zstd.level"
+	}
+	c.recompress = true
+	if _, set := c.set[levelName]; set && levelName != "" {
+		if l := int(c.int64(levelName)); l != -1 { // gzip's -1 is its default
+			c.codecLevel = l
+		}
+	}
 }
 
 // msDuration converts a Kafka millisecond setting; negative means unlimited

@@ -132,6 +132,13 @@
 // decompressed data is MESSAGE_TOO_LARGE. Nothing a consumer could not
 // decode is acknowledged.
 //
+// A topic whose compression.type names a codec (or uncompressed) is the
+// one exception to "stored as sent": a validated batch in another codec is
+// rebuilt in the topic's codec (records.Recompress: records unchanged,
+// header fields kept, CRC recomputed), at most ScanPool.Slots() at once
+// since each holds its decompressed records, and refused with
+// MESSAGE_TOO_LARGE if the result exceeds max.message.bytes.
+//
 // Config.PassCompressedRecords (-validate-compressed-records=false) opts
 // out, for speed: a compressed batch is then checked only from its header
 // and the codec's stream header (records.CheckFrame: gzip member header,

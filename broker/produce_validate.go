@@ -220,3 +220,22 @@ func satSub(a, b int64) int64 {
 	}
 	return a - b
 }
+
+// recompressSlots bounds the batches being recompressed at once (each
+// holds its decompressed records in memory), as scanPool bounds
+// validation.
+var recompressSlots = make(chan struct{}, scanPool.Slots())
+
+// recompressBatch rebuilds a validated batch in the topic's codec
+// (compression.type), as Kafka's LogValidator does when the producer's
+// codec differs.
+func recompressBatch(batch []byte, cfg *topicConfig) ([]byte, error) {
+	recompressSlots <- struct{}{}
+	defer func() { <-recompressSlots }()
+	limit := maxDecompressedBatch
+	if l := 4 * int(cfg.maxMessageBytes); l > limit {
+		limit = l
+	}
+	out, _, err := records.Recompress(make([]byte, 0, len(batch)), batch, cfg.codec, cfg.codecLevel, limit, nil)
+	return out, err
+}

@@ -71,6 +71,7 @@ func init() {
 		scenario{"admin/create-partitions", adminOffers("partitions"), scenarioAdminPartitions},
 		scenario{"admin/configs", adminOffers("configs"), scenarioAdminConfigs},
 		scenario{"admin/delete-records", adminOffers("delete-records"), scenarioDeleteRecords},
+		scenario{"topic-compression", always, scenarioTopicCompression},
 	)
 }
 
@@ -210,6 +211,41 @@ func produceConsume(t *testing.T, e *env, codec string, idempotent bool) {
 		verifyRecords(t, e.name+" consumer", want, got)
 	}
 	verifyRecords(t, "kgo reference consumer", want, refConsume(t, e.addrs, topic, parts, len(want)))
+}
+
+// scenarioTopicCompression: topics whose compression.type names a codec
+// store what the client sends uncompressed in that codec (the broker
+// recompresses, as Kafka does), and the client's own decoder reads it.
+func scenarioTopicCompression(t *testing.T, e *env) {
+	const parts = 2
+	for _, codec := range []string{"gzip", "snappy", "lz4", "zstd"} {
+		topic := e.topic("tc-" + codec)
+		// Created the client's way (its metadata then knows the topic),
+		// the codec set with kadm before anything is produced.
+		makeTopic(t, e, topic, parts)
+		alt, err := refAdmin(t, e.addrs).AlterTopicConfigs(ctxT(t), []kadm.AlterConfig{{Name: "compression.type", Value: &codec}}, topic)
+		if err == nil {
+			err = alt[0].Err
+		}
+		if err != nil {
+			t.Fatalf("kadm set compression.type=%s on %s: %v", codec, topic, err)
+		}
+		base := time.Now().Add(-time.Hour).Truncate(time.Second).UnixMilli()
+		want := expectOffsets(testRecords("tc-"+codec, parts, 6, base, e.caps.timestamps), map[int32]int64{})
+		acked, err := e.cl.produce(t, topic, want, produceOpts{Codec: "none", Idempotent: e.caps.idempotent})
+		if err != nil {
+			t.Fatalf("%s produce to a %s topic: %v", e.name, codec, err)
+		}
+		checkProduced(t, e.name, want, acked, e.caps.reportsOffsets)
+		if e.caps.consumeNoGroup {
+			got, err := e.cl.consume(t, topic, parts, len(want))
+			if err != nil {
+				t.Fatalf("%s consume of a %s topic: %v", e.name, codec, err)
+			}
+			verifyRecords(t, e.name+" consumer of a "+codec+" topic", want, got)
+		}
+		verifyRecords(t, "kgo reference consumer", want, refConsume(t, e.addrs, topic, parts, len(want)))
+	}
 }
 
 // scenarioMetadata creates a topic (by the admin API, or for clients whose
