@@ -30,8 +30,14 @@
 // arms a timer on the first unsynced append; SyncNever leaves it to the OS.
 // Under every policy a segment is fsynced when it is sealed (rolled) and on
 // Close, and directory fsyncs follow every create, rename and delete. A
-// failed write or fsync is sticky: the log refuses writes (returns
-// *WriteError) until reopened, since what reached the disk is unknown.
+// failed fsync is sticky: the log refuses writes (returns *WriteError)
+// until reopened, since what reached the disk is unknown. A failed write
+// (typically ENOSPC) is undone instead: the segment is truncated back to
+// where it ended, a failed roll leaves the active segment in place, and a
+// DeleteRecords whose start-offset file cannot be written deletes the
+// segments below the new start first (freeing the space) and writes it
+// again; the error is a transient *WriteError and the log takes writes as
+// soon as there is space. Only if the undo fails is the error sticky.
 //
 // # Files
 //

@@ -39,15 +39,23 @@ func (e *CorruptionError) Error() string {
 
 func (e *CorruptionError) Unwrap() []error { return []error{ErrCorruptLog, e.Err} }
 
-// WriteError is the sticky error of a log whose write or fsync failed: the
-// log refuses writes until it is reopened, because what reached the disk is
-// unknown.
+// WriteError is a failed write or fsync. Sticky (Transient false): what
+// reached the disk is unknown (an fsync failed, or a failed write could
+// not be undone), so the log refuses writes until it is reopened.
+// Transient: the failed operation was undone (the segment truncated back,
+// an atomic file replace left the old file) and nothing else changed, so
+// the log takes writes again once the cause (typically a full disk) is
+// gone.
 type WriteError struct {
-	Op  string
-	Err error
+	Op        string
+	Err       error
+	Transient bool
 }
 
 func (e *WriteError) Error() string {
+	if e.Transient {
+		return fmt.Sprintf("logstore: %s failed and was undone: %v", e.Op, e.Err)
+	}
 	return fmt.Sprintf("logstore: %s failed, log is read-only until reopened: %v", e.Op, e.Err)
 }
 func (e *WriteError) Unwrap() error { return e.Err }

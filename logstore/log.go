@@ -3,6 +3,7 @@ package logstore
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -36,12 +37,14 @@ type Log struct {
 	active *segment   // guarded by mu
 	segs   atomic.Pointer[[]*segment]
 
-	dirty    bool // guarded by mu: the active segment has writes not yet fsynced
-	leo      atomic.Int64
-	logStart atomic.Int64
-	hw       atomic.Pointer[hwMark]
-	closed   atomic.Bool
-	sticky   atomic.Pointer[WriteError]
+	dirty bool // guarded by mu: the active segment has writes not yet fsynced
+
+	logStartUnsaved bool // guarded by mu: DeleteRecords could not write logstart (retention.go)
+	leo             atomic.Int64
+	logStart        atomic.Int64
+	hw              atomic.Pointer[hwMark]
+	closed          atomic.Bool
+	sticky          atomic.Pointer[WriteError]
 
 	// Group commit (SyncAlways) and the interval flusher.
 	syncMu     sync.Mutex
@@ -96,6 +99,12 @@ func (l *Log) setSticky(op string, err error) error {
 		l.notify()
 	}
 	return l.sticky.Load()
+}
+
+// transient reports a failed operation that left the log unchanged.
+func (l *Log) transient(op string, err error) error {
+	l.logger.Warn("logstore: "+op+" failed; the log is unchanged and takes writes again once the cause is gone", "dir", l.dir, "err", err)
+	return &WriteError{Op: op, Err: err, Transient: true}
 }
 
 func (l *Log) stickyErr() error {
@@ -180,7 +189,16 @@ func (l *Log) append(batches []byte, validate bool) (AppendResult, error) {
 		err = io.ErrShortWrite
 	}
 	if err != nil {
-		return AppendResult{}, l.setSticky("write", err)
+		// A full disk is the usual cause: cut off whatever part of the
+		// write landed, so the segment ends where it did and the next
+		// append (once there is space) writes as if this one never was.
+		// Only if that fails too is the tail unknown.
+		if terr := l.truncateActive(seg, size); terr != nil {
+			l.logger.Error("logstore: undoing a failed write failed", "dir", l.dir, "write_err", err, "err", terr)
+			return AppendResult{}, l.setSticky("write", err)
+		}
+		l.logger.Warn("logstore: write failed and was undone; the log takes writes again once the cause is gone", "dir", l.dir, "err", err)
+		return AppendResult{}, &WriteError{Op: "write", Err: err, Transient: true}
 	}
 	l.dirty = true
 	if size == 0 {
@@ -213,6 +231,16 @@ func (l *Log) append(batches []byte, validate bool) (AppendResult, error) {
 		l.publish(&hwMark{off: off, seg: seg, pos: pos})
 	}
 	return AppendResult{BaseOffset: base, LastOffset: off - 1, AppendTimeMs: appendTime, LogStartOffset: l.logStart.Load()}, nil
+}
+
+// truncateActive cuts seg's file back to size after a failed write.
+func (l *Log) truncateActive(seg *segment, size int64) error {
+	f, err := seg.h.acquire()
+	if err != nil {
+		return err
+	}
+	defer seg.h.release()
+	return f.Truncate(size)
 }
 
 // publish raises the high watermark and wakes waiters.
@@ -435,13 +463,17 @@ func (l *Log) rollLocked() error {
 	if err := l.syncActiveLocked(); err != nil {
 		return err
 	}
+	// The index files are replaced atomically and the new segment is
+	// only adopted once created, so a failure of either (a full disk)
+	// leaves the log as it was: the active segment stays and the next
+	// append tries to roll again.
 	if err := l.writeIndexes(old); err != nil {
-		return l.setSticky("write index", err)
+		return l.transient("write index", err)
 	}
 	leo := l.leo.Load()
 	seg, err := l.createSegment(leo)
 	if err != nil {
-		return l.setSticky("create segment", err)
+		return l.transient("create segment", err)
 	}
 	if err := l.fs.SyncDir(l.dir); err != nil {
 		return l.setSticky("sync dir", err)
@@ -476,6 +508,11 @@ func (l *Log) Roll() error {
 func (l *Log) createSegment(base int64) (*segment, error) {
 	f, err := l.fs.OpenFile(l.path(base, ".log"), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
+		if !errors.Is(err, os.ErrExist) {
+			// A create that failed half way must not block the retry
+			// (O_EXCL); an empty segment file is nothing to keep.
+			_ = l.fs.Remove(l.path(base, ".log"))
+		}
 		return nil, err
 	}
 	h := l.files.handle(l.fs, l.path(base, ".log"))
@@ -551,6 +588,9 @@ func (l *Log) Close() error {
 	if l.stickyErr() == nil {
 		if l.dirty {
 			err = l.syncActiveLocked()
+		}
+		if err == nil && l.logStartUnsaved {
+			err = vfs.WriteFileAtomic(l.fs, filepath.Join(l.dir, logStartFile), encodeLogStart(l.logStart.Load()), 0o644)
 		}
 		if a := l.active; err == nil && a.diskIndex != a.size.Load() {
 			if err = l.writeIndexes(a); err == nil {

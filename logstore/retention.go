@@ -84,8 +84,29 @@ func (l *Log) DeleteRecords(before int64) (int64, error) {
 		return l.logStart.Load(), nil
 	}
 	if err := vfs.WriteFileAtomic(l.fs, filepath.Join(l.dir, logStartFile), encodeLogStart(before), 0o644); err != nil {
-		return 0, l.setSticky("write log start", err)
+		// WriteFileAtomic leaves the old file when it fails. On a full
+		// disk, deleting the segments wholly below the new start is
+		// what frees the space, so do that first and write again:
+		// should a crash come between, recovery starts the log at its
+		// first segment, which is at most before — deleted records do
+		// not come back beyond the segments kept.
+		old := l.logStart.Load()
+		l.logStart.Store(before)
+		if derr := l.dropBelowStartLocked(); derr != nil {
+			l.logStart.Store(old)
+			return 0, l.transient("write log start", err)
+		}
+		if err := vfs.WriteFileAtomic(l.fs, filepath.Join(l.dir, logStartFile), encodeLogStart(before), 0o644); err != nil {
+			// The segments are gone and the start moved; only the
+			// offsets inside the first kept segment would reappear
+			// after a crash. Close writes it again.
+			l.logStartUnsaved = true
+			l.logger.Warn("logstore: log start offset not saved; segments below it deleted, saving again on close", "dir", l.dir, "log_start", before, "err", err)
+		}
+		l.notify()
+		return before, nil
 	}
+	l.logStartUnsaved = false
 	l.logStart.Store(before)
 	if err := l.dropBelowStartLocked(); err != nil {
 		return 0, err
