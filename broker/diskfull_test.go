@@ -77,3 +77,52 @@ func TestDiskFullPartitionRecovers(t *testing.T) {
 		t.Fatalf("consumer reads %v, want [one two]", got)
 	}
 }
+
+// Offset commits that meet a full disk fail (never acknowledged, never
+// fetched) and succeed again once there is space, without a restart.
+func TestDiskFullOffsetCommitsResume(t *testing.T) {
+	var full atomic.Bool
+	inj := vfs.InjectorFunc(func(op vfs.Op, p string, n int) (int, error) {
+		if full.Load() && op == vfs.OpWrite && strings.Contains(p, "group_offsets") {
+			return n / 2, syscall.ENOSPC
+		}
+		return n, nil
+	})
+	b := newTestBroker(t, func(c *Config) { c.FS = vfs.NewFaultFS(vfs.NewMem(), inj) })
+	createTopic(t, b, "t", 1)
+	commit := func(off int64) int16 {
+		r := kmsg.NewPtrOffsetCommitRequest()
+		r.Version, r.Group, r.Generation = 8, "g", -1
+		tt := kmsg.NewOffsetCommitRequestTopic()
+		tt.Topic = "t"
+		pp := kmsg.NewOffsetCommitRequestTopicPartition()
+		pp.Partition, pp.Offset = 0, off
+		tt.Partitions = append(tt.Partitions, pp)
+		r.Topics = append(r.Topics, tt)
+		return serve(t, b, r).(*kmsg.OffsetCommitResponse).Topics[0].Partitions[0].ErrorCode
+	}
+	fetched := func() (int16, int64) {
+		r := kmsg.NewPtrOffsetFetchRequest()
+		r.Version, r.Group = 7, "g"
+		r.Topics = []kmsg.OffsetFetchRequestTopic{{Topic: "t", Partitions: []int32{0}}}
+		resp := serve(t, b, r).(*kmsg.OffsetFetchResponse)
+		return resp.ErrorCode, resp.Topics[0].Partitions[0].Offset
+	}
+	if c := commit(5); c != 0 {
+		t.Fatalf("first commit: %d", c)
+	}
+	full.Store(true)
+	if c := commit(9); c == 0 {
+		t.Fatal("a commit was acknowledged on a full disk")
+	}
+	if code, off := fetched(); code != 0 || off != 5 {
+		t.Fatalf("OffsetFetch while full: code %d offset %d, want 0 and the acknowledged 5", code, off)
+	}
+	full.Store(false)
+	if c := commit(12); c != 0 {
+		t.Fatalf("commit once there is space: code %d", c)
+	}
+	if code, off := fetched(); code != 0 || off != 12 {
+		t.Fatalf("OffsetFetch after: code %d offset %d, want 12", code, off)
+	}
+}

@@ -25,9 +25,13 @@
 // once written to the file (a process crash loses nothing); SyncInterval
 // fsyncs every Interval from a background goroutine.
 //
-// After a failed write or fsync the error is sticky: every later change
-// fails until the store is reopened (what reached the disk is unknown, and
-// replay at open decides).
+// A failed write (typically ENOSPC), of frames or of a compaction's new
+// generation, is undone: the file is truncated back to what was written,
+// the in-memory state is rebuilt from it and the frames still pending, the
+// failed changes' callers get the error and later changes go on, so
+// commits resume once there is space. After a failed fsync (or a failed
+// undo) the error is sticky: every later change fails until the store is
+// reopened (what reached the disk is unknown, and replay at open decides).
 //
 // # Compaction
 //

@@ -117,11 +117,12 @@ type Store struct {
 	size     int64  // bytes in f
 	pending  []byte // frames appended but not yet written
 	spare    []byte
-	seq      uint64 // last change appended to pending
-	written  uint64 // changes up to here are in the file
-	synced   uint64 // changes up to here are fsynced
-	flushing bool   // one goroutine at a time writes; others wait on cond
-	err      error  // sticky: after a failed write or fsync nothing more is accepted
+	seq      uint64        // last change appended to pending
+	written  uint64        // changes up to here are in the file
+	synced   uint64        // changes up to here are fsynced
+	flushing bool          // one goroutine at a time writes; others wait on cond
+	err      error         // sticky: after a failed fsync (or undo) nothing more is accepted
+	failed   []failedRange // changes whose write failed and was undone (undoLocked)
 	closed   bool
 
 	stop     chan struct{}
@@ -459,6 +460,11 @@ func (s *Store) waitLocked(seq uint64, sync bool) error {
 		if s.err != nil {
 			return s.err
 		}
+		if len(s.failed) > 0 {
+			if err := s.failedErr(seq); err != nil {
+				return err
+			}
+		}
 		if s.synced >= seq || (!sync && s.written >= seq) {
 			return nil
 		}
@@ -481,18 +487,22 @@ func (s *Store) flushLocked(sync bool) {
 	buf, seq, f, pos := s.pending, s.seq, s.f, s.size
 	s.pending = s.spare[:0]
 	s.mu.Unlock()
-	var err error
+	var err, serr error
 	if len(buf) > 0 {
 		_, err = f.WriteAt(buf, pos)
 	}
 	if err == nil && sync {
-		err = f.Sync()
+		serr = f.Sync()
 	}
 	s.mu.Lock()
 	s.flushing = false
 	s.cond.Broadcast()
+	if serr != nil {
+		s.failLocked(fmt.Errorf("groupstore: fsync %s: %w", f.Name(), serr))
+		return
+	}
 	if err != nil {
-		s.failLocked(fmt.Errorf("groupstore: write %s: %w", f.Name(), err))
+		s.undoLocked(seq, fmt.Errorf("groupstore: write %s: %w", f.Name(), err))
 		return
 	}
 	s.size += int64(len(buf))
@@ -503,6 +513,72 @@ func (s *Store) flushLocked(sync bool) {
 	if cap(buf) <= 1<<20 {
 		s.spare = buf[:0]
 	}
+}
+
+// undoLocked handles a failed write of the changes up to seq (a full disk,
+// typically) without making the store refuse writes: the file is cut back
+// to what was written before, memory is rebuilt from it plus the changes
+// appended since (still pending), and the waiters of the failed changes
+// get err. Only if the undo fails is the error sticky. REQUIRES: s.mu.
+func (s *Store) undoLocked(seq uint64, err error) {
+	if uerr := s.rebuildLocked(); uerr != nil {
+		s.failLocked(fmt.Errorf("%w (undoing it failed: %v)", err, uerr))
+		return
+	}
+	s.failed = append(s.failed, failedRange{after: s.written, upTo: seq, err: err})
+	if len(s.failed) > maxFailedRanges {
+		// Their waiters were woken at the failure; they are long gone.
+		s.failed = s.failed[len(s.failed)-maxFailedRanges:]
+	}
+	s.log.Warn("groupstore: write failed and was undone; commits resume once the cause is gone", "err", err)
+}
+
+// failedRange is changes (after, upTo] whose write failed and was undone.
+type failedRange struct {
+	after, upTo uint64
+	err         error
+}
+
+const maxFailedRanges = 1024
+
+// failedErr is the error of change seq if its write failed.
+func (s *Store) failedErr(seq uint64) error {
+	for i := len(s.failed) - 1; i >= 0; i-- {
+		if r := s.failed[i]; seq > r.after && seq <= r.upTo {
+			return r.err
+		}
+	}
+	return nil
+}
+
+// rebuildLocked truncates the file to the bytes known written and rebuilds
+// the in-memory state from them and from the pending frames.
+func (s *Store) rebuildLocked() error {
+	if s.f == nil {
+		return errors.New("no open generation")
+	}
+	if err := s.f.Truncate(s.size); err != nil {
+		return err
+	}
+	data := make([]byte, s.size)
+	if _, err := s.f.ReadAt(data, 0); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	s.groups, s.live = map[string]groupOffsets{}, 0
+	var rep RecoveryReport
+	if end, _ := s.replay(s.f.Name(), data, &rep, false); end != s.size || len(rep.Damaged) > 0 {
+		return fmt.Errorf("the written part of %s does not replay cleanly (valid to %d of %d)", s.f.Name(), end, s.size)
+	}
+	for p := s.pending; len(p) > 0; {
+		payload, n, ok := frameAt(p)
+		if !ok {
+			return errors.New("pending frames do not decode")
+		}
+		o, _ := decodeOp(payload)
+		s.apply(&o)
+		p = p[n:]
+	}
+	return nil
 }
 
 // Err is the write failure that made the store refuse writes, or nil.
@@ -538,7 +614,9 @@ func (s *Store) compactLocked() {
 	s.flushing = false
 	s.cond.Broadcast()
 	if err != nil {
-		s.failLocked(err)
+		// The old generation is untouched (the new one is written
+		// atomically): the changes it did not take failed.
+		s.undoLocked(seq, err)
 		return
 	}
 	oldName := filepath.Join(s.opts.Dir, logName(s.gen))
