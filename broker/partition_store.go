@@ -30,6 +30,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -143,7 +144,9 @@ func (s *logStore) beginTxn(h records.BatchHeader, version int16) (func(), int16
 
 func (s *logStore) append(batch []byte, _ int, _ time.Time) (logstore.AppendResult, error) {
 	res, err := s.p.log.AppendValidated(batch) // records.Validate passed in produceTo
-	if err != nil && errCode(err) == kerr.KafkaStorageError.Code {
+	var we *logstore.WriteError
+	if err != nil && errCode(err) == kerr.KafkaStorageError.Code && !(errors.As(err, &we) && we.Transient) {
+		// A full disk (transient) is logged once by the log itself.
 		s.b.log.Error("append failed", "topic", s.p.topic.name, "partition", s.p.index, "err", err)
 	}
 	return res, err

@@ -123,6 +123,7 @@ type Store struct {
 	flushing bool          // one goroutine at a time writes; others wait on cond
 	err      error         // sticky: after a failed fsync (or undo) nothing more is accepted
 	failed   []failedRange // changes whose write failed and was undone (undoLocked)
+	noSpace  bool          // in a disk-full episode (logged once)
 	closed   bool
 
 	stop     chan struct{}
@@ -505,6 +506,10 @@ func (s *Store) flushLocked(sync bool) {
 		s.undoLocked(seq, fmt.Errorf("groupstore: write %s: %w", f.Name(), err))
 		return
 	}
+	if s.noSpace {
+		s.noSpace = false
+		s.log.Info("groupstore: there is space again; offset commits are written")
+	}
 	s.size += int64(len(buf))
 	s.written = seq
 	if sync {
@@ -521,6 +526,10 @@ func (s *Store) flushLocked(sync bool) {
 // appended since (still pending), and the waiters of the failed changes
 // get err. Only if the undo fails is the error sticky. REQUIRES: s.mu.
 func (s *Store) undoLocked(seq uint64, err error) {
+	if !vfs.IsNoSpace(err) {
+		s.failLocked(err) // EIO and the like: what reached the disk is unknown
+		return
+	}
 	if uerr := s.rebuildLocked(); uerr != nil {
 		s.failLocked(fmt.Errorf("%w (undoing it failed: %v)", err, uerr))
 		return
@@ -530,7 +539,10 @@ func (s *Store) undoLocked(seq uint64, err error) {
 		// Their waiters were woken at the failure; they are long gone.
 		s.failed = s.failed[len(s.failed)-maxFailedRanges:]
 	}
-	s.log.Warn("groupstore: write failed and was undone; commits resume once the cause is gone", "err", err)
+	if !s.noSpace {
+		s.noSpace = true
+		s.log.Error("groupstore: disk full: offset commits fail until there is space (nothing acknowledged lost)", "err", err)
+	}
 }
 
 // failedRange is changes (after, upTo] whose write failed and was undone.

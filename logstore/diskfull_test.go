@@ -160,3 +160,30 @@ func TestDiskFullDeleteRecordsFreesSpace(t *testing.T) {
 		t.Fatalf("first batch from 100 is %v", got[0])
 	}
 }
+
+// Any other write failure (EIO) stays sticky: the log refuses writes
+// until reopened even once the fault is gone.
+func TestWriteEIOStaysSticky(t *testing.T) {
+	var eio atomic.Bool
+	inj := vfs.InjectorFunc(func(op vfs.Op, path string, n int) (int, error) {
+		if eio.Load() && op == vfs.OpWrite {
+			return n / 2, syscall.EIO
+		}
+		return n, nil
+	})
+	l, _, err := Open(Options{FS: vfs.NewFaultFS(vfs.NewMem(), inj), Dir: "/p", Config: DefaultConfig()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	eio.Store(true)
+	_, err = l.Append(batch(t, 1, epoch.UnixMilli(), "x"))
+	var we *WriteError
+	if !errors.As(err, &we) || we.Transient {
+		t.Fatalf("EIO: %v, want a sticky WriteError", err)
+	}
+	eio.Store(false)
+	if _, err := l.Append(batch(t, 1, epoch.UnixMilli(), "y")); !errors.As(err, &we) {
+		t.Fatalf("append after EIO: %v, want the sticky error", err)
+	}
+}

@@ -39,7 +39,8 @@ type Log struct {
 
 	dirty bool // guarded by mu: the active segment has writes not yet fsynced
 
-	logStartUnsaved bool // guarded by mu: DeleteRecords could not write logstart (retention.go)
+	logStartUnsaved bool        // guarded by mu: DeleteRecords could not write logstart (retention.go)
+	noSpace         atomic.Bool // a write failed for want of space and was undone (transient)
 	leo             atomic.Int64
 	logStart        atomic.Int64
 	hw              atomic.Pointer[hwMark]
@@ -101,9 +102,16 @@ func (l *Log) setSticky(op string, err error) error {
 	return l.sticky.Load()
 }
 
-// transient reports a failed operation that left the log unchanged.
+// transient reports an operation that failed for want of space and left
+// the log unchanged (any other failure is sticky); the log says so once
+// per episode, and again when writes resume.
 func (l *Log) transient(op string, err error) error {
-	l.logger.Warn("logstore: "+op+" failed; the log is unchanged and takes writes again once the cause is gone", "dir", l.dir, "err", err)
+	if !vfs.IsNoSpace(err) {
+		return l.setSticky(op, err)
+	}
+	if l.noSpace.CompareAndSwap(false, true) {
+		l.logger.Error("logstore: disk full: the log refuses writes until there is space (nothing lost; retried on every append)", "dir", l.dir, "op", op, "err", err)
+	}
 	return &WriteError{Op: op, Err: err, Transient: true}
 }
 
@@ -189,16 +197,21 @@ func (l *Log) append(batches []byte, validate bool) (AppendResult, error) {
 		err = io.ErrShortWrite
 	}
 	if err != nil {
-		// A full disk is the usual cause: cut off whatever part of the
-		// write landed, so the segment ends where it did and the next
-		// append (once there is space) writes as if this one never was.
-		// Only if that fails too is the tail unknown.
+		if !vfs.IsNoSpace(err) {
+			return AppendResult{}, l.setSticky("write", err)
+		}
+		// Out of space: cut off whatever part of the write landed, so
+		// the segment ends where it did and the next append (once there
+		// is space) writes as if this one never was. Only if that fails
+		// too is the tail unknown.
 		if terr := l.truncateActive(seg, size); terr != nil {
 			l.logger.Error("logstore: undoing a failed write failed", "dir", l.dir, "write_err", err, "err", terr)
 			return AppendResult{}, l.setSticky("write", err)
 		}
-		l.logger.Warn("logstore: write failed and was undone; the log takes writes again once the cause is gone", "dir", l.dir, "err", err)
-		return AppendResult{}, &WriteError{Op: "write", Err: err, Transient: true}
+		return AppendResult{}, l.transient("write", err)
+	}
+	if l.noSpace.Load() && l.noSpace.CompareAndSwap(true, false) {
+		l.logger.Info("logstore: there is space again; the log takes writes", "dir", l.dir)
 	}
 	l.dirty = true
 	if size == 0 {

@@ -84,6 +84,9 @@ func (l *Log) DeleteRecords(before int64) (int64, error) {
 		return l.logStart.Load(), nil
 	}
 	if err := vfs.WriteFileAtomic(l.fs, filepath.Join(l.dir, logStartFile), encodeLogStart(before), 0o644); err != nil {
+		if !vfs.IsNoSpace(err) {
+			return 0, l.setSticky("write log start", err)
+		}
 		// WriteFileAtomic leaves the old file when it fails. On a full
 		// disk, deleting the segments wholly below the new start is
 		// what frees the space, so do that first and write again:
