@@ -188,6 +188,7 @@ func (b *Broker) loadTopics() error {
 		return fmt.Errorf("broker: listing topics: %w", err)
 	}
 	tt := b.topics.Load().clone()
+	var loads []topicLoad
 	for _, dn := range names {
 		dir := path.Join(b.topicsDir(), dn)
 		if strings.HasSuffix(dn, ".tmp") || strings.HasSuffix(dn, ".deleted") {
@@ -224,22 +225,83 @@ func (b *Broker) loadTopics() error {
 		}
 		t := &topic{name: m.Name, id: [16]byte(idb), dir: dir}
 		t.cfg.Store(cfg)
-		ps := make([]*partition, 0, m.Partitions)
+		ps := make([]*partition, 0)
 		t.parts.Store(&ps)
-		// Register before opening logs so closeLogs sees what was
-		// opened if a later partition fails.
 		tt.byName[t.name] = t
 		tt.byID[t.id] = t
-		b.topics.Store(tt)
-		for i := int32(0); i < m.Partitions; i++ {
-			p, err := b.openPartition(t, i)
-			if err != nil {
-				return err
+		loads = append(loads, topicLoad{t, make([]*partition, m.Partitions)})
+	}
+	b.topics.Store(tt)
+	return b.openPartitions(loads)
+}
+
+// topicLoad is a topic whose partitions loadTopics opens.
+type topicLoad struct {
+	t     *topic
+	parts []*partition
+}
+
+// openWorkers is how many partition logs recover at once: recovery is
+// mostly small file reads and directory listings, which overlap well.
+const openWorkers = 16
+
+// openPartitions opens every partition of loads in parallel and installs
+// them; if one fails, the ones opened are closed and the first error is
+// returned.
+func (b *Broker) openPartitions(loads []topicLoad) error {
+	type job struct {
+		l *topicLoad
+		i int32
+	}
+	jobs := make(chan job)
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+		failed   atomic.Bool
+	)
+	for range openWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				if failed.Load() {
+					continue
+				}
+				p, err := b.openPartition(j.l.t, j.i)
+				if err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+					failed.Store(true)
+					continue
+				}
+				j.l.parts[j.i] = p // each slot written by one worker
 			}
-			ps = append(ps, p)
-			cp := ps
-			t.parts.Store(&cp)
+		}()
+	}
+	for li := range loads {
+		for i := range loads[li].parts {
+			jobs <- job{&loads[li], int32(i)}
 		}
+	}
+	close(jobs)
+	wg.Wait()
+	if firstErr != nil {
+		for _, l := range loads {
+			for _, p := range l.parts {
+				if p != nil {
+					_ = p.log.Close()
+				}
+			}
+		}
+		return firstErr
+	}
+	for _, l := range loads {
+		ps := l.parts
+		l.t.parts.Store(&ps)
 	}
 	return nil
 }

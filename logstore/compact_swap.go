@@ -126,17 +126,14 @@ func (l *Log) swapOne(out *cleanedSegment) error {
 // (a clean that never committed) are removed; a base.log.swap (committed)
 // replaces the old segments it covers, from its base to its last offset,
 // and loses its index files so the segment is rescanned.
-func (l *Log) finishCompaction(rep *RecoveryReport) error {
+// names is the directory listing; it reports whether it changed the
+// directory (the caller must list it again).
+func (l *Log) finishCompaction(names []string, rep *RecoveryReport) (changed bool, err error) {
 	fsys := l.fs
-	names, err := fsys.ReadDir(l.dir)
-	if err != nil {
-		return err
-	}
-	changed := false
 	for _, n := range names {
 		if strings.HasSuffix(n, cleanedSuffix) {
 			if err := fsys.Remove(l.dir + "/" + n); err != nil {
-				return err
+				return changed, err
 			}
 			rep.RemovedFiles = append(rep.RemovedFiles, n)
 			changed = true
@@ -153,18 +150,18 @@ func (l *Log) finishCompaction(rep *RecoveryReport) error {
 		swapPath := l.path(base, ".log"+swapSuffix)
 		f, err := fsys.OpenFile(swapPath, os.O_RDONLY, 0)
 		if err != nil {
-			return err
+			return changed, err
 		}
 		st, err := f.Stat()
 		if err != nil {
 			f.Close()
-			return err
+			return changed, err
 		}
 		res := scanBatches(f, st.Size(), base, true, nil)
 		f.Close()
 		if res.err != nil {
 			// It was fsynced before it was committed.
-			return &CorruptionError{File: swapPath, Pos: res.end, Err: res.err}
+			return changed, &CorruptionError{File: swapPath, Pos: res.end, Err: res.err}
 		}
 		for _, m := range names {
 			b, ok := parseSegName(m, ".log")
@@ -172,19 +169,19 @@ func (l *Log) finishCompaction(rep *RecoveryReport) error {
 				continue
 			}
 			if err := fsys.Remove(l.path(b, ".log")); err != nil {
-				return err
+				return changed, err
 			}
 			l.removeIndexes(b)
 			rep.RemovedFiles = append(rep.RemovedFiles, m)
 		}
 		l.removeIndexes(base)
 		if err := fsys.Rename(swapPath, l.path(base, ".log")); err != nil {
-			return fmt.Errorf("logstore: completing compaction of %s: %w", swapPath, err)
+			return changed, fmt.Errorf("logstore: completing compaction of %s: %w", swapPath, err)
 		}
 		changed = true
 	}
 	if changed {
-		return fsys.SyncDir(l.dir)
+		return true, fsys.SyncDir(l.dir)
 	}
-	return nil
+	return false, nil
 }

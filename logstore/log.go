@@ -538,17 +538,24 @@ func (l *Log) createSegment(base int64) (*segment, error) {
 // writeIndexes replaces s's offset and time index files (vfs.ReplaceFile);
 // the caller fsyncs the directory once for both, and for whatever else it
 // changed there.
-func (l *Log) writeIndexes(s *segment) error {
+func (l *Log) writeIndexes(s *segment) error { return l.replaceIndexes(s, vfs.ReplaceFile) }
+
+// writeIndexesUnsynced is writeIndexes without fsyncs (see Close).
+func (l *Log) writeIndexesUnsynced(s *segment) error {
+	return l.replaceIndexes(s, vfs.ReplaceFileUnsynced)
+}
+
+func (l *Log) replaceIndexes(s *segment, replace func(vfs.FS, string, []byte, os.FileMode) error) error {
 	s.mu.RLock()
 	hdr := indexHeader{logSize: s.size.Load(), next: s.next.Load()}
 	oi := encodeOffsetIndex(hdr, s.idx)
 	ti := encodeTimeIndex(hdr, s.timeIndexForDisk())
 	s.mu.RUnlock()
 	s.diskIndex = -1
-	if err := vfs.ReplaceFile(l.fs, l.path(s.base, ".index"), oi, 0o644); err != nil {
+	if err := replace(l.fs, l.path(s.base, ".index"), oi, 0o644); err != nil {
 		return err
 	}
-	if err := vfs.ReplaceFile(l.fs, l.path(s.base, ".timeindex"), ti, 0o644); err != nil {
+	if err := replace(l.fs, l.path(s.base, ".timeindex"), ti, 0o644); err != nil {
 		return err
 	}
 	s.diskIndex = hdr.logSize
@@ -605,10 +612,12 @@ func (l *Log) Close() error {
 		if err == nil && l.logStartUnsaved {
 			err = vfs.WriteFileAtomic(l.fs, filepath.Join(l.dir, logStartFile), encodeLogStart(l.logStart.Load()), 0o644)
 		}
+		// The active segment's indexes, so the next open need not
+		// rescan it. They are a cache with a checksum, checked against
+		// the segment at open: no fsync (of them or the directory),
+		// which with thousands of partitions made shutdown take seconds.
 		if a := l.active; err == nil && a.diskIndex != a.size.Load() {
-			if err = l.writeIndexes(a); err == nil {
-				err = l.fs.SyncDir(l.dir)
-			}
+			err = l.writeIndexesUnsynced(a)
 		}
 	}
 	if l.sync.Mode == SyncAlways && err == nil {

@@ -102,12 +102,16 @@ func (l *Log) recover(rep *RecoveryReport, verifyAll bool) error {
 	}
 	// A compaction interrupted by a crash is finished or discarded first
 	// (compact_swap.go), so what follows sees plain segments.
-	if err := l.finishCompaction(rep); err != nil {
-		return err
-	}
 	names, err := fsys.ReadDir(l.dir)
 	if err != nil {
 		return err
+	}
+	if changed, err := l.finishCompaction(names, rep); err != nil {
+		return err
+	} else if changed {
+		if names, err = fsys.ReadDir(l.dir); err != nil {
+			return err
+		}
 	}
 	var bases []int64
 	logs := map[int64]bool{}

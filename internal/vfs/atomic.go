@@ -28,8 +28,19 @@ func WriteFileAtomic(fsys FS, name string, data []byte, perm os.FileMode) error 
 // crash (or be absent, if it is new), so the caller must not report any of
 // them durable before it.
 func ReplaceFile(fsys FS, name string, data []byte, perm os.FileMode) error {
+	return replaceFile(fsys, name, data, perm, true)
+}
+
+// ReplaceFileUnsynced is ReplaceFile without the fsync, for files that
+// are only a cache checked when read (an index with a checksum): after a
+// crash the new name may hold a partial file, which the reader detects.
+func ReplaceFileUnsynced(fsys FS, name string, data []byte, perm os.FileMode) error {
+	return replaceFile(fsys, name, data, perm, false)
+}
+
+func replaceFile(fsys FS, name string, data []byte, perm os.FileMode, sync bool) error {
 	tmp := name + ".tmp"
-	err := WriteFileSync(fsys, tmp, data, perm)
+	err := writeFile(fsys, tmp, data, perm, sync)
 	if err == nil {
 		err = fsys.Rename(tmp, name)
 	}
@@ -44,6 +55,10 @@ func ReplaceFile(fsys FS, name string, data []byte, perm os.FileMode) error {
 // rename the file afterwards (ReplaceFile) or mark it uncommitted by its
 // name and fsync the directory themselves.
 func WriteFileSync(fsys FS, name string, data []byte, perm os.FileMode) error {
+	return writeFile(fsys, name, data, perm, true)
+}
+
+func writeFile(fsys FS, name string, data []byte, perm os.FileMode, sync bool) error {
 	f, err := fsys.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
 	if err != nil {
 		return err
@@ -52,7 +67,7 @@ func WriteFileSync(fsys FS, name string, data []byte, perm os.FileMode) error {
 	if err == nil && n != len(data) {
 		err = io.ErrShortWrite
 	}
-	if err == nil {
+	if err == nil && sync {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
