@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"math/rand"
+	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -69,7 +69,7 @@ func TestDiskFullRealFilesystem(t *testing.T) {
 		}
 	}
 	value := make([]byte, 16<<10)
-	rand.Read(value) // incompressible: kgo compresses batches
+	rand.Read(value)            // incompressible: kgo compresses batches
 	acked := map[int64]string{} // offset in "fill" -> value tag
 	n := 0
 	// fillUntilFull produces to topic until a record is refused.

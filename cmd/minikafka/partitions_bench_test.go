@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"syscall"
 	"testing"
@@ -21,7 +22,13 @@ import (
 func BenchmarkManyPartitionsStopStart(b *testing.B) {
 	const topics, parts = 100, 100
 	bin := buildBinary(b)
-	dir := b.TempDir()
+	// Not b.TempDir: its RemoveAll of 10 000 directories has failed
+	// with "directory not empty" on this machine; a leftover is harmless.
+	dir, err := os.MkdirTemp("", "mk-partitions-bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = os.RemoveAll(dir) })
 	addr := freePort(b)
 	start := func() *exec.Cmd {
 		cmd := exec.Command(bin, "-data", dir, "-listen", addr, "-log-level", "warn", "-durability", "always")
