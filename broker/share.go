@@ -12,7 +12,6 @@ import (
 	"github.com/minikafka/minikafka/logstore"
 )
 
-
 func newShareCoordinator(b *Broker) (*share.Coordinator, error) {
 	return share.New(share.Config{
 		FS: b.fs, Dir: path.Join(b.cfg.DataDir, "share_state"),
