@@ -228,6 +228,16 @@ func openStore(fsys vfs.FS, dir string, sync bool) (*store, []frame, int64, erro
 	if err != nil {
 		return nil, nil, 0, err
 	}
+	// The file and its directory must survive a power cut from the
+	// first write on: make their directory entries durable.
+	if err := fsys.SyncDir(dir); err != nil {
+		f.Close()
+		return nil, nil, 0, err
+	}
+	if err := fsys.SyncDir(path.Dir(dir)); err != nil {
+		f.Close()
+		return nil, nil, 0, err
+	}
 	data, err := io.ReadAll(io.NewSectionReader(f, 0, 1<<62))
 	if err != nil {
 		f.Close()
