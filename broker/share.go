@@ -8,6 +8,8 @@ import (
 	"encoding/binary"
 	"path"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/minikafka/minikafka/broker/internal/share"
 	"github.com/minikafka/minikafka/logstore"
 )
@@ -98,4 +100,18 @@ func batchesEnd(data []byte) int64 {
 		data = data[n:]
 	}
 	return end
+}
+
+// addShareFeature advertises share.version as Kafka 4.2 does with share
+// groups enabled: supported 0–1, finalized at 1 (KIP-932 GA).
+func addShareFeature(resp *kmsg.ApiVersionsResponse) {
+	sf := kmsg.NewApiVersionsResponseSupportedFeature()
+	sf.Name, sf.MinVersion, sf.MaxVersion = "share.version", 0, 1
+	resp.SupportedFeatures = append(resp.SupportedFeatures, sf)
+	ff := kmsg.NewApiVersionsResponseFinalizedFeature()
+	ff.Name, ff.MinVersionLevel, ff.MaxVersionLevel = "share.version", 1, 1
+	resp.FinalizedFeatures = append(resp.FinalizedFeatures, ff)
+	if resp.FinalizedFeaturesEpoch < 0 {
+		resp.FinalizedFeaturesEpoch = 1
+	}
 }

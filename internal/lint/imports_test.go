@@ -59,7 +59,7 @@ var rules = []rule{
 	},
 	{
 		name:   "coordinator",
-		covers: func(rel string, test bool) bool { return under(rel, "broker/internal/groups") },
+		covers: func(rel string, test bool) bool { return under(rel, "broker/internal/groups") || under(rel, "broker/internal/share") },
 		forbid: func(rel string) bool { return rel == "broker" || under(rel, "protocol") },
 		other:  func(string) bool { return false },
 		why:    "the group coordinator sees the broker only through the interface it declares",

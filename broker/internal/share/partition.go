@@ -16,7 +16,7 @@ const (
 
 // maxInFlightWindow bounds SPEO-SPSO in the decoder; the runtime bound is
 // group.share.partition.max.record.locks, far below it.
-const maxInFlightWindow = 1 << 22
+const maxInFlightWindow = 1 << 16
 
 // Acknowledge types (KIP-932, KIP-1222).
 const (

@@ -21,7 +21,14 @@ const (
 	kindPartDel  = 2 // a share-partition's state removed
 	kindConfig   = 3 // a group's configs (the whole set)
 	kindGroupDel = 4 // a group and all its state removed
+
+	fileMagic   = "MKSH"
+	fileVersion = 1
+	headerLen   = 8
 )
+
+// fileHeader: magic, version u16, flags u16 (none yet).
+func fileHeader() []byte { return append([]byte(fileMagic), 0, fileVersion, 0, 0) }
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
@@ -243,7 +250,26 @@ func openStore(fsys vfs.FS, dir string, sync bool) (*store, []frame, int64, erro
 		f.Close()
 		return nil, nil, 0, err
 	}
-	frames, valid := decodeFrames(data)
+	if len(data) < headerLen {
+		// New (or torn before its header was synced): start it.
+		data = fileHeader()
+		if err := f.Truncate(0); err == nil {
+			_, err = f.WriteAt(data, 0)
+		}
+		if err == nil {
+			err = f.Sync()
+		}
+		if err != nil {
+			f.Close()
+			return nil, nil, 0, err
+		}
+	}
+	if string(data[:4]) != fileMagic || binary.BigEndian.Uint16(data[4:6]) != fileVersion {
+		f.Close()
+		return nil, nil, 0, fmt.Errorf("%s: not a share state file of version %d (header %x)", name, fileVersion, data[:headerLen])
+	}
+	frames, n := decodeFrames(data[headerLen:])
+	valid := headerLen + n
 	dropped := int64(len(data) - valid)
 	if dropped > 0 {
 		if err := f.Truncate(int64(valid)); err != nil {
@@ -296,7 +322,8 @@ func (s *store) needsCompaction() bool {
 // compact replaces the file with the live frames, atomically (tmp, fsync,
 // rename, fsync dir), and reopens it for appending.
 func (s *store) compact(live []*frame) error {
-	var buf, p []byte
+	buf := fileHeader()
+	var p []byte
 	for _, f := range live {
 		p = f.encode(p[:0])
 		buf = appendFrame(buf, p)
