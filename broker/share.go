@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"path"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minikafka/minikafka/broker/internal/share"
@@ -114,4 +115,21 @@ func addShareFeature(resp *kmsg.ApiVersionsResponse) {
 	if resp.FinalizedFeaturesEpoch < 0 {
 		resp.FinalizedFeaturesEpoch = 1
 	}
+}
+
+// shareGroupOffsetCommit answers an OffsetCommit to a share group's ID:
+// GROUP_ID_NOT_FOUND on every partition, as Kafka.
+func shareGroupOffsetCommit(r *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
+	resp := r.ResponseKind().(*kmsg.OffsetCommitResponse)
+	for _, t := range r.Topics {
+		rt := kmsg.NewOffsetCommitResponseTopic()
+		rt.Topic, rt.TopicID = t.Topic, t.TopicID
+		for _, p := range t.Partitions {
+			rp := kmsg.NewOffsetCommitResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p.Partition, kerr.GroupIDNotFound.Code
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
 }

@@ -384,3 +384,42 @@ func TestShareStateSurvivesRestart(t *testing.T) {
 		t.Errorf("after restart acquired %+v, want 4-9 at delivery count 2", ar)
 	}
 }
+
+// A share group's ID is not a classic or consumer group's.
+func TestShareGroupIDNamespace(t *testing.T) {
+	b := newTestBroker(t)
+	shareSetup(t, b, "t", "sg", 1)
+	shareSetupJoin := shareHB(t, b, 1, "sg", member1, 0, "t")
+	wantShareCode(t, "join share", shareSetupJoin.ErrorCode, nil)
+
+	jg := kmsg.NewPtrJoinGroupRequest()
+	jg.Version, jg.Group, jg.SessionTimeoutMillis, jg.RebalanceTimeoutMillis, jg.ProtocolType = 9, "sg", 10000, 10000, "consumer"
+	jg.MemberID = ""
+	jg.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range"}}
+	wantShareCode(t, "JoinGroup", serve(t, b, jg).(*kmsg.JoinGroupResponse).ErrorCode, kerr.GroupIDNotFound)
+
+	cg := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	cg.Version, cg.Group, cg.MemberID, cg.MemberEpoch, cg.RebalanceTimeoutMillis, cg.SubscribedTopicNames = 1, "sg", member1, 0, 10000, []string{"t"}
+	wantShareCode(t, "ConsumerGroupHeartbeat", serve(t, b, cg).(*kmsg.ConsumerGroupHeartbeatResponse).ErrorCode, kerr.GroupIDNotFound)
+
+	oc := kmsg.NewPtrOffsetCommitRequest()
+	oc.Version, oc.Group, oc.Generation = 8, "sg", -1
+	ot := kmsg.NewOffsetCommitRequestTopic()
+	ot.Topic = "t"
+	ot.Partitions = append(ot.Partitions, kmsg.OffsetCommitRequestTopicPartition{Offset: 1})
+	oc.Topics = append(oc.Topics, ot)
+	wantShareCode(t, "OffsetCommit", serve(t, b, oc).(*kmsg.OffsetCommitResponse).Topics[0].Partitions[0].ErrorCode, kerr.GroupIDNotFound)
+
+	// DescribeConfigs on the GROUP resource reports the share configs.
+	dc := kmsg.NewPtrDescribeConfigsRequest()
+	dr := kmsg.NewDescribeConfigsRequestResource()
+	dr.ResourceType, dr.ResourceName = kmsg.ConfigResourceTypeGroupConfig, "sg"
+	dc.Resources = append(dc.Resources, dr)
+	got := map[string]string{}
+	for _, c := range serve(t, b, dc).(*kmsg.DescribeConfigsResponse).Resources[0].Configs {
+		got[c.Name] = deref(c.Value)
+	}
+	if got["share.auto.offset.reset"] != "earliest" || got["share.record.lock.duration.ms"] != "30000" {
+		t.Errorf("group configs %v", got)
+	}
+}
