@@ -16,11 +16,17 @@ import (
 )
 
 func newShareCoordinator(b *Broker) (*share.Coordinator, error) {
-	return share.New(share.Config{
+	c, err := share.New(share.Config{
 		FS: b.fs, Dir: path.Join(b.cfg.DataDir, "share_state"),
 		SyncAlways: b.cfg.Sync.Mode == logstore.SyncAlways,
 		Logger:     b.log, Now: b.Now,
 	}, shareView{b})
+	if err == nil {
+		// A deleted topic's share-partitions go with it (a topic
+		// created again under the name has a new ID).
+		b.OnTopicDeleted(func(_ string, id [16]byte) { c.OnTopicDeleted(id) })
+	}
+	return c, err
 }
 
 // shareView is the broker as the share coordinator sees it (share.Broker).
