@@ -103,7 +103,11 @@ func (b *Broker) shareRead(f *share.Fetch) bool {
 			b.log.Warn("share fetch read failed", "topic", a.Target.Topic, "partition", a.Target.Partition, "err", err)
 			continue
 		}
-		a.Out.Records = append(a.Out.Records, data...)
+		if a.Out.Records == nil {
+			a.Out.Records = data
+		} else {
+			a.Out.Records = append(a.Out.Records, data...)
+		}
 		got = got || len(a.Out.AcquiredRecords) > 0
 	}
 	return got

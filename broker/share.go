@@ -67,8 +67,12 @@ func (b *Broker) readShareRecords(p *partition, first, last int64) ([]byte, int6
 	st := b.storeOf(p)
 	var out []byte
 	next := first
+	// Read about what the acquired records need: a first small read,
+	// then the rest at the bytes per record it showed (reading a fixed
+	// large chunk costs a copy of much that is cut away).
+	want := 64 << 10
 	for next <= last {
-		res, err := st.read(readOptions(next, 1<<20, true))
+		res, err := st.read(readOptions(next, want, true))
 		if err != nil {
 			return out, next, err
 		}
@@ -85,11 +89,20 @@ func (b *Broker) readShareRecords(p *partition, first, last int64) ([]byte, int6
 		case res.rr != nil:
 			res.rr.Release()
 		}
+		data = batchesThrough(data, last)
 		end := batchesEnd(data)
 		if end <= next {
 			break
 		}
-		out = append(out, data...)
+		if out == nil {
+			out = data
+		} else {
+			out = append(out, data...)
+		}
+		if end <= last {
+			perRec := len(out)/int(end-first) + 1
+			want = min(perRec*int(last-end+1)+perRec*16, 64<<20)
+		}
 		next = end
 	}
 	return out, next, nil
@@ -138,4 +151,18 @@ func shareGroupOffsetCommit(r *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitRespo
 		resp.Topics = append(resp.Topics, rt)
 	}
 	return resp
+}
+
+// batchesThrough cuts data after the last whole batch that starts at or
+// before offset last: what follows was not acquired.
+func batchesThrough(data []byte, last int64) []byte {
+	pos := 0
+	for len(data)-pos >= 27 {
+		n := int(binary.BigEndian.Uint32(data[pos+8:pos+12])) + 12
+		if n > len(data)-pos || n < 27 || int64(binary.BigEndian.Uint64(data[pos:pos+8])) > last {
+			break
+		}
+		pos += n
+	}
+	return data[:pos]
 }

@@ -341,8 +341,9 @@ func (f *Fetch) GiveBack(a Acquired, from int64) {
 		keep = append(keep, r)
 	}
 	a.Out.AcquiredRecords = keep
+	// No signal: waking waiting fetches for records this one could not
+	// read would only have them fail the same way.
 	c.persist(g, sp)
-	c.signal()
 }
 
 // Response assembles the answer.
