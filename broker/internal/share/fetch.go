@@ -56,7 +56,9 @@ func (c *Coordinator) ackLocked(g *group, member string, id [16]byte, p int32, b
 	}
 	limit := c.deliveryLimit(g.name)
 	renewUntil := c.cfg.Now().Add(c.lockDuration(g.name))
-	released := false
+	// Fetches waiting on this partition may go on when records became
+	// available again or the window moved (its lock limit freed).
+	released, start := false, sp.spso
 	for _, b := range bs {
 		for _, t := range b.types {
 			released = released || t == ackRelease
@@ -66,7 +68,7 @@ func (c *Coordinator) ackLocked(g *group, member string, id [16]byte, p int32, b
 	if err := c.persist(g, sp); err != nil {
 		return kerr.CoordinatorNotAvailable.Code
 	}
-	if released {
+	if released || sp.spso != start {
 		c.signal()
 	}
 	return 0
