@@ -217,7 +217,7 @@ func pollUntil(t *testing.T, cl *kgo.Client, n int, d time.Duration) []*kgo.Reco
 // A consumer killed mid-batch (no ack, no leave): after the acquisition
 // lock expires its records go to another member with delivery count 2.
 func TestShareGroupKgoKilledConsumerRedelivery(t *testing.T) {
-	b := minikafkatest.New(t)
+	b := minikafkatest.New(t, minikafka.WithGroupShareMinRecordLockDuration(time.Second))
 	admin := newPartitionedClient(t, b)
 	const topic, group = "sharekill", "gk"
 	createTopic(t, admin, topic, 1)

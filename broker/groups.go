@@ -75,6 +75,10 @@ type GroupConfig struct {
 	// ConsumerHeartbeatInterval is group.consumer.heartbeat.interval.ms, the
 	// interval KIP-848 members are told to heartbeat at. Default 5 s.
 	ConsumerHeartbeatInterval time.Duration
+	// ShareMinRecordLockDuration is group.share.min.record.lock.duration.ms,
+	// the shortest share.record.lock.duration.ms a share group may set.
+	// Default 15 s (share.go).
+	ShareMinRecordLockDuration time.Duration
 }
 
 // DefaultGroupConfig is Kafka's defaults.

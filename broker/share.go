@@ -20,6 +20,7 @@ func newShareCoordinator(b *Broker) (*share.Coordinator, error) {
 		FS: b.fs, Dir: path.Join(b.cfg.DataDir, "share_state"),
 		SyncAlways: b.cfg.Sync.Mode == logstore.SyncAlways,
 		Logger:     b.log, Now: b.Now,
+		MinRecordLockDuration: b.cfg.Groups.ShareMinRecordLockDuration,
 	}, shareView{b})
 	if err == nil {
 		// A deleted topic's share-partitions go with it (a topic

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -422,4 +423,26 @@ func TestShareGroupIDNamespace(t *testing.T) {
 	if got["share.auto.offset.reset"] != "earliest" || got["share.record.lock.duration.ms"] != "30000" {
 		t.Errorf("group configs %v", got)
 	}
+}
+
+// Group configs are bounded as Kafka bounds them.
+func TestShareGroupConfigBounds(t *testing.T) {
+	b := newTestBroker(t)
+	for _, c := range []struct {
+		name, value string
+		want        *kerr.Error
+	}{
+		{"share.record.lock.duration.ms", "15000", nil},
+		{"share.record.lock.duration.ms", "14999", kerr.InvalidConfig},
+		{"share.record.lock.duration.ms", "60001", kerr.InvalidConfig},
+		{"share.session.timeout.ms", "45000", nil},
+		{"share.session.timeout.ms", "1000", kerr.InvalidConfig},
+		{"share.heartbeat.interval.ms", "16000", kerr.InvalidConfig},
+		{"share.isolation.level", "read_committed", nil},
+		{"share.delivery.count.limit", "11", kerr.InvalidConfig},
+	} {
+		wantShareCode(t, c.name+"="+c.value, setGroupConfig(t, b, "g", c.name, c.value), c.want)
+	}
+	lowered := newTestBroker(t, func(cfg *Config) { cfg.Groups.ShareMinRecordLockDuration = time.Second })
+	wantShareCode(t, "lowered minimum", setGroupConfig(t, lowered, "g", "share.record.lock.duration.ms", "1000"), nil)
 }

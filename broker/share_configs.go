@@ -73,7 +73,7 @@ func (b *Broker) alterGroupConfigs(group string, dup, validateOnly bool, ops []k
 			if c.Value == nil {
 				return kerr.InvalidConfig.Code, fmt.Errorf("null value for %s", c.Name)
 			}
-			if err := share.ValidateConfig(c.Name, *c.Value); err != nil {
+			if err := b.share.ValidateConfig(c.Name, *c.Value); err != nil {
 				return kerr.InvalidConfig.Code, err
 			}
 			set[c.Name] = *c.Value

@@ -14,8 +14,17 @@ import (
 // their defaults.
 func ConfigNames() map[string]string { return maps.Clone(groupConfigDefaults) }
 
-// ValidateConfig checks one share group config value as Kafka does.
-func ValidateConfig(name, value string) error {
+// ValidateConfig checks one share group config value as Kafka does,
+// within the broker's bounds (Kafka's group.share.{min,max}.* defaults;
+// the minimum lock duration is configurable).
+func (c *Coordinator) ValidateConfig(name, value string) error {
+	bound := func(lo, hi int64) error {
+		n, err := strconv.ParseInt(value, 10, 32)
+		if err != nil || n < lo || n > hi {
+			return fmt.Errorf("invalid value %s for configuration %s: must be an integer in [%d, %d]", value, name, lo, hi)
+		}
+		return nil
+	}
 	switch name {
 	case "share.auto.offset.reset":
 		if value != "latest" && value != "earliest" {
@@ -25,10 +34,12 @@ func ValidateConfig(name, value string) error {
 		if value != "read_uncommitted" && value != "read_committed" {
 			return fmt.Errorf("invalid value %s for configuration share.isolation.level", value)
 		}
-	case "share.record.lock.duration.ms", "share.session.timeout.ms", "share.heartbeat.interval.ms":
-		if n, err := strconv.ParseInt(value, 10, 32); err != nil || n < 1000 {
-			return fmt.Errorf("invalid value %s for configuration %s: must be an integer of at least 1000", value, name)
-		}
+	case "share.record.lock.duration.ms":
+		return bound(c.cfg.MinRecordLockDuration.Milliseconds(), max(60000, c.cfg.MinRecordLockDuration.Milliseconds()))
+	case "share.session.timeout.ms":
+		return bound(45000, 60000)
+	case "share.heartbeat.interval.ms":
+		return bound(5000, 15000)
 	case "share.delivery.count.limit":
 		if n, err := strconv.ParseInt(value, 10, 16); err != nil || n < 2 || n > 10 {
 			return fmt.Errorf("invalid value %s for configuration share.delivery.count.limit: must be in [2, 10]", value)

@@ -37,11 +37,15 @@ type Config struct {
 	Now        func() time.Time
 
 	RecordLockDuration time.Duration // group.share.record.lock.duration.ms, 30 s
-	DeliveryCountLimit int16         // group.share.delivery.count.limit, 5
-	MaxRecordLocks     int           // group.share.partition.max.record.locks, 2000
-	SessionTimeout     time.Duration // group.share.session.timeout.ms, 45 s
-	HeartbeatInterval  time.Duration // group.share.heartbeat.interval.ms, 5 s
-	MaxGroupSize       int           // group.share.max.size, 200
+	// MinRecordLockDuration is group.share.min.record.lock.duration.ms,
+	// 15 s: a group's share.record.lock.duration.ms may not be shorter
+	// (nor longer than group.share.max.record.lock.duration.ms, 60 s).
+	MinRecordLockDuration time.Duration
+	DeliveryCountLimit    int16         // group.share.delivery.count.limit, 5
+	MaxRecordLocks        int           // group.share.partition.max.record.locks, 2000
+	SessionTimeout        time.Duration // group.share.session.timeout.ms, 45 s
+	HeartbeatInterval     time.Duration // group.share.heartbeat.interval.ms, 5 s
+	MaxGroupSize          int           // group.share.max.size, 200
 }
 
 func (c *Config) defaults() {
@@ -53,6 +57,9 @@ func (c *Config) defaults() {
 	}
 	if c.RecordLockDuration <= 0 {
 		c.RecordLockDuration = 30 * time.Second
+	}
+	if c.MinRecordLockDuration <= 0 {
+		c.MinRecordLockDuration = 15 * time.Second
 	}
 	if c.DeliveryCountLimit <= 0 {
 		c.DeliveryCountLimit = 5
