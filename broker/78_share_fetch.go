@@ -16,7 +16,8 @@ package broker
 //
 // Departures: MaxBytes is not a hard limit, as every acquired record's
 // batch is sent (a share consumer treats an acquired offset without a
-// record as a gap); share.isolation.level=read_committed is not honoured.
+// record as a gap); share.isolation.level=read_committed is refused with
+// INVALID_CONFIG when set (share_configs.go), not implemented.
 
 import (
 	"context"

@@ -438,7 +438,8 @@ func TestShareGroupConfigBounds(t *testing.T) {
 		{"share.session.timeout.ms", "45000", nil},
 		{"share.session.timeout.ms", "1000", kerr.InvalidConfig},
 		{"share.heartbeat.interval.ms", "16000", kerr.InvalidConfig},
-		{"share.isolation.level", "read_committed", nil},
+		{"share.isolation.level", "read_uncommitted", nil},
+		{"share.isolation.level", "read_committed", kerr.InvalidConfig}, // not implemented: refused, not ignored
 		{"share.delivery.count.limit", "11", kerr.InvalidConfig},
 	} {
 		wantShareCode(t, c.name+"="+c.value, setGroupConfig(t, b, "g", c.name, c.value), c.want)

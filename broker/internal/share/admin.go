@@ -31,8 +31,10 @@ func (c *Coordinator) ValidateConfig(name, value string) error {
 			return fmt.Errorf("invalid value %s for configuration share.auto.offset.reset: must be latest or earliest", value)
 		}
 	case "share.isolation.level":
-		if value != "read_uncommitted" && value != "read_committed" {
-			return fmt.Errorf("invalid value %s for configuration share.isolation.level", value)
+		// read_committed would need aborted transactions' records
+		// archived at acquisition; refused rather than ignored.
+		if value != "read_uncommitted" {
+			return fmt.Errorf("invalid value %s for configuration share.isolation.level: this broker supports read_uncommitted only", value)
 		}
 	case "share.record.lock.duration.ms":
 		return bound(c.cfg.MinRecordLockDuration.Milliseconds(), max(60000, c.cfg.MinRecordLockDuration.Milliseconds()))
