@@ -7,6 +7,7 @@ package broker
 import (
 	"encoding/binary"
 	"path"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -19,6 +20,7 @@ func newShareCoordinator(b *Broker) (*share.Coordinator, error) {
 	c, err := share.New(share.Config{
 		FS: b.fs, Dir: path.Join(b.cfg.DataDir, "share_state"),
 		SyncAlways: b.cfg.Sync.Mode == logstore.SyncAlways,
+		SyncEvery:  shareSyncEvery(b.cfg.Sync),
 		Logger:     b.log, Now: b.Now,
 		MinRecordLockDuration: b.cfg.Groups.ShareMinRecordLockDuration,
 	}, shareView{b})
@@ -166,4 +168,13 @@ func batchesThrough(data []byte, last int64) []byte {
 		pos += n
 	}
 	return data[:pos]
+}
+
+// shareSyncEvery is the share state's fsync interval under durability
+// interval=D (D, at most every sweep of 200 ms), else 0.
+func shareSyncEvery(p logstore.SyncPolicy) time.Duration {
+	if p.Mode == logstore.SyncInterval {
+		return p.Interval
+	}
+	return 0
 }

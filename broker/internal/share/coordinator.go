@@ -32,7 +32,8 @@ type Broker interface {
 type Config struct {
 	FS         vfs.FS
 	Dir        string
-	SyncAlways bool // fsync every state change before answering
+	SyncAlways bool          // fsync every state change before answering
+	SyncEvery  time.Duration // else, when > 0: fsync unsynced changes this often (durability interval)
 	Logger     *slog.Logger
 	Now        func() time.Time
 
@@ -201,6 +202,7 @@ func (c *Coordinator) sweep() {
 	defer close(c.done)
 	t := time.NewTicker(200 * time.Millisecond)
 	defer t.Stop()
+	lastSync := time.Now()
 	for {
 		select {
 		case <-c.stop:
@@ -208,6 +210,12 @@ func (c *Coordinator) sweep() {
 		case <-t.C:
 		}
 		c.mu.Lock()
+		if c.cfg.SyncEvery > 0 && time.Since(lastSync) >= c.cfg.SyncEvery {
+			if err := c.st.flush(); err != nil {
+				c.cfg.Logger.Error("share state fsync failed", "err", err)
+			}
+			lastSync = time.Now()
+		}
 		now := c.cfg.Now()
 		released := false
 		for _, g := range c.groups {

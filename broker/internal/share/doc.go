@@ -61,7 +61,8 @@
 // restart no acknowledged record is delivered again and every record not
 // acknowledged is delivered again. Every state change is written before
 // the request is answered, and fsynced first under durability "always";
-// otherwise the OS writes it back (and Close fsyncs). Replay stops at the
+// under "interval=D" unsynced changes are fsynced every D (checked every
+// 200 ms); under "never" the OS writes them back (and Close fsyncs). Replay stops at the
 // first frame that is short, fails its CRC or does not decode: that is a
 // torn tail, truncated and logged. When the file is over 1 MiB and four
 // times the live state, it is rewritten with only the live frames (tmp

@@ -221,6 +221,7 @@ type store struct {
 	size  int64
 	live  int64 // bytes of the frames the latest compaction wrote
 	nbuf  []byte
+	dirty bool // written since the last fsync
 	fsErr error
 }
 
@@ -305,11 +306,13 @@ func (s *store) write(fr ...*frame) error {
 		return err
 	}
 	s.size += int64(len(buf))
+	s.dirty = true
 	if s.sync {
 		if err := s.f.Sync(); err != nil {
 			s.fsErr = err
 			return err
 		}
+		s.dirty = false
 	}
 	return nil
 }
@@ -339,6 +342,20 @@ func (s *store) compact(live []*frame) error {
 		return err
 	}
 	s.f, s.size, s.live = f, int64(len(buf)), int64(len(buf))
+	return nil
+}
+
+// flush fsyncs what was written since the last fsync (durability
+// interval).
+func (s *store) flush() error {
+	if s.fsErr != nil || !s.dirty {
+		return s.fsErr
+	}
+	if err := s.f.Sync(); err != nil {
+		s.fsErr = err
+		return err
+	}
+	s.dirty = false
 	return nil
 }
 
