@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"sync"
 	"testing"
 	"time"
 
@@ -446,4 +447,42 @@ func TestShareGroupConfigBounds(t *testing.T) {
 	}
 	lowered := newTestBroker(t, func(cfg *Config) { cfg.Groups.ShareMinRecordLockDuration = time.Second })
 	wantShareCode(t, "lowered minimum", setGroupConfig(t, lowered, "g", "share.record.lock.duration.ms", "1000"), nil)
+}
+
+// With a test clock: a lock past share.record.lock.duration.ms releases
+// its records (the sweeper runs on a real 200 ms ticker and reads the
+// clock), and a member silent past share.session.timeout.ms is removed.
+func TestShareLockAndSessionExpiry(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	b := newTestBroker(t, func(c *Config) { c.Now = clock })
+	id := shareSetup(t, b, "t", "g", 3)
+	wantShareCode(t, "join", shareHB(t, b, 1, "g", member1, 0, "t").ErrorCode, nil)
+	if ar := acquired(shareFetch(t, b, 2, "g", member1, 0, id)); len(ar) != 1 {
+		t.Fatalf("acquired %+v", ar)
+	}
+	advance(31 * time.Second) // past the 30 s lock
+	// A waiting fetch by another member gets the expired records once
+	// the sweeper has released them.
+	req := kmsg.NewPtrShareFetchRequest()
+	req.Version, req.GroupID, req.MemberID, req.MaxWaitMillis, req.MaxRecords, req.MaxBytes = 2, kmsg.StringPtr("g"), kmsg.StringPtr("m2"), 10000, 10, 1<<20
+	rt := kmsg.NewShareFetchRequestTopic()
+	rt.TopicID = id
+	rt.Partitions = append(rt.Partitions, kmsg.NewShareFetchRequestTopicPartition())
+	req.Topics = append(req.Topics, rt)
+	ar := acquired(serve(t, b, req).(*kmsg.ShareFetchResponse))
+	if len(ar) != 1 || ar[0].FirstOffset != 0 || ar[0].LastOffset != 2 || ar[0].DeliveryCount != 2 {
+		t.Fatalf("after lock expiry: %+v", ar)
+	}
+	advance(46 * time.Second) // past the 45 s session timeout, no heartbeat
+	deadline := time.Now().Add(10 * time.Second)
+	// A fenced heartbeat (wrong epoch) does not keep the member alive.
+	for shareHB(t, b, 1, "g", member1, 999).ErrorCode != kerr.UnknownMemberID.Code {
+		if time.Now().After(deadline) {
+			t.Fatal("member not removed after its session timeout")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
