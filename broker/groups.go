@@ -90,6 +90,7 @@ func DefaultGroupConfig() GroupConfig {
 		MaxSessionTimeout:             30 * time.Minute,
 		ConsumerSessionTimeout:        45 * time.Second,
 		ConsumerHeartbeatInterval:     5 * time.Second,
+		ShareMinRecordLockDuration:    15 * time.Second,
 	}
 }
 
@@ -103,6 +104,7 @@ func (gc GroupConfig) withDefaults() GroupConfig {
 		{&gc.MaxSessionTimeout, &d.MaxSessionTimeout},
 		{&gc.ConsumerSessionTimeout, &d.ConsumerSessionTimeout},
 		{&gc.ConsumerHeartbeatInterval, &d.ConsumerHeartbeatInterval},
+		{&gc.ShareMinRecordLockDuration, &d.ShareMinRecordLockDuration},
 	} {
 		if *f.v <= 0 {
 			*f.v = *f.def
