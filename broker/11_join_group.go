@@ -30,6 +30,7 @@ package broker
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minikafka/minikafka/broker/internal/groups"
@@ -37,6 +38,12 @@ import (
 )
 
 func (b *Broker) handleJoinGroup(ctx context.Context, req *protocol.Request) protocol.Reply {
+	if r := req.Body.(*kmsg.JoinGroupRequest); b.share.Exists(r.Group) { // one group ID namespace (share.go)
+		resp := r.ResponseKind().(*kmsg.JoinGroupResponse)
+		resp.ErrorCode, resp.Generation = kerr.GroupIDNotFound.Code, -1
+		b.logBad(req, "join of a share group's ID", "group", r.Group)
+		return protocol.Reply{Response: resp}
+	}
 	resp, wait := b.groups.JoinGroup(ctx, groupClient(req), req.Body.(*kmsg.JoinGroupRequest))
 	if wait == nil {
 		return protocol.Reply{Response: resp}

@@ -6,10 +6,13 @@ package broker
 // have committed offsets (listed as Empty with no protocol type, as Kafka
 // lists groups loaded from __consumer_offsets). KIP-848 groups have type
 // "consumer" and their own states (Empty, Assigning, Reconciling, Stable).
-// v4 filters by state (case-insensitive), v5 by type.
+// v4 filters by state (case-insensitive), v5 by type. Share groups are
+// listed with type "share" (Empty or Stable).
 
 import (
 	"context"
+	"slices"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -17,5 +20,19 @@ import (
 )
 
 func (b *Broker) handleListGroups(_ context.Context, req *protocol.Request) protocol.Reply {
-	return protocol.Reply{Response: b.groups.ListGroups(req.Body.(*kmsg.ListGroupsRequest))}
+	r := req.Body.(*kmsg.ListGroupsRequest)
+	resp := b.groups.ListGroups(r)
+	// Share groups (KIP-932): protocol type and group type "share".
+	for _, g := range b.share.Groups() {
+		if len(r.StatesFilter) > 0 && !slices.ContainsFunc(r.StatesFilter, func(s string) bool { return strings.EqualFold(s, g.State) }) {
+			continue
+		}
+		if len(r.TypesFilter) > 0 && !slices.ContainsFunc(r.TypesFilter, func(s string) bool { return strings.EqualFold(s, "share") }) {
+			continue
+		}
+		lg := kmsg.NewListGroupsResponseGroup()
+		lg.Group, lg.ProtocolType, lg.GroupState, lg.GroupType = g.Name, "share", g.State, "share"
+		resp.Groups = append(resp.Groups, lg)
+	}
+	return protocol.Reply{Response: resp}
 }

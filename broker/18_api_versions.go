@@ -47,5 +47,8 @@ func (b *Broker) handleApiVersions(_ context.Context, req *protocol.Request) pro
 		k.ApiKey, k.MinVersion, k.MaxVersion = a.key, a.min, a.max
 		resp.ApiKeys = append(resp.ApiKeys, k)
 	}
+	if req.Version >= 3 {
+		addShareFeature(resp) // share.go
+	}
 	return protocol.Reply{Response: resp}
 }

@@ -52,6 +52,8 @@ func (b *Broker) handleDescribeConfigs(_ context.Context, req *protocol.Request)
 			sr.Configs = b.describeBrokerConfigs(rr.ConfigNames, r)
 		case kmsg.ConfigResourceTypeBrokerLogger:
 			sr.Configs = []kmsg.DescribeConfigsResponseResourceConfig{}
+		case kmsg.ConfigResourceTypeGroupConfig:
+			sr.Configs = b.describeGroupConfigs(rr.ResourceName, rr.ConfigNames) // share_configs.go
 		default:
 			sr.ErrorCode, err = kerr.InvalidRequest.Code, fmt.Errorf("unsupported resource type %d", rr.ResourceType)
 		}

@@ -20,6 +20,9 @@ func (b *Broker) handleDeleteGroups(_ context.Context, req *protocol.Request) pr
 	for _, name := range r.Groups {
 		rg := kmsg.NewDeleteGroupsResponseGroup()
 		rg.Group, rg.ErrorCode = name, b.groups.DeleteGroup(name)
+		if b.share.Exists(name) {
+			rg.ErrorCode = b.share.Delete(name) // a share group (share.go)
+		}
 		resp.Groups = append(resp.Groups, rg)
 	}
 	return protocol.Reply{Response: resp}

@@ -32,10 +32,16 @@ func (b *Broker) handleIncrementalAlterConfigs(_ context.Context, req *protocol.
 	for _, rr := range r.Resources {
 		sr := kmsg.NewIncrementalAlterConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
-		code, err := b.alterTopicConfigs(rr.ResourceType, rr.ResourceName, seen[fmt.Sprint(rr.ResourceType, rr.ResourceName)] > 1, r.ValidateOnly,
-			func(cur map[string]string) (map[string]string, error) {
-				return applyIncremental(maps.Clone(cur), rr.Configs)
-			})
+		var code int16
+		var err error
+		if rr.ResourceType == kmsg.ConfigResourceTypeGroupConfig { // share_configs.go
+			code, err = b.alterGroupConfigs(rr.ResourceName, seen[fmt.Sprint(rr.ResourceType, rr.ResourceName)] > 1, r.ValidateOnly, rr.Configs)
+		} else {
+			code, err = b.alterTopicConfigs(rr.ResourceType, rr.ResourceName, seen[fmt.Sprint(rr.ResourceType, rr.ResourceName)] > 1, r.ValidateOnly,
+				func(cur map[string]string) (map[string]string, error) {
+					return applyIncremental(maps.Clone(cur), rr.Configs)
+				})
+		}
 		if code != 0 {
 			if code == kerr.InvalidConfig.Code && strings.HasPrefix(err.Error(), "invalid op") {
 				code = kerr.InvalidRequest.Code

@@ -73,6 +73,13 @@ func init() {
 		{66, 0, 2, (*Broker).handleListTransactions},
 		{68, 0, 1, (*Broker).handleConsumerGroupHeartbeat},
 		{69, 0, 1, (*Broker).handleConsumerGroupDescribe},
+		{76, 1, 1, (*Broker).handleShareGroupHeartbeat}, // v0 was KIP-932's early access
+		{77, 1, 1, (*Broker).handleShareGroupDescribe},
+		{78, 1, 2, (*Broker).handleShareFetch},
+		{79, 1, 2, (*Broker).handleShareAcknowledge},
+		{90, 0, 1, (*Broker).handleDescribeShareGroupOffsets},
+		{91, 0, 0, (*Broker).handleAlterShareGroupOffsets},
+		{92, 0, 0, (*Broker).handleDeleteShareGroupOffsets},
 	}
 	apiIndex = make(map[int16]*api, len(apis))
 	for i := range apis {

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/minikafka/minikafka/broker/internal/groups"
+	"github.com/minikafka/minikafka/broker/internal/share"
 	"github.com/minikafka/minikafka/internal/vfs"
 	"github.com/minikafka/minikafka/logstore"
 	"github.com/minikafka/minikafka/protocol"
@@ -113,6 +114,7 @@ type Broker struct {
 	producers *producerIDs
 
 	groups *groups.Coordinator
+	share  *share.Coordinator // share groups (KIP-932), share.go
 
 	fetchSessions *fetchSessionCache // fetchsession.go
 
@@ -256,6 +258,9 @@ func (b *Broker) openStorage() (err error) {
 		if err != nil {
 			err = fmt.Errorf("broker: starting transaction coordinator: %w", err)
 		}
+	}
+	if err == nil {
+		b.share, err = newShareCoordinator(b)
 	}
 	if err != nil {
 		if coord != nil {
@@ -484,6 +489,9 @@ func (b *Broker) Close() error {
 		}
 		errs = append(errs, b.txns.close())
 		errs = append(errs, b.groups.Close())
+		if b.share != nil {
+			errs = append(errs, b.share.Close())
+		}
 		errs = append(errs, b.closeLogs())
 		b.closeErr = errors.Join(errs...)
 	})

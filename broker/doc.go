@@ -97,6 +97,9 @@
 //	txnState.mu → partition.mu → partTxn.mu (transactions, txn.go)
 //	txnLog.mu → partTxn.mu (keepAborted, while the transaction log compacts)
 //	txnState.mu → the group coordinator's locks (CommitTransactionalOffsets)
+//	Broker.adminMu → share.Coordinator.mu (group configs, deleted topics)
+//	share.Coordinator.mu → the group coordinator's locks (OtherGroup, under
+//	ShareGroupDescribe); partition stores are read under it lock-free
 //	Broker.hookMu and producerIDs.mu are leaves (nothing is taken under them);
 //	so is txnCoordinator.mu, which the group coordinator may take under its
 //	group.mu (TxnOffsetPending)

@@ -75,6 +75,10 @@ type GroupConfig struct {
 	// ConsumerHeartbeatInterval is group.consumer.heartbeat.interval.ms, the
 	// interval KIP-848 members are told to heartbeat at. Default 5 s.
 	ConsumerHeartbeatInterval time.Duration
+	// ShareMinRecordLockDuration is group.share.min.record.lock.duration.ms,
+	// the shortest share.record.lock.duration.ms a share group may set.
+	// Default 15 s (share.go).
+	ShareMinRecordLockDuration time.Duration
 }
 
 // DefaultGroupConfig is Kafka's defaults.
@@ -86,6 +90,7 @@ func DefaultGroupConfig() GroupConfig {
 		MaxSessionTimeout:             30 * time.Minute,
 		ConsumerSessionTimeout:        45 * time.Second,
 		ConsumerHeartbeatInterval:     5 * time.Second,
+		ShareMinRecordLockDuration:    15 * time.Second,
 	}
 }
 
@@ -99,6 +104,7 @@ func (gc GroupConfig) withDefaults() GroupConfig {
 		{&gc.MaxSessionTimeout, &d.MaxSessionTimeout},
 		{&gc.ConsumerSessionTimeout, &d.ConsumerSessionTimeout},
 		{&gc.ConsumerHeartbeatInterval, &d.ConsumerHeartbeatInterval},
+		{&gc.ShareMinRecordLockDuration, &d.ShareMinRecordLockDuration},
 	} {
 		if *f.v <= 0 {
 			*f.v = *f.def

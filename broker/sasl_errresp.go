@@ -80,6 +80,7 @@ var requestArray = map[string][]string{
 	"Coordinators":      {"CoordinatorKeys"},                            // FindCoordinator v4+
 	"TransactionStates": {"TransactionalIDs"},                           // DescribeTransactions
 	"Results":           {"Creations", "Filters", "Users", "Deletions"}, // CreateAcls, DeleteAcls, Describe/AlterUserScramCredentials
+	"Groups":            {"GroupIDs"},                                   // ShareGroupDescribe
 }
 
 // copyKeys copies the identifying scalars of a request element into its

@@ -15,6 +15,7 @@ type groupSettings struct {
 	offsetsRetention, retentionCheck time.Duration
 	minSession, maxSession           time.Duration
 	consumerSession, consumerHB      time.Duration
+	shareMinLock                     time.Duration
 }
 
 func (g *groupSettings) register(fs *flag.FlagSet) {
@@ -25,6 +26,7 @@ func (g *groupSettings) register(fs *flag.FlagSet) {
 	fs.DurationVar(&g.maxSession, "group-max-session-timeout", d.MaxSessionTimeout, "longest session timeout a group member may ask for (Kafka group.max.session.timeout.ms)")
 	fs.DurationVar(&g.consumerSession, "group-consumer-session-timeout", d.ConsumerSessionTimeout, "KIP-848 consumer group members are removed after this long without a heartbeat (Kafka group.consumer.session.timeout.ms)")
 	fs.DurationVar(&g.consumerHB, "group-consumer-heartbeat-interval", d.ConsumerHeartbeatInterval, "interval KIP-848 consumer group members heartbeat at (Kafka group.consumer.heartbeat.interval.ms)")
+	fs.DurationVar(&g.shareMinLock, "group-share-min-record-lock-duration", d.ShareMinRecordLockDuration, "shortest acquisition lock a share group may set as share.record.lock.duration.ms (Kafka group.share.min.record.lock.duration.ms)")
 }
 
 // check returns the problems with the settings.
@@ -37,6 +39,7 @@ func (g *groupSettings) check() []string {
 		{"offsets-retention", g.offsetsRetention}, {"offsets-retention-check-interval", g.retentionCheck},
 		{"group-min-session-timeout", g.minSession}, {"group-max-session-timeout", g.maxSession},
 		{"group-consumer-session-timeout", g.consumerSession}, {"group-consumer-heartbeat-interval", g.consumerHB},
+		{"group-share-min-record-lock-duration", g.shareMinLock},
 	} {
 		if f.v <= 0 {
 			bad = append(bad, fmt.Sprintf("-%s: must be positive", f.name))
@@ -60,5 +63,6 @@ func (g *groupSettings) options() []minikafka.Option {
 		minikafka.WithGroupMaxSessionTimeout(g.maxSession),
 		minikafka.WithGroupConsumerSessionTimeout(g.consumerSession),
 		minikafka.WithGroupConsumerHeartbeatInterval(g.consumerHB),
+		minikafka.WithGroupShareMinRecordLockDuration(g.shareMinLock),
 	}
 }

@@ -23,11 +23,12 @@ func TestGroupFlags(t *testing.T) {
 		t.Fatalf("%v: %s", err, stderr.String())
 	}
 	want := groupSettings{offsetsRetention: 48 * time.Hour, retentionCheck: time.Minute, minSession: time.Second,
-		maxSession: 30 * time.Minute, consumerSession: 45 * time.Second, consumerHB: 250 * time.Millisecond}
+		maxSession: 30 * time.Minute, consumerSession: 45 * time.Second, consumerHB: 250 * time.Millisecond,
+		shareMinLock: 15 * time.Second}
 	if s.groups != want {
 		t.Fatalf("group settings %+v, want %+v", s.groups, want)
 	}
-	if len(s.groups.options()) != 6 {
+	if len(s.groups.options()) != 7 {
 		t.Fatal("not every setting becomes an option")
 	}
 

@@ -30,7 +30,7 @@ type Config struct {
 }
 
 // AllScenarios in the order they run.
-var AllScenarios = []string{"produce-100b", "produce-1k", "produce-16k", "always", "compression", "consume", "latency"}
+var AllScenarios = []string{"produce-100b", "produce-1k", "produce-16k", "always", "compression", "consume", "latency", "share"}
 
 // Row is one line of the result table.
 type Row struct {
@@ -100,6 +100,8 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 			err = r.consume(ctx)
 		case "latency":
 			err = r.latency(ctx)
+		case "share":
+			err = r.share(ctx) // share.go
 		}
 		for i := first; i < len(r.rows); i++ {
 			r.rows[i].Load = load

@@ -34,7 +34,7 @@ func TestRunTiny(t *testing.T) {
 	rows, err := Run(ctx, Config{
 		Minikafka:    Cmd{Path: self, Env: []string{"MKBENCH_CHILD=minikafka"}},
 		Kfake:        Cmd{Path: self, Env: []string{"MKBENCH_CHILD=kfake"}},
-		Scenarios:    []string{"consume", "latency"},
+		Scenarios:    []string{"consume", "latency", "share"},
 		Runs:         1,
 		ProduceBytes: 256 << 10,
 		ConsumeBytes: 1 << 20,
@@ -49,7 +49,7 @@ func TestRunTiny(t *testing.T) {
 	}
 	table := Table(rows)
 	t.Log("\n" + table)
-	want := map[string]bool{"rss": false, "consume": false, "reopen": false, "latency": false, "start-up": false}
+	want := map[string]bool{"rss": false, "consume": false, "reopen": false, "latency": false, "start-up": false, "share": false}
 	for _, r := range rows {
 		if _, ok := want[r.Scenario]; ok {
 			want[r.Scenario] = true

@@ -17,9 +17,9 @@
 //     (internal/records checks its codec against kmsg) or to drive a real
 //     cluster, but still nothing of this module above storage: a test that
 //     needs the broker belongs with the broker's tests.
-//   - The group coordinator, broker/internal/groups and anything under it,
-//     imports neither broker nor protocol, tests included; the rule is
-//     checked whenever that directory exists.
+//   - The group coordinators, broker/internal/groups and broker/internal/share
+//     and anything under them, import neither broker nor protocol, tests
+//     included; the rule is checked whenever that directory exists.
 //
 // internal/bench is not held to the storage rule: it is a benchmark
 // harness that runs the broker and kfake and drives them with kgo, a tool

@@ -58,8 +58,10 @@ var rules = []rule{
 		why:    "a storage test may use a Kafka client, but a test that needs the broker belongs with the broker's tests",
 	},
 	{
-		name:   "coordinator",
-		covers: func(rel string, test bool) bool { return under(rel, "broker/internal/groups") },
+		name: "coordinator",
+		covers: func(rel string, test bool) bool {
+			return under(rel, "broker/internal/groups") || under(rel, "broker/internal/share")
+		},
 		forbid: func(rel string) bool { return rel == "broker" || under(rel, "protocol") },
 		other:  func(string) bool { return false },
 		why:    "the group coordinator sees the broker only through the interface it declares",

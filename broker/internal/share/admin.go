@@ -1,0 +1,235 @@
+package share
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// ConfigNames are the GROUP resource configs a share group reads, with
+// their defaults.
+func ConfigNames() map[string]string { return maps.Clone(groupConfigDefaults) }
+
+// ValidateConfig checks one share group config value as Kafka does,
+// within the broker's bounds (Kafka's group.share.{min,max}.* defaults;
+// the minimum lock duration is configurable).
+func (c *Coordinator) ValidateConfig(name, value string) error {
+	bound := func(lo, hi int64) error {
+		n, err := strconv.ParseInt(value, 10, 32)
+		if err != nil || n < lo || n > hi {
+			return fmt.Errorf("invalid value %s for configuration %s: must be an integer in [%d, %d]", value, name, lo, hi)
+		}
+		return nil
+	}
+	switch name {
+	case "share.auto.offset.reset":
+		if value != "latest" && value != "earliest" {
+			return fmt.Errorf("invalid value %s for configuration share.auto.offset.reset: must be latest or earliest", value)
+		}
+	case "share.isolation.level":
+		// read_committed would need aborted transactions' records
+		// archived at acquisition; refused rather than ignored.
+		if value != "read_uncommitted" {
+			return fmt.Errorf("invalid value %s for configuration share.isolation.level: this broker supports read_uncommitted only", value)
+		}
+	case "share.record.lock.duration.ms":
+		return bound(c.cfg.MinRecordLockDuration.Milliseconds(), max(60000, c.cfg.MinRecordLockDuration.Milliseconds()))
+	case "share.session.timeout.ms":
+		return bound(45000, 60000)
+	case "share.heartbeat.interval.ms":
+		return bound(5000, 15000)
+	case "share.delivery.count.limit":
+		if n, err := strconv.ParseInt(value, 10, 16); err != nil || n < 2 || n > 10 {
+			return fmt.Errorf("invalid value %s for configuration share.delivery.count.limit: must be in [2, 10]", value)
+		}
+	default:
+		return fmt.Errorf("unknown group config name: %s", name)
+	}
+	return nil
+}
+
+// GroupConfigs is a group's explicitly set configs.
+func (c *Coordinator) GroupConfigs(group string) map[string]string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.configs[group])
+}
+
+// SetGroupConfigs replaces a group's explicitly set configs, durably.
+func (c *Coordinator) SetGroupConfigs(group string, set map[string]string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.st.write(&frame{kind: kindConfig, group: group, configs: set}); err != nil {
+		return err
+	}
+	if len(set) == 0 {
+		delete(c.configs, group)
+	} else {
+		c.configs[group] = maps.Clone(set)
+	}
+	return nil
+}
+
+// DescribeOffsets serves one group of DescribeShareGroupOffsets: SPSO
+// per partition (-1 where the group has no state) and, from v1, the lag
+// (records from SPSO to the high watermark not yet done).
+func (c *Coordinator) DescribeOffsets(version int16, rg *kmsg.DescribeShareGroupOffsetsRequestGroup) kmsg.DescribeShareGroupOffsetsResponseGroup {
+	out := kmsg.NewDescribeShareGroupOffsetsResponseGroup()
+	out.GroupID = rg.GroupID
+	if c.b.OtherGroup(rg.GroupID) {
+		out.ErrorCode, out.ErrorMessage = kerr.GroupIDNotFound.Code, kmsg.StringPtr("Group "+rg.GroupID+" is not a share group.")
+		return out
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g := c.groups[rg.GroupID]
+	if g == nil {
+		out.ErrorCode, out.ErrorMessage = kerr.GroupIDNotFound.Code, kmsg.StringPtr("Group "+rg.GroupID+" not found.")
+		return out
+	}
+	part := func(topic string, id [16]byte, p int32) kmsg.DescribeShareGroupOffsetsResponseGroupTopicPartition {
+		rp := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopicPartition()
+		rp.Partition, rp.StartOffset, rp.LeaderEpoch, rp.Lag = p, -1, -1, -1
+		if sp := g.parts[tp{id, p}]; sp != nil {
+			rp.StartOffset, rp.LeaderEpoch = sp.spso, 0
+			if _, hwm, ok := c.b.Offsets(topic, p); ok {
+				rp.Lag = max(hwm-sp.speo(), 0) + sp.inFlight()
+			}
+		}
+		return rp
+	}
+	if rg.Topics == nil {
+		// Every partition the group has state for.
+		byTopic := map[[16]byte][]int32{}
+		for k := range g.parts {
+			byTopic[k.id] = append(byTopic[k.id], k.p)
+		}
+		for _, id := range sortedIDs(byTopic) {
+			name, ok := c.b.TopicName(id)
+			if !ok {
+				continue
+			}
+			rt := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopic()
+			rt.Topic, rt.TopicID = name, id
+			ps := byTopic[id]
+			slices.Sort(ps)
+			for _, p := range ps {
+				rt.Partitions = append(rt.Partitions, part(name, id, p))
+			}
+			out.Topics = append(out.Topics, rt)
+		}
+		return out
+	}
+	for _, t := range rg.Topics {
+		rt := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopic()
+		rt.Topic = t.Topic
+		id, ok := c.b.TopicID(t.Topic)
+		n, _ := c.b.PartitionCount(t.Topic)
+		rt.TopicID = id
+		for _, p := range t.Partitions {
+			rp := part(t.Topic, id, p)
+			if !ok || p < 0 || p >= n {
+				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		out.Topics = append(out.Topics, rt)
+	}
+	return out
+}
+
+// AlterOffsets serves AlterShareGroupOffsets: the group must be empty
+// (NON_EMPTY_GROUP otherwise); each partition's SPSO is set, creating
+// the group's state (Kafka creates the group too).
+func (c *Coordinator) AlterOffsets(r *kmsg.AlterShareGroupOffsetsRequest) *kmsg.AlterShareGroupOffsetsResponse {
+	resp := r.ResponseKind().(*kmsg.AlterShareGroupOffsetsResponse)
+	if r.GroupID == "" {
+		resp.ErrorCode = kerr.InvalidGroupID.Code
+		return resp
+	}
+	if c.b.OtherGroup(r.GroupID) {
+		resp.ErrorCode, resp.ErrorMessage = kerr.GroupIDNotFound.Code, kmsg.StringPtr("Group "+r.GroupID+" is not a share group.")
+		return resp
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g := c.groups[r.GroupID]
+	if g != nil && len(g.members) > 0 {
+		resp.ErrorCode = kerr.NonEmptyGroup.Code
+		return resp
+	}
+	g = c.getOrCreate(r.GroupID)
+	for _, t := range r.Topics {
+		rt := kmsg.NewAlterShareGroupOffsetsResponseTopic()
+		rt.Topic = t.Topic
+		id, ok := c.b.TopicID(t.Topic)
+		rt.TopicID = id
+		for _, p := range t.Partitions {
+			rp := kmsg.NewAlterShareGroupOffsetsResponseTopicPartition()
+			rp.Partition = p.Partition
+			start, hwm, pok := c.b.Offsets(t.Topic, p.Partition)
+			switch {
+			case !ok || !pok:
+				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			case p.StartOffset < start || p.StartOffset > hwm:
+				rp.ErrorCode = kerr.InvalidRequest.Code
+				rp.ErrorMessage = kmsg.StringPtr(fmt.Sprintf("start offset %d is outside [%d, %d]", p.StartOffset, start, hwm))
+			default:
+				sp := &partition{id: id, p: p.Partition, spso: p.StartOffset}
+				g.parts[tp{id, p.Partition}] = sp
+				if err := c.persist(g, sp); err != nil {
+					rp.ErrorCode = kerr.CoordinatorNotAvailable.Code
+				}
+			}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}
+
+// DeleteOffsets serves DeleteShareGroupOffsets: the group must exist and
+// be empty; each topic's share state is removed.
+func (c *Coordinator) DeleteOffsets(r *kmsg.DeleteShareGroupOffsetsRequest) *kmsg.DeleteShareGroupOffsetsResponse {
+	resp := r.ResponseKind().(*kmsg.DeleteShareGroupOffsetsResponse)
+	if c.b.OtherGroup(r.GroupID) {
+		resp.ErrorCode, resp.ErrorMessage = kerr.GroupIDNotFound.Code, kmsg.StringPtr("Group "+r.GroupID+" is not a share group.")
+		return resp
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g := c.groups[r.GroupID]
+	switch {
+	case g == nil:
+		resp.ErrorCode = kerr.GroupIDNotFound.Code
+		return resp
+	case len(g.members) > 0:
+		resp.ErrorCode = kerr.NonEmptyGroup.Code
+		return resp
+	}
+	for _, t := range r.Topics {
+		rt := kmsg.NewDeleteShareGroupOffsetsResponseTopic()
+		rt.Topic = t.Topic
+		id, ok := c.b.TopicID(t.Topic)
+		rt.TopicID = id
+		if !ok {
+			rt.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			resp.Topics = append(resp.Topics, rt)
+			continue
+		}
+		for k := range g.parts {
+			if k.id == id {
+				delete(g.parts, k)
+				if err := c.st.write(&frame{kind: kindPartDel, group: g.name, topicID: k.id, part: k.p}); err != nil {
+					rt.ErrorCode = kerr.CoordinatorNotAvailable.Code
+				}
+			}
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}
