@@ -14,14 +14,14 @@
 // Resolve picks, for a (user, client ID) pair and one key, the first entity
 // that has the key in Kafka's order (ClientQuotaManager):
 //
-//	1. user=<user>,    client-id=<client>
-//	2. user=<user>,    client-id=<default>
-//	3. user=<user>
-//	4. user=<default>, client-id=<client>
-//	5. user=<default>, client-id=<default>
-//	6. user=<default>
-//	7. client-id=<client>
-//	8. client-id=<default>
+//  1. user=<user>,    client-id=<client>
+//  2. user=<user>,    client-id=<default>
+//  3. user=<user>
+//  4. user=<default>, client-id=<client>
+//  5. user=<default>, client-id=<default>
+//  6. user=<default>
+//  7. client-id=<client>
+//  8. client-id=<default>
 //
 // and the tags of the sensor that measures use against it, which decide who
 // shares the quota: a quota set for a user alone (3, 6) is shared by all of

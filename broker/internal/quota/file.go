@@ -24,7 +24,7 @@ type filePart struct {
 }
 
 type fileEntry struct {
-	Entity []filePart          `json:"entity"`
+	Entity []filePart         `json:"entity"`
 	Values map[string]float64 `json:"values"`
 }
 

@@ -77,7 +77,7 @@ func (r *Rate) Record(v, bound float64, now time.Time) time.Duration {
 	}
 	// ClientQuotaManager.throttleTime: how long until the rate over the
 	// window falls back to the bound.
-	d := time.Duration(math.Round((rate - bound) / bound * float64(win.Milliseconds()))) * time.Millisecond
+	d := time.Duration(math.Round((rate-bound)/bound*float64(win.Milliseconds()))) * time.Millisecond
 	r.throttled += d
 	return d
 }

@@ -98,7 +98,9 @@ type InvalidError struct{ Msg string }
 
 func (e *InvalidError) Error() string { return e.Msg }
 
-func invalid(format string, args ...any) error { return &InvalidError{Msg: fmt.Sprintf(format, args...)} }
+func invalid(format string, args ...any) error {
+	return &InvalidError{Msg: fmt.Sprintf(format, args...)}
+}
 
 // NewEntity validates parts as Kafka's ClientQuotaControlManager does and
 // returns them sorted.
