@@ -44,6 +44,8 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -403,4 +405,50 @@ func (b *Broker) mutationAllowed(req *protocol.Request, n int32, strict bool) bo
 	}
 	cq.mutationThrottle = max(cq.mutationThrottle, s.bucket.Take(float64(n), rate, now))
 	return true
+}
+
+// QuotaStat is one quota sensor's use, for /metrics: Kind is the quota key
+// (producer_byte_rate, ...), User and Client the sensor's tags (who shares
+// the quota, "" for a tag the quota does not split by).
+type QuotaStat struct {
+	Kind, User, Client string
+	// Rate is the current windowed rate (bytes/s, percent of a thread,
+	// or for controller mutations the tokens left); Limit the quota.
+	Rate, Limit float64
+	// Total is what was recorded; Throttle the throttle time given.
+	Total    float64
+	Throttle time.Duration
+}
+
+// QuotaStats returns every live quota sensor's use, and how many answers
+// were throttled.
+func (b *Broker) QuotaStats() ([]QuotaStat, uint64) {
+	m := b.quotas
+	set := m.set.Load()
+	now := b.now()
+	m.sensorMu.Lock()
+	keys := make([]sensorKey, 0, len(m.sensors))
+	sens := make([]*sensor, 0, len(m.sensors))
+	for k, s := range m.sensors {
+		keys = append(keys, k)
+		sens = append(sens, s)
+	}
+	m.sensorMu.Unlock()
+	out := make([]QuotaStat, 0, len(keys))
+	for i, k := range keys {
+		st := QuotaStat{Kind: quotaKindKey[k.kind], User: k.user, Client: k.client}
+		// The limit now in force for the sensor's tags.
+		st.Limit = set.Resolve(st.Kind, k.user, k.client).Limit
+		if s := sens[i]; s.rate != nil {
+			st.Rate = s.rate.Measure(now)
+			st.Total, st.Throttle = s.rate.Stats()
+		} else {
+			st.Rate = s.bucket.Tokens(st.Limit, now)
+		}
+		out = append(out, st)
+	}
+	slices.SortFunc(out, func(a, b QuotaStat) int {
+		return strings.Compare(a.Kind+"\x00"+a.User+"\x00"+a.Client, b.Kind+"\x00"+b.User+"\x00"+b.Client)
+	})
+	return out, b.quotaThrottles.Load()
 }
