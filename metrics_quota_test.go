@@ -2,6 +2,7 @@ package minikafka_test
 
 import (
 	"context"
+	"crypto/rand"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -33,7 +34,9 @@ func TestMetricsQuotas(t *testing.T) {
 	if err != nil || res[0].Err != nil {
 		t.Fatal(err, res)
 	}
-	if err := cl.ProduceSync(ctx, &kgo.Record{Value: make([]byte, 5000)}).FirstErr(); err != nil {
+	val := make([]byte, 5000)
+	rand.Read(val) // incompressible: the quota counts wire bytes
+	if err := cl.ProduceSync(ctx, &kgo.Record{Value: val}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
 	m := scrape(t, b.MetricsAddr().String())
