@@ -55,6 +55,7 @@ type config struct {
 	http           httpConfig     // options_http.go; the listener is in http.go
 	validation     validation     // options_validation.go
 	cleaner        cleanerConfig  // options_cleaner.go
+	quotaWindow    quotaWindow    // options_quota.go
 
 	// The group coordinator settings (options_groups.go).
 	groups groupsConfig
