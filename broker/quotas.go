@@ -19,9 +19,9 @@ package broker
 //     capped at one window, as Kafka's ClientRequestQuotaManager caps it);
 //   - Produce records the request's size against producer_byte_rate;
 //     Fetch the response's size against consumer_byte_rate. A throttled
-//     Fetch is answered with no records (Kafka's getThrottledResponse) and
-//     the other sensor's recording is taken back, as Kafka's
-//     handleFetchRequest does.
+//     Fetch (by either quota) is answered with no records (Kafka's
+//     getThrottledResponse) and its bytes are taken back out of the fetch
+//     sensor, as Kafka's handleFetchRequest does.
 //   - CreateTopics, DeleteTopics and CreatePartitions take one token per
 //     partition from the controller_mutation_rate bucket; for the versions
 //     that know THROTTLING_QUOTA_EXCEEDED (v6+, v5+, v3+) a topic that finds
@@ -217,12 +217,11 @@ func (b *Broker) serveQuota(ctx context.Context, req *protocol.Request, a *api) 
 	reply := a.fn(b, ctx, req)
 	now := b.now()
 	var reqThrottle time.Duration
-	var reqRecorded float64
 	if s := cq.sensors[qRequest]; s != nil && !exemptFromRequestQuota(req.Key) {
 		// Percent of one thread over the window: nanoseconds × 100 / 1e9
 		// per second of the window (Kafka's nanosToPercentage).
-		reqRecorded = float64(now.Sub(start).Nanoseconds()) * 100 / 1e9
-		reqThrottle = min(s.rate.Record(reqRecorded, cq.limit[qRequest], now), b.quotas.window.Size)
+		pct := float64(now.Sub(start).Nanoseconds()) * 100 / 1e9
+		reqThrottle = min(s.rate.Record(pct, cq.limit[qRequest], now), b.quotas.window.Size)
 		s.last.Store(now.UnixNano())
 	}
 	throttle := max(reqThrottle, cq.mutationThrottle)
@@ -234,7 +233,7 @@ func (b *Broker) serveQuota(ctx context.Context, req *protocol.Request, a *api) 
 		}
 	case 1:
 		if s := cq.sensors[qFetch]; s != nil {
-			return b.throttleFetch(req, reply, cq, s, throttle, reqRecorded)
+			return b.throttleFetch(req, reply, cq, s, throttle)
 		}
 	}
 	return b.applyThrottle(req, reply, throttle)
@@ -280,7 +279,7 @@ func (b *Broker) applyThrottle(req *protocol.Request, reply protocol.Reply, d ti
 }
 
 // throttleFetch records a fetch's response size once it is known.
-func (b *Broker) throttleFetch(req *protocol.Request, reply protocol.Reply, cq *connQuota, s *sensor, reqThrottle time.Duration, reqRecorded float64) protocol.Reply {
+func (b *Broker) throttleFetch(req *protocol.Request, reply protocol.Reply, cq *connQuota, s *sensor, reqThrottle time.Duration) protocol.Reply {
 	if reply.Err != nil {
 		return reply
 	}
@@ -290,19 +289,19 @@ func (b *Broker) throttleFetch(req *protocol.Request, reply protocol.Reply, cq *
 	}
 	finish := func(r kmsg.Response) (kmsg.Response, time.Duration) {
 		now := b.now()
-		bw := s.rate.Record(float64(fetchResponseSize(r)), cq.limit[qFetch], now)
+		size := float64(fetchResponseSize(r))
+		bw := s.rate.Record(size, cq.limit[qFetch], now)
 		s.last.Store(now.UnixNano())
-		if bw <= 0 {
-			return r, reqThrottle
+		d := max(bw, reqThrottle)
+		if d <= 0 {
+			return r, 0
 		}
-		// Kafka's handleFetchRequest: the sensor that throttles less
-		// gives its recording back, and a throttled fetch gets an empty
-		// answer (getThrottledResponse); the client fetches the same
-		// offsets after the throttle.
-		if bw > reqThrottle && reqRecorded > 0 {
-			cq.sensors[qRequest].rate.Unrecord(reqRecorded)
-		}
-		return throttledFetchResponse(r, incremental), max(bw, reqThrottle)
+		// Kafka's handleFetchRequest: a throttled fetch (by either
+		// quota) is answered empty (getThrottledResponse), so its bytes
+		// are taken back out of the fetch sensor; the client fetches the
+		// same offsets after the throttle.
+		s.rate.Unrecord(size)
+		return throttledFetchResponse(r, incremental), d
 	}
 	if reply.Response != nil {
 		var d time.Duration
