@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"encoding/json"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,16 +28,34 @@ func TestProduceQuotaLibrdkafka(t *testing.T) {
 		"batch.size":        20 << 10,
 		"acks":              "all",
 		"log_level":         3,
+		// librdkafka's statistics report the throttle_time_ms it saw.
+		"statistics.interval.ms": 200,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
+	var seen atomic.Bool
 	go func() {
 		for ev := range p.Events() {
 			switch e := ev.(type) {
 			case *kafka.Message:
 				e.Opaque.(func(error))(e.TopicPartition.Error)
+			case *kafka.Stats:
+				var st struct {
+					Brokers map[string]struct {
+						Throttle struct {
+							Max int64 `json:"max"`
+						} `json:"throttle"`
+					} `json:"brokers"`
+				}
+				if json.Unmarshal([]byte(e.String()), &st) == nil {
+					for _, br := range st.Brokers {
+						if br.Throttle.Max > 0 {
+							seen.Store(true)
+						}
+					}
+				}
 			case *kafka.Error:
 				t.Logf("librdkafka: %v", e)
 			}
@@ -63,4 +83,10 @@ func TestProduceQuotaLibrdkafka(t *testing.T) {
 		t.Fatal("no produce answer carried throttle_time_ms")
 	}
 	t.Logf("%d throttled answers", n)
+	for deadline := time.Now().Add(2 * time.Second); !seen.Load() && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !seen.Load() {
+		t.Fatal("librdkafka's statistics never showed a throttle time")
+	}
 }
