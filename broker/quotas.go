@@ -34,8 +34,9 @@ package broker
 // "after response", KIP-219) the answer goes out at once; for older ones it
 // is held back for the throttle time, as Kafka held them.
 //
-// Not done: connection_creation_rate (ip entities) is stored and described
-// but not enforced; Fetch's max bytes are not cut to the quota window.
+// A fetch's max_bytes is cut to what the quota allows over the window
+// (Kafka's getMaxValueInQuotaWindow). Not done: connection_creation_rate
+// (ip entities) is stored and described but not enforced.
 
 import (
 	"context"
@@ -214,6 +215,15 @@ func (b *Broker) serveQuota(ctx context.Context, req *protocol.Request, a *api) 
 	start := b.now()
 	cq := b.connQuota(req, start)
 	cq.mutationThrottle = 0
+	if fr, ok := req.Body.(*kmsg.FetchRequest); ok && cq.sensors[qFetch] != nil {
+		// Kafka's getMaxValueInQuotaWindow: a fetch asks for at most
+		// what the quota allows over the window (KIP-74 still returns
+		// one batch if it is larger).
+		w := b.quotas.window
+		if most := cq.limit[qFetch] * float64(w.Samples-1) * w.Size.Seconds(); most < float64(fr.MaxBytes) {
+			fr.MaxBytes = int32(max(most, 1))
+		}
+	}
 	reply := a.fn(b, ctx, req)
 	now := b.now()
 	var reqThrottle time.Duration

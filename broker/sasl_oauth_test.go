@@ -13,6 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -160,6 +162,29 @@ func TestOAuthJWKS(t *testing.T) {
 		tok := s.sign(t, "ES256", "e1", claims(nil))
 		return tok[:len(tok)-4] + "AAAA"
 	}), "invalid_token")
+}
+
+// The JWKS can come from a URL (sasl.oauthbearer.jwks.endpoint.url).
+func TestOAuthJWKSURL(t *testing.T) {
+	ek, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	rk, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &jwksSigner{rsaKey: rk, ecKey: ek}
+	data, err := os.ReadFile(s.jwks(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write(data) }))
+	defer srv.Close()
+	_, addr, _ := secureBroker(t, &SASLConfig{Mechanisms: []string{SASLOAuthBearer}, OAuth: &OAuthConfig{JWKSURL: srv.URL, Audiences: []string{"kafka"}}}, nil)
+	claims := map[string]any{"sub": "svc", "aud": "kafka", "exp": time.Now().Add(time.Hour).Unix()}
+	if err := oauthPing(t, addr, func() string { return s.sign(t, "ES256", "e1", claims) }); err != nil {
+		t.Fatal(err)
+	}
+	claims["aud"] = "nope"
+	wantRefused(t, oauthPing(t, addr, func() string { return s.sign(t, "RS256", "r1", claims) }), "invalid_token")
 }
 
 // The session ends at the token's expiry: kgo re-authenticates with a
