@@ -246,9 +246,7 @@ func measureProduceRate(t *testing.T, limit float64, send func(value []byte, don
 }
 
 // The connection is not read while muted: after a throttled produce, a
-// request sent at once is answered only after the throttle time, and the
-// reader counts the wait; an unthrottled client on another connection is
-// answered at once.
+// request sent at once is answered only after the throttle time.
 func TestQuotaMutesConnection(t *testing.T) {
 	b := newTestBroker(t, func(c *Config) { c.AutoCreateTopics = true })
 	addr := listen(t, b)
