@@ -171,6 +171,8 @@ func (m *metrics) writeTo(w io.Writer) {
 		p.sample("minikafka_connections", nil, float64(conns))
 	}
 
+	m.writeQuotas(&p)
+
 	stats := m.brk.ForwardStats()
 	if stats == nil {
 		return

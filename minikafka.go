@@ -237,6 +237,8 @@ func (st *starting) openBroker(c *config, s settings) error {
 		Uplink:                     s.uplink,
 		SASL:                       s.sec.sasl,
 		PassCompressedRecords:      c.validation.passthrough,
+		QuotaWindowSamples:         c.quotaWindow.samples,
+		QuotaWindowSize:            c.quotaWindow.size,
 		CleanerBackoff:             c.cleaner.backoff,
 		CleanerDedupeBufferSize:    c.cleaner.dedupeBytes,
 

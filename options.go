@@ -56,6 +56,7 @@ type config struct {
 	admin          adminConfig    // admin.go: the control API
 	validation     validation     // options_validation.go
 	cleaner        cleanerConfig  // options_cleaner.go
+	quotaWindow    quotaWindow    // options_quota.go
 
 	// The group coordinator settings (options_groups.go).
 	groups groupsConfig

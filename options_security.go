@@ -19,6 +19,26 @@ type securityConfig struct {
 	saslMechanisms []string
 	saslOn         bool
 	saslMaxReauth  time.Duration
+	oauth          *broker.OAuthConfig
+}
+
+// OAuthBearerConfig configures SASL/OAUTHBEARER token validation (Kafka's
+// sasl.oauthbearer.* broker options); see WithSASLOAuthBearer.
+type OAuthBearerConfig = broker.OAuthConfig
+
+// WithSASLOAuthBearer enables SASL/OAUTHBEARER (and so SASL on the
+// listener) beside any WithSASL mechanisms. Without JWKSFile or JWKSURL,
+// tokens are unsecured JWTs ({"alg":"none"}, KIP-255), for development;
+// with them, tokens must be signed (RS256/384/512, ES256/384) by a key of
+// that JWKS and pass the issuer, audience, expiry and scope checks
+// (KIP-768). The principal is the token's "sub" (PrincipalClaim); its
+// session ends at the token's expiry (or WithSASLMaxReauth), and clients
+// re-authenticate with a fresh token.
+func WithSASLOAuthBearer(cfg OAuthBearerConfig) Option {
+	return optionFunc(func(c *config) {
+		c.security.oauth = &cfg
+		c.security.saslOn = true
+	})
 }
 
 // WithTLS serves clients over TLS with cfg (Kafka's SSL listener, or
@@ -81,7 +101,7 @@ func (s *securityConfig) build() (securitySettings, error) {
 		out.tls = s.tls
 	}
 	if s.saslOn {
-		if len(s.saslUsers) == 0 {
+		if len(s.saslUsers) == 0 && s.oauth == nil {
 			errs = append(errs, errors.New("WithSASL: no users"))
 		}
 		if slices.Contains(slices.Collect(maps.Keys(s.saslUsers)), "") {
@@ -90,12 +110,26 @@ func (s *securityConfig) build() (securitySettings, error) {
 		var mechs []string
 		for _, m := range s.saslMechanisms {
 			m = strings.ToUpper(strings.TrimSpace(m))
+			if m == broker.SASLOAuthBearer && s.oauth != nil {
+				mechs = append(mechs, m)
+				continue
+			}
 			if !slices.Contains(broker.SASLMechanisms, m) {
 				errs = append(errs, fmt.Errorf("WithSASL: unknown mechanism %q (want %s)", m, strings.Join(broker.SASLMechanisms, ", ")))
 			}
 			mechs = append(mechs, m)
 		}
-		out.sasl = &broker.SASLConfig{Users: s.saslUsers, Mechanisms: mechs, MaxReauth: s.saslMaxReauth}
+		if s.oauth != nil {
+			switch {
+			case len(s.saslUsers) == 0:
+				mechs = []string{broker.SASLOAuthBearer}
+			case len(mechs) == 0:
+				mechs = append(slices.Clone(broker.SASLMechanisms), broker.SASLOAuthBearer)
+			case !slices.Contains(mechs, broker.SASLOAuthBearer):
+				mechs = append(mechs, broker.SASLOAuthBearer)
+			}
+		}
+		out.sasl = &broker.SASLConfig{Users: s.saslUsers, Mechanisms: mechs, MaxReauth: s.saslMaxReauth, OAuth: s.oauth}
 		out.preAuthMax = broker.PreAuthMaxRequestBytes
 	}
 	switch d := s.saslMaxReauth; {

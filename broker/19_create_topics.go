@@ -45,6 +45,9 @@ func (b *Broker) handleCreateTopics(_ context.Context, req *protocol.Request) pr
 		st := kmsg.NewCreateTopicsResponseTopic()
 		st.Topic = rt.Topic
 		code, err, nparts, configs, cfg := b.validateCreateTopic(&rt, seen[rt.Topic] > 1)
+		if code == 0 && !r.ValidateOnly && !b.mutationAllowed(req, nparts, req.Version >= 6) {
+			code, err = kerr.ThrottlingQuotaExceeded.Code, errThrottlingQuota
+		}
 		if code == 0 && !r.ValidateOnly {
 			t, cerr := b.createTopic(rt.Topic, nparts, configs, cfg)
 			if cerr != nil {

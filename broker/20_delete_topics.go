@@ -55,6 +55,10 @@ func (b *Broker) handleDeleteTopics(_ context.Context, req *protocol.Request) pr
 			st.ErrorCode, err = kerr.InvalidRequest.Code, fmt.Errorf("internal topic %s cannot be deleted", t.name)
 			t = nil
 		}
+		if t != nil && !b.mutationAllowed(req, int32(len(t.partitions())), req.Version >= 5) {
+			st.ErrorCode, err = kerr.ThrottlingQuotaExceeded.Code, errThrottlingQuota
+			t = nil
+		}
 		if t != nil {
 			name := t.name
 			st.Topic, st.TopicID = &name, t.id

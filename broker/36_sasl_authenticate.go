@@ -46,7 +46,7 @@ func (b *Broker) handleSaslAuthenticate(_ context.Context, req *protocol.Request
 	}
 	resp.SASLAuthBytes = out
 	if done {
-		resp.SessionLifetimeMillis = b.sessionLifetimeMillis()
+		resp.SessionLifetimeMillis = b.sessionLifetimeMillis(st)
 	}
 	return protocol.Reply{Response: resp}
 }

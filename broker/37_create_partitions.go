@@ -31,7 +31,7 @@ func (b *Broker) handleCreatePartitions(_ context.Context, req *protocol.Request
 	for _, rt := range r.Topics {
 		st := kmsg.NewCreatePartitionsResponseTopic()
 		st.Topic = rt.Topic
-		code, err := b.createPartitions(&rt, seen[rt.Topic] > 1, r.ValidateOnly)
+		code, err := b.createPartitions(req, &rt, seen[rt.Topic] > 1, r.ValidateOnly)
 		if code != 0 {
 			st.ErrorCode, st.ErrorMessage = code, errMessage(err)
 			b.logBad(req, "create partitions rejected", "topic", rt.Topic, "error", kerr.ErrorForCode(code), "reason", err)
@@ -41,7 +41,7 @@ func (b *Broker) handleCreatePartitions(_ context.Context, req *protocol.Request
 	return protocol.Reply{Response: resp}
 }
 
-func (b *Broker) createPartitions(rt *kmsg.CreatePartitionsRequestTopic, dup, validateOnly bool) (int16, error) {
+func (b *Broker) createPartitions(req *protocol.Request, rt *kmsg.CreatePartitionsRequestTopic, dup, validateOnly bool) (int16, error) {
 	if dup {
 		return kerr.InvalidRequest.Code, fmt.Errorf("duplicate topic %s in request", rt.Topic)
 	}
@@ -70,6 +70,9 @@ func (b *Broker) createPartitions(rt *kmsg.CreatePartitionsRequestTopic, dup, va
 	}
 	if validateOnly {
 		return 0, nil
+	}
+	if !b.mutationAllowed(req, rt.Count-cur, req.Version >= 3) {
+		return kerr.ThrottlingQuotaExceeded.Code, errThrottlingQuota
 	}
 	if err := b.addPartitions(t, rt.Count); err != nil {
 		b.log.Error("creating partitions", "topic", t.name, "err", err)

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/minikafka/minikafka/broker/internal/groups"
+	"github.com/minikafka/minikafka/broker/internal/quota"
 	"github.com/minikafka/minikafka/broker/internal/share"
 	"github.com/minikafka/minikafka/internal/vfs"
 	"github.com/minikafka/minikafka/logstore"
@@ -90,6 +91,11 @@ type Config struct {
 	// consumers cannot decode may be acknowledged. Compacted and forwarded
 	// topics are always fully validated.
 	PassCompressedRecords bool
+	// QuotaWindowSamples and QuotaWindowSize are Kafka's quota.window.num
+	// (default 11) and quota.window.size.seconds (default 1 s): the
+	// windowed rate client quotas are measured with (quotas.go).
+	QuotaWindowSamples int
+	QuotaWindowSize    time.Duration
 }
 
 // Broker is a single-node Kafka broker: the API table, topics, partition
@@ -130,6 +136,11 @@ type Broker struct {
 
 	// sasl holds the SASL credentials; nil without Config.SASL.
 	sasl *saslServer
+
+	// quotas are the client quotas (quotas.go); quotaThrottles counts
+	// throttled answers.
+	quotas         *quotaManager
+	quotaThrottles atomic.Uint64
 
 	hookMu    sync.Mutex
 	onDeleted []func(name string, id [16]byte)
@@ -247,6 +258,9 @@ func (b *Broker) openStorage() (err error) {
 	b.producers, err = openProducerIDs(b.fs, path.Join(b.cfg.DataDir, "producer_ids"))
 	if err == nil {
 		b.scram, err = openScramStore(b)
+	}
+	if err == nil {
+		b.quotas, err = openQuotas(b.fs, b.cfg.DataDir, quota.Window{Samples: b.cfg.QuotaWindowSamples, Size: b.cfg.QuotaWindowSize})
 	}
 	if err == nil {
 		err = b.loadTopics()
@@ -449,6 +463,9 @@ func (b *Broker) Serve(ctx context.Context, req *protocol.Request) protocol.Repl
 	case <-b.closing:
 		return protocol.Reply{Err: errors.New("broker closed")}
 	default:
+	}
+	if b.quotas.on.Load() && req.Conn != nil && req.Conn.FromNetwork() {
+		return b.serveQuota(ctx, req, a)
 	}
 	return a.fn(b, ctx, req)
 }

@@ -103,6 +103,9 @@
 //	Broker.hookMu and producerIDs.mu are leaves (nothing is taken under them);
 //	so is txnCoordinator.mu, which the group coordinator may take under its
 //	group.mu (TxnOffsetPending)
+//	Broker.adminMu → quota Bucket.mu (controller_mutation_rate, quotas.go);
+//	quotaManager.alterMu → the quota file write; quotaManager.sensorMu,
+//	quota Rate.mu and Bucket.mu are otherwise leaves
 //
 // adminMu serializes topic creation, deletion, partition growth and config
 // changes (and their metadata writes). partition.mu serializes an

@@ -60,6 +60,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minikafka/minikafka/broker/internal/oauth"
 	"github.com/minikafka/minikafka/protocol"
 )
 
@@ -68,6 +69,9 @@ const (
 	SASLPlain       = "PLAIN"
 	SASLScramSHA256 = "SCRAM-SHA-256"
 	SASLScramSHA512 = "SCRAM-SHA-512"
+	// SASLOAuthBearer needs SASLConfig.OAuth (sasl_oauth.go); it is not
+	// in SASLMechanisms, which are enabled by default.
+	SASLOAuthBearer = "OAUTHBEARER"
 )
 
 // SASLMechanisms lists the mechanisms minikafka serves.
@@ -96,6 +100,9 @@ type SASLConfig struct {
 	// re-authenticate on the connection before it ends (KIP-368); 0 means
 	// sessions never end.
 	MaxReauth time.Duration
+	// OAuth enables OAUTHBEARER (sasl_oauth.go); with it Users may be
+	// empty.
+	OAuth *OAuthConfig
 }
 
 // minReauthInterval is Kafka's limit of one re-authentication a second
@@ -108,6 +115,7 @@ type saslServer struct {
 	plain      map[string]plainCred
 	scram      map[string]map[string]*scramCred // mechanism → user
 	lifetime   time.Duration                    // MaxReauth in whole milliseconds
+	oauth      *oauth.Config                    // OAUTHBEARER's validator; nil: not enabled
 }
 
 type plainCred struct {
@@ -125,9 +133,21 @@ func newSASLServer(cfg SASLConfig) (*saslServer, error) {
 	mechs := cfg.Mechanisms
 	if len(mechs) == 0 {
 		mechs = SASLMechanisms
+		if cfg.OAuth != nil {
+			mechs = append(slices.Clone(mechs), SASLOAuthBearer)
+		}
+	}
+	if err := s.setupOAuth(cfg, mechs); err != nil {
+		return nil, err
 	}
 	for _, m := range mechs {
 		m = strings.ToUpper(strings.TrimSpace(m))
+		if m == SASLOAuthBearer && s.oauth != nil {
+			if !slices.Contains(s.mechanisms, m) {
+				s.mechanisms = append(s.mechanisms, m)
+			}
+			continue
+		}
 		if !slices.Contains(SASLMechanisms, m) {
 			return nil, fmt.Errorf("broker: unknown SASL mechanism %q (want %s)", m, strings.Join(SASLMechanisms, ", "))
 		}
@@ -135,7 +155,7 @@ func newSASLServer(cfg SASLConfig) (*saslServer, error) {
 			s.mechanisms = append(s.mechanisms, m)
 		}
 	}
-	if len(cfg.Users) == 0 {
+	if len(cfg.Users) == 0 && s.oauth == nil {
 		return nil, errors.New("broker: SASL enabled without users")
 	}
 	if cfg.MaxReauth < 0 || cfg.MaxReauth > 0 && cfg.MaxReauth < time.Millisecond {
@@ -158,6 +178,9 @@ func newSASLServer(cfg SASLConfig) (*saslServer, error) {
 	}
 	sort.Strings(users)
 	for _, m := range s.mechanisms {
+		if m == SASLOAuthBearer {
+			continue
+		}
 		for _, u := range users {
 			pass := cfg.Users[u]
 			if m == SASLPlain {
@@ -205,6 +228,9 @@ type saslConn struct {
 	expires    time.Time // end of the session; zero: never
 	lastReauth time.Time // start of the last re-authentication
 	badMech    string    // why saslReauthBadMech closes
+
+	oauthErr, oauthReason string    // OAUTHBEARER: the error sent, awaiting the client's %x01
+	tokenExp              time.Time // OAUTHBEARER: the token's expiry, which ends the session
 }
 
 // authFailure is a failed exchange: msg goes to the client (Kafka's text),
@@ -412,6 +438,8 @@ func (b *Broker) mechStep(st *saslConn, token []byte) (out []byte, done bool, er
 		out, done, err := st.scram.step(token)
 		st.user = st.scram.user
 		return out, done, err
+	case SASLOAuthBearer:
+		return b.oauthStep(st, token)
 	}
 	return nil, false, genericFailure(st.mech, "no mechanism chosen")
 }
@@ -457,13 +485,23 @@ func (b *Broker) saslComplete(req *protocol.Request, st *saslConn) *authFailure 
 	if b.sasl.lifetime > 0 {
 		st.expires = time.Now().Add(b.sasl.lifetime)
 	}
+	// A token's expiry ends the session too (Kafka's credential lifetime).
+	if !st.tokenExp.IsZero() && (st.expires.IsZero() || st.tokenExp.Before(st.expires)) {
+		st.expires = st.tokenExp
+	}
 	req.Conn.SetAuthenticated()
 	b.logRoutine(req, what, "mechanism", st.mech, "user", st.user, "session_lifetime", b.sasl.lifetime)
 	return nil
 }
 
-// sessionLifetimeMillis is session_lifetime_ms for a completed exchange.
-func (b *Broker) sessionLifetimeMillis() int64 { return b.sasl.lifetime.Milliseconds() }
+// sessionLifetimeMillis is session_lifetime_ms for a completed exchange:
+// until the session's end, 0 without one.
+func (b *Broker) sessionLifetimeMillis(st *saslConn) int64 {
+	if st.tokenExp.IsZero() || st.expires.IsZero() {
+		return b.sasl.lifetime.Milliseconds()
+	}
+	return max(time.Until(st.expires).Milliseconds(), 1)
+}
 
 // saslFailed is SaslAuthenticate's error answer; the connection closes
 // after it is written.

@@ -59,6 +59,9 @@ start_broker() {
 # The SCRAM tests (TestSCRAMAuth*) want a separate SASL listener.
 start_broker scram -sasl-users kgo:kgo-secret -sasl-mechanisms SCRAM-SHA-256
 export KGO_TEST_SCRAM_SEEDS="127.0.0.1:$port" KGO_TEST_SCRAM="kgo:kgo-secret"
+# TestOAuthAuth wants an OAUTHBEARER listener with unsecured JWTs.
+start_broker oauth -sasl-oauthbearer
+export KGO_TEST_OAUTH_SEEDS="127.0.0.1:$port"
 start_broker data
 
 export KGO_SEEDS="127.0.0.1:$port" KGO_TEST_RF=1 KGO_TEST_RECORDS="${KGO_TEST_RECORDS:-50000}" KGO_LOG_LEVEL=none

@@ -59,6 +59,12 @@ type conn struct {
 	lastActive atomic.Int64
 	// authed lifts Config.PreAuthMaxRequestBytes (ConnInfo.SetAuthenticated).
 	authed atomic.Bool
+	// mutedUntil is the unix-nano time before which the reader must not
+	// read (ConnInfo.Mute).
+	mutedUntil atomic.Int64
+	// mutedFor is the total time the reader has waited out mutes, for
+	// tests and stats.
+	mutedFor atomic.Int64
 
 	abortOnce sync.Once
 }
@@ -177,6 +183,9 @@ func (c *conn) readLoop() {
 	// a bare SASL token (Reply.SASLRaw).
 	rawNext := false
 	for {
+		if !c.waitMuted() {
+			return
+		}
 		// Idle: wait for the next frame's size, re-arming while the
 		// connection is busy (a long poll in flight, a recent write).
 		deadline := time.Now().Add(idle)
@@ -293,6 +302,7 @@ func (c *conn) readLoop() {
 			ClientID:      h.clientID,
 			Body:          body,
 			Conn:          c.info,
+			Size:          size,
 		}
 		reply := c.s.h.Serve(c.ctx, req)
 		rawNext = reply.SASLRaw
@@ -323,6 +333,42 @@ func (c *conn) readLoop() {
 			return
 		}
 	}
+}
+
+// waitMuted waits out a mute (ConnInfo.Mute) before the next read: the
+// socket is not read, so the client's further requests stay in its and the
+// kernel's buffers. It reports false if the connection or server closed
+// meanwhile.
+func (c *conn) waitMuted() bool {
+	until := c.mutedUntil.Load()
+	if until == 0 {
+		return true
+	}
+	d := time.Until(time.Unix(0, until))
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	start := time.Now()
+	select {
+	case <-t.C:
+	case <-c.ctx.Done():
+		return false
+	case <-c.s.closed:
+		return false
+	}
+	c.mutedFor.Add(int64(time.Since(start)))
+	c.lastActive.Store(time.Now().UnixNano())
+	return true
+}
+
+// MutedFor is how long the connection's reader has waited out mutes.
+func (ci *ConnInfo) MutedFor() time.Duration {
+	if ci.c == nil {
+		return 0
+	}
+	return time.Duration(ci.c.mutedFor.Load())
 }
 
 // wholeAlloc is the largest frame whose buffer is allocated whole once

@@ -41,6 +41,9 @@ type Request struct {
 	// 0, Body a SASLAuthenticateRequest holding the token and no header
 	// was read (CorrelationID 0).
 	Raw bool
+	// Size is the frame's length in bytes (after the size prefix), what
+	// Kafka's produce quota counts.
+	Size int32
 }
 
 // ConnInfo identifies the connection a request arrived on.
@@ -54,7 +57,10 @@ type ConnInfo struct {
 	// never touches it. Serve calls for one connection never overlap, so
 	// Serve may use it without locking.
 	Auth any
-	c    *conn
+	// Quota belongs to the Handler too (its per-connection quota cache),
+	// under the same rule as Auth.
+	Quota any
+	c     *conn
 
 	// Listener is the name of the listener (Config.ListenerName) the
 	// connection came in on; "" for a ConnInfo not made by a Server.
@@ -82,6 +88,23 @@ func (ci *ConnInfo) Draining() <-chan struct{} {
 		return nil
 	}
 	return ci.c.s.closed
+}
+
+// Mute stops the connection from being read for d from now (Kafka's
+// channel throttling after a quota violation, KIP-219): replies already
+// queued are still written, the next request is not read before the time
+// is up. Overlapping mutes extend to the latest end.
+func (ci *ConnInfo) Mute(d time.Duration) {
+	if ci.c == nil || d <= 0 {
+		return
+	}
+	until := time.Now().Add(d).UnixNano()
+	for {
+		old := ci.c.mutedUntil.Load()
+		if old >= until || ci.c.mutedUntil.CompareAndSwap(old, until) {
+			return
+		}
+	}
 }
 
 // Close closes the connection at once, dropping replies not yet written.

@@ -39,6 +39,9 @@ type settings struct {
 	cleaner                 cleanerSettings    // cleaner.go
 
 	groups groupSettings // groups.go
+
+	quotaWindowNum  int           // Kafka quota.window.num
+	quotaWindowSize time.Duration // Kafka quota.window.size.seconds
 }
 
 // errUsage marks errors already reported with the usage text.
@@ -67,6 +70,8 @@ func parseSettings(args []string, lookupEnv func(string) (string, bool), stderr 
 	fs.BoolVar(&s.autoCreate, "auto-create-topics", true, "create topics on first use (Kafka auto.create.topics.enable)")
 	fs.TextVar(&s.logLevel, "log-level", slog.LevelInfo, "log `level`: debug, info, warn or error")
 	fs.IntVar(&s.sendBuffer, "socket-send-buffer-bytes", 0, "TCP send buffer of each client connection (Kafka socket.send.buffer.bytes); 0: 256 KiB, -1: the OS's autotuning")
+	fs.IntVar(&s.quotaWindowNum, "quota-window-num", 11, "samples client quotas are measured over (Kafka quota.window.num)")
+	fs.DurationVar(&s.quotaWindowSize, "quota-window-size", time.Second, "length of one quota sample (Kafka quota.window.size.seconds)")
 	fs.DurationVar(&s.rebalanceDelay, "group-initial-rebalance-delay", 3*time.Second, "wait for more members before a new group's first rebalance (Kafka group.initial.rebalance.delay.ms)")
 	s.listeners.register(fs)
 	s.uplink.register(fs)
@@ -158,6 +163,7 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 		minikafka.WithLogger(log),
 		minikafka.WithGroupInitialRebalanceDelay(s.rebalanceDelay),
 		minikafka.WithSocketSendBufferBytes(s.sendBuffer),
+		minikafka.WithQuotaWindow(s.quotaWindowNum, s.quotaWindowSize),
 	}
 	if s.advertise != "" {
 		opts = append(opts, minikafka.WithAdvertisedAddr(s.advertise))

@@ -24,6 +24,12 @@ type securitySettings struct {
 	saslUsersFile                string
 	saslMechanisms               string
 	saslMaxReauth                time.Duration
+
+	oauth                          bool
+	oauthJWKS, oauthIssuer         string
+	oauthAudience, oauthScope      string
+	oauthSubClaim, oauthScopeClaim string
+	oauthClockSkew                 time.Duration
 }
 
 func (s *securitySettings) register(fs *flag.FlagSet) {
@@ -33,6 +39,14 @@ func (s *securitySettings) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.saslUsers, "sasl-users", "", "require SASL authentication as one of these `user:password,...` (prefer MINIKAFKA_SASL_USERS or -sasl-users-file: flags show in ps)")
 	fs.StringVar(&s.saslUsersFile, "sasl-users-file", "", "require SASL authentication as one of the users in this `file`: one user:password per line, # comments")
 	fs.StringVar(&s.saslMechanisms, "sasl-mechanisms", strings.Join(broker.SASLMechanisms, ","), "enabled SASL `mechanisms` (comma-separated)")
+	fs.BoolVar(&s.oauth, "sasl-oauthbearer", false, "enable SASL/OAUTHBEARER: unsecured JWTs (alg none, for development) unless -sasl-oauthbearer-jwks is given")
+	fs.StringVar(&s.oauthJWKS, "sasl-oauthbearer-jwks", "", "JWKS `file or URL` (Kafka sasl.oauthbearer.jwks.endpoint.url): OAUTHBEARER tokens must be signed by one of its keys (implies -sasl-oauthbearer)")
+	fs.StringVar(&s.oauthIssuer, "sasl-oauthbearer-issuer", "", "required token issuer (sasl.oauthbearer.expected.issuer)")
+	fs.StringVar(&s.oauthAudience, "sasl-oauthbearer-audience", "", "accepted token `audiences`, comma-separated (sasl.oauthbearer.expected.audience)")
+	fs.StringVar(&s.oauthScope, "sasl-oauthbearer-required-scope", "", "`scopes` every token must hold, comma-separated (unsecuredValidatorRequiredScope)")
+	fs.StringVar(&s.oauthSubClaim, "sasl-oauthbearer-sub-claim", "sub", "token claim naming the principal (sasl.oauthbearer.sub.claim.name)")
+	fs.StringVar(&s.oauthScopeClaim, "sasl-oauthbearer-scope-claim", "scope", "token claim holding the scopes (sasl.oauthbearer.scope.claim.name)")
+	fs.DurationVar(&s.oauthClockSkew, "sasl-oauthbearer-clock-skew", 0, "allowed clock difference for token times; 0: Kafka's default (0 unsecured, 30s signed)")
 	fs.DurationVar(&s.saslMaxReauth, "sasl-max-reauth", 0, "SASL session lifetime (Kafka connections.max.reauth.ms): clients must re-authenticate within it (KIP-368) or their connection is closed; 0: sessions never end")
 }
 
@@ -46,6 +60,9 @@ func (s *securitySettings) check() []string {
 		bad = append(bad, "-tls-client-ca needs -tls-cert and -tls-key")
 	}
 	for _, m := range splitList(s.saslMechanisms) {
+		if strings.ToUpper(m) == broker.SASLOAuthBearer && (s.oauth || s.oauthJWKS != "") {
+			continue
+		}
 		if !slices.Contains(broker.SASLMechanisms, strings.ToUpper(m)) {
 			bad = append(bad, fmt.Sprintf("-sasl-mechanisms: unknown mechanism %q (want %s)", m, strings.Join(broker.SASLMechanisms, ", ")))
 		}
@@ -99,10 +116,22 @@ func (s *securitySettings) options() ([]minikafka.Option, error) {
 			users[u] = p
 		}
 	}
+	oauthOn := s.oauth || s.oauthJWKS != ""
+	if oauthOn {
+		oc := minikafka.OAuthBearerConfig{Issuer: s.oauthIssuer, Audiences: splitList(s.oauthAudience),
+			RequiredScopes: splitList(s.oauthScope), PrincipalClaim: s.oauthSubClaim, ScopeClaim: s.oauthScopeClaim,
+			ClockSkew: s.oauthClockSkew}
+		if strings.HasPrefix(s.oauthJWKS, "http://") || strings.HasPrefix(s.oauthJWKS, "https://") || strings.HasPrefix(s.oauthJWKS, "file:") {
+			oc.JWKSURL = s.oauthJWKS
+		} else {
+			oc.JWKSFile = s.oauthJWKS
+		}
+		opts = append(opts, minikafka.WithSASLOAuthBearer(oc), minikafka.WithSASLMaxReauth(s.saslMaxReauth))
+	}
 	if len(users) > 0 {
 		opts = append(opts, minikafka.WithSASL(users, splitList(s.saslMechanisms)...),
 			minikafka.WithSASLMaxReauth(s.saslMaxReauth))
-	} else if s.saslMaxReauth > 0 {
+	} else if s.saslMaxReauth > 0 && !oauthOn {
 		return nil, errors.New("-sasl-max-reauth needs SASL users (-sasl-users or -sasl-users-file)")
 	}
 	return opts, nil

@@ -1,0 +1,54 @@
+// Package quota holds minikafka's client quotas: the configured quotas by
+// entity (user, client ID, their defaults, IP), the precedence that picks
+// the quota a connection is held to, the windowed rates and token buckets
+// that measure use against it, and the file that keeps the quotas.
+//
+// # Model
+//
+// An Entity is a set of at most one name per entity type ("user",
+// "client-id", "ip"); a nil name is the type's default. A Set maps entities
+// to their quota values (Kafka's keys: producer_byte_rate,
+// consumer_byte_rate, request_percentage, controller_mutation_rate,
+// connection_creation_rate). A Set is immutable: an alter builds a new one.
+//
+// Resolve picks, for a (user, client ID) pair and one key, the first entity
+// that has the key in Kafka's order (ClientQuotaManager):
+//
+//  1. user=<user>,    client-id=<client>
+//  2. user=<user>,    client-id=<default>
+//  3. user=<user>
+//  4. user=<default>, client-id=<client>
+//  5. user=<default>, client-id=<default>
+//  6. user=<default>
+//  7. client-id=<client>
+//  8. client-id=<default>
+//
+// and the tags of the sensor that measures use against it, which decide who
+// shares the quota: a quota set for a user alone (3, 6) is shared by all of
+// that user's clients; every other level is per (user, client ID) for the
+// user levels and per client ID for the client-only ones, as Kafka's
+// DefaultQuotaCallback tags its metrics.
+//
+// # Measuring
+//
+// Rate is Kafka's SampledStat Rate: Samples windows of Window each; the rate
+// is the sum of the samples not older than Samples×Window divided by the
+// time since the oldest sample began, counted as at least (Samples-1)
+// windows. After recording, a rate above the bound gives a throttle time of
+// (rate-bound)/bound × window-size (ClientQuotaManager.throttleTime).
+// Bucket is Kafka's TokenBucket for controller_mutation_rate: a burst of
+// rate × Samples × Window tokens that refills at rate per second.
+//
+// # File format
+//
+// The quotas live in one file (DataDir/client_quotas), rewritten whole with
+// vfs.WriteFileAtomic on every change:
+//
+//	magic "MKQUOTA\n" (8 bytes) | version u8 (1) | length u32 | crc32c u32 | payload
+//
+// Integers are big-endian; the CRC (Castagnoli) covers the payload, a JSON
+// array of {"entity":[{"type":..,"name":..|null}],"values":{key:value}}
+// objects. Decode checks magic, version, length and CRC, then that every
+// entity and value would pass AlterClientQuotas' validation; anything else
+// is an error naming what is wrong, and the broker refuses to start on it.
+package quota
