@@ -101,11 +101,12 @@ type Config struct {
 // Broker is a single-node Kafka broker: the API table, topics, partition
 // logs and producer state. It implements protocol.Handler.
 type Broker struct {
-	cfg   Config
-	fs    vfs.FS
-	log   *slog.Logger
-	now   func() time.Time
-	files *logstore.FileCache
+	metadataChanges atomic.Int64 // topic creations, deletions and partition additions (55_describe_quorum.go)
+	cfg             Config
+	fs              vfs.FS
+	log             *slog.Logger
+	now             func() time.Time
+	files           *logstore.FileCache
 
 	clusterID string
 	advHost   atomic.Pointer[string]

@@ -338,6 +338,7 @@ func (b *Broker) writeTopicMeta(t *topic, nparts int32, configs map[string]strin
 // createTopic creates and registers a topic; the caller holds adminMu and
 // has validated everything.
 func (b *Broker) createTopic(name string, nparts int32, configs map[string]string, cfg *topicConfig) (*topic, error) {
+	b.metadataChanges.Add(1) // DescribeQuorum's high watermark
 	id, err := newTopicID()
 	if err != nil {
 		return nil, err
@@ -379,6 +380,7 @@ func (b *Broker) createTopic(name string, nparts int32, configs map[string]strin
 
 // deleteTopic removes a topic; the caller holds adminMu.
 func (b *Broker) deleteTopic(t *topic) error {
+	b.metadataChanges.Add(1) // DescribeQuorum's high watermark
 	tt := b.topics.Load().clone()
 	delete(tt.byName, t.name)
 	delete(tt.byID, t.id)
@@ -408,6 +410,7 @@ func (b *Broker) deleteTopic(t *topic) error {
 
 // addPartitions grows t to n partitions; the caller holds adminMu.
 func (b *Broker) addPartitions(t *topic, n int32) error {
+	b.metadataChanges.Add(1) // DescribeQuorum's high watermark
 	old := t.partitions()
 	ps := append([]*partition(nil), old...)
 	for i := int32(len(old)); i < n; i++ {

@@ -1,0 +1,148 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// ElectLeaders, partition reassignments and DescribeQuorum through kadm
+// and raw kmsg requests over TCP, at every version offered: the honest
+// answers of a one-node cluster, and Kafka's errors for what cannot be.
+func TestSingleNodeAdminKeys(t *testing.T) {
+	b := newTestBroker(t)
+	addr := listen(t, b)
+	adm := newAdmin(t, addr)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	createTopic(t, b, "t", 2)
+
+	t.Run("elect-leaders", func(t *testing.T) {
+		for _, how := range []kadm.ElectLeadersHow{kadm.ElectPreferredReplica, kadm.ElectLiveReplica} {
+			res, err := adm.ElectLeaders(ctx, how, kadm.TopicsSet{"t": {0: {}, 1: {}}, "missing": {0: {}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for p := range int32(2) {
+				if err := res["t"][p].Err; !errors.Is(err, kerr.ElectionNotNeeded) {
+					t.Fatalf("how %v partition %d: %v, want ELECTION_NOT_NEEDED", how, p, err)
+				}
+			}
+			if err := res["missing"][0].Err; !errors.Is(err, kerr.UnknownTopicOrPartition) {
+				t.Fatalf("unknown topic: %v", err)
+			}
+		}
+		for v := int16(0); v <= 2; v++ {
+			r := kmsg.NewPtrElectLeadersRequest()
+			r.Version, r.ElectionType, r.Topics = v, 0, nil // every partition
+			resp := serve(t, b, r).(*kmsg.ElectLeadersResponse)
+			if resp.ErrorCode != 0 || len(resp.Topics) != 0 {
+				t.Fatalf("v%d all partitions: code %d, %d topics; want nothing elected, nothing failed", v, resp.ErrorCode, len(resp.Topics))
+			}
+		}
+		r := kmsg.NewPtrElectLeadersRequest()
+		r.Version, r.ElectionType = 2, 7
+		if c := serve(t, b, r).(*kmsg.ElectLeadersResponse).ErrorCode; c != kerr.InvalidRequest.Code {
+			t.Fatalf("election type 7: code %d, want INVALID_REQUEST", c)
+		}
+	})
+
+	t.Run("reassignments", func(t *testing.T) {
+		var req kadm.AlterPartitionAssignmentsReq
+		req.Assign("t", 0, []int32{1})    // this node: done at once
+		req.Assign("t", 1, []int32{1, 2}) // a broker that does not exist
+		req.CancelAssign("missing", 0)    // unknown partition
+		res, err := adm.AlterPartitionAssignments(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := res["t"][0].Err; err != nil {
+			t.Fatalf("reassigning to this node: %v", err)
+		}
+		if err := res["t"][1].Err; !errors.Is(err, kerr.InvalidReplicaAssignment) {
+			t.Fatalf("reassigning to broker 2: %v, want INVALID_REPLICA_ASSIGNMENT", err)
+		}
+		if err := res["missing"][0].Err; !errors.Is(err, kerr.UnknownTopicOrPartition) {
+			t.Fatalf("unknown partition: %v", err)
+		}
+		for _, tc := range []struct {
+			name     string
+			version  int16
+			replicas []int32
+			allowRF  bool
+			want     error
+		}{
+			{"cancel", 0, nil, false, kerr.NoReassignmentInProgress},
+			{"empty", 0, []int32{}, false, kerr.InvalidReplicaAssignment},
+			{"duplicate", 1, []int32{1, 1}, true, kerr.InvalidReplicaAssignment},
+			{"rf change refused", 1, []int32{1, 2}, false, kerr.InvalidReplicationFactor},
+			{"same", 1, []int32{1}, false, nil},
+		} {
+			r := kmsg.NewPtrAlterPartitionAssignmentsRequest()
+			r.Version, r.AllowReplicationFactorChange = tc.version, tc.allowRF
+			rt := kmsg.NewAlterPartitionAssignmentsRequestTopic()
+			rt.Topic = "t"
+			rp := kmsg.NewAlterPartitionAssignmentsRequestTopicPartition()
+			rp.Partition, rp.Replicas = 0, tc.replicas
+			rt.Partitions = append(rt.Partitions, rp)
+			r.Topics = append(r.Topics, rt)
+			got := kerr.ErrorForCode(serve(t, b, r).(*kmsg.AlterPartitionAssignmentsResponse).Topics[0].Partitions[0].ErrorCode)
+			if !errors.Is(got, tc.want) && !(got == nil && tc.want == nil) {
+				t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+			}
+		}
+		list, err := adm.ListPartitionReassignments(ctx, nil)
+		if err != nil || len(list) != 0 {
+			t.Fatalf("list: %v, %v; want none in progress", list, err)
+		}
+	})
+
+	t.Run("describe-quorum", func(t *testing.T) {
+		before := int64(-1)
+		for v := int16(0); v <= 2; v++ {
+			r := kmsg.NewPtrDescribeQuorumRequest()
+			r.Version = v
+			rt := kmsg.NewDescribeQuorumRequestTopic()
+			rt.Topic = "__cluster_metadata"
+			rt.Partitions = []kmsg.DescribeQuorumRequestTopicPartition{kmsg.NewDescribeQuorumRequestTopicPartition()}
+			other := kmsg.NewDescribeQuorumRequestTopic()
+			other.Topic = "t"
+			other.Partitions = []kmsg.DescribeQuorumRequestTopicPartition{kmsg.NewDescribeQuorumRequestTopicPartition()}
+			r.Topics = []kmsg.DescribeQuorumRequestTopic{rt, other}
+			kr, err := newClient(t, addr).Request(ctx, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp := kr.(*kmsg.DescribeQuorumResponse)
+			p := resp.Topics[0].Partitions[0]
+			if resp.ErrorCode != 0 || p.ErrorCode != 0 || p.LeaderID != 1 || len(p.CurrentVoters) != 1 || p.CurrentVoters[0].ReplicaID != 1 || len(p.Observers) != 0 {
+				t.Fatalf("v%d: %+v", v, resp)
+			}
+			if p.HighWatermark < before || p.CurrentVoters[0].LogEndOffset != p.HighWatermark {
+				t.Fatalf("v%d: high watermark %d after %d, voter at %d", v, p.HighWatermark, before, p.CurrentVoters[0].LogEndOffset)
+			}
+			before = p.HighWatermark
+			if c := resp.Topics[1].Partitions[0].ErrorCode; c != kerr.UnknownTopicOrPartition.Code {
+				t.Fatalf("v%d: a quorum for topic t: code %d", v, c)
+			}
+			if v >= 2 && (len(resp.Nodes) != 1 || resp.Nodes[0].NodeID != 1 || len(resp.Nodes[0].Listeners) != 1 || resp.Nodes[0].Listeners[0].Port == 0) {
+				t.Fatalf("v2 nodes: %+v", resp.Nodes)
+			}
+		}
+		// A topic change moves the quorum's high watermark.
+		createTopic(t, b, "u", 1)
+		r := kmsg.NewPtrDescribeQuorumRequest()
+		rt := kmsg.NewDescribeQuorumRequestTopic()
+		rt.Topic = "__cluster_metadata"
+		rt.Partitions = []kmsg.DescribeQuorumRequestTopicPartition{kmsg.NewDescribeQuorumRequestTopicPartition()}
+		r.Topics = []kmsg.DescribeQuorumRequestTopic{rt}
+		if hw := serve(t, b, r).(*kmsg.DescribeQuorumResponse).Topics[0].Partitions[0].HighWatermark; hw <= before {
+			t.Fatalf("high watermark %d after a topic creation, was %d", hw, before)
+		}
+	})
+}
