@@ -53,13 +53,14 @@ func init() {
 		{24, 0, 3, (*Broker).handleAddPartitionsToTxn}, // v4+ is broker-to-broker
 		{25, 0, 4, (*Broker).handleAddOffsetsToTxn},
 		{26, 0, 5, (*Broker).handleEndTxn},
-		{28, 0, 6, (*Broker).handleTxnOffsetCommit}, // v6: topic ids
-		{29, 0, 3, (*Broker).handleDescribeAcls},    // no authorizer: SECURITY_DISABLED, as Kafka
-		{30, 0, 3, (*Broker).handleCreateAcls},      //
-		{31, 0, 3, (*Broker).handleDeleteAcls},      //
-		{32, 0, 4, (*Broker).handleDescribeConfigs}, //
-		{33, 0, 2, (*Broker).handleAlterConfigs},    //
-		{35, 1, 4, (*Broker).handleDescribeLogDirs}, // v0 dropped in Kafka 4; v5 (cordoning) not in 4.1
+		{28, 0, 6, (*Broker).handleTxnOffsetCommit},     // v6: topic ids
+		{29, 0, 3, (*Broker).handleDescribeAcls},        // no authorizer: SECURITY_DISABLED, as Kafka
+		{30, 0, 3, (*Broker).handleCreateAcls},          //
+		{31, 0, 3, (*Broker).handleDeleteAcls},          //
+		{32, 0, 4, (*Broker).handleDescribeConfigs},     //
+		{33, 0, 2, (*Broker).handleAlterConfigs},        //
+		{34, 1, 2, (*Broker).handleAlterReplicaLogDirs}, // v0 dropped in Kafka 4
+		{35, 1, 4, (*Broker).handleDescribeLogDirs},     // v0 dropped in Kafka 4; v5 (cordoning) not in 4.1
 		{36, 0, 2, (*Broker).handleSaslAuthenticate},
 		{37, 0, 3, (*Broker).handleCreatePartitions}, //
 		{42, 0, 2, (*Broker).handleDeleteGroups},
@@ -79,6 +80,7 @@ func init() {
 		{66, 0, 2, (*Broker).handleListTransactions},
 		{68, 0, 1, (*Broker).handleConsumerGroupHeartbeat},
 		{69, 0, 1, (*Broker).handleConsumerGroupDescribe},
+		{74, 0, 1, (*Broker).handleListConfigResources},
 		{76, 1, 1, (*Broker).handleShareGroupHeartbeat}, // v0 was KIP-932's early access
 		{77, 1, 1, (*Broker).handleShareGroupDescribe},
 		{78, 1, 2, (*Broker).handleShareFetch},

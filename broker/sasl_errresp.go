@@ -21,6 +21,23 @@ func errorResponse(req kmsg.Request, code int16) kmsg.Response {
 	resp := req.ResponseKind()
 	resp.SetVersion(req.GetVersion())
 	fillError(reflect.ValueOf(resp).Elem(), reflect.ValueOf(req).Elem(), code)
+	if r, ok := req.(*kmsg.AlterReplicaLogDirsRequest); ok {
+		// The one response whose items are a level down in the request
+		// (topics inside dirs).
+		ar := resp.(*kmsg.AlterReplicaLogDirsResponse)
+		for _, d := range r.Dirs {
+			for _, dt := range d.Topics {
+				st := kmsg.NewAlterReplicaLogDirsResponseTopic()
+				st.Topic = dt.Topic
+				for _, p := range dt.Partitions {
+					sp := kmsg.NewAlterReplicaLogDirsResponseTopicPartition()
+					sp.Partition, sp.ErrorCode = p, code
+					st.Partitions = append(st.Partitions, sp)
+				}
+				ar.Topics = append(ar.Topics, st)
+			}
+		}
+	}
 	return resp
 }
 

@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -145,4 +146,80 @@ func TestSingleNodeAdminKeys(t *testing.T) {
 			t.Fatalf("high watermark %d after a topic creation, was %d", hw, before)
 		}
 	})
+}
+
+// ListConfigResources lists topics, the broker and groups by type, and
+// AlterReplicaLogDirs accepts only the data dir, at every version offered.
+func TestListConfigResourcesAndLogDirs(t *testing.T) {
+	b := newTestBroker(t)
+	addr := listen(t, b)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	createTopic(t, b, "a", 1)
+	createTopic(t, b, "b", 2)
+	cl := newClient(t, addr)
+	// A group with a commit, so ListGroups knows it.
+	commit := kmsg.NewPtrOffsetCommitRequest()
+	commit.Version, commit.Group, commit.Generation = 8, "g1", -1
+	ct := kmsg.NewOffsetCommitRequestTopic()
+	ct.Topic = "a"
+	cp := kmsg.NewOffsetCommitRequestTopicPartition()
+	ct.Partitions = append(ct.Partitions, cp)
+	commit.Topics = append(commit.Topics, ct)
+	serve(t, b, commit)
+
+	list := func(v int16, types ...int8) *kmsg.ListConfigResourcesResponse {
+		r := kmsg.NewPtrListConfigResourcesRequest()
+		r.Version, r.ResourceTypes = v, types
+		if v == 1 { // through kgo over TCP (it sends the newest, v1)
+			kr, err := cl.Request(ctx, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return kr.(*kmsg.ListConfigResourcesResponse)
+		}
+		return serve(t, b, r).(*kmsg.ListConfigResourcesResponse)
+	}
+	names := func(resp *kmsg.ListConfigResourcesResponse, typ int8) []string {
+		var out []string
+		for _, cr := range resp.ConfigResources {
+			if cr.Type == typ {
+				out = append(out, cr.Name)
+			}
+		}
+		return out
+	}
+	if got := list(0); got.ErrorCode != 0 || len(got.ConfigResources) != 0 {
+		t.Fatalf("v0 (client metrics): %+v, want none", got)
+	}
+	all := list(1)
+	if fmt.Sprint(names(all, 2)) != "[a b]" || fmt.Sprint(names(all, 4)) != "[1]" || fmt.Sprint(names(all, 32)) != "[g1]" {
+		t.Fatalf("v1 default types: topics %v brokers %v groups %v", names(all, 2), names(all, 4), names(all, 32))
+	}
+	if got := list(1, 2); len(got.ConfigResources) != 2 {
+		t.Fatalf("topics only: %+v", got.ConfigResources)
+	}
+	if got := list(1, 99); got.ErrorCode != kerr.InvalidRequest.Code {
+		t.Fatalf("type 99: code %d, want INVALID_REQUEST", got.ErrorCode)
+	}
+
+	for v := int16(1); v <= 2; v++ {
+		r := kmsg.NewPtrAlterReplicaLogDirsRequest()
+		r.Version = v
+		for _, dir := range []string{b.cfg.DataDir, "/elsewhere"} {
+			d := kmsg.NewAlterReplicaLogDirsRequestDir()
+			d.Dir = dir
+			dt := kmsg.NewAlterReplicaLogDirsRequestDirTopic()
+			dt.Topic, dt.Partitions = "b", []int32{1, 5}
+			d.Topics = append(d.Topics, dt)
+			r.Dirs = append(r.Dirs, d)
+		}
+		ps := serve(t, b, r).(*kmsg.AlterReplicaLogDirsResponse).Topics[0].Partitions
+		want := []int16{0, kerr.ReplicaNotAvailable.Code, kerr.LogDirNotFound.Code, kerr.LogDirNotFound.Code}
+		for i, p := range ps {
+			if p.ErrorCode != want[i] {
+				t.Fatalf("v%d result %d (partition %d): code %d, want %d", v, i, p.Partition, p.ErrorCode, want[i])
+			}
+		}
+	}
 }
