@@ -22,7 +22,7 @@ import (
 	"github.com/minikafka/minikafka/protocol"
 )
 
-const metadataTopic = "__cluster_metadata"
+const clusterMetadataTopic = "__cluster_metadata"
 
 func (b *Broker) handleDescribeQuorum(_ context.Context, req *protocol.Request) protocol.Reply {
 	r := req.Body.(*kmsg.DescribeQuorumRequest)
@@ -36,9 +36,9 @@ func (b *Broker) handleDescribeQuorum(_ context.Context, req *protocol.Request) 
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewDescribeQuorumResponseTopicPartition()
 			sp.Partition = rp.Partition
-			if rt.Topic != metadataTopic || rp.Partition != 0 {
+			if rt.Topic != clusterMetadataTopic || rp.Partition != 0 {
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-				sp.ErrorMessage = kmsg.StringPtr("only " + metadataTopic + "-0 has a quorum")
+				sp.ErrorMessage = kmsg.StringPtr("only " + clusterMetadataTopic + "-0 has a quorum")
 				b.logBad(req, "describe quorum: not the metadata partition", "topic", rt.Topic, "partition", rp.Partition)
 				st.Partitions = append(st.Partitions, sp)
 				continue

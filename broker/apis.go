@@ -81,6 +81,7 @@ func init() {
 		{68, 0, 1, (*Broker).handleConsumerGroupHeartbeat},
 		{69, 0, 1, (*Broker).handleConsumerGroupDescribe},
 		{74, 0, 1, (*Broker).handleListConfigResources},
+		{75, 0, 0, (*Broker).handleDescribeTopicPartitions},
 		{76, 1, 1, (*Broker).handleShareGroupHeartbeat}, // v0 was KIP-932's early access
 		{77, 1, 1, (*Broker).handleShareGroupDescribe},
 		{78, 1, 2, (*Broker).handleShareFetch},

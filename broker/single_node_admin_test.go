@@ -223,3 +223,66 @@ func TestListConfigResourcesAndLogDirs(t *testing.T) {
 		}
 	}
 }
+
+// DescribeTopicPartitions pages through partitions with its cursor as the
+// Java admin client does, over TCP.
+func TestDescribeTopicPartitionsPaging(t *testing.T) {
+	b := newTestBroker(t)
+	cl := newClient(t, listen(t, b))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	createTopic(t, b, "a", 3)
+	createTopic(t, b, "b", 2)
+	createTopic(t, b, "c", 1)
+	page := func(topics []string, limit int32, cursor *kmsg.DescribeTopicPartitionsRequestCursor) *kmsg.DescribeTopicPartitionsResponse {
+		r := kmsg.NewPtrDescribeTopicPartitionsRequest()
+		for _, n := range topics {
+			r.Topics = append(r.Topics, kmsg.DescribeTopicPartitionsRequestTopic{Topic: n})
+		}
+		r.ResponsePartitionLimit, r.Cursor = limit, cursor
+		kr, err := cl.Request(ctx, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return kr.(*kmsg.DescribeTopicPartitionsResponse)
+	}
+	// All topics, two partitions a page: every partition once, in order.
+	var got []string
+	var cursor *kmsg.DescribeTopicPartitionsRequestCursor
+	for pages := 0; ; pages++ {
+		if pages > 5 {
+			t.Fatal("paging does not end")
+		}
+		resp := page(nil, 2, cursor)
+		n := 0
+		for _, st := range resp.Topics {
+			for _, p := range st.Partitions {
+				if p.LeaderID != 1 || len(p.ISR) != 1 || st.TopicID == [16]byte{} {
+					t.Fatalf("%s-%d: %+v", *st.Topic, p.Partition, p)
+				}
+				got = append(got, fmt.Sprintf("%s-%d", *st.Topic, p.Partition))
+				n++
+			}
+		}
+		if n > 2 {
+			t.Fatalf("a page of limit 2 held %d partitions", n)
+		}
+		if resp.NextCursor == nil {
+			break
+		}
+		cursor = &kmsg.DescribeTopicPartitionsRequestCursor{Topic: resp.NextCursor.Topic, Partition: resp.NextCursor.Partition}
+	}
+	if fmt.Sprint(got) != "[a-0 a-1 a-2 b-0 b-1 c-0]" {
+		t.Fatalf("paged through %v", got)
+	}
+	// Named topics, one unknown.
+	resp := page([]string{"c", "nope"}, 0, nil)
+	if len(resp.Topics) != 2 || *resp.Topics[0].Topic != "c" || resp.Topics[1].ErrorCode != kerr.UnknownTopicOrPartition.Code || resp.NextCursor != nil {
+		t.Fatalf("named topics: %+v", resp.Topics)
+	}
+	// A cursor on a topic that was not asked for.
+	resp = page([]string{"a"}, 0, &kmsg.DescribeTopicPartitionsRequestCursor{Topic: "b"})
+	if resp.Topics[0].ErrorCode != kerr.InvalidRequest.Code {
+		t.Fatalf("cursor outside the topics: %+v", resp.Topics)
+	}
+}
