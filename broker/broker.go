@@ -132,6 +132,9 @@ type Broker struct {
 	hookMu    sync.Mutex
 	onDeleted []func(name string, id [16]byte)
 
+	faults faultSet       // faults.go
+	reqlog requestLogHook // reqlog.go
+
 	closing   chan struct{}
 	closeOnce sync.Once
 	closeErr  error
@@ -426,6 +429,13 @@ func (b *Broker) topicDeleted(name string, id [16]byte) {
 // Serve dispatches one request through the API table. It implements
 // protocol.Handler.
 func (b *Broker) Serve(ctx context.Context, req *protocol.Request) protocol.Reply {
+	if r := b.reqlog.ring.Load(); r != nil {
+		return b.serveLogged(ctx, req, r)
+	}
+	return b.serve(ctx, req)
+}
+
+func (b *Broker) serve(ctx context.Context, req *protocol.Request) protocol.Reply {
 	if reply, ok := b.saslGate(ctx, req); !ok {
 		return reply
 	}
@@ -444,6 +454,9 @@ func (b *Broker) Serve(ctx context.Context, req *protocol.Request) protocol.Repl
 	case <-b.closing:
 		return protocol.Reply{Err: errors.New("broker closed")}
 	default:
+	}
+	if fs := b.faults.list.Load(); fs != nil {
+		return b.serveFaults(ctx, req, a, *fs)
 	}
 	return a.fn(b, ctx, req)
 }
