@@ -27,6 +27,9 @@ func kerrName(code int16) string {
 	if code == 0 {
 		return "NONE"
 	}
+	if n, ok := renamed[code]; ok {
+		return n
+	}
 	err := kerr.ErrorForCode(code)
 	if ke, ok := err.(*kerr.Error); ok && ke.Code == code {
 		return ke.Message
@@ -42,11 +45,17 @@ func KafkaErrorCode(name string) (int16, bool) {
 			return code, true
 		}
 	}
+	if name == "NOT_LEADER_FOR_PARTITION" { // the name before Kafka 2.6
+		return 6, true
+	}
 	return 0, false
 }
 
 // KafkaErrorName is the Kafka name of an error code, "" when unknown.
 func KafkaErrorName(code int16) string { return kerrName(code) }
+
+// renamed holds Kafka's current names where kerr keeps an older one.
+var renamed = map[int16]string{6: "NOT_LEADER_OR_FOLLOWER"}
 
 var (
 	fetchSessionErrs = map[int16]bool{70: true, 71: true} // FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH
