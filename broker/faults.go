@@ -268,6 +268,11 @@ func (b *Broker) Fault(id uint64) (FaultInfo, bool) {
 // take reports whether ft matches req and fires (counted).
 func (ft *fault) take(b *Broker, req *protocol.Request) bool {
 	f := &ft.f
+	if req.Conn == nil || !req.Conn.FromNetwork() {
+		// The embedding program's own requests (the control API's
+		// inspection and seeding) are not a client under test.
+		return false
+	}
 	if len(f.Keys) > 0 && !slices.Contains(f.Keys, req.Key) {
 		return false
 	}
