@@ -425,3 +425,79 @@ func TestFaultBadFaults(t *testing.T) {
 }
 
 var kerrNotLeader = kerr.NotLeaderForPartition
+
+// A consumer fetching a paused partition retries through
+// NOT_LEADER_OR_FOLLOWER and reads everything once it resumes.
+func TestFaultPausedFetchResumes(t *testing.T) {
+	b := minikafkatest.New(t, minikafka.WithTopic("t", 1))
+	produceN(t, minikafkatest.Client(t, b), "t", 0, 5)
+	id, err := b.PausePartition("t", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cons := minikafkatest.Client(t, b, kgo.ConsumeTopics("t"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.RetryBackoffFn(func(int) time.Duration { return 10 * time.Millisecond }))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	got := make(chan int, 1)
+	go func() {
+		n := 0
+		for n < 5 && ctx.Err() == nil {
+			n += cons.PollFetches(ctx).NumRecords()
+		}
+		got <- n
+	}()
+	for {
+		fi := b.Faults()
+		if len(fi) == 1 && fi[0].Fired >= 2 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the consumer never hit the paused partition")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := b.RemoveFault(id); err != nil {
+		t.Fatal(err)
+	}
+	if n := <-got; n != 5 {
+		t.Fatalf("consumed %d after resume, want 5", n)
+	}
+}
+
+// A swallowed answer never comes (the client's own deadline ends the
+// wait); version-range and client-ID matching pick their requests only.
+func TestFaultSwallowAndMatching(t *testing.T) {
+	b := minikafkatest.New(t)
+	cl := minikafkatest.Client(t, b, kgo.ClientID("victim"))
+	other := minikafkatest.Client(t, b, kgo.ClientID("bystander"))
+	if _, err := kmsg.NewPtrListGroupsRequest().RequestWith(context.Background(), cl); err != nil {
+		t.Fatal(err) // versions negotiated before the fault
+	}
+	id, err := b.AddFault(minikafka.Fault{Keys: []int16{16}, ClientID: "victim", HasVersions: true, MinVersion: 0, MaxVersion: 5, Swallow: true, Times: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kmsg.NewPtrListGroupsRequest().RequestWith(context.Background(), other); err != nil {
+		t.Fatalf("bystander: %v", err)
+	}
+	wantFired(t, b, id, 0)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	_, err = kmsg.NewPtrListGroupsRequest().RequestWith(ctx, cl)
+	cancel()
+	if err == nil {
+		t.Fatal("a swallowed request was answered")
+	}
+	wantFired(t, b, id, 1)
+	if _, err := kmsg.NewPtrListGroupsRequest().RequestWith(context.Background(), cl); err != nil {
+		t.Fatalf("after the swallow: %v", err)
+	}
+	id2, err := b.AddFault(minikafka.Fault{Keys: []int16{16}, HasVersions: true, MinVersion: 99, MaxVersion: 99, ErrorCode: 31})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kmsg.NewPtrListGroupsRequest().RequestWith(context.Background(), cl); err != nil {
+		t.Fatal(err)
+	}
+	wantFired(t, b, id2, 0)
+}
