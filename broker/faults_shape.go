@@ -72,6 +72,14 @@ func faultResponse(req kmsg.Request, code int16) kmsg.Response {
 			setTop(resp, code)
 			return resp
 		}
+		mirrorTopics(reflect.ValueOf(req).Elem(), reflect.ValueOf(resp).Elem(), code)
+		out := resp.(*kmsg.FetchResponse)
+		for i := range out.Topics {
+			for j := range out.Topics[i].Partitions {
+				out.Topics[i].Partitions[j].HighWatermark = -1 // Kafka's INVALID_HIGH_WATERMARK on an error
+			}
+		}
+		return resp
 	case *kmsg.MetadataRequest:
 		// Metadata has no top-level code: every named topic carries it.
 		out := resp.(*kmsg.MetadataResponse)
