@@ -111,6 +111,9 @@ func Start(ctx context.Context, opts ...Option) (_ *Broker, err error) {
 	if b.admin, err = listenAdmin(c.admin, b); err != nil {
 		return nil, err
 	}
+	if b.admin != nil {
+		b.brk.EnableRequestLog(defaultRequestLog) // faults.go
+	}
 	return b, nil
 }
 

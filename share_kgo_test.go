@@ -41,7 +41,7 @@ func setShareConfigs(t *testing.T, cl *kgo.Client, group string, kvs ...string) 
 	}
 }
 
-func produceN(t *testing.T, cl *kgo.Client, topic string, parts, perPart int) {
+func producePerPartition(t *testing.T, cl *kgo.Client, topic string, parts, perPart int) {
 	t.Helper()
 	var rs []*kgo.Record
 	for p := range parts {
@@ -117,7 +117,7 @@ func TestShareGroupKgoThreeConsumers(t *testing.T) {
 	const topic, group, parts, per = "share3", "g3", 6, 200
 	createTopic(t, admin, topic, parts)
 	setShareConfigs(t, admin, group, "share.auto.offset.reset", "earliest")
-	produceN(t, admin, topic, parts, per)
+	producePerPartition(t, admin, topic, parts, per)
 
 	var mu sync.Mutex
 	seen := map[po]int{}
@@ -222,7 +222,7 @@ func TestShareGroupKgoKilledConsumerRedelivery(t *testing.T) {
 	const topic, group = "sharekill", "gk"
 	createTopic(t, admin, topic, 1)
 	setShareConfigs(t, admin, group, "share.auto.offset.reset", "earliest", "share.record.lock.duration.ms", "1000")
-	produceN(t, admin, topic, 1, 20)
+	producePerPartition(t, admin, topic, 1, 20)
 
 	kd := &killDialer{}
 	victim := minikafkatest.Client(t, b, kgo.ConsumeTopics(topic), kgo.ShareGroup(group), kgo.Dialer(kd.dial))
@@ -267,7 +267,7 @@ func TestShareGroupKgoReleaseReject(t *testing.T) {
 	const topic, group = "sharerel", "gr"
 	createTopic(t, admin, topic, 1)
 	setShareConfigs(t, admin, group, "share.auto.offset.reset", "earliest", "share.delivery.count.limit", "3")
-	produceN(t, admin, topic, 1, 10)
+	producePerPartition(t, admin, topic, 1, 10)
 
 	cl := minikafkatest.Client(t, b, kgo.ConsumeTopics(topic), kgo.ShareGroup(group))
 	// Round 1: reject offsets 0-4, release 5-9.
@@ -317,7 +317,7 @@ func TestShareGroupKgoBrokerCrash(t *testing.T) {
 	const topic, group, parts, per = "sharecrash", "gc", 3, 40
 	createTopic(t, admin, topic, parts)
 	setShareConfigs(t, admin, group, "share.auto.offset.reset", "earliest")
-	produceN(t, admin, topic, parts, per)
+	producePerPartition(t, admin, topic, parts, per)
 
 	kd := &killDialer{}
 	cl1 := minikafkatest.Client(t, c.Broker, kgo.ConsumeTopics(topic), kgo.ShareGroup(group), kgo.Dialer(kd.dial))

@@ -146,6 +146,9 @@ type Broker struct {
 	hookMu    sync.Mutex
 	onDeleted []func(name string, id [16]byte)
 
+	faults faultSet       // faults.go
+	reqlog requestLogHook // reqlog.go
+
 	closing   chan struct{}
 	closeOnce sync.Once
 	closeErr  error
@@ -446,6 +449,13 @@ func (b *Broker) topicDeleted(name string, id [16]byte) {
 // Serve dispatches one request through the API table. It implements
 // protocol.Handler.
 func (b *Broker) Serve(ctx context.Context, req *protocol.Request) protocol.Reply {
+	if r := b.reqlog.ring.Load(); r != nil {
+		return b.serveLogged(ctx, req, r)
+	}
+	return b.serve(ctx, req)
+}
+
+func (b *Broker) serve(ctx context.Context, req *protocol.Request) protocol.Reply {
 	if reply, ok := b.saslGate(ctx, req); !ok {
 		return reply
 	}
@@ -465,6 +475,16 @@ func (b *Broker) Serve(ctx context.Context, req *protocol.Request) protocol.Repl
 		return protocol.Reply{Err: errors.New("broker closed")}
 	default:
 	}
+	if fs := b.faults.list.Load(); fs != nil {
+		return b.serveFaults(ctx, req, a, *fs)
+	}
+	return b.dispatch(ctx, req, a)
+}
+
+// dispatch runs a's handler, through the client quotas when any is set
+// (quotas.go). Faults that pass a request on call it too, so an injected
+// delay or callback does not bypass the quotas.
+func (b *Broker) dispatch(ctx context.Context, req *protocol.Request, a *api) protocol.Reply {
 	if b.quotas.on.Load() && req.Conn != nil && req.Conn.FromNetwork() {
 		return b.serveQuota(ctx, req, a)
 	}

@@ -13,7 +13,7 @@ cd "$(dirname "$0")"
 # Debian's python3 packages land in /usr/bin/python3's dist-packages; the tests
 # run that interpreter, not whatever python3 is first on PATH.
 # chromium: the console's browser tests (internal/console/browser_test.go).
-debs=(kcat python3-confluent-kafka python3-kafka python3-snappy python3-lz4 python3-zstandard nodejs npm chromium)
+debs=(kcat python3-confluent-kafka python3-kafka python3-pytest python3-snappy python3-lz4 python3-zstandard nodejs npm chromium)
 missing=()
 for p in "${debs[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
@@ -45,7 +45,7 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
 fi
 
 kcat -V >/dev/null
-/usr/bin/python3 -c 'import confluent_kafka, kafka, snappy, lz4, zstandard'
+/usr/bin/python3 -c 'import confluent_kafka, kafka, snappy, lz4, zstandard, pytest'
 node -e "require('kafkajs'); require('kafkajs-snappy'); require('kafkajs-lz4'); require('@mongodb-js/zstd')"
 chromium --version >/dev/null
 echo "compat_test/install.sh: kcat, python3-confluent-kafka, python3-kafka, kafkajs, chromium ready"

@@ -18,4 +18,10 @@
 // models power loss; its Crash method cuts the data back to what was
 // fsynced and restarts the broker on the same port, for tests of what
 // acknowledged writes survive.
+//
+// NewWithDisk puts the data dir behind a Disk whose switches fail every
+// fsync, fill the disk or slow fsyncs, for tests of KAFKA_STORAGE_ERROR.
+// Request faults (errors, delays, drops, holds, callbacks) and broker
+// down/up are methods of the *minikafka.Broker New returns: AddFault,
+// PausePartition, CoordinatorUnavailable, Throttle, SetRTT, Down, Up.
 package minikafkatest

@@ -235,8 +235,9 @@ type Server struct {
 	// budget is cfg.Budget or this Server's own.
 	budget *Budget
 
-	nextID  atomic.Uint64
-	closing atomic.Bool
+	nextID   atomic.Uint64
+	closing  atomic.Bool
+	refusing atomic.Bool // refuse.go
 
 	mu      sync.Mutex
 	conns   map[*conn]struct{}
@@ -340,6 +341,13 @@ func isTemporary(err error) bool {
 }
 
 func (s *Server) startConn(nc net.Conn) {
+	if s.refusing.Load() {
+		if tc, ok := nc.(*net.TCPConn); ok {
+			_ = tc.SetLinger(0) // a reset, as close to a refused connect as a bound port gets
+		}
+		nc.Close()
+		return
+	}
 	c := newConn(s, nc)
 	s.mu.Lock()
 	if s.closing.Load() {

@@ -229,6 +229,9 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 		where = "in " + d + "; durability " + s.durability
 	}
 	fmt.Fprintf(stdout, "minikafka %s; data %s\n", describeListeners(b, s.listeners.used()), where)
+	if a := b.AdminAddr(); a != nil {
+		fmt.Fprintf(stdout, "minikafka control API at http://%s/v1/\n", a) // tests read the bound port here
+	}
 	if started != nil {
 		started <- b
 	}
