@@ -74,6 +74,7 @@ func init() {
 		{50, 0, 0, (*Broker).handleDescribeUserScramCredentials},
 		{51, 0, 0, (*Broker).handleAlterUserScramCredentials},
 		{55, 0, 2, (*Broker).handleDescribeQuorum},
+		{57, 0, 2, (*Broker).handleUpdateFeatures},
 		{60, 0, 2, (*Broker).handleDescribeCluster},
 		{61, 0, 0, (*Broker).handleDescribeProducers},
 		{65, 0, 0, (*Broker).handleDescribeTransactions},

@@ -125,20 +125,6 @@ func batchesEnd(data []byte) int64 {
 	return end
 }
 
-// addShareFeature advertises share.version as Kafka 4.2 does with share
-// groups enabled: supported 0–1, finalized at 1 (KIP-932 GA).
-func addShareFeature(resp *kmsg.ApiVersionsResponse) {
-	sf := kmsg.NewApiVersionsResponseSupportedFeature()
-	sf.Name, sf.MinVersion, sf.MaxVersion = "share.version", 0, 1
-	resp.SupportedFeatures = append(resp.SupportedFeatures, sf)
-	ff := kmsg.NewApiVersionsResponseFinalizedFeature()
-	ff.Name, ff.MinVersionLevel, ff.MaxVersionLevel = "share.version", 1, 1
-	resp.FinalizedFeatures = append(resp.FinalizedFeatures, ff)
-	if resp.FinalizedFeaturesEpoch < 0 {
-		resp.FinalizedFeaturesEpoch = 1
-	}
-}
-
 // shareGroupOffsetCommit answers an OffsetCommit to a share group's ID:
 // GROUP_ID_NOT_FOUND on every partition, as Kafka.
 func shareGroupOffsetCommit(r *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {

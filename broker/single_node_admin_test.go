@@ -286,3 +286,43 @@ func TestDescribeTopicPartitionsPaging(t *testing.T) {
 		t.Fatalf("cursor outside the topics: %+v", resp.Topics)
 	}
 }
+
+// ApiVersions v3+ lists the features; UpdateFeatures accepts a no-op and
+// refuses a change or an unknown feature with INVALID_UPDATE_VERSION.
+func TestFeatures(t *testing.T) {
+	b := newTestBroker(t)
+	av := kmsg.NewPtrApiVersionsRequest()
+	av.Version, av.ClientSoftwareName, av.ClientSoftwareVersion = 4, "t", "1"
+	resp := serve(t, b, av).(*kmsg.ApiVersionsResponse)
+	fin := map[string]int16{}
+	for _, f := range resp.FinalizedFeatures {
+		fin[f.Name] = f.MaxVersionLevel
+	}
+	if fin["group.version"] != 1 || fin["share.version"] != 1 || resp.FinalizedFeaturesEpoch != 1 {
+		t.Fatalf("finalized %v epoch %d", fin, resp.FinalizedFeaturesEpoch)
+	}
+	if _, ok := fin["transaction.version"]; ok {
+		t.Fatal("transaction.version finalized, but TV2 is not implemented")
+	}
+	for v := int16(0); v <= 2; v++ {
+		r := kmsg.NewPtrUpdateFeaturesRequest()
+		r.Version = v
+		for _, u := range []struct {
+			name  string
+			level int16
+		}{{"group.version", 1}, {"group.version", 0}, {"no.such.feature", 1}} {
+			fu := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
+			fu.Feature, fu.MaxVersionLevel = u.name, u.level
+			r.FeatureUpdates = append(r.FeatureUpdates, fu)
+		}
+		got := serve(t, b, r).(*kmsg.UpdateFeaturesResponse)
+		if v < 2 {
+			codes := []int16{got.Results[0].ErrorCode, got.Results[1].ErrorCode, got.Results[2].ErrorCode}
+			if codes[0] != 0 || codes[1] != kerr.InvalidUpdateVersion.Code || codes[2] != kerr.InvalidUpdateVersion.Code {
+				t.Fatalf("v%d: codes %v", v, codes)
+			}
+		} else if got.ErrorCode != kerr.InvalidUpdateVersion.Code || got.ErrorMessage == nil {
+			t.Fatalf("v2: code %d", got.ErrorCode)
+		}
+	}
+}
