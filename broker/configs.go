@@ -313,6 +313,10 @@ type brokerConfig struct {
 	doc    string
 }
 
+// interBrokerProtocolVersion is the Kafka release whose API versions this
+// broker matches (see apis.go).
+const interBrokerProtocolVersion = "4.1-IV1"
+
 // brokerConfigs lists the broker-level settings, static (from Config) or
 // Kafka defaults the broker behaves by.
 func (b *Broker) brokerConfigs() []brokerConfig {
@@ -334,6 +338,9 @@ func (b *Broker) brokerConfigs() []brokerConfig {
 		{"connections.max.idle.ms", "600000", cfgTypeLong, srcDefault, ""},
 		{"default.replication.factor", "1", cfgTypeInt, srcDefault, "single node"},
 		{"delete.topic.enable", "true", cfgTypeBoolean, srcDefault, ""},
+		// Kafka 4 dropped it for metadata.version, but consoles such as
+		// kafka-ui still read it to decide which features to offer.
+		{"inter.broker.protocol.version", interBrokerProtocolVersion, cfgTypeString, srcDefault, "the Kafka version whose protocol this broker speaks"},
 		{"group.initial.rebalance.delay.ms", strconv.FormatInt(b.cfg.GroupInitialRebalanceDelay.Milliseconds(), 10), cfgTypeInt, srcStaticBroker, ""},
 		{"log.cleanup.policy", "delete", cfgTypeList, srcDefault, ""},
 		{"log.dirs", b.cfg.DataDir, cfgTypeString, srcStaticBroker, "data directory"},

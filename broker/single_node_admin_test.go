@@ -326,3 +326,19 @@ func TestFeatures(t *testing.T) {
 		}
 	}
 }
+
+// Broker configs include inter.broker.protocol.version (web consoles read
+// it) with documentation when asked.
+func TestBrokerConfigInterBrokerProtocolVersion(t *testing.T) {
+	b := newTestBroker(t)
+	r := kmsg.NewPtrDescribeConfigsRequest()
+	r.Version, r.IncludeDocumentation = 4, true
+	res := kmsg.NewDescribeConfigsRequestResource()
+	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeBroker, "1"
+	res.ConfigNames = []string{"inter.broker.protocol.version"}
+	r.Resources = append(r.Resources, res)
+	got := serve(t, b, r).(*kmsg.DescribeConfigsResponse).Resources[0]
+	if got.ErrorCode != 0 || len(got.Configs) != 1 || got.Configs[0].Value == nil || *got.Configs[0].Value != interBrokerProtocolVersion || got.Configs[0].Documentation == nil {
+		t.Fatalf("%+v", got)
+	}
+}
