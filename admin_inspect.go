@@ -1,0 +1,142 @@
+package minikafka
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/minikafka/minikafka/broker"
+)
+
+// Inspection and waits over the control API (docs/control-api.md):
+// the Go methods of inspect.go as JSON.
+
+func init() {
+	adminRoutes = append(adminRoutes,
+		adminRoute{"GET /v1/topics/{topic}/partitions/{partition}", adminPartition},
+		adminRoute{"GET /v1/groups/{group}", adminGroup},
+		adminRoute{"GET /v1/groups/{group}/lag/{topic}", adminGroupLag},
+		adminRoute{"POST /v1/wait/high-watermark", adminWaitHighWatermark},
+	)
+}
+
+func pathPartition(r *http.Request) (int32, error) {
+	p, err := strconv.ParseInt(r.PathValue("partition"), 10, 32)
+	if err != nil || p < 0 {
+		return 0, badRequest("partition %q: want a non-negative integer", r.PathValue("partition"))
+	}
+	return int32(p), nil
+}
+
+type partitionJSON struct {
+	Topic         string `json:"topic"`
+	Partition     int32  `json:"partition"`
+	LogStart      int64  `json:"log_start_offset"`
+	HighWatermark int64  `json:"high_watermark"`
+	LastStable    int64  `json:"last_stable_offset"`
+}
+
+func adminPartition(b *Broker, r *http.Request) (any, error) {
+	p, err := pathPartition(r)
+	if err != nil {
+		return nil, err
+	}
+	topic := r.PathValue("topic")
+	po, err := b.PartitionOffsets(topic, p)
+	if errors.Is(err, broker.ErrUnknownPartition) {
+		return nil, notFound("unknown topic or partition %s/%d", topic, p)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return partitionJSON{topic, p, po.LogStart, po.HighWatermark, po.LastStable}, nil
+}
+
+type offsetJSON struct {
+	Topic       string `json:"topic"`
+	Partition   int32  `json:"partition"`
+	Offset      int64  `json:"offset"`
+	LeaderEpoch int32  `json:"leader_epoch"`
+	Metadata    string `json:"metadata"`
+	CommitMs    int64  `json:"commit_ms"`
+}
+
+type groupJSON struct {
+	Group   string       `json:"group"`
+	Known   bool         `json:"in_memory"` // false: only committed offsets (after a restart, say)
+	Type    string       `json:"type,omitempty"`
+	State   string       `json:"state,omitempty"`
+	Epoch   int32        `json:"epoch"`
+	Members int          `json:"members"`
+	Pending int          `json:"pending"`
+	Offsets []offsetJSON `json:"offsets"`
+}
+
+func adminGroup(b *Broker, r *http.Request) (any, error) {
+	name := r.PathValue("group")
+	g, ok := b.GroupState(name)
+	offs := b.GroupOffsets(name)
+	if !ok && len(offs) == 0 {
+		return nil, notFound("unknown group %q", name)
+	}
+	out := groupJSON{Group: name, Known: ok, Type: g.Type, State: g.State, Epoch: g.Epoch, Members: g.Members, Pending: g.Pending, Offsets: []offsetJSON{}}
+	for _, o := range offs {
+		out.Offsets = append(out.Offsets, offsetJSON{o.Topic, o.Partition, o.Offset, o.LeaderEpoch, o.Metadata, o.CommitMs})
+	}
+	return out, nil
+}
+
+type lagJSON struct {
+	Partition     int32 `json:"partition"`
+	Committed     int64 `json:"committed"`
+	HighWatermark int64 `json:"high_watermark"`
+	Lag           int64 `json:"lag"`
+}
+
+func adminGroupLag(b *Broker, r *http.Request) (any, error) {
+	topic := r.PathValue("topic")
+	lags, err := b.GroupLag(r.PathValue("group"), topic)
+	if errors.Is(err, broker.ErrUnknownPartition) {
+		return nil, notFound("unknown topic %q", topic)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := struct {
+		Topic      string    `json:"topic"`
+		Total      int64     `json:"total_lag"`
+		Partitions []lagJSON `json:"partitions"`
+	}{Topic: topic, Partitions: []lagJSON{}}
+	for _, l := range lags {
+		out.Total += l.Lag
+		out.Partitions = append(out.Partitions, lagJSON{l.Partition, l.Committed, l.HighWatermark, l.Lag})
+	}
+	return out, nil
+}
+
+// maxAdminWait bounds a wait's timeout so a forgotten request does not
+// hold a connection for ever.
+const maxAdminWait = 10 * time.Minute
+
+func adminWaitHighWatermark(b *Broker, r *http.Request) (any, error) {
+	var in struct {
+		Topic     string `json:"topic"`
+		Partition int32  `json:"partition"`
+		Offset    int64  `json:"offset"`
+		TimeoutMs int64  `json:"timeout_ms"`
+	}
+	if err := decodeBody(r, &in); err != nil {
+		return nil, err
+	}
+	if in.Topic == "" || in.Partition < 0 || in.TimeoutMs <= 0 || time.Duration(in.TimeoutMs)*time.Millisecond > maxAdminWait {
+		return nil, badRequest("want topic, partition >= 0 and 0 < timeout_ms <= %d", maxAdminWait.Milliseconds())
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), time.Duration(in.TimeoutMs)*time.Millisecond)
+	defer cancel()
+	if err := b.WaitHighWatermark(ctx, in.Topic, in.Partition, in.Offset); err != nil {
+		return nil, &adminError{http.StatusRequestTimeout, err.Error()}
+	}
+	return map[string]bool{"ok": true}, nil
+}

@@ -1,0 +1,134 @@
+package minikafka
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/minikafka/minikafka/broker"
+)
+
+// Inspection without a Kafka client: what a test checks after its clients
+// ran (offsets, committed positions, group state, lag), and waits for such
+// a condition. See broker/inspect.go for the views themselves.
+
+// PartitionOffsets reports a partition's log start, high watermark and
+// last stable offset.
+func (b *Broker) PartitionOffsets(topic string, partition int32) (broker.PartitionOffsets, error) {
+	return b.brk.PartitionOffsets(topic, partition)
+}
+
+// GroupOffsets lists a group's committed offsets.
+func (b *Broker) GroupOffsets(group string) []broker.CommittedOffset {
+	return b.brk.GroupOffsets(group)
+}
+
+// GroupState reports a group's state and member count; false for a group
+// the broker does not hold in memory.
+func (b *Broker) GroupState(group string) (broker.GroupState, bool) {
+	return b.brk.GroupState(group)
+}
+
+// PartitionLag is a group's lag on one partition: high watermark minus
+// committed offset (the whole log when nothing is committed).
+type PartitionLag struct {
+	Topic                         string
+	Partition                     int32
+	Committed, HighWatermark, Lag int64
+}
+
+// GroupLag reports the group's lag on every partition of topic.
+func (b *Broker) GroupLag(group, topic string) ([]PartitionLag, error) {
+	n, ok := b.brk.PartitionCount(topic)
+	if !ok {
+		return nil, fmt.Errorf("topic %q: %w", topic, broker.ErrUnknownPartition)
+	}
+	committed := map[int32]int64{}
+	for _, c := range b.brk.GroupOffsets(group) {
+		if c.Topic == topic {
+			committed[c.Partition] = c.Offset
+		}
+	}
+	out := make([]PartitionLag, 0, n)
+	for p := int32(0); p < n; p++ {
+		po, err := b.brk.PartitionOffsets(topic, p)
+		if err != nil {
+			return nil, err
+		}
+		c, ok := committed[p]
+		if !ok {
+			c = po.LogStart
+		}
+		out = append(out, PartitionLag{Topic: topic, Partition: p, Committed: c, HighWatermark: po.HighWatermark, Lag: max(po.HighWatermark-c, 0)})
+	}
+	return out, nil
+}
+
+// waitPoll is how often a wait re-checks its condition: reads of in-memory
+// state only, so 1 ms costs nothing and keeps a wait within ~1 ms of the
+// condition (no hook on the produce path).
+const waitPoll = time.Millisecond
+
+// waitFor returns nil once cond holds, or an error naming what was awaited
+// and the last state seen when ctx ends.
+func waitFor(ctx context.Context, what string, cond func() (bool, string)) error {
+	t := time.NewTicker(waitPoll)
+	defer t.Stop()
+	for {
+		ok, last := cond()
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s: %w (last seen: %s)", what, ctx.Err(), last)
+		case <-t.C:
+		}
+	}
+}
+
+// WaitTopic returns once topic exists.
+func (b *Broker) WaitTopic(ctx context.Context, topic string) error {
+	return waitFor(ctx, "topic "+topic, func() (bool, string) {
+		return b.brk.TopicExists(topic), "absent"
+	})
+}
+
+// WaitHighWatermark returns once the partition's high watermark reaches
+// offset.
+func (b *Broker) WaitHighWatermark(ctx context.Context, topic string, partition int32, offset int64) error {
+	return waitFor(ctx, fmt.Sprintf("%s/%d high watermark %d", topic, partition, offset), func() (bool, string) {
+		po, err := b.brk.PartitionOffsets(topic, partition)
+		if err != nil {
+			return false, err.Error()
+		}
+		return po.HighWatermark >= offset, fmt.Sprintf("high watermark %d", po.HighWatermark)
+	})
+}
+
+// WaitGroupStable returns once the group is Stable with members members.
+func (b *Broker) WaitGroupStable(ctx context.Context, group string, members int) error {
+	return waitFor(ctx, fmt.Sprintf("group %s stable with %d members", group, members), func() (bool, string) {
+		g, ok := b.brk.GroupState(group)
+		if !ok {
+			return false, "unknown group"
+		}
+		return g.State == "Stable" && g.Members == members, fmt.Sprintf("%s with %d members", g.State, g.Members)
+	})
+}
+
+// WaitLagZero returns once the group has committed the high watermark of
+// every partition of topic.
+func (b *Broker) WaitLagZero(ctx context.Context, group, topic string) error {
+	return waitFor(ctx, fmt.Sprintf("group %s lag 0 on %s", group, topic), func() (bool, string) {
+		lags, err := b.GroupLag(group, topic)
+		if err != nil {
+			return false, err.Error()
+		}
+		var total int64
+		for _, l := range lags {
+			total += l.Lag
+		}
+		return total == 0, fmt.Sprintf("lag %d", total)
+	})
+}
