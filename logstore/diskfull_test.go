@@ -187,3 +187,37 @@ func TestWriteEIOStaysSticky(t *testing.T) {
 		t.Fatalf("append after EIO: %v, want the sticky error", err)
 	}
 }
+
+// A log start that DeleteRecords could not save on a full disk is saved
+// by Close once there is space: the reopened log starts there.
+func TestDiskFullLogStartSavedOnClose(t *testing.T) {
+	disk := &diskFull{}
+	mem := vfs.NewMem()
+	opts := Options{FS: vfs.NewFaultFS(mem, disk), Dir: "/p", Config: DefaultConfig()}
+	opts.Config.SegmentBytes = 2048
+	l, _, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 40; i++ {
+		if _, err := l.Append(batch(t, 5, epoch.UnixMilli(), "x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	disk.full.Store(true)
+	if _, err := l.DeleteRecords(103); err != nil {
+		t.Fatal(err)
+	}
+	disk.full.Store(false)
+	if err := l.Close(); err != nil {
+		t.Fatalf("close once there is space: %v", err)
+	}
+	l2, _, err := Open(Options{FS: mem, Dir: "/p", Config: opts.Config})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l2.Close()
+	if got := l2.LogStartOffset(); got != 103 {
+		t.Fatalf("reopened log starts at %d, want the 103 DeleteRecords set", got)
+	}
+}
