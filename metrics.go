@@ -172,6 +172,7 @@ func (m *metrics) writeTo(w io.Writer) {
 	}
 
 	m.writeQuotas(&p)
+	m.writeClientMetrics(&p)
 
 	stats := m.brk.ForwardStats()
 	if stats == nil {

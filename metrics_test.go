@@ -32,7 +32,7 @@ func scrape(t *testing.T, addr string) map[string]float64 {
 	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain; version=0.0.4") {
 		t.Fatalf("status %d, content type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
-	sampleRE := regexp.MustCompile(`^([a-z_]+)(\{[a-z_]+="(?:[^"\\]|\\.)*"(?:,[a-z_]+="(?:[^"\\]|\\.)*")*\})? (\S+)$`)
+	sampleRE := regexp.MustCompile(`^([a-z_]+)(\{[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\]|\\.)*"(?:,[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\]|\\.)*")*\})? (\S+)$`)
 	typed := map[string]bool{}
 	out := map[string]float64{}
 	sc := bufio.NewScanner(resp.Body)

@@ -242,6 +242,8 @@ func (st *starting) openBroker(c *config, s settings) error {
 		PassCompressedRecords:      c.validation.passthrough,
 		QuotaWindowSamples:         c.quotaWindow.samples,
 		QuotaWindowSize:            c.quotaWindow.size,
+		ClientMetrics:              c.clientMetrics.prefixes,
+		ClientMetricsInterval:      c.clientMetrics.interval,
 		CleanerBackoff:             c.cleaner.backoff,
 		CleanerDedupeBufferSize:    c.cleaner.dedupeBytes,
 

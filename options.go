@@ -57,6 +57,7 @@ type config struct {
 	validation     validation     // options_validation.go
 	cleaner        cleanerConfig  // options_cleaner.go
 	quotaWindow    quotaWindow    // options_quota.go
+	clientMetrics  clientMetrics  // options_telemetry.go
 
 	// The group coordinator settings (options_groups.go).
 	groups groupsConfig
@@ -77,6 +78,7 @@ func defaultConfig() config {
 		partitions:     1,
 		autoCreate:     true,
 		rebalanceDelay: 3 * time.Second, // Kafka's group.initial.rebalance.delay.ms
+		clientMetrics:  clientMetrics{prefixes: []string{"*"}, interval: 30 * time.Second},
 	}
 }
 

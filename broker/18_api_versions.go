@@ -39,6 +39,9 @@ func (b *Broker) handleApiVersions(_ context.Context, req *protocol.Request) pro
 	if r != nil && req.Version >= 3 && (!softwareNameRE.MatchString(r.ClientSoftwareName) || !softwareNameRE.MatchString(r.ClientSoftwareVersion)) {
 		resp.ErrorCode = kerr.InvalidRequest.Code
 		b.logBad(req, "invalid client software name or version", "name", r.ClientSoftwareName, "version", r.ClientSoftwareVersion)
+	} else if r != nil && req.Version >= 3 && req.Conn != nil {
+		// Kept for the client metrics (KIP-714) it later pushes.
+		req.Conn.ClientSoftwareName, req.Conn.ClientSoftwareVersion = r.ClientSoftwareName, r.ClientSoftwareVersion
 	}
 	// Kafka lists the keys even alongside INVALID_REQUEST.
 	resp.ApiKeys = make([]kmsg.ApiVersionsResponseApiKey, 0, len(apis))

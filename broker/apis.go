@@ -81,6 +81,8 @@ func init() {
 		{66, 0, 2, (*Broker).handleListTransactions},
 		{68, 0, 1, (*Broker).handleConsumerGroupHeartbeat},
 		{69, 0, 1, (*Broker).handleConsumerGroupDescribe},
+		{71, 0, 0, (*Broker).handleGetTelemetrySubscriptions},
+		{72, 0, 0, (*Broker).handlePushTelemetry},
 		{74, 0, 1, (*Broker).handleListConfigResources},
 		{75, 0, 0, (*Broker).handleDescribeTopicPartitions},
 		{76, 1, 1, (*Broker).handleShareGroupHeartbeat}, // v0 was KIP-932's early access

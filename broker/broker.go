@@ -32,6 +32,7 @@ import (
 	"github.com/minikafka/minikafka/broker/internal/groups"
 	"github.com/minikafka/minikafka/broker/internal/quota"
 	"github.com/minikafka/minikafka/broker/internal/share"
+	"github.com/minikafka/minikafka/broker/internal/telemetry"
 	"github.com/minikafka/minikafka/internal/vfs"
 	"github.com/minikafka/minikafka/logstore"
 	"github.com/minikafka/minikafka/protocol"
@@ -96,6 +97,14 @@ type Config struct {
 	// windowed rate client quotas are measured with (quotas.go).
 	QuotaWindowSamples int
 	QuotaWindowSize    time.Duration
+	// ClientMetrics is the subscription every client is given for its
+	// KIP-714 metrics (71_get_telemetry_subscriptions.go): metric name
+	// prefixes, "*" for all; nil or empty asks for none. Interval is the
+	// push interval (default 30 s), TelemetryMaxBytes Kafka's
+	// telemetry.max.bytes (default 1 MiB).
+	ClientMetrics         []string
+	ClientMetricsInterval time.Duration
+	TelemetryMaxBytes     int32
 }
 
 // Broker is a single-node Kafka broker: the API table, topics, partition
@@ -142,6 +151,8 @@ type Broker struct {
 	// throttled answers.
 	quotas         *quotaManager
 	quotaThrottles atomic.Uint64
+	// telemetry holds the client metrics clients push (KIP-714).
+	telemetry *telemetry.Registry
 
 	hookMu    sync.Mutex
 	onDeleted []func(name string, id [16]byte)
@@ -259,6 +270,7 @@ func (b *Broker) openStorage() (err error) {
 			groupErr = fmt.Errorf("broker: starting group coordinator: %w", groupErr)
 		}
 	}()
+	b.telemetry = telemetry.New(telemetry.Config{Metrics: b.cfg.ClientMetrics, Interval: b.cfg.ClientMetricsInterval, MaxBytes: b.cfg.TelemetryMaxBytes})
 	b.producers, err = openProducerIDs(b.fs, path.Join(b.cfg.DataDir, "producer_ids"))
 	if err == nil {
 		b.scram, err = openScramStore(b)

@@ -65,6 +65,11 @@ type ConnInfo struct {
 	// Listener is the name of the listener (Config.ListenerName) the
 	// connection came in on; "" for a ConnInfo not made by a Server.
 	Listener string
+
+	// ClientSoftwareName and ClientSoftwareVersion are what the client
+	// said of itself in ApiVersions v3+; the Handler sets them, under
+	// the rule for Auth.
+	ClientSoftwareName, ClientSoftwareVersion string
 }
 
 // FromNetwork reports whether the request came over a Server's connection

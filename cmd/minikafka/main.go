@@ -42,6 +42,9 @@ type settings struct {
 
 	quotaWindowNum  int           // Kafka quota.window.num
 	quotaWindowSize time.Duration // Kafka quota.window.size.seconds
+
+	clientMetrics         string        // KIP-714 subscription: prefixes, "*" all, "" none
+	clientMetricsInterval time.Duration // its push interval
 }
 
 // errUsage marks errors already reported with the usage text.
@@ -72,6 +75,8 @@ func parseSettings(args []string, lookupEnv func(string) (string, bool), stderr 
 	fs.IntVar(&s.sendBuffer, "socket-send-buffer-bytes", 0, "TCP send buffer of each client connection (Kafka socket.send.buffer.bytes); 0: 256 KiB, -1: the OS's autotuning")
 	fs.IntVar(&s.quotaWindowNum, "quota-window-num", 11, "samples client quotas are measured over (Kafka quota.window.num)")
 	fs.DurationVar(&s.quotaWindowSize, "quota-window-size", time.Second, "length of one quota sample (Kafka quota.window.size.seconds)")
+	fs.StringVar(&s.clientMetrics, "client-metrics", "*", "comma-separated metric name prefixes every client is asked to push (KIP-714), shown on /metrics; * for all, empty for none")
+	fs.DurationVar(&s.clientMetricsInterval, "client-metrics-interval", 30*time.Second, "push interval given to clients for their metrics")
 	fs.DurationVar(&s.rebalanceDelay, "group-initial-rebalance-delay", 3*time.Second, "wait for more members before a new group's first rebalance (Kafka group.initial.rebalance.delay.ms)")
 	s.listeners.register(fs)
 	s.uplink.register(fs)
@@ -164,6 +169,7 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 		minikafka.WithGroupInitialRebalanceDelay(s.rebalanceDelay),
 		minikafka.WithSocketSendBufferBytes(s.sendBuffer),
 		minikafka.WithQuotaWindow(s.quotaWindowNum, s.quotaWindowSize),
+		minikafka.WithClientMetrics(s.clientMetricsInterval, splitList(s.clientMetrics)...),
 	}
 	if s.advertise != "" {
 		opts = append(opts, minikafka.WithAdvertisedAddr(s.advertise))
