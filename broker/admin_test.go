@@ -222,8 +222,13 @@ func TestMetadata(t *testing.T) {
 	if got[0].ErrorCode != 0 || got[0].TopicID != id || len(got[0].Partitions) != 3 || got[0].Partitions[2].Leader != 1 {
 		t.Fatalf("t: %+v", got[0])
 	}
-	if got[1].ErrorCode != 0 || len(got[1].Partitions) != 2 || !b.TopicExists("auto") {
+	// As Kafka: the creating request is told LEADER_NOT_AVAILABLE with no
+	// partitions; the next request sees them.
+	if got[1].ErrorCode != kerr.LeaderNotAvailable.Code || len(got[1].Partitions) != 0 || deref(got[1].Topic) != "auto" || !b.TopicExists("auto") {
 		t.Fatalf("auto-create: %+v", got[1])
+	}
+	if again := serve(t, b, req).(*kmsg.MetadataResponse).Topics[1]; again.ErrorCode != 0 || len(again.Partitions) != 2 || again.TopicID == ([16]byte{}) {
+		t.Fatalf("auto-created topic on the next request: %+v", again)
 	}
 	if got[2].ErrorCode != kerr.InvalidTopicException.Code || b.TopicExists("bad name") {
 		t.Fatalf("invalid name: %v", kerr.ErrorForCode(got[2].ErrorCode))
@@ -309,8 +314,11 @@ func TestInternalTopic(t *testing.T) {
 	mt := kmsg.NewMetadataRequestTopic()
 	mt.Topic = kmsg.StringPtr(offsetsTopic)
 	mreq.Topics = append(mreq.Topics, mt)
-	if r := serve(t, b2, mreq).(*kmsg.MetadataResponse); r.Topics[0].ErrorCode != 0 || !r.Topics[0].IsInternal || len(r.Topics[0].Partitions) != 1 {
+	if r := serve(t, b2, mreq).(*kmsg.MetadataResponse); r.Topics[0].ErrorCode != kerr.LeaderNotAvailable.Code || !r.Topics[0].IsInternal {
 		t.Fatalf("metadata auto-create of %s: %+v", offsetsTopic, r.Topics[0])
+	}
+	if r := serve(t, b2, mreq).(*kmsg.MetadataResponse); r.Topics[0].ErrorCode != 0 || !r.Topics[0].IsInternal || len(r.Topics[0].Partitions) != 1 {
+		t.Fatalf("metadata of auto-created %s: %+v", offsetsTopic, r.Topics[0])
 	}
 
 	// Named in CreateTopics: it exists, with Kafka's settings, never the
