@@ -199,6 +199,15 @@ func (m *metrics) writeTo(w io.Writer) {
 			p.sample(f.name, []string{"topic", s.Topic, "partition", strconv.Itoa(int(s.Partition)), "upstream_topic", s.UpstreamTopic}, f.val(s))
 		}
 	}
+	p.family("minikafka_forward_spool_encrypted", "gauge", "1 when a forwarded partition's spool is encrypted at rest (AES-256-GCM; key_id names the current key), else 0.")
+	for i := range stats {
+		s := &stats[i]
+		on := 0.0
+		if s.Encryption != "" {
+			on = 1
+		}
+		p.sample("minikafka_forward_spool_encrypted", []string{"topic", s.Topic, "partition", strconv.Itoa(int(s.Partition)), "key_id", s.KeyID}, on)
+	}
 	p.family("minikafka_forward_state", "gauge", "1 for the forwarder's current state (starting, idle, shipping, retrying, stopped).")
 	for i := range stats {
 		s := &stats[i]

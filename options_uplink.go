@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/minikafka/minikafka/broker"
+	"github.com/minikafka/minikafka/spool"
 )
 
 // uplinkConfig collects the upstream options; forwarding is on when
@@ -20,6 +21,9 @@ type uplinkConfig struct {
 	forward    []string
 	spoolMax   int64
 	clientOpts []kgo.Opt
+	// spoolKey seals new spool segments; spoolOldKeys open older ones.
+	spoolKey     []byte
+	spoolOldKeys [][]byte
 }
 
 // WithUpstream names the upstream Kafka cluster that forwarded topics are
@@ -72,6 +76,9 @@ func WithUpstreamClientOpts(opts ...kgo.Opt) Option {
 // build returns the broker's uplink config, nil when forwarding is off.
 func (u *uplinkConfig) build() (*broker.UplinkConfig, error) {
 	if len(u.forward) == 0 && len(u.brokers) == 0 {
+		if u.spoolKey != nil || u.spoolOldKeys != nil {
+			return nil, fmt.Errorf("minikafka: a spool encryption key is set but no topic is forwarded (WithForward, WithUpstream)")
+		}
 		return nil, nil
 	}
 	if len(u.brokers) == 0 {
@@ -84,6 +91,15 @@ func (u *uplinkConfig) build() (*broker.UplinkConfig, error) {
 		Brokers: u.brokers, TLS: u.tls,
 		SASLMechanism: u.mechanism, SASLUser: u.user, SASLPassword: u.pass,
 		SpoolMaxBytes: u.spoolMax, ClientOpts: u.clientOpts,
+	}
+	if u.spoolKey != nil {
+		c, err := spoolCipher(u.spoolKey, u.spoolOldKeys)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Cipher, cfg.EncryptionKeyID = c, spool.KeyID(u.spoolKey)
+	} else if len(u.spoolOldKeys) > 0 {
+		return nil, fmt.Errorf("minikafka: previous spool keys are given but no current one")
 	}
 	switch strings.ToUpper(u.mechanism) {
 	case "", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
@@ -98,4 +114,46 @@ func (u *uplinkConfig) build() (*broker.UplinkConfig, error) {
 		cfg.Forward = append(cfg.Forward, r)
 	}
 	return cfg, nil
+}
+
+// WithSpoolEncryptionKey encrypts the spool of forwarded topics at rest
+// with AES-256-GCM under key (32 bytes; spool.ParseKey reads the forms an
+// operator writes to a file). Every segment is sealed with its header as
+// associated data, so neither its records nor its header can be read or
+// edited without the key. previous are older keys, for a rotation:
+// segments sealed under them stay readable until they are shipped and
+// deleted, while new segments use key. Starting with a key that opens
+// neither the oldest nor the newest encrypted segment fails, naming the
+// segment; so does starting without a key when the spool holds encrypted
+// segments. Only the spool is encrypted: the local log of every topic,
+// forwarded or not, is stored as Kafka stores it (see README, Edge).
+func WithSpoolEncryptionKey(key []byte, previous ...[]byte) Option {
+	return optionFunc(func(c *config) {
+		c.uplink.spoolKey = append([]byte(nil), key...)
+		c.uplink.spoolOldKeys = nil
+		for _, k := range previous {
+			c.uplink.spoolOldKeys = append(c.uplink.spoolOldKeys, append([]byte(nil), k...))
+		}
+	})
+}
+
+// spoolCipher is AES-256-GCM under key, in a ring with previous keys if
+// any.
+func spoolCipher(key []byte, previous [][]byte) (spool.Cipher, error) {
+	cur, err := spool.NewAESGCM(key)
+	if err != nil {
+		return nil, fmt.Errorf("minikafka: spool encryption key: %w", err)
+	}
+	if len(previous) == 0 {
+		return cur, nil
+	}
+	var olds []spool.Cipher
+	for i, k := range previous {
+		c, err := spool.NewAESGCM(k)
+		if err != nil {
+			return nil, fmt.Errorf("minikafka: previous spool encryption key %d: %w", i+1, err)
+		}
+		olds = append(olds, c)
+	}
+	return spool.NewKeyRing(cur, olds...)
 }

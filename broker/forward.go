@@ -403,6 +403,9 @@ func (f *forwarder) stat() ForwardStat {
 	if e := f.lastErr.Load(); e != nil {
 		s.LastError = *e
 	}
+	if f.u.cfg.Cipher != nil {
+		s.Encryption, s.KeyID = "AES-256-GCM", f.u.cfg.EncryptionKeyID
+	}
 	if p := f.state.Load(); p != nil {
 		s.State = *p
 	}

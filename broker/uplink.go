@@ -49,8 +49,11 @@ type UplinkConfig struct {
 	// produce responses carry throttle_time_ms; when full, produce fails
 	// with the retriable KAFKA_STORAGE_ERROR.
 	SpoolMaxBytes int64
-	// Cipher, when non-nil, encrypts spool segments.
-	Cipher spool.Cipher
+	// Cipher, when non-nil, encrypts spool segments (spool.AESGCM, or a
+	// spool.KeyRing during a key rotation); EncryptionKeyID names its
+	// current key (spool.KeyID) for forward-status and /metrics.
+	Cipher          spool.Cipher
+	EncryptionKeyID string
 	// ClientOpts are appended to the upstream kgo client's options
 	// (tests, tuning).
 	ClientOpts []kgo.Opt
@@ -194,6 +197,9 @@ func startUplink(b *Broker, cfg UplinkConfig) (*uplink, error) {
 	}
 	u := &uplink{b: b, cfg: cfg, client: cl, parts: map[*partition]*forwarder{}}
 	u.ctx, u.cancel = context.WithCancel(context.Background())
+	if cfg.Cipher != nil {
+		b.log.Info("spool encrypted at rest", "cipher", "AES-256-GCM", "key_id", cfg.EncryptionKeyID)
+	}
 	for _, t := range b.topics.Load().byName {
 		if u.rule(t) == nil {
 			continue
@@ -365,6 +371,10 @@ type ForwardStat struct {
 	State string `json:"state"`
 	// LastError is the last upstream error, "" after a success.
 	LastError string `json:"last_error"`
+	// Encryption is the spool's encryption at rest, "" when off, else
+	// "AES-256-GCM"; KeyID names the key new segments are sealed with.
+	Encryption string `json:"encryption,omitempty"`
+	KeyID      string `json:"key_id,omitempty"`
 }
 
 // ForwardStats returns the state of every forwarded partition, sorted by

@@ -146,32 +146,13 @@ func (s *Spool) recover() (*RecoveryReport, error) {
 	}
 
 	// Fail fast on a key problem rather than setting every segment aside or
-	// erroring on every read later.
-	for i := 0; i < len(live); i++ {
-		seg := live[i]
-		if !seg.encrypted {
-			continue
-		}
-		if s.opts.Cipher == nil {
-			return rep, &SegmentError{Path: filepath.Join(s.dir, seg.name), First: seg.first, Last: seg.last, Err: ErrNoCipher}
-		}
-		_, err := s.readSegment(seg)
-		if err == nil {
-			break
-		}
-		if errors.Is(err, ErrCorrupt) || errors.Is(err, ErrTooBig) {
-			if rerr := s.fs.Rename(filepath.Join(s.dir, seg.name), filepath.Join(s.dir, seg.name+".corrupt")); rerr != nil {
-				return rep, rerr
-			}
-			if rerr := s.fs.SyncDir(s.dir); rerr != nil {
-				return rep, rerr
-			}
-			rep.Corrupt = append(rep.Corrupt, CorruptSegment{Name: seg.name, First: seg.first, Last: seg.last, Err: err})
-			live = append(live[:i], live[i+1:]...)
-			i--
-			continue
-		}
-		return rep, &SegmentError{Path: filepath.Join(s.dir, seg.name), First: seg.first, Last: seg.last, Err: err}
+	// erroring on every read later: the oldest encrypted segment and the
+	// newest, which after a key rotation are sealed under different keys.
+	if live, err = s.checkKey(live, rep, false); err != nil {
+		return rep, err
+	}
+	if live, err = s.checkKey(live, rep, true); err != nil {
+		return rep, err
 	}
 
 	s.segs = live
@@ -227,4 +208,43 @@ func (s *Spool) readHeader(name string) (segHeader, int64, error) {
 	}
 	h, err := parseHeader(b[:])
 	return h, fi.Size(), err
+}
+
+// checkKey decrypts the first encrypted segment of live (the last when
+// fromEnd) that is not corrupt: a missing or wrong key fails Open naming
+// that segment. Corrupt ones met on the way are set aside as in the
+// header pass and dropped from the returned list.
+func (s *Spool) checkKey(live []segment, rep *RecoveryReport, fromEnd bool) ([]segment, error) {
+	for n := 0; n < len(live); n++ {
+		i := n
+		if fromEnd {
+			i = len(live) - 1 - n
+		}
+		seg := live[i]
+		if !seg.encrypted {
+			continue
+		}
+		path := filepath.Join(s.dir, seg.name)
+		if s.opts.Cipher == nil {
+			return live, &SegmentError{Path: path, First: seg.first, Last: seg.last, Err: ErrNoCipher}
+		}
+		_, err := s.readSegment(seg)
+		if err == nil {
+			return live, nil
+		}
+		if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrTooBig) {
+			return live, &SegmentError{Path: path, First: seg.first, Last: seg.last, Err: err}
+		}
+		if rerr := s.fs.Rename(path, path+".corrupt"); rerr != nil {
+			return live, rerr
+		}
+		if rerr := s.fs.SyncDir(s.dir); rerr != nil {
+			return live, rerr
+		}
+		rep.Corrupt = append(rep.Corrupt, CorruptSegment{Name: seg.name, First: seg.first, Last: seg.last, Err: err})
+		live = append(live[:i:i], live[i+1:]...)
+		n-- // the same n names the next candidate in the shorter list
+
+	}
+	return live, nil
 }

@@ -4,10 +4,12 @@ import (
 	"crypto/tls"
 	"flag"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/minikafka/minikafka"
 	"github.com/minikafka/minikafka/broker"
+	"github.com/minikafka/minikafka/spool"
 )
 
 // uplinkSettings are the flags of store-and-forward to an upstream cluster.
@@ -20,6 +22,8 @@ type uplinkSettings struct {
 	mechanism     string
 	user, pass    string
 	spoolMax      int64
+	keyFile       string   // -spool-encryption-key-file
+	oldKeyFiles   []string // -spool-encryption-previous-key-file
 }
 
 func (u *uplinkSettings) register(fs *flag.FlagSet) {
@@ -39,6 +43,11 @@ func (u *uplinkSettings) register(fs *flag.FlagSet) {
 	fs.StringVar(&u.mechanism, "upstream-sasl-mechanism", "", "SASL `mechanism` for the upstream: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
 	fs.StringVar(&u.user, "upstream-sasl-user", "", "SASL `user` for the upstream")
 	fs.StringVar(&u.pass, "upstream-sasl-password", "", "SASL `password` for the upstream (prefer MINIKAFKA_UPSTREAM_SASL_PASSWORD)")
+	fs.StringVar(&u.keyFile, "spool-encryption-key-file", "", "encrypt forwarded topics' spool at rest with AES-256-GCM under the 32-byte key in `file` (raw, 64 hex digits or base64; mode 0600 or stricter)")
+	fs.Func("spool-encryption-previous-key-file", "a previous spool key `file` (repeatable), for a rotation: segments sealed under it stay readable until shipped", func(v string) error {
+		u.oldKeyFiles = append(u.oldKeyFiles, v)
+		return nil
+	})
 	fs.Int64Var(&u.spoolMax, "spool-max-bytes", 1<<30, "bound of each forwarded partition's spool in `bytes`; produce is throttled from 90% and refused (retriably) when full")
 }
 
@@ -61,6 +70,12 @@ func (u *uplinkSettings) check() []string {
 	}
 	if u.spoolMax <= 0 {
 		bad = append(bad, "-spool-max-bytes: must be positive")
+	}
+	if u.keyFile != "" && u.upstream == "" {
+		bad = append(bad, "-spool-encryption-key-file needs -upstream and -forward (only the spool is encrypted)")
+	}
+	if len(u.oldKeyFiles) > 0 && u.keyFile == "" {
+		bad = append(bad, "-spool-encryption-previous-key-file needs -spool-encryption-key-file (the key new segments are sealed with)")
 	}
 	return bad
 }
@@ -88,5 +103,45 @@ func (u *uplinkSettings) options() ([]minikafka.Option, error) {
 	if u.mechanism != "" {
 		opts = append(opts, minikafka.WithUpstreamSASL(u.mechanism, u.user, u.pass))
 	}
+	if u.keyFile != "" {
+		key, err := readKeyFile("-spool-encryption-key-file", u.keyFile)
+		if err != nil {
+			return nil, err
+		}
+		var olds [][]byte
+		for _, f := range u.oldKeyFiles {
+			k, err := readKeyFile("-spool-encryption-previous-key-file", f)
+			if err != nil {
+				return nil, err
+			}
+			olds = append(olds, k)
+		}
+		opts = append(opts, minikafka.WithSpoolEncryptionKey(key, olds...))
+	}
 	return opts, nil
+}
+
+// readKeyFile reads a spool key, refusing a file that others than its
+// owner may read or write: a key anyone on the host can read protects
+// nothing.
+func readKeyFile(flag, path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", flag, err)
+	}
+	if fi.IsDir() {
+		return nil, fmt.Errorf("%s: %s is a directory", flag, path)
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return nil, fmt.Errorf("%s: %s has mode %04o; a key file must not be accessible to group or others (chmod 600 %s)", flag, path, perm, path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", flag, err)
+	}
+	key, err := spool.ParseKey(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", flag, path, err)
+	}
+	return key, nil
 }

@@ -3,6 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/hex"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -84,5 +88,63 @@ func TestRunForwards(t *testing.T) {
 	}
 	if len(got) != 1 || string(got[0].Key) != "k" || string(got[0].Value) != "v" {
 		t.Fatalf("upstream got %v", got)
+	}
+}
+
+// The spool key flags: a key file in each accepted form, refused when
+// others may read it, when it is not a 256-bit key, or without forwarding.
+func TestSpoolKeyFlags(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, data []byte, mode os.FileMode) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, mode); err != nil { // past the umask
+			t.Fatal(err)
+		}
+		return p
+	}
+	key := bytes.Repeat([]byte{0x5a}, 32)
+	good := write("key.hex", []byte(hex.EncodeToString(key)+"\n"), 0o600)
+	old := write("old.b64", []byte(base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{1}, 32))), 0o400)
+	none := func(string) (string, bool) { return "", false }
+	var stderr bytes.Buffer
+	s, err := parseSettings([]string{"-upstream", "h:1", "-forward", "x", "-spool-encryption-key-file", good,
+		"-spool-encryption-previous-key-file", old}, none, &stderr)
+	if err != nil {
+		t.Fatalf("%v: %s", err, stderr.String())
+	}
+	if opts, err := s.uplink.options(); err != nil || len(opts) != 4 {
+		t.Fatalf("options: %d, %v", len(opts), err)
+	}
+	for _, c := range []struct {
+		file string
+		want string
+	}{
+		{write("open", []byte(hex.EncodeToString(key)), 0o644), "must not be accessible to group or others"},
+		{write("short", []byte(hex.EncodeToString(key[:16])), 0o600), "128-bit key"},
+		{write("junk", []byte("not a key"), 0o600), "32 bytes"},
+		{filepath.Join(dir, "missing"), "no such file"},
+	} {
+		s, err := parseSettings([]string{"-upstream", "h:1", "-forward", "x", "-spool-encryption-key-file", c.file}, none, &stderr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.uplink.options(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.file, err, c.want)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-spool-encryption-key-file", good}, "needs -upstream and -forward"},
+		{[]string{"-upstream", "h:1", "-forward", "x", "-spool-encryption-previous-key-file", old}, "needs -spool-encryption-key-file"},
+	} {
+		stderr.Reset()
+		if _, err := parseSettings(c.args, none, &stderr); err == nil || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("%q: err %v, stderr %q, want %q", c.args, err, stderr.String(), c.want)
+		}
 	}
 }
