@@ -53,6 +53,7 @@ func init() {
 		{24, 0, 3, (*Broker).handleAddPartitionsToTxn}, // v4+ is broker-to-broker
 		{25, 0, 4, (*Broker).handleAddOffsetsToTxn},
 		{26, 0, 5, (*Broker).handleEndTxn},
+		{27, 1, 2, (*Broker).handleWriteTxnMarkers},     // v0 dropped in Kafka 4
 		{28, 0, 6, (*Broker).handleTxnOffsetCommit},     // v6: topic ids
 		{29, 0, 3, (*Broker).handleDescribeAcls},        // no authorizer: SECURITY_DISABLED, as Kafka
 		{30, 0, 3, (*Broker).handleCreateAcls},          //

@@ -30,6 +30,7 @@ package broker
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -325,7 +326,12 @@ func (c *txnCoordinator) recover(recs []txnRecord) error {
 				if p == nil {
 					continue
 				}
-				first, _, err := scanTxn(p, ts.pid, start)
+				// Data closed by a marker (a WriteTxnMarkers abort) is not
+				// open; data after that marker is.
+				first, marker, err := scanTxn(p, ts.pid, start)
+				for err == nil && marker >= 0 {
+					first, marker, err = scanTxn(p, ts.pid, marker+1)
+				}
 				if err != nil {
 					ts.mu.Unlock()
 					return err
@@ -383,13 +389,18 @@ func scanTxn(p *partition, pid int64, start int64) (first, marker int64, err err
 	return first, marker, nil
 }
 
-// controlBatch builds a commit or abort marker.
+// controlBatch builds a commit or abort marker of coordinator epoch 0.
 func controlBatch(pid int64, epoch int16, commit bool, now time.Time) []byte {
+	return controlBatchOf(pid, epoch, 0, commit, now)
+}
+
+// controlBatchOf builds a commit or abort marker.
+func controlBatchOf(pid int64, epoch int16, coordinatorEpoch int32, commit bool, now time.Time) []byte {
 	key := []byte{0, 0, 0, 0} // version 0, type 0 = abort
 	if commit {
 		key[3] = 1
 	}
-	value := []byte{0, 0, 0, 0, 0, 0} // version 0, coordinator epoch 0
+	value := binary.BigEndian.AppendUint32([]byte{0, 0}, uint32(coordinatorEpoch)) // version 0, coordinator epoch
 	b, err := records.AppendBatch(nil, records.BatchSpec{
 		Transactional: true, Control: true, FirstTimestamp: now.UnixMilli(),
 		ProducerID: pid, ProducerEpoch: epoch, BaseSequence: -1,
@@ -403,16 +414,33 @@ func controlBatch(pid int64, epoch int16, commit bool, now time.Time) []byte {
 // writeMarker appends a marker for pid to p and updates its open and
 // aborted sets. It returns the offset after the marker.
 func (c *txnCoordinator) writeMarker(p *partition, pid int64, epoch int16, commit bool) (int64, error) {
+	end, _, _, err := c.writeMarkerChecked(p, pid, epoch, 0, commit, false)
+	return end, err
+}
+
+// errStaleMarkerEpoch: a WriteTxnMarkers marker older than the producer's
+// epoch on the partition (INVALID_PRODUCER_EPOCH).
+var errStaleMarkerEpoch = errors.New("marker epoch older than the producer's")
+
+// writeMarkerChecked is writeMarker for a marker from outside the
+// coordinator (WriteTxnMarkers): with checkEpoch it refuses one older than
+// the producer's epoch on p. It also returns the first offset of the
+// transaction the marker closed (-1 if none was open) and the marker's
+// offset.
+func (c *txnCoordinator) writeMarkerChecked(p *partition, pid int64, epoch int16, coordinatorEpoch int32, commit, checkEpoch bool) (end, first, marker int64, err error) {
 	now := c.b.now()
-	batch := controlBatch(pid, epoch, commit, now)
+	batch := controlBatchOf(pid, epoch, coordinatorEpoch, commit, now)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.producersLoaded {
 		p.loadProducerState(c.b.log, now)
 	}
+	if st := p.producers[pid]; checkEpoch && st != nil && epoch < st.epoch {
+		return 0, -1, -1, errStaleMarkerEpoch
+	}
 	res, err := p.log.Append(batch)
 	if err != nil {
-		return 0, err
+		return 0, -1, -1, err
 	}
 	// A marker at a newer epoch fences older ones on this partition too.
 	if st := p.producers[pid]; st != nil && st.epoch < epoch {
@@ -420,14 +448,16 @@ func (c *txnCoordinator) writeMarker(p *partition, pid int64, epoch int16, commi
 	}
 	pt := c.partState(p)
 	pt.mu.Lock()
-	if first, ok := pt.open[pid]; ok {
+	first = -1
+	if f, ok := pt.open[pid]; ok {
+		first = f
 		delete(pt.open, pid)
 		if !commit {
-			pt.aborted = append(pt.aborted, abortedTxn{pid: pid, first: first, last: res.BaseOffset})
+			pt.aborted = append(pt.aborted, abortedTxn{pid: pid, first: f, last: res.BaseOffset})
 		}
 	}
 	pt.mu.Unlock()
-	return res.LastOffset + 1, nil
+	return res.LastOffset + 1, first, res.BaseOffset, nil
 }
 
 // complete finishes a transaction whose Prepare state is durable: markers,
