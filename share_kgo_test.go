@@ -259,6 +259,42 @@ func TestShareGroupKgoKilledConsumerRedelivery(t *testing.T) {
 	waitSPSO(t, admin, group, topic, 1, 20)
 }
 
+// A consumer whose connections die (a killed process) has what it
+// acquired released at once, as Kafka ends a share session with its
+// connection: another consumer gets the records long before the 60 s
+// acquisition lock would have expired.
+func TestShareGroupKgoDisconnectReleases(t *testing.T) {
+	b := minikafkatest.New(t)
+	admin := newPartitionedClient(t, b)
+	const topic, group = "sharedisc", "gd"
+	createTopic(t, admin, topic, 1)
+	setShareConfigs(t, admin, group, "share.auto.offset.reset", "earliest", "share.record.lock.duration.ms", "60000")
+	producePerPartition(t, admin, topic, 1, 10)
+
+	kd := &killDialer{}
+	victim := minikafkatest.Client(t, b, kgo.ConsumeTopics(topic), kgo.ShareGroup(group), kgo.Dialer(kd.dial))
+	if got := pollUntil(t, victim, 10, 20*time.Second); len(got) != 10 {
+		t.Fatalf("victim received %d records, want 10", len(got))
+	}
+	kd.kill()
+
+	other := minikafkatest.Client(t, b, kgo.ConsumeTopics(topic), kgo.ShareGroup(group))
+	re := pollUntil(t, other, 10, 20*time.Second) // well inside the lock
+	if len(re) != 10 {
+		t.Fatalf("redelivered %d records within 20 s of the disconnect, want 10 (released only when the 60 s lock expires?)", len(re))
+	}
+	for _, r := range re {
+		if r.DeliveryCount() != 2 {
+			t.Errorf("offset %d redelivered with delivery count %d, want 2", r.Offset, r.DeliveryCount())
+		}
+		r.Ack(kgo.AckAccept)
+	}
+	if err := other.FlushAcks(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	waitSPSO(t, admin, group, topic, 1, 10)
+}
+
 // Release redelivers (delivery count raised); reject never does; a record
 // released share.delivery.count.limit times is archived.
 func TestShareGroupKgoReleaseReject(t *testing.T) {

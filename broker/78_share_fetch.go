@@ -2,7 +2,9 @@ package broker
 
 // ShareFetch v1–v2 (KIP-932, KIP-1206, KIP-1222).
 //
-// Behavior: runs the member's share session (epoch 0 opens it, N
+// Behavior: runs the member's share session (epoch 0 opens it, tied to the
+// connection: when that closes, the session ends and what the member holds
+// is released at once, as Kafka does; N
 // continues it and adds the request's partitions and drops the forgotten
 // ones, -1 closes it and releases what the member holds in it), applies
 // the piggy-backed acknowledgements (AcknowledgeErrorCode per partition),
@@ -30,9 +32,16 @@ import (
 	"github.com/minikafka/minikafka/protocol"
 )
 
+type shareSessionKey struct{ group, member string }
+
 func (b *Broker) handleShareFetch(ctx context.Context, req *protocol.Request) protocol.Reply {
 	r := req.Body.(*kmsg.ShareFetchRequest)
 	f := b.share.StartFetch(r)
+	if end := f.EndWithConnection(); end != nil && req.Conn != nil {
+		// One session per member and connection: the key keeps the
+		// callbacks of a client that reopens its session bounded.
+		req.Conn.OnClose(shareSessionKey{*r.GroupID, *r.MemberID}, end) // both set: the session opened
+	}
 	if f.Done {
 		resp := f.Response()
 		if resp.ErrorCode != 0 {

@@ -67,6 +67,11 @@ type conn struct {
 	mutedFor atomic.Int64
 
 	abortOnce sync.Once
+
+	// onClose are the ConnInfo.OnClose callbacks, by key.
+	onCloseMu sync.Mutex
+	onClose   map[any]func()
+	closed    bool
 }
 
 func newConn(s *Server, tcp net.Conn) *conn {
@@ -106,6 +111,18 @@ func (c *conn) run() {
 	<-writerDone
 	c.abort()
 	c.s.removeConn(c)
+	c.runOnClose()
+}
+
+// runOnClose runs the OnClose callbacks once the connection is gone.
+func (c *conn) runOnClose() {
+	c.onCloseMu.Lock()
+	fns := c.onClose
+	c.onClose, c.closed = nil, true
+	c.onCloseMu.Unlock()
+	for _, fn := range fns {
+		fn()
+	}
 }
 
 // handshake runs the TLS handshake before any request is read, so that a

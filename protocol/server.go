@@ -76,6 +76,30 @@ type ConnInfo struct {
 // (as opposed to a ConnInfo a program built to call its Handler itself).
 func (ci *ConnInfo) FromNetwork() bool { return ci.c != nil }
 
+// OnClose registers fn to run once the connection has closed and its
+// last reply is written or dropped (state tied to a connection, such as a
+// KIP-932 share session, ends with it). A later call with the same key
+// replaces the earlier fn, so a client cannot grow the list; fn runs on
+// the connection's goroutine, at most once. On a ConnInfo not made by a
+// Server it does nothing; on a connection already closed fn runs now.
+func (ci *ConnInfo) OnClose(key any, fn func()) {
+	c := ci.c
+	if c == nil {
+		return
+	}
+	c.onCloseMu.Lock()
+	if c.closed {
+		c.onCloseMu.Unlock()
+		fn()
+		return
+	}
+	if c.onClose == nil {
+		c.onClose = map[any]func(){}
+	}
+	c.onClose[key] = fn
+	c.onCloseMu.Unlock()
+}
+
 // SetAuthenticated lifts Config.PreAuthMaxRequestBytes for this connection
 // once the client has authenticated.
 func (ci *ConnInfo) SetAuthenticated() {

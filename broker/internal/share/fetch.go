@@ -142,7 +142,29 @@ type Fetch struct {
 	outs    map[tp]*kmsg.ShareFetchResponseTopicPartition
 	Targets []*Target
 	max     int
-	Done    bool // answer now: an error, a closed session or a renewal
+	Done    bool     // answer now: an error, a closed session or a renewal
+	opened  *session // the session this fetch opened (epoch 0), else nil
+}
+
+// EndWithConnection returns what the broker runs when the connection that
+// opened this fetch's share session closes: the session ends and the
+// records the member holds through it are released for redelivery at
+// once, as Kafka does when a share session's connection goes away, rather
+// than after the acquisition lock expires. Nil unless this fetch opened
+// the session. A session opened again since (a reconnect) is left alone.
+func (f *Fetch) EndWithConnection() func() {
+	s := f.opened
+	if s == nil {
+		return nil
+	}
+	c, group, member := f.c, f.group, f.member
+	return func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if g := c.groups[group]; g != nil && g.sessions[member] == s {
+			c.closeSession(g, member, s)
+		}
+	}
 }
 
 func (f *Fetch) out(id [16]byte, p int32) *kmsg.ShareFetchResponseTopicPartition {
@@ -205,6 +227,9 @@ func (c *Coordinator) StartFetch(r *kmsg.ShareFetchRequest) *Fetch {
 	if code != 0 {
 		f.resp.ErrorCode, f.Done = code, true
 		return f
+	}
+	if r.ShareSessionEpoch == 0 {
+		f.opened = s
 	}
 	for _, t := range r.Topics {
 		for _, p := range t.Partitions {
