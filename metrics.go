@@ -192,6 +192,8 @@ func (m *metrics) writeTo(w io.Writer) {
 		{"minikafka_forward_records_total", "counter", "Records acknowledged upstream since start.", func(s *broker.ForwardStat) float64 { return float64(s.Forwarded) }},
 		{"minikafka_forward_bytes_total", "counter", "Batch bytes acknowledged upstream since start.", func(s *broker.ForwardStat) float64 { return float64(s.ForwardedBytes) }},
 		{"minikafka_forward_errors_total", "counter", "Failed upstream attempts since start.", func(s *broker.ForwardStat) float64 { return float64(s.Errors) }},
+		{"minikafka_forward_upstream_producer_id", "gauge", "The forwarder's idempotent producer ID upstream (-1 before it has one); kept across restarts.", func(s *broker.ForwardStat) float64 { return float64(s.ProducerID) }},
+		{"minikafka_forward_producer_resets_total", "counter", "New upstream producer IDs taken since start because the upstream had forgotten the old one (the batch in flight then may be duplicated).", func(s *broker.ForwardStat) float64 { return float64(s.ProducerResets) }},
 	} {
 		p.family(f.name, f.typ, f.help)
 		for i := range stats {

@@ -219,10 +219,15 @@
 // last error are visible. Acknowledgements go to the spool's DeleteAcked at
 // most every 100 ms (a marker write and directory fsync each), which moves
 // the log start offset. Close gives requests in flight 5 s to be answered
-// before canceling them. Delivery is at least once: after a local crash,
-// or a request canceled at shutdown, records since the last durable ack
-// marker are sent again under a new producer id; otherwise each record
-// reaches the upstream exactly once.
+// before canceling them. Delivery is exactly once, across a local crash
+// too: before a batch is first sent, the producer id, epoch, sequence and
+// spool range are journaled (uplink_producer.go), and a restarted
+// forwarder takes everything before the journaled batch as acknowledged
+// and resends that batch as it was, under the same identity, so the
+// upstream drops it if it had it. Only when the upstream has forgotten the
+// producer (it expired it) is a new producer id taken, counted in
+// ForwardStat.ProducerResets, and the batch then in flight may arrive
+// twice.
 //
 // Backpressure: from spool pressure 0.9 produce responses carry
 // throttle_time_ms (100 ms rising to 1 s at 1.0); a full spool answers

@@ -34,6 +34,18 @@ type forwarder struct {
 	sp       *spool.Spool
 	upstream string
 
+	// journal is the upstream producer journal (uplink_producer.go);
+	// journaled what it holds; resend the batch to send first after a
+	// restart. Used by run's goroutine only (and before it starts).
+	journal   string
+	journaled *inFlight
+	resend    *inFlight
+	// shownPID/shownEpoch mirror prod for ForwardStat; resets counts the
+	// new producer IDs taken because the upstream forgot the old one.
+	shownPID   atomic.Int64
+	shownEpoch atomic.Int32
+	resets     atomic.Int64
+
 	ctx      context.Context // canceled by stop after a grace period: ends a request in flight
 	cancel   context.CancelFunc
 	quit     chan struct{}
@@ -63,6 +75,8 @@ func newForwarder(u *uplink, p *partition, sp *spool.Spool, upstream string) *fo
 	f := &forwarder{u: u, p: p, sp: sp, upstream: upstream,
 		quit: make(chan struct{}), done: make(chan struct{}), commitNote: make(chan struct{}, 1),
 		prod: upProducer{id: -1}, leader: -1}
+	f.shownPID.Store(-1)
+	f.shownEpoch.Store(-1)
 	f.ctx, f.cancel = context.WithCancel(u.ctx)
 	f.acked.Store(sp.Head() - 1)
 	f.committed.Store(sp.Head() - 1)
@@ -406,6 +420,7 @@ func (f *forwarder) stat() ForwardStat {
 	if f.u.cfg.Cipher != nil {
 		s.Encryption, s.KeyID = "AES-256-GCM", f.u.cfg.EncryptionKeyID
 	}
+	s.ProducerID, s.ProducerEpoch, s.ProducerResets = f.shownPID.Load(), int16(f.shownEpoch.Load()), f.resets.Load()
 	if p := f.state.Load(); p != nil {
 		s.State = *p
 	}

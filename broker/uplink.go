@@ -251,9 +251,10 @@ func (u *uplink) forwarderFor(p *partition) (*forwarder, error) {
 	if u.closed {
 		return nil, errors.New("uplink closed")
 	}
+	dir := path.Join(u.b.cfg.DataDir, "spool", fmt.Sprintf("%x", p.topic.id), strconv.Itoa(int(p.index)))
 	sp, rep, err := spool.Open(spool.Options{
 		FS:               u.b.fs,
-		Dir:              path.Join(u.b.cfg.DataDir, "spool", fmt.Sprintf("%x", p.topic.id), strconv.Itoa(int(p.index))),
+		Dir:              dir,
 		MaxBytes:         u.cfg.SpoolMaxBytes,
 		BatchBytes:       1 << 20,
 		MaxBufferedBytes: 4 << 20,
@@ -276,6 +277,10 @@ func (u *uplink) forwarderFor(p *partition) (*forwarder, error) {
 		u.b.log.Error("spool segments set aside as corrupt", "topic", p.topic.name, "partition", p.index, "segments", len(rep.Corrupt))
 	}
 	f := newForwarder(u, p, sp, r.Prefix+p.topic.name)
+	f.journal = producerJournalPath(dir)
+	if j := f.loadInFlight(); j != nil {
+		f.resume(j)
+	}
 	u.parts[p] = f
 	// The spool becomes p's store, and producer state is rebuilt from its
 	// tail before any batch can be judged against it.
@@ -303,6 +308,9 @@ func (u *uplink) topicDeleted(name string, id [16]byte) {
 		f.stop()
 		if err := f.sp.Destroy(); err != nil {
 			u.b.log.Warn("removing spool of deleted topic", "topic", name, "err", err)
+		}
+		if err := removeJournal(u.b.fs, f.journal); err != nil {
+			u.b.log.Warn("removing the upstream producer journal of deleted topic", "topic", name, "err", err)
 		}
 	}
 }
@@ -375,6 +383,14 @@ type ForwardStat struct {
 	// "AES-256-GCM"; KeyID names the key new segments are sealed with.
 	Encryption string `json:"encryption,omitempty"`
 	KeyID      string `json:"key_id,omitempty"`
+	// ProducerID and ProducerEpoch are the forwarder's idempotent producer
+	// upstream (-1 before it has one), kept across restarts;
+	// ProducerResets counts the new producer IDs it had to take since
+	// start because the upstream had expired the old one (records in
+	// flight then may be duplicated upstream).
+	ProducerID     int64 `json:"producer_id"`
+	ProducerEpoch  int16 `json:"producer_epoch"`
+	ProducerResets int64 `json:"producer_resets"`
 }
 
 // ForwardStats returns the state of every forwarded partition, sorted by

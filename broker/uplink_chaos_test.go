@@ -2,11 +2,13 @@ package broker_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"os"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -123,7 +125,10 @@ func TestUplinkChaos(t *testing.T) {
 		t.Fatalf("%d local produces failed", f)
 	}
 	drained("phase 2 forwarded")
-	checkUpstream(t, up.addr, topic, parts, n, false)
+	// Exactly once even across the local crashes: each forwarder resumes
+	// as the same upstream producer and resends its in-flight batch as it
+	// was, which the upstream recognizes.
+	checkUpstream(t, up.addr, topic, parts, n, true)
 }
 
 // checkUpstream reads the upstream topic and checks that it holds every
@@ -162,7 +167,7 @@ func checkUpstream(t *testing.T, addr, topic string, parts int32, n int, exact b
 			t.Fatalf("partition %d: stops before %d", p, next)
 		}
 		if exact && dups > 0 {
-			t.Fatalf("partition %d: %d duplicates without a local crash", p, dups)
+			t.Fatalf("partition %d: %d duplicates upstream", p, dups)
 		}
 		if dups > 0 {
 			t.Logf("partition %d: %d duplicates (redelivery after a local crash)", p, dups)
@@ -209,7 +214,38 @@ type crashLocal struct {
 	opts   []minikafka.Option
 	addr   string
 	frozen *atomic.Bool
+	uplink *cutDialer
 	b      *minikafka.Broker
+}
+
+// cutDialer dials the upstream until cut, then refuses, and cut closes
+// what it dialed: a broker that lost power ships nothing more either.
+type cutDialer struct {
+	mu    sync.Mutex
+	cut   bool
+	conns []net.Conn
+}
+
+func (d *cutDialer) dial(ctx context.Context, network, host string) (net.Conn, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.cut {
+		return nil, errors.New("power cut")
+	}
+	c, err := (&net.Dialer{}).DialContext(ctx, network, host)
+	if err == nil {
+		d.conns = append(d.conns, c)
+	}
+	return c, err
+}
+
+func (d *cutDialer) cutNow() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.cut = true
+	for _, c := range d.conns {
+		c.Close()
+	}
 }
 
 func newCrashLocal(t *testing.T, opts ...minikafka.Option) *crashLocal {
@@ -234,18 +270,21 @@ func (c *crashLocal) start() {
 	}
 	c.addr = ln.Addr().String()
 	c.frozen = new(atomic.Bool)
+	c.uplink = &cutDialer{}
 	all := append([]minikafka.Option{minikafka.WithListener(&freezableListener{ln, c.frozen}),
+		minikafka.WithUpstreamClientOpts(kgo.Dialer(c.uplink.dial)),
 		minikafka.WithFS(c.fs), minikafka.WithDataDir("/data"), minikafka.WithDurability("always")}, c.opts...)
 	if c.b, err = minikafka.Start(context.Background(), all...); err != nil {
 		c.t.Fatal(err)
 	}
 }
 
-// Crash cuts the power: no response leaves after this instant, the
-// filesystem keeps only what was fsynced, and a new broker starts on the
-// survivors on the same port.
+// Crash cuts the power: no response leaves after this instant, nothing
+// more is shipped upstream, the filesystem keeps only what was fsynced,
+// and a new broker starts on the survivors on the same port.
 func (c *crashLocal) Crash() {
 	c.frozen.Store(true)
+	c.uplink.cutNow()
 	clone := c.fs.CrashClone()
 	c.b.Close()
 	c.fs = clone

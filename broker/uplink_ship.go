@@ -100,6 +100,27 @@ func (f *forwarder) run() {
 	go func() { defer close(cdone); f.commitLoop() }()
 	defer func() { <-cdone }()
 	next := f.acked.Load() + 1
+	if j := f.resend; j != nil {
+		// After a restart: the batch that was in flight goes first, as
+		// it was, so the upstream can recognize it.
+		f.resend = nil
+		b, err := f.rebuild(j)
+		if err != nil {
+			f.u.b.log.Warn("forwarding: cannot rebuild the batch in flight before the restart; shipping on (it may be duplicated upstream)", "topic", f.p.topic.name, "partition", f.p.index, "err", err)
+		} else {
+			if !f.ship(&b) {
+				return
+			}
+			if b.undecodable != nil {
+				f.setErr(b.undecodable)
+				f.errCount.Add(1)
+				f.acked.Store(b.last)
+			} else {
+				f.ackedThrough(b.last, int(b.records), len(b.data))
+			}
+			next = b.last + 1
+		}
+	}
 	var pend []spool.Record
 	backoff := 100 * time.Millisecond
 	for {
@@ -300,7 +321,11 @@ func (f *forwarder) initProducer(ctx context.Context) error {
 	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
 		return fmt.Errorf("upstream InitProducerID: %w", err)
 	}
-	f.prod = upProducer{id: resp.ProducerID, epoch: resp.ProducerEpoch}
+	if f.prod.id >= 0 || f.resets.Load() > 0 || f.journaled != nil {
+		f.resets.Add(1)
+	}
+	f.setProducer(upProducer{id: resp.ProducerID, epoch: resp.ProducerEpoch})
+	f.u.b.log.Info("forwarding: new upstream producer", "topic", f.p.topic.name, "partition", f.p.index, "producer_id", resp.ProducerID, "epoch", resp.ProducerEpoch)
 	return nil
 }
 
@@ -443,6 +468,14 @@ func (f *forwarder) ship(b *outBatch) bool {
 			}
 			continue
 		}
+		// On disk before the bytes leave: after a crash the same batch
+		// goes again under the same identity (uplink_producer.go).
+		if err := f.saveInFlight(b); err != nil {
+			if !fail(err) {
+				return false
+			}
+			continue
+		}
 		stamp(b.data, f.prod)
 		req := kmsg.NewPtrProduceRequest()
 		req.Acks = -1
@@ -496,7 +529,7 @@ func (f *forwarder) ship(b *outBatch) bool {
 			// The upstream lost or refused our producer state (a
 			// restart without it, expiry): start over as a new
 			// producer from the first unacknowledged record.
-			f.u.b.log.Warn("forwarding: upstream reset the producer; continuing under a new producer id", "topic", f.p.topic.name, "partition", f.p.index, "upstream_topic", f.upstream, "err", perr)
+			f.u.b.log.Warn("forwarding: upstream reset the producer; continuing under a new producer id (the batch in flight may be duplicated upstream)", "topic", f.p.topic.name, "partition", f.p.index, "upstream_topic", f.upstream, "err", perr)
 			f.prod.id = -1
 		case !b.reencoded && (errors.Is(perr, kerr.CorruptMessage) || errors.Is(perr, kerr.InvalidRecord) ||
 			errors.Is(perr, kerr.UnsupportedCompressionType)):

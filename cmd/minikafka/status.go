@@ -35,7 +35,7 @@ func runForwardStatus(ctx context.Context, args []string, stdout, stderr io.Writ
 	timeout := fs.Duration("timeout", 10*time.Second, "give up after this long")
 	asJSON := fs.Bool("json", false, "print the state as JSON (one array of partitions)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: minikafka forward-status [flags] [topic...]\n\nPrints, per forwarded partition of a running broker (of the given topics,\nor all): upstream topic, local high watermark, upstream-acknowledged\noffset, lag in records, spool bytes and pressure, spool encryption (cipher and key ID), state and\nlast error.\n\nFlags:\n")
+		fmt.Fprintf(stderr, "Usage: minikafka forward-status [flags] [topic...]\n\nPrints, per forwarded partition of a running broker (of the given topics,\nor all): upstream topic, local high watermark, upstream-acknowledged\noffset, lag in records, spool bytes and pressure, spool encryption (cipher and key ID), the upstream producer\n(ID/epoch, and how often the upstream forgot it), state and last error.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -64,7 +64,7 @@ func runForwardStatus(ctx context.Context, args []string, stdout, stderr io.Writ
 		return 0
 	}
 	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "TOPIC\tPARTITION\tUPSTREAM TOPIC\tHIGH WATERMARK\tUPSTREAM ACKED\tLAG\tSPOOL BYTES\tPRESSURE\tENCRYPTION\tSTATE\tLAST ERROR")
+	fmt.Fprintln(w, "TOPIC\tPARTITION\tUPSTREAM TOPIC\tHIGH WATERMARK\tUPSTREAM ACKED\tLAG\tSPOOL BYTES\tPRESSURE\tENCRYPTION\tPRODUCER\tSTATE\tLAST ERROR")
 	for _, s := range stats {
 		lastErr := s.LastError
 		if lastErr == "" {
@@ -74,8 +74,15 @@ func runForwardStatus(ctx context.Context, args []string, stdout, stderr io.Writ
 		if s.Encryption != "" {
 			enc = s.Encryption + " key " + s.KeyID
 		}
-		fmt.Fprintf(w, "%s\t%d\t%s\t%d\t%d\t%d\t%d\t%.1f%%\t%s\t%s\t%s\n", s.Topic, s.Partition, s.UpstreamTopic,
-			s.HighWatermark, s.UpstreamAcked, s.Lag, s.SpoolBytes, 100*s.Pressure, enc, s.State, strings.ReplaceAll(lastErr, "\n", " "))
+		producer := "-"
+		if s.ProducerID >= 0 {
+			producer = fmt.Sprintf("%d/%d", s.ProducerID, s.ProducerEpoch)
+			if s.ProducerResets > 0 {
+				producer += fmt.Sprintf("(%d resets)", s.ProducerResets)
+			}
+		}
+		fmt.Fprintf(w, "%s\t%d\t%s\t%d\t%d\t%d\t%d\t%.1f%%\t%s\t%s\t%s\t%s\n", s.Topic, s.Partition, s.UpstreamTopic,
+			s.HighWatermark, s.UpstreamAcked, s.Lag, s.SpoolBytes, 100*s.Pressure, enc, producer, s.State, strings.ReplaceAll(lastErr, "\n", " "))
 	}
 	w.Flush()
 	return 0

@@ -77,9 +77,9 @@ func TestForwardStatus(t *testing.T) {
 	}
 	for p, line := range lines[1:] {
 		f := strings.Fields(line)
-		// topic partition upstream hw acked lag spool pressure encryption state error
-		if len(f) != 11 || f[0] != "edge-a" || f[1] != string(rune('0'+p)) || f[2] != "central.edge-a" ||
-			f[3] != "5" || f[4] != "5" || f[5] != "0" || f[8] != "off" || f[9] != "idle" || f[10] != "-" {
+		// topic partition upstream hw acked lag spool pressure encryption producer state error
+		if len(f) != 12 || f[0] != "edge-a" || f[1] != string(rune('0'+p)) || f[2] != "central.edge-a" ||
+			f[3] != "5" || f[4] != "5" || f[5] != "0" || f[8] != "off" || !strings.HasSuffix(f[9], "/0") || f[10] != "idle" || f[11] != "-" {
 			t.Errorf("row %d: %q", p, line)
 		}
 	}
@@ -111,7 +111,7 @@ func TestForwardStatus(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	row := strings.Split(strings.TrimSpace(out), "\n")[1]
-	if f := strings.Fields(row); len(f) < 11 || f[3] != "6" || f[4] != "5" || f[5] != "1" || f[8] != "off" || f[9] != "retrying" {
+	if f := strings.Fields(row); len(f) < 12 || f[3] != "6" || f[4] != "5" || f[5] != "1" || f[8] != "off" || f[10] != "retrying" {
 		t.Errorf("row while the upstream is down: %q", row)
 	}
 

@@ -407,10 +407,11 @@ async function pageScram() {
 async function pageForwarding() {
   const stats = await api("GET", "/forwarding");
   show(el("h1", {}, "Forwarding"),
-    stats.length ? table("forwarding", ["Topic", "Partition", "Upstream topic", "State", "End offset", "Acked upstream", "Lag", "Spool", "Pressure", "Encryption", "Errors", "Last error"], stats.map((s) => el("tr", {},
+    stats.length ? table("forwarding", ["Topic", "Partition", "Upstream topic", "State", "End offset", "Acked upstream", "Lag", "Spool", "Pressure", "Encryption", "Upstream producer", "Errors", "Last error"], stats.map((s) => el("tr", {},
       el("td", {}, s.topic), num(s.partition), el("td", {}, s.upstream_topic), el("td", {}, s.state), num(s.log_end_offset), num(s.upstream_acked), num(s.lag),
       el("td", { class: "num" }, bytes(s.spool_bytes) + " / " + bytes(s.spool_max_bytes)), el("td", { class: "num" }, (100 * s.pressure).toFixed(1) + " %"),
-      el("td", {}, s.encryption ? s.encryption + " (key " + s.key_id + ")" : "off"), num(s.errors),
+      el("td", {}, s.encryption ? s.encryption + " (key " + s.key_id + ")" : "off"),
+      el("td", {}, s.producer_id >= 0 ? s.producer_id + "/" + s.producer_epoch + (s.producer_resets ? " (" + s.producer_resets + " resets)" : "") : "-"), num(s.errors),
       el("td", { class: "error" }, s.last_error || ""))))
       : el("p", { id: "no-forwarding" }, "No forwarded topics (start the broker with -upstream and -forward)."));
 }
