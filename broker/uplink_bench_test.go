@@ -17,12 +17,17 @@ import (
 // records straight to the upstream and producing them to a local broker
 // that forwards them, until the upstream has acknowledged all of them. Both
 // producers use the uplink's own kgo client settings. Reported: records/s
-// of each and their ratio (forward/direct; the target is ≥ 0.5).
+// of each and their ratio (forward/direct; the target is ≥ 0.5). A third
+// path forwards through a spool encrypted with AES-256-GCM (enc-forward).
 func BenchmarkUplinkForwardVsDirect(b *testing.B) {
 	const records, parts, size = 300_000, 4, 100
 	up := newUpstream(b)
 	local := minikafkatest.New(b, minikafka.WithUpstream(up.addr), minikafka.WithForward("fwd"),
 		minikafka.WithTopic("fwd", parts))
+	key := make([]byte, 32)
+	key[0] = 1
+	localEnc := minikafkatest.New(b, minikafka.WithUpstream(up.addr), minikafka.WithForward("fwdenc"),
+		minikafka.WithTopic("fwdenc", parts), minikafka.WithSpoolEncryptionKey(key))
 	opts, err := broker.UpstreamClientOpts(broker.UplinkConfig{Brokers: []string{up.addr}})
 	if err != nil {
 		b.Fatal(err)
@@ -37,6 +42,11 @@ func BenchmarkUplinkForwardVsDirect(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer toLocal.Close()
+	toEnc, err := kgo.NewClient(append(opts, kgo.SeedBrokers(localEnc.Addr()))...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer toEnc.Close()
 	ctx := context.Background()
 	value := make([]byte, size)
 	send := func(cl *kgo.Client, topic string) {
@@ -61,18 +71,24 @@ func BenchmarkUplinkForwardVsDirect(b *testing.B) {
 	if err := toLocal.ProduceSync(ctx, &kgo.Record{Topic: "fwd", Value: value}).FirstErr(); err != nil {
 		b.Fatal(err)
 	}
-	drained := func() bool {
-		for _, s := range local.ForwardStats() {
-			if s.Lag != 0 {
-				return false
-			}
-		}
-		return true
+	if err := toEnc.ProduceSync(ctx, &kgo.Record{Topic: "fwdenc", Value: value}).FirstErr(); err != nil {
+		b.Fatal(err)
 	}
-	for !drained() {
+	drainedOf := func(l *minikafka.Broker) func() bool {
+		return func() bool {
+			for _, s := range l.ForwardStats() {
+				if s.Lag != 0 {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	drained, drainedEnc := drainedOf(local), drainedOf(localEnc)
+	for !drained() || !drainedEnc() {
 		time.Sleep(time.Millisecond)
 	}
-	var directDur, fwdDur time.Duration
+	var directDur, fwdDur, encDur time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
@@ -85,11 +101,21 @@ func BenchmarkUplinkForwardVsDirect(b *testing.B) {
 			time.Sleep(200 * time.Microsecond)
 		}
 		fwdDur += time.Since(start)
+
+		start = time.Now()
+		send(toEnc, "fwdenc")
+		for !drainedEnc() {
+			time.Sleep(200 * time.Microsecond)
+		}
+		encDur += time.Since(start)
 	}
 	b.StopTimer()
 	n := float64(records * b.N)
-	d, f := n/directDur.Seconds(), n/fwdDur.Seconds()
+	d, f, e := n/directDur.Seconds(), n/fwdDur.Seconds(), n/encDur.Seconds()
 	b.ReportMetric(d, "direct-rec/s")
 	b.ReportMetric(f, "forward-rec/s")
 	b.ReportMetric(f/d, "forward/direct")
+	b.ReportMetric(e, "enc-forward-rec/s")
+	b.ReportMetric(e/d, "enc-forward/direct")
+	b.ReportMetric(e/f, "enc/plain-forward")
 }
