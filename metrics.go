@@ -210,6 +210,17 @@ func (m *metrics) writeTo(w io.Writer) {
 		}
 		p.sample("minikafka_forward_spool_encrypted", []string{"topic", s.Topic, "partition", strconv.Itoa(int(s.Partition)), "key_id", s.KeyID}, on)
 	}
+	if gs := m.brk.ForwardGroupOffsets(); len(gs) > 0 {
+		p.family("minikafka_forward_group_offset_sync_lag_records", "gauge", "How far a group's offset committed upstream trails the translation of its local commit, in records (-forward-group-offsets); -1 when the offset could not be translated or committed.")
+		for i := range gs {
+			g := &gs[i]
+			v := float64(g.Lag)
+			if g.UpstreamOffset < 0 || g.Err != "" {
+				v = -1
+			}
+			p.sample("minikafka_forward_group_offset_sync_lag_records", []string{"group", g.Group, "topic", g.Topic, "partition", strconv.Itoa(int(g.Partition)), "upstream_topic", g.UpstreamTopic}, v)
+		}
+	}
 	p.family("minikafka_forward_state", "gauge", "1 for the forwarder's current state (starting, idle, shipping, retrying, stopped).")
 	for i := range stats {
 		s := &stats[i]

@@ -336,6 +336,12 @@ func (b *Broker) DataDir() string { return b.dataDir }
 // last upstream error. Nil without forwarding.
 func (b *Broker) ForwardStats() []broker.ForwardStat { return b.brk.ForwardStats() }
 
+// ForwardGroupOffsets is the last pass of the group offset sync
+// (WithForwardGroupOffsets): per group and forwarded partition, the local
+// committed offset, its upstream translation and what the upstream group
+// holds; nil when the sync is off or has not run yet.
+func (b *Broker) ForwardGroupOffsets() []broker.GroupOffsetSync { return b.brk.ForwardGroupOffsets() }
+
 // Close stops accepting connections, answers the requests already read
 // (waiting at most a few seconds for long polls), closes the connections,
 // then flushes and closes the storage. It is idempotent: later calls return

@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -24,6 +25,9 @@ type uplinkConfig struct {
 	// spoolKey seals new spool segments; spoolOldKeys open older ones.
 	spoolKey     []byte
 	spoolOldKeys [][]byte
+	// syncGroups: WithForwardGroupOffsets.
+	syncGroups         bool
+	syncGroupsInterval time.Duration
 }
 
 // WithUpstream names the upstream Kafka cluster that forwarded topics are
@@ -91,6 +95,7 @@ func (u *uplinkConfig) build() (*broker.UplinkConfig, error) {
 		Brokers: u.brokers, TLS: u.tls,
 		SASLMechanism: u.mechanism, SASLUser: u.user, SASLPassword: u.pass,
 		SpoolMaxBytes: u.spoolMax, ClientOpts: u.clientOpts,
+		SyncGroupOffsets: u.syncGroups, SyncGroupOffsetsInterval: u.syncGroupsInterval,
 	}
 	if u.spoolKey != nil {
 		c, err := spoolCipher(u.spoolKey, u.spoolOldKeys)
@@ -156,4 +161,19 @@ func spoolCipher(key []byte, previous [][]byte) (spool.Cipher, error) {
 		olds = append(olds, c)
 	}
 	return spool.NewKeyRing(cur, olds...)
+}
+
+// WithForwardGroupOffsets makes consumer groups able to move upstream, as
+// MirrorMaker 2's sync.group.offsets.enabled: every interval (0: 60 s, MM2's
+// default) each local group's committed offsets on forwarded topics are
+// translated to upstream offsets and committed to the group of the same
+// name upstream, on the upstream topic name, while that group has no
+// members and never backwards. A consumer pointed at the upstream then
+// resumes where it was here: exactly where the offset lies in a batch
+// already shipped, else at the end of what was shipped (it re-reads the
+// records not shipped yet). Broker.ForwardGroupOffsets shows the last pass.
+func WithForwardGroupOffsets(interval time.Duration) Option {
+	return optionFunc(func(c *config) {
+		c.uplink.syncGroups, c.uplink.syncGroupsInterval = true, interval
+	})
 }

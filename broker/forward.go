@@ -38,6 +38,7 @@ type forwarder struct {
 	// journaled what it holds; resend the batch to send first after a
 	// restart. Used by run's goroutine only (and before it starts).
 	journal   string
+	syncsPath string // offset syncs beside the spool (uplink_groups.go)
 	journaled *inFlight
 	resend    *inFlight
 	// shownPID/shownEpoch mirror prod for ForwardStat; resets counts the
@@ -45,6 +46,8 @@ type forwarder struct {
 	shownPID   atomic.Int64
 	shownEpoch atomic.Int32
 	resets     atomic.Int64
+	// syncs map local offsets to upstream ones (uplink_groups.go).
+	syncs offsetSyncs
 
 	ctx      context.Context // canceled by stop after a grace period: ends a request in flight
 	cancel   context.CancelFunc

@@ -49,6 +49,12 @@ type UplinkConfig struct {
 	// produce responses carry throttle_time_ms; when full, produce fails
 	// with the retriable KAFKA_STORAGE_ERROR.
 	SpoolMaxBytes int64
+	// SyncGroupOffsets commits local groups' offsets on forwarded topics,
+	// translated, to the same groups upstream every
+	// SyncGroupOffsetsInterval (default 60 s, MM2's
+	// sync.group.offsets.interval.seconds); see uplink_groups.go.
+	SyncGroupOffsets         bool
+	SyncGroupOffsetsInterval time.Duration
 	// Cipher, when non-nil, encrypts spool segments (spool.AESGCM, or a
 	// spool.KeyRing during a key rotation); EncryptionKeyID names its
 	// current key (spool.KeyID) for forward-status and /metrics.
@@ -134,6 +140,10 @@ type uplink struct {
 	parts  map[*partition]*forwarder
 	closed bool
 	wg     sync.WaitGroup
+
+	// groupSync is the last group offset sync pass (uplink_groups.go).
+	groupSyncMu sync.Mutex
+	groupSync   []GroupOffsetSync
 }
 
 func (c *UplinkConfig) clientOpts() ([]kgo.Opt, error) {
@@ -212,6 +222,13 @@ func startUplink(b *Broker, cfg UplinkConfig) (*uplink, error) {
 		}
 	}
 	b.OnTopicDeleted(u.topicDeleted)
+	if cfg.SyncGroupOffsets {
+		if u.cfg.SyncGroupOffsetsInterval <= 0 {
+			u.cfg.SyncGroupOffsetsInterval = time.Minute
+		}
+		u.wg.Add(1)
+		go u.groupSyncLoop()
+	}
 	return u, nil
 }
 
@@ -278,6 +295,8 @@ func (u *uplink) forwarderFor(p *partition) (*forwarder, error) {
 	}
 	f := newForwarder(u, p, sp, r.Prefix+p.topic.name)
 	f.journal = producerJournalPath(dir)
+	f.syncsPath = offsetSyncsPath(dir)
+	f.loadSyncs()
 	if j := f.loadInFlight(); j != nil {
 		f.resume(j)
 	}
@@ -309,8 +328,10 @@ func (u *uplink) topicDeleted(name string, id [16]byte) {
 		if err := f.sp.Destroy(); err != nil {
 			u.b.log.Warn("removing spool of deleted topic", "topic", name, "err", err)
 		}
-		if err := removeJournal(u.b.fs, f.journal); err != nil {
-			u.b.log.Warn("removing the upstream producer journal of deleted topic", "topic", name, "err", err)
+		for _, file := range []string{f.journal, f.syncsPath} {
+			if err := removeJournal(u.b.fs, file); err != nil {
+				u.b.log.Warn("removing forwarding state of deleted topic", "topic", name, "file", file, "err", err)
+			}
 		}
 	}
 }

@@ -45,6 +45,9 @@ type inFlight struct {
 	Last       int64 `json:"last"`
 	Records    int32 `json:"records"`
 	SpoolRecs  int   `json:"spool_records"`
+	// Sync is the newest offset sync when the batch was journaled, so a
+	// restart can still translate group offsets (uplink_groups.go).
+	Sync *offsetSync `json:"sync,omitempty"`
 }
 
 func producerJournalPath(spoolDir string) string { return spoolDir + ".upstream-producer" }
@@ -74,8 +77,8 @@ func (f *forwarder) loadInFlight() *inFlight {
 // saveInFlight journals b under the current producer before it is sent.
 func (f *forwarder) saveInFlight(b *outBatch) error {
 	j := inFlight{ProducerID: f.prod.id, Epoch: f.prod.epoch, Seq: f.prod.seq, First: b.first, Last: b.last,
-		Records: b.records, SpoolRecs: b.spoolRecs}
-	if f.journaled != nil && *f.journaled == j {
+		Records: b.records, SpoolRecs: b.spoolRecs, Sync: f.syncs.newest()}
+	if f.journaled != nil && f.journaled.sameBatch(&j) {
 		return nil // a resend of the journaled batch
 	}
 	data, _ := json.Marshal(j)
@@ -92,11 +95,20 @@ func (f *forwarder) saveInFlight(b *outBatch) error {
 	return nil
 }
 
+func (j *inFlight) sameBatch(o *inFlight) bool {
+	a, b := *j, *o
+	a.Sync, b.Sync = nil, nil
+	return a == b
+}
+
 // resume applies the journal at start: the producer identity, the
 // acknowledgement it implies, and the batch to resend first.
 func (f *forwarder) resume(j *inFlight) {
 	f.setProducer(upProducer{id: j.ProducerID, epoch: j.Epoch, seq: j.Seq})
 	f.journaled = j
+	if j.Sync != nil {
+		f.syncs.add(*j.Sync)
+	}
 	if f.acked.Load() >= j.Last {
 		// The batch was acknowledged (and committed) before the crash.
 		f.prod.seq = nextSeq(j.Seq, j.Records)

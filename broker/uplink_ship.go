@@ -501,10 +501,12 @@ func (f *forwarder) ship(b *outBatch) bool {
 		}
 		code := int16(-1)
 		var msg string
+		upBase := int64(-1)
 		for _, t := range kresp.(*kmsg.ProduceResponse).Topics {
 			for _, p := range t.Partitions {
 				if t.Topic == f.upstream && p.Partition == f.p.index {
 					code = p.ErrorCode
+					upBase = p.BaseOffset
 					if p.ErrorMessage != nil {
 						msg = *p.ErrorMessage
 					}
@@ -522,6 +524,9 @@ func (f *forwarder) ship(b *outBatch) bool {
 		switch {
 		case perr == nil, errors.Is(perr, kerr.DuplicateSequenceNumber):
 			f.prod.seq = nextSeq(f.prod.seq, b.records)
+			if upBase >= 0 {
+				f.syncs.add(offsetSync{Local: b.first, Upstream: upBase, Len: b.last - b.first + 1})
+			}
 			return true
 		case errors.Is(perr, kerr.OutOfOrderSequenceNumber), errors.Is(perr, kerr.UnknownProducerID),
 			errors.Is(perr, kerr.InvalidProducerEpoch), errors.Is(perr, kerr.ProducerFenced),

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/minikafka/minikafka"
 	"github.com/minikafka/minikafka/broker"
@@ -22,8 +23,10 @@ type uplinkSettings struct {
 	mechanism     string
 	user, pass    string
 	spoolMax      int64
-	keyFile       string   // -spool-encryption-key-file
-	oldKeyFiles   []string // -spool-encryption-previous-key-file
+	syncGroups    bool          // -forward-group-offsets
+	syncInterval  time.Duration // -forward-group-offsets-interval
+	keyFile       string        // -spool-encryption-key-file
+	oldKeyFiles   []string      // -spool-encryption-previous-key-file
 }
 
 func (u *uplinkSettings) register(fs *flag.FlagSet) {
@@ -43,6 +46,8 @@ func (u *uplinkSettings) register(fs *flag.FlagSet) {
 	fs.StringVar(&u.mechanism, "upstream-sasl-mechanism", "", "SASL `mechanism` for the upstream: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
 	fs.StringVar(&u.user, "upstream-sasl-user", "", "SASL `user` for the upstream")
 	fs.StringVar(&u.pass, "upstream-sasl-password", "", "SASL `password` for the upstream (prefer MINIKAFKA_UPSTREAM_SASL_PASSWORD)")
+	fs.BoolVar(&u.syncGroups, "forward-group-offsets", false, "commit local consumer groups' offsets on forwarded topics, translated, to the same groups upstream (as MirrorMaker 2's sync.group.offsets.enabled), so a consumer can move upstream and resume")
+	fs.DurationVar(&u.syncInterval, "forward-group-offsets-interval", time.Minute, "how often -forward-group-offsets syncs")
 	fs.StringVar(&u.keyFile, "spool-encryption-key-file", "", "encrypt forwarded topics' spool at rest with AES-256-GCM under the 32-byte key in `file` (raw, 64 hex digits or base64; mode 0600 or stricter)")
 	fs.Func("spool-encryption-previous-key-file", "a previous spool key `file` (repeatable), for a rotation: segments sealed under it stay readable until shipped", func(v string) error {
 		u.oldKeyFiles = append(u.oldKeyFiles, v)
@@ -70,6 +75,9 @@ func (u *uplinkSettings) check() []string {
 	}
 	if u.spoolMax <= 0 {
 		bad = append(bad, "-spool-max-bytes: must be positive")
+	}
+	if u.syncGroups && u.upstream == "" {
+		bad = append(bad, "-forward-group-offsets needs -upstream and -forward")
 	}
 	if u.keyFile != "" && u.upstream == "" {
 		bad = append(bad, "-spool-encryption-key-file needs -upstream and -forward (only the spool is encrypted)")
@@ -102,6 +110,9 @@ func (u *uplinkSettings) options() ([]minikafka.Option, error) {
 	}
 	if u.mechanism != "" {
 		opts = append(opts, minikafka.WithUpstreamSASL(u.mechanism, u.user, u.pass))
+	}
+	if u.syncGroups {
+		opts = append(opts, minikafka.WithForwardGroupOffsets(u.syncInterval))
 	}
 	if u.keyFile != "" {
 		key, err := readKeyFile("-spool-encryption-key-file", u.keyFile)

@@ -417,6 +417,9 @@ func (c *Coordinator) Committed(group, topic string, partition int32) (groupstor
 	return c.store.Get(group, topic, partition)
 }
 
+// StoredGroups lists the groups with committed offsets.
+func (c *Coordinator) StoredGroups() []string { return c.store.Groups() }
+
 // GroupOffsets lists the group's committed offsets.
 func (c *Coordinator) GroupOffsets(group string) []groupstore.Commit {
 	return c.store.GroupOffsets(group)
