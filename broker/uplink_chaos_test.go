@@ -129,6 +129,21 @@ func TestUplinkChaos(t *testing.T) {
 	// as the same upstream producer and resends its in-flight batch as it
 	// was, which the upstream recognizes.
 	checkUpstream(t, up.addr, topic, parts, n, true)
+
+	// Phase 3: local power cuts while the upstream is up and shipping.
+	extra := n / 4
+	done = produce(n, n+extra)
+	for k := 1; k <= 2; k++ {
+		at(n + extra*k/3)
+		t.Logf("local crash while shipping with %+v", local.b.ForwardStats())
+		local.Crash()
+	}
+	<-done
+	if f := failed.Load(); f != 0 {
+		t.Fatalf("%d local produces failed", f)
+	}
+	drained("phase 3 forwarded")
+	checkUpstream(t, up.addr, topic, parts, n+extra, true)
 }
 
 // checkUpstream reads the upstream topic and checks that it holds every
