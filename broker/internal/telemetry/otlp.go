@@ -185,18 +185,9 @@ func (d *decoder) resourceMetrics(msg []byte) error {
 				if f.num != 1 {
 					return nil
 				}
-				if err := f.want(wireBytes); err != nil {
-					return err
-				}
-				a, err := keyValue(f.data)
-				if err != nil {
-					return err
-				}
-				if len(resAttrs) >= maxAttrs {
-					return malformed("more than %d resource attributes", maxAttrs)
-				}
-				resAttrs = append(resAttrs, a)
-				return nil
+				var err error
+				resAttrs, err = appendAttr(resAttrs, f, "the resource")
+				return err
 			})
 		case 2: // ScopeMetrics: read after the resource, which may follow them
 			if err := f.want(wireBytes); err != nil {
@@ -320,17 +311,10 @@ func (d *decoder) numberPoint(msg []byte, p Point, resAttrs []Attr) error {
 	err := each(msg, func(f field) error {
 		switch f.num {
 		case 7:
-			if err := f.want(wireBytes); err != nil {
+			var err error
+			if attrs, err = appendAttr(attrs, f, p.Name); err != nil {
 				return err
 			}
-			a, err := keyValue(f.data)
-			if err != nil {
-				return err
-			}
-			if len(attrs) >= maxAttrs {
-				return malformed("more than %d attributes on %s", maxAttrs, p.Name)
-			}
-			attrs = append(attrs, a)
 		case 4:
 			if err := f.want(wireFixed64); err != nil {
 				return err
@@ -361,17 +345,10 @@ func (d *decoder) countSumPoint(msg []byte, name string, delta bool, attrField u
 	err := each(msg, func(f field) error {
 		switch f.num {
 		case attrField:
-			if err := f.want(wireBytes); err != nil {
+			var err error
+			if attrs, err = appendAttr(attrs, f, name); err != nil {
 				return err
 			}
-			a, err := keyValue(f.data)
-			if err != nil {
-				return err
-			}
-			if len(attrs) >= maxAttrs {
-				return malformed("more than %d attributes on %s", maxAttrs, name)
-			}
-			attrs = append(attrs, a)
 		case 4:
 			if err := f.want(wireFixed64); err != nil {
 				return err
@@ -404,6 +381,22 @@ func (d *decoder) add(p Point) error {
 	}
 	d.points = append(d.points, p)
 	return nil
+}
+
+// appendAttr reads the KeyValue in f onto attrs, refusing more than
+// maxAttrs on one point (or resource), named by what.
+func appendAttr(attrs []Attr, f field, what string) ([]Attr, error) {
+	if err := f.want(wireBytes); err != nil {
+		return nil, err
+	}
+	a, err := keyValue(f.data)
+	if err != nil {
+		return nil, err
+	}
+	if len(attrs) >= maxAttrs {
+		return nil, malformed("more than %d attributes on %s", maxAttrs, what)
+	}
+	return append(attrs, a), nil
 }
 
 // mergeAttrs returns res and own sorted by key, own winning on a clash.
