@@ -130,13 +130,10 @@ func adminWaitHighWatermark(b *Broker, r *http.Request) (any, error) {
 	if err := decodeBody(r, &in); err != nil {
 		return nil, err
 	}
-	if in.Topic == "" || in.Partition < 0 || in.TimeoutMs <= 0 || time.Duration(in.TimeoutMs)*time.Millisecond > maxAdminWait {
+	if in.Topic == "" || in.Partition < 0 {
 		return nil, badRequest("want topic, partition >= 0 and 0 < timeout_ms <= %d", maxAdminWait.Milliseconds())
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), time.Duration(in.TimeoutMs)*time.Millisecond)
-	defer cancel()
-	if err := b.WaitHighWatermark(ctx, in.Topic, in.Partition, in.Offset); err != nil {
-		return nil, &adminError{http.StatusRequestTimeout, err.Error()}
-	}
-	return map[string]bool{"ok": true}, nil
+	return waitBody(r, in.TimeoutMs, func(ctx context.Context) error {
+		return b.WaitHighWatermark(ctx, in.Topic, in.Partition, in.Offset)
+	})
 }

@@ -99,6 +99,16 @@ func (f *forwarder) run() {
 	cdone := make(chan struct{})
 	go func() { defer close(cdone); f.commitLoop() }()
 	defer func() { <-cdone }()
+	// qctx ends with the forwarder's stop, for waits that must not outlast it.
+	qctx, qcancel := context.WithCancel(f.ctx)
+	defer qcancel()
+	go func() {
+		select {
+		case <-f.quit:
+			qcancel()
+		case <-qctx.Done():
+		}
+	}()
 	next := f.acked.Load() + 1
 	if j := f.resend; j != nil {
 		// After a restart: the batch that was in flight goes first, as
@@ -148,6 +158,29 @@ func (f *forwarder) run() {
 				continue
 			}
 			backoff = 100 * time.Millisecond
+			// Ship only what a crash cannot take back (the high
+			// watermark: under durability always, what is fsynced):
+			// records shipped and then lost here would come again from
+			// their producer, which was never answered, and arrive
+			// upstream twice.
+			hw := f.highWatermark()
+			n := 0
+			for n < len(recs) && recs[n].Last() < hw {
+				n++
+			}
+			if n == 0 && len(recs) > 0 {
+				if err := f.sp.WaitDurable(qctx, recs[0].Last()); err != nil {
+					if qctx.Err() != nil || errors.Is(err, spool.ErrClosed) {
+						return
+					}
+					f.setErr(err)
+					if !f.sleep(backoff) {
+						return
+					}
+				}
+				continue
+			}
+			recs = recs[:n]
 			if len(recs) == 0 {
 				f.setState(stateIdle)
 				select {

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// seed, inspect and wait end to end against the binary, through its
+// control API, with the caller's mistakes answered by a clear message and
+// a non-zero exit.
+func TestInspectSeedWaitCLIBinary(t *testing.T) {
+	p, admin := serveAdmin(t)
+	run := func(args ...string) (string, string, int) {
+		return cliRun(t, p.addr, "", append(args, "-admin-addr", admin)...)
+	}
+	must := func(want string, args ...string) string {
+		t.Helper()
+		out, errOut, code := run(args...)
+		if code != 0 || !strings.Contains(out, want) {
+			t.Fatalf("%v: exit %d, out %q, err %q; want %q", args, code, out, errOut, want)
+		}
+		return out
+	}
+	must("true", "seed", "topic", "seeded", "-partitions", "2", "-config", "cleanup.policy=delete")
+	must("true", "wait", "topic", "seeded", "-timeout", "5s")
+	must("seeded  0          1", "seed", "records", "seeded", "k1=v1", "v2")
+	must("seeded", "seed", "records", "seeded", "-transaction", "abort", "gone")
+	must("seeded", "seed", "records", "seeded", "-transaction", "commit", "kept")
+	must("true", "wait", "high-watermark", "seeded", "0", "6", "-timeout", "5s")
+
+	out := must("v1", "inspect", "records", "seeded", "0", "-committed")
+	if strings.Contains(out, "gone") || !strings.Contains(out, "kept") || !strings.Contains(out, "null") {
+		t.Fatalf("read_committed records:\n%s", out)
+	}
+	if out := must("gone", "inspect", "records", "seeded", "0", "-offset", "2", "-limit", "1"); strings.Contains(out, "kept") {
+		t.Fatalf("one record from offset 2:\n%s", out)
+	}
+	js := must(`"next_offset"`, "inspect", "records", "seeded", "0", "-o", "json")
+	var page struct {
+		Records []struct {
+			Value *string `json:"value"`
+		} `json:"records"`
+	}
+	if err := json.Unmarshal([]byte(js), &page); err != nil || len(page.Records) != 4 {
+		t.Fatalf("json records: %v %q", err, js)
+	}
+	must("6", "inspect", "partition", "seeded", "0")
+
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"inspect", "records", "nope", "0"}, "unknown topic or partition"},
+		{[]string{"inspect", "records", "seeded", "x"}, "partition \"x\""},
+		{[]string{"seed", "topic", "seeded"}, "already exists"},
+		{[]string{"seed", "records", "nope", "v"}, "UNKNOWN_TOPIC_OR_PARTITION"},
+		{[]string{"seed", "records", "seeded", "-transaction", "maybe", "v"}, "transaction"},
+		{[]string{"wait", "topic", "never", "-timeout", "100ms"}, "waiting for"},
+		{[]string{"wait", "group-stable", "g", "many"}, "members"},
+		{[]string{"inspect", "group"}, "GROUP"},
+	} {
+		out, errOut, code := run(c.args...)
+		if code == 0 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, out %q, err %q; want an error containing %q", c.args, code, out, errOut, c.want)
+		}
+	}
+	noPanic(t, p)
+}
