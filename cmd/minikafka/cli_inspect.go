@@ -16,16 +16,19 @@ import (
 
 func init() {
 	cliVerbs["inspect"] = &cliVerb{summary: "Shows a partition's offsets and records, a group's state and lag, without a Kafka client (needs -admin-addr).", sub: map[string]cliCommand{
-		"partition": {"TOPIC PARTITION", "log start, high watermark, last stable offset", inspectPartition},
-		"records":   {"TOPIC PARTITION [-offset N] [-limit N] [-committed]", "the partition's records, decoded", inspectRecords},
-		"group":     {"GROUP", "state, epoch, members and committed offsets", inspectGroup},
-		"lag":       {"GROUP TOPIC", "the group's lag per partition", inspectLag},
+		"partition":    {"TOPIC PARTITION", "log start, high watermark, last stable offset", inspectPartition},
+		"records":      {"TOPIC PARTITION [-offset N] [-limit N] [-committed]", "the partition's records, decoded", inspectRecords},
+		"group":        {"GROUP", "state, epoch, members and committed offsets", inspectGroup},
+		"lag":          {"GROUP TOPIC", "the group's lag per partition", inspectLag},
+		"transactions": {"[TRANSACTIONAL-ID]", "transactional ids with their state and open partitions", inspectTransactions},
+		"producers":    {"TOPIC PARTITION", "producer ids a partition holds state for", inspectProducers},
 	}}
 	cliVerbs["wait"] = &cliVerb{summary: "Returns when a condition holds, exit 1 when -timeout passes first (needs -admin-addr).", sub: map[string]cliCommand{
 		"topic":          {"TOPIC [-timeout D]", "the topic exists", waitTopic},
 		"high-watermark": {"TOPIC PARTITION OFFSET [-timeout D]", "the partition's high watermark reaches OFFSET", waitHighWatermark},
 		"group-stable":   {"GROUP MEMBERS [-timeout D]", "the group is stable with MEMBERS members", waitGroupStable},
 		"lag-zero":       {"GROUP TOPIC [-timeout D]", "the group has consumed everything of TOPIC", waitLagZero},
+		"transaction":    {"TRANSACTIONAL-ID [-timeout D]", "the transactional id has no transaction open", waitTransaction},
 	}}
 	cliVerbs["seed"] = &cliVerb{summary: "Creates topics and writes records straight into the broker (needs -admin-addr).", sub: map[string]cliCommand{
 		"topic":   {"TOPIC [-partitions N] [-config K=V]...", "create a topic", seedTopic},
@@ -313,4 +316,86 @@ func seedRecords(c *cliCmd) func(context.Context) error {
 		}
 		return c.answer(out, []string{"TOPIC", "PARTITION", "OFFSET"}, rows, nil)
 	}
+}
+
+func inspectTransactions(c *cliCmd) func(context.Context) error {
+	a := c.adminFlags()
+	return func(ctx context.Context) error {
+		if err := c.needArgs(0, 1, "[TRANSACTIONAL-ID]"); err != nil {
+			return err
+		}
+		type txn struct {
+			ID         string             `json:"transactional_id"`
+			ProducerID int64              `json:"producer_id"`
+			Epoch      int16              `json:"producer_epoch"`
+			State      string             `json:"state"`
+			Partitions map[string][]int32 `json:"partitions"`
+		}
+		var txns []txn
+		var out any
+		if len(c.args) == 1 {
+			var t txn
+			if err := a.do(ctx, "GET", "/v1/transactions/"+url.PathEscape(c.args[0]), nil, &t); err != nil {
+				return err
+			}
+			txns, out = []txn{t}, t
+		} else {
+			var all struct {
+				Transactions []txn `json:"transactions"`
+			}
+			if err := a.do(ctx, "GET", "/v1/transactions", nil, &all); err != nil {
+				return err
+			}
+			txns, out = all.Transactions, all
+		}
+		var rows [][]string
+		for _, t := range txns {
+			var parts []string
+			for topic, ps := range t.Partitions {
+				for _, p := range ps {
+					parts = append(parts, fmt.Sprintf("%s-%d", topic, p))
+				}
+			}
+			if len(parts) == 0 {
+				parts = []string{"-"}
+			}
+			rows = append(rows, []string{t.ID, strconv.FormatInt(t.ProducerID, 10), strconv.Itoa(int(t.Epoch)), t.State, strings.Join(parts, ",")})
+		}
+		return c.answer(out, []string{"TRANSACTIONAL ID", "PRODUCER ID", "EPOCH", "STATE", "PARTITIONS"}, rows, nil)
+	}
+}
+
+func inspectProducers(c *cliCmd) func(context.Context) error {
+	a := c.adminFlags()
+	return func(ctx context.Context) error {
+		if err := c.needArgs(2, 2, "TOPIC PARTITION"); err != nil {
+			return err
+		}
+		p, err := partitionArg(c.args[1])
+		if err != nil {
+			return err
+		}
+		var out struct {
+			Producers []struct {
+				ProducerID     int64 `json:"producer_id"`
+				Epoch          int32 `json:"producer_epoch"`
+				LastSequence   int32 `json:"last_sequence"`
+				TxnStartOffset int64 `json:"txn_start_offset"`
+			} `json:"producers"`
+		}
+		if err := a.do(ctx, "GET", fmt.Sprintf("/v1/topics/%s/partitions/%d/producers", url.PathEscape(c.args[0]), p), nil, &out); err != nil {
+			return err
+		}
+		var rows [][]string
+		for _, pr := range out.Producers {
+			rows = append(rows, []string{strconv.FormatInt(pr.ProducerID, 10), strconv.Itoa(int(pr.Epoch)), strconv.Itoa(int(pr.LastSequence)), strconv.FormatInt(pr.TxnStartOffset, 10)})
+		}
+		return c.answer(out, []string{"PRODUCER ID", "EPOCH", "LAST SEQUENCE", "OPEN TXN START"}, rows, nil)
+	}
+}
+
+func waitTransaction(c *cliCmd) func(context.Context) error {
+	return waitCmd(c, 1, "TRANSACTIONAL-ID", "/v1/wait/transaction", func() (map[string]any, error) {
+		return map[string]any{"transactional_id": c.args[0]}, nil
+	})
 }

@@ -46,6 +46,18 @@ func TestInspectSeedWaitCLIBinary(t *testing.T) {
 		t.Fatalf("json records: %v %q", err, js)
 	}
 	must("6", "inspect", "partition", "seeded", "0")
+	js = must("CompleteAbort", "inspect", "transactions", "-o", "json")
+	var txns struct {
+		Transactions []struct {
+			ID string `json:"transactional_id"`
+		} `json:"transactions"`
+	}
+	if err := json.Unmarshal([]byte(js), &txns); err != nil || len(txns.Transactions) != 2 {
+		t.Fatalf("transactions: %v %q", err, js)
+	}
+	must("CompleteCommit", "inspect", "transactions", txns.Transactions[1].ID)
+	must("true", "wait", "transaction", txns.Transactions[0].ID, "-timeout", "5s")
+	must("PRODUCER ID", "inspect", "producers", "seeded", "0")
 
 	for _, c := range []struct {
 		args []string
@@ -59,6 +71,8 @@ func TestInspectSeedWaitCLIBinary(t *testing.T) {
 		{[]string{"wait", "topic", "never", "-timeout", "100ms"}, "waiting for"},
 		{[]string{"wait", "group-stable", "g", "many"}, "members"},
 		{[]string{"inspect", "group"}, "GROUP"},
+		{[]string{"inspect", "transactions", "nope"}, "unknown transactional id"},
+		{[]string{"wait", "transaction", "nope", "-timeout", "200ms"}, "waiting for"},
 	} {
 		out, errOut, code := run(c.args...)
 		if code == 0 || !strings.Contains(errOut, c.want) {
