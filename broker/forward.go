@@ -39,8 +39,12 @@ type forwarder struct {
 	// restart. Used by run's goroutine only (and before it starts).
 	journal   string
 	syncsPath string // offset syncs beside the spool (uplink_groups.go)
-	journaled *inFlight
-	resend    *inFlight
+	// producersPath holds the partition's producer state, producersSaved
+	// what was last written there (uplink_producers_state.go).
+	producersPath  string
+	producersSaved []byte
+	journaled      *inFlight
+	resend         *inFlight
 	// shownPID/shownEpoch mirror prod for ForwardStat; resets counts the
 	// new producer IDs taken because the upstream forgot the old one.
 	shownPID   atomic.Int64
@@ -142,6 +146,12 @@ func (f *forwarder) commit() {
 	defer f.commitMu.Unlock()
 	a := f.acked.Load()
 	if a <= f.committed.Load() {
+		return
+	}
+	// The records about to go may be the last trace of a producer's
+	// sequence: its state is saved first.
+	if err := f.saveProducers(); err != nil {
+		f.u.b.log.Warn("forwarding: saving producer state; acknowledged records kept until it succeeds", "topic", f.p.topic.name, "partition", f.p.index, "err", err)
 		return
 	}
 	if _, err := f.sp.DeleteAcked(a); err != nil && !errors.Is(err, spool.ErrClosed) {

@@ -153,6 +153,16 @@ func (p *partition) recordSequence(h *records.BatchHeader, base, last, appendTim
 	st.updated = now
 }
 
+// holds reports whether st's batches reach offset last.
+func (st *producerState) holds(last int64) bool {
+	for i := 0; i < st.n; i++ {
+		if st.batches[i].lastOffs >= last {
+			return true
+		}
+	}
+	return false
+}
+
 func (p *partition) expireProducers(now time.Time) {
 	for id, st := range p.producers {
 		if now.Sub(st.updated) > producerExpiry {
@@ -183,6 +193,9 @@ func (p *partition) loadProducerState(log *slog.Logger, now time.Time) {
 	}
 	err := st.eachBatchHeader(start, func(h *records.BatchHeader) bool {
 		if h.ProducerID >= 0 && h.BaseSequence >= 0 && !h.IsControl() {
+			if st := p.producers[h.ProducerID]; st != nil && st.holds(h.LastOffset()) {
+				return true // already in saved state (a forwarded partition's)
+			}
 			appendTime := int64(-1)
 			if h.HasLogAppendTime() {
 				appendTime = h.MaxTimestamp

@@ -303,8 +303,10 @@ func (u *uplink) forwarderFor(p *partition) (*forwarder, error) {
 	u.parts[p] = f
 	// The spool becomes p's store, and producer state is rebuilt from its
 	// tail before any batch can be judged against it.
+	f.producersPath = producersPath(dir)
 	p.mu.Lock()
 	p.fwd.Store(f)
+	f.loadProducers()
 	p.loadProducerState(u.b.log, u.b.now())
 	p.mu.Unlock()
 	u.wg.Add(1)
@@ -328,7 +330,7 @@ func (u *uplink) topicDeleted(name string, id [16]byte) {
 		if err := f.sp.Destroy(); err != nil {
 			u.b.log.Warn("removing spool of deleted topic", "topic", name, "err", err)
 		}
-		for _, file := range []string{f.journal, f.syncsPath} {
+		for _, file := range []string{f.journal, f.syncsPath, f.producersPath} {
 			if err := removeJournal(u.b.fs, file); err != nil {
 				u.b.log.Warn("removing forwarding state of deleted topic", "topic", name, "file", file, "err", err)
 			}
