@@ -72,6 +72,8 @@ type groupJSON struct {
 	Members int          `json:"members"`
 	Pending int          `json:"pending"`
 	Offsets []offsetJSON `json:"offsets"`
+	// MemberList is every member with its assignment (GroupMembers).
+	MemberList []GroupMember `json:"member_list"`
 }
 
 func adminGroup(b *Broker, r *http.Request) (any, error) {
@@ -81,7 +83,12 @@ func adminGroup(b *Broker, r *http.Request) (any, error) {
 	if !ok && len(offs) == 0 {
 		return nil, notFound("unknown group %q", name)
 	}
-	out := groupJSON{Group: name, Known: ok, Type: g.Type, State: g.State, Epoch: g.Epoch, Members: g.Members, Pending: g.Pending, Offsets: []offsetJSON{}}
+	members, err := b.GroupMembers(r.Context(), name)
+	if err != nil {
+		return nil, err
+	}
+	out := groupJSON{Group: name, Known: ok, Type: g.Type, State: g.State, Epoch: g.Epoch, Members: g.Members, Pending: g.Pending,
+		Offsets: []offsetJSON{}, MemberList: members}
 	for _, o := range offs {
 		out.Offsets = append(out.Offsets, offsetJSON{o.Topic, o.Partition, o.Offset, o.LeaderEpoch, o.Metadata, o.CommitMs})
 	}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -22,6 +23,7 @@ func init() {
 		"lag":          {"GROUP TOPIC", "the group's lag per partition", inspectLag},
 		"transactions": {"[TRANSACTIONAL-ID]", "transactional ids with their state and open partitions", inspectTransactions},
 		"producers":    {"TOPIC PARTITION", "producer ids a partition holds state for", inspectProducers},
+		"members":      {"GROUP", "the group's members and what each is assigned", inspectMembers},
 	}}
 	cliVerbs["wait"] = &cliVerb{summary: "Returns when a condition holds, exit 1 when -timeout passes first (needs -admin-addr).", sub: map[string]cliCommand{
 		"topic":          {"TOPIC [-timeout D]", "the topic exists", waitTopic},
@@ -398,4 +400,40 @@ func waitTransaction(c *cliCmd) func(context.Context) error {
 	return waitCmd(c, 1, "TRANSACTIONAL-ID", "/v1/wait/transaction", func() (map[string]any, error) {
 		return map[string]any{"transactional_id": c.args[0]}, nil
 	})
+}
+
+func inspectMembers(c *cliCmd) func(context.Context) error {
+	a := c.adminFlags()
+	return func(ctx context.Context) error {
+		if err := c.needArgs(1, 1, "GROUP"); err != nil {
+			return err
+		}
+		var out struct {
+			Members []struct {
+				MemberID   string             `json:"member_id"`
+				InstanceID string             `json:"instance_id"`
+				ClientID   string             `json:"client_id"`
+				ClientHost string             `json:"client_host"`
+				Assignment map[string][]int32 `json:"assignment"`
+			} `json:"member_list"`
+		}
+		if err := a.do(ctx, "GET", "/v1/groups/"+url.PathEscape(c.args[0]), nil, &out); err != nil {
+			return err
+		}
+		var rows [][]string
+		for _, m := range out.Members {
+			var parts []string
+			for t, ps := range m.Assignment {
+				for _, p := range ps {
+					parts = append(parts, fmt.Sprintf("%s-%d", t, p))
+				}
+			}
+			sort.Strings(parts)
+			if len(parts) == 0 {
+				parts = []string{"-"}
+			}
+			rows = append(rows, []string{m.MemberID, m.ClientID, m.ClientHost, strings.Join(parts, ",")})
+		}
+		return c.answer(out.Members, []string{"MEMBER ID", "CLIENT ID", "HOST", "ASSIGNED"}, rows, nil)
+	}
 }

@@ -58,6 +58,9 @@ func TestInspectSeedWaitCLIBinary(t *testing.T) {
 	must("CompleteCommit", "inspect", "transactions", txns.Transactions[1].ID)
 	must("true", "wait", "transaction", txns.Transactions[0].ID, "-timeout", "5s")
 	must("PRODUCER ID", "inspect", "producers", "seeded", "0")
+	if out, errOut, code := run("inspect", "members", "nobody"); code == 0 || !strings.Contains(errOut, "unknown group") {
+		t.Fatalf("members of an unknown group: %d %q %q", code, out, errOut)
+	}
 
 	for _, c := range []struct {
 		args []string
