@@ -40,7 +40,8 @@ type Broker struct {
 	http       *httpSide  // http.go; nil without WithHTTPAddr
 	admin      *adminSide // admin.go; nil without WithAdminAddr
 	started    time.Time
-	osDataDir  string // dataDir when it is on the OS filesystem
+	osDataDir  string         // dataDir when it is on the OS filesystem
+	storage    *StorageFaults // WithStorageFaults; nil without
 
 	listeners []ListenerInfo     // listeners.go
 	srvs      []*protocol.Server // one per listener; srv is the first
@@ -158,6 +159,10 @@ type settings struct {
 	log     *slog.Logger
 	fsys    vfs.FS // nil: the OS filesystem
 	dataDir string // absolute on the OS filesystem, memDataDir in memory
+	// storage, with WithStorageFaults, switches the filesystem the broker
+	// is given (brokerFS wraps fsys, or the OS, in them).
+	storage  *StorageFaults
+	brokerFS vfs.FS
 }
 
 // resolve checks the options group by group (general, uplink, security,
@@ -196,6 +201,15 @@ func (c *config) resolve() (settings, error) {
 			s.dataDir = abs
 		}
 	}
+	s.brokerFS = s.fsys
+	if c.storageFaults {
+		s.storage = &StorageFaults{}
+		base := s.fsys
+		if base == nil {
+			base = vfs.OS{}
+		}
+		s.brokerFS = vfs.NewFaultFS(base, s.storage)
+	}
 	return s, nil
 }
 
@@ -226,7 +240,7 @@ func (st *starting) openBroker(c *config, s settings) error {
 	first := st.lns[0]
 	brk, err := broker.New(broker.Config{
 		DataDir:                    s.dataDir,
-		FS:                         s.fsys,
+		FS:                         s.brokerFS,
 		NodeID:                     c.nodeID,
 		AdvertisedHost:             first.host,
 		AdvertisedPort:             int32(first.port),
@@ -298,6 +312,7 @@ func (st *starting) serve(c *config, s settings) (*Broker, error) {
 		srvs:       srvs,
 		http:       st.http,
 		started:    time.Now(),
+		storage:    s.storage,
 	}
 	if c.dataDir != "" {
 		b.dataDir = s.dataDir

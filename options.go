@@ -58,6 +58,7 @@ type config struct {
 	cleaner        cleanerConfig  // options_cleaner.go
 	quotaWindow    quotaWindow    // options_quota.go
 	clientMetrics  clientMetrics  // options_telemetry.go
+	storageFaults  bool           // storage_faults.go
 
 	// The group coordinator settings (options_groups.go).
 	groups groupsConfig

@@ -21,6 +21,7 @@ func init() {
 		"pause":       {"TOPIC [-partition N]", "answer NOT_LEADER_OR_FOLLOWER for a partition until removed", faultPause},
 		"coordinator": {"GROUP [-loading]", "the group's coordinator answers COORDINATOR_NOT_AVAILABLE (or LOAD_IN_PROGRESS) until removed", faultCoordinator},
 		"requests":    {"[-limit N] [-api-key N]", "the last requests the broker answered", faultRequests},
+		"storage":     {"[-fail-sync on|off] [-full on|off] [-sync-delay D]", "the disk switches of a broker started with -storage-faults", faultStorage},
 	}}
 	cliVerbs["broker"] = &cliVerb{summary: "Takes the broker down for clients and back up on the same port (needs -admin-addr).", sub: map[string]cliCommand{
 		"down":  {"", "close every connection and reset new ones", brokerDown},
@@ -391,4 +392,67 @@ func brokerAnswer(ctx context.Context, c *cliCmd, a *adminClient, method, path s
 		state = "down"
 	}
 	return c.answer(out, []string{"BROKER"}, [][]string{{state}}, nil)
+}
+
+// onOff is a flag taking on or off, unset when absent.
+type onOff struct{ v *bool }
+
+func (o *onOff) String() string {
+	if o.v == nil {
+		return ""
+	}
+	return strconv.FormatBool(*o.v)
+}
+
+func (o *onOff) Set(s string) error {
+	switch s {
+	case "on", "true":
+		v := true
+		o.v = &v
+	case "off", "false":
+		v := false
+		o.v = &v
+	default:
+		return fmt.Errorf("%q: want on or off", s)
+	}
+	return nil
+}
+
+func faultStorage(c *cliCmd) func(context.Context) error {
+	a := c.adminFlags()
+	var failSync, full onOff
+	c.fs.Var(&failSync, "fail-sync", "`on`: every fsync fails (EIO); off: they succeed")
+	c.fs.Var(&full, "full", "`on`: every write fails with ENOSPC; off: the disk has room")
+	delay := c.fs.Duration("sync-delay", -1, "make every fsync take at least this long (0: as fast as the disk)")
+	return func(ctx context.Context) error {
+		if err := c.needArgs(0, 0, "no arguments"); err != nil {
+			return err
+		}
+		in := map[string]any{}
+		if failSync.v != nil {
+			in["fail_sync"] = *failSync.v
+		}
+		if full.v != nil {
+			in["full"] = *full.v
+		}
+		if *delay >= 0 {
+			in["sync_delay_ms"] = float64(*delay) / float64(time.Millisecond)
+		}
+		var out struct {
+			FailSync    bool    `json:"fail_sync"`
+			Full        bool    `json:"full"`
+			SyncDelayMs float64 `json:"sync_delay_ms"`
+			Failed      int64   `json:"failed"`
+		}
+		method := "POST"
+		var body any = in
+		if len(in) == 0 {
+			method, body = "GET", nil
+		}
+		if err := a.do(ctx, method, "/v1/storage", body, &out); err != nil {
+			return err
+		}
+		return c.answer(out, []string{"FAIL SYNC", "FULL", "SYNC DELAY", "FAILED OPS"},
+			[][]string{{strconv.FormatBool(out.FailSync), strconv.FormatBool(out.Full), (time.Duration(out.SyncDelayMs * float64(time.Millisecond))).String(), strconv.FormatInt(out.Failed, 10)}}, nil)
+	}
 }

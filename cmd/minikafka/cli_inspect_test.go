@@ -84,3 +84,46 @@ func TestInspectSeedWaitCLIBinary(t *testing.T) {
 	}
 	noPanic(t, p)
 }
+
+// Storage faults from the CLI against a binary started with
+// -storage-faults: a full disk fails produce with a storage error, and
+// produce works again once the switch is off; a broker started without
+// the flag says so.
+func TestStorageFaultsCLIBinary(t *testing.T) {
+	p, admin := serveAdmin(t, "-storage-faults")
+	run := func(args ...string) (string, string, int) {
+		return cliRun(t, p.addr, "", append(args, "-admin-addr", admin)...)
+	}
+	if out, errOut, code := cliRun(t, p.addr, "", "topic", "create", "d", "-p", "1"); code != 0 {
+		t.Fatalf("topic create: %d %s %s", code, out, errOut)
+	}
+	if out, _, code := run("fault", "storage", "-full", "on"); code != 0 || !strings.Contains(out, "true") {
+		t.Fatalf("full on: %d %q", code, out)
+	}
+	if out, errOut, code := cliRun(t, p.addr, "x\n", "produce", "d", "-timeout", "2s"); code == 0 {
+		t.Fatalf("produce on a full disk succeeded: %q %q", out, errOut)
+	}
+	out, _, code := run("fault", "storage", "-o", "json")
+	var st struct {
+		Full   bool  `json:"full"`
+		Failed int64 `json:"failed"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || !st.Full || st.Failed == 0 {
+		t.Fatalf("state while full: %d %q", code, out)
+	}
+	if _, errOut, code := run("fault", "storage", "-full", "off"); code != 0 {
+		t.Fatalf("full off: %d %s", code, errOut)
+	}
+	if out, errOut, code := cliRun(t, p.addr, "y\n", "produce", "d", "-timeout", "10s"); code != 0 {
+		t.Fatalf("produce after the disk has room again: %d %q %q", code, out, errOut)
+	}
+	if _, errOut, code := run("fault", "storage", "-full", "maybe"); code == 0 || !strings.Contains(errOut, "want on or off") {
+		t.Fatalf("bad switch: %d %q", code, errOut)
+	}
+	noPanic(t, p)
+
+	plain, plainAdmin := serveAdmin(t)
+	if _, errOut, code := cliRun(t, plain.addr, "", "fault", "storage", "-admin-addr", plainAdmin); code == 0 || !strings.Contains(errOut, "-storage-faults") {
+		t.Fatalf("without -storage-faults: %d %q", code, errOut)
+	}
+}

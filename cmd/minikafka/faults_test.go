@@ -17,10 +17,10 @@ var adminRE = regexp.MustCompile(`control API at http://(\S+)/v1/`)
 
 // serveAdmin starts the binary with the control API and returns it with
 // the API's bound address, read from its startup line.
-func serveAdmin(t *testing.T) (*proc, string) {
+func serveAdmin(t *testing.T, extra ...string) (*proc, string) {
 	t.Helper()
-	p := serve(t, nil, "-listen", "127.0.0.1:0", "-data", filepath.Join(t.TempDir(), "data"), "-fsync", "never",
-		"-admin-addr", "127.0.0.1:0")
+	p := serve(t, nil, append([]string{"-listen", "127.0.0.1:0", "-data", filepath.Join(t.TempDir(), "data"), "-fsync", "never",
+		"-admin-addr", "127.0.0.1:0"}, extra...)...)
 	timeout := time.After(20 * time.Second)
 	for {
 		select {

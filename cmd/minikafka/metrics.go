@@ -19,6 +19,7 @@ type metricsSettings struct {
 
 	adminAddr      string // the control API (faults, inspection, waits)
 	adminTokenFile string
+	storageFaults  bool // -storage-faults: the data dir behind switches
 }
 
 func (m *metricsSettings) register(fs *flag.FlagSet) {
@@ -27,6 +28,7 @@ func (m *metricsSettings) register(fs *flag.FlagSet) {
 	fs.BoolVar(&m.httpAny, "http-addr-any", false, "let -http-addr listen on every interface (0.0.0.0, ::, or a bare \":port\"); the console has no password")
 	fs.StringVar(&m.adminAddr, "admin-addr", "", "serve the control API (faults, inspection, waits, seeding) with /metrics and /healthz at http://`host:port`/v1/ (default: off; \":9644\" means 127.0.0.1:9644; other than loopback needs -admin-token-file)")
 	fs.StringVar(&m.adminTokenFile, "admin-token-file", "", "`file` holding the bearer token the control API requires (one line)")
+	fs.BoolVar(&m.storageFaults, "storage-faults", false, "put the data dir behind switches the control API can flip (POST /v1/storage: failing fsyncs, a full disk, slow fsyncs), for tests; not for production")
 }
 
 func (m *metricsSettings) options() ([]minikafka.Option, error) {
@@ -40,6 +42,9 @@ func (m *metricsSettings) options() ([]minikafka.Option, error) {
 			return nil, fmt.Errorf("-admin-token-file: %w", err)
 		}
 		opts = append(opts, minikafka.WithAdminToken(tok))
+	}
+	if m.storageFaults {
+		opts = append(opts, minikafka.WithStorageFaults())
 	}
 	if m.addr != "" {
 		opts = append(opts, minikafka.WithMetricsAddr(m.addr))
