@@ -131,3 +131,48 @@ func TestWriteTxnMarkersVersions(t *testing.T) {
 	}
 	t.Fatal("WriteTxnMarkers not advertised")
 }
+
+// The producer was not dead after all: after the operator aborted its
+// data on a partition, it commits through the coordinator, which still
+// has the transaction Ongoing. The commit succeeds (its COMMIT marker on
+// the partition closes nothing), the aborted records stay aborted, and a
+// record produced after the abort in the same transaction is committed.
+func TestWriteTxnMarkersThenProducerCommits(t *testing.T) {
+	b := newTestBroker(t)
+	createTopic(t, b, "back", 1)
+	addr := listen(t, b)
+	ctx := testCtx(t)
+	txn := txnClient(t, addr, "back", kgo.TransactionTimeout(10*time.Minute))
+	if err := txn.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.ProduceSync(ctx, &kgo.Record{Topic: "back", Partition: 0, Value: []byte("aborted")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	pid, epoch, err := txn.ProducerID(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := writeMarkers(t, b, 2, pid, epoch, false, "back", 0); c[0] != 0 {
+		t.Fatalf("abort marker: %v", kerr.ErrorForCode(c[0]))
+	}
+	if lso := lastStableOffset(t, b, "back", 0); lso != 2 {
+		t.Fatalf("LSO after the operator's abort: %d, want 2", lso)
+	}
+	if err := txn.ProduceSync(ctx, &kgo.Record{Topic: "back", Partition: 0, Value: []byte("kept")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if lso := lastStableOffset(t, b, "back", 0); lso != 2 {
+		t.Fatalf("LSO with new data in the transaction: %d, want 2", lso)
+	}
+	if err := txn.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatalf("commit after the operator's abort: %v", err)
+	}
+	got := readAll(t, addr, "back", true, 1)
+	if string(got[0].Value) != "kept" {
+		t.Fatalf("read_committed read %q, want kept", got[0].Value)
+	}
+	if lso, hw := lastStableOffset(t, b, "back", 0), b.lookupTopic("back", [16]byte{}).partition(0).log.HighWatermark(); lso != hw {
+		t.Fatalf("LSO %d behind HW %d after the commit", lso, hw)
+	}
+}
