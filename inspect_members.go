@@ -41,10 +41,7 @@ func (b *Broker) GroupMembers(ctx context.Context, group string) ([]GroupMember,
 			return nil, fmt.Errorf("group %q: %w", group, err)
 		}
 		for _, m := range d.Members {
-			gm := GroupMember{MemberID: m.MemberID, ClientID: m.ClientID, ClientHost: m.ClientHost, Assignment: map[string][]int32{}}
-			if m.InstanceID != nil {
-				gm.InstanceID = *m.InstanceID
-			}
+			gm := newGroupMember(m.MemberID, m.InstanceID, m.ClientID, m.ClientHost)
 			for _, tp := range m.Assignment.TopicPartitions {
 				gm.Assignment[tp.Topic] = append(gm.Assignment[tp.Topic], tp.Partitions...)
 			}
@@ -63,10 +60,7 @@ func (b *Broker) GroupMembers(ctx context.Context, group string) ([]GroupMember,
 			return nil, fmt.Errorf("group %q: %w", group, err)
 		}
 		for _, m := range d.Members {
-			gm := GroupMember{MemberID: m.MemberID, ClientID: m.ClientID, ClientHost: m.ClientHost, Assignment: map[string][]int32{}}
-			if m.InstanceID != nil {
-				gm.InstanceID = *m.InstanceID
-			}
+			gm := newGroupMember(m.MemberID, m.InstanceID, m.ClientID, m.ClientHost)
 			if d.ProtocolType == "consumer" && len(m.MemberAssignment) > 0 {
 				var a kmsg.ConsumerMemberAssignment
 				if err := a.ReadFrom(m.MemberAssignment); err == nil {
@@ -85,4 +79,12 @@ func (b *Broker) GroupMembers(ctx context.Context, group string) ([]GroupMember,
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].MemberID < out[j].MemberID })
 	return out, nil
+}
+
+func newGroupMember(id string, instance *string, clientID, host string) GroupMember {
+	gm := GroupMember{MemberID: id, ClientID: clientID, ClientHost: host, Assignment: map[string][]int32{}}
+	if instance != nil {
+		gm.InstanceID = *instance
+	}
+	return gm
 }
