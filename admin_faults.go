@@ -35,8 +35,10 @@ func init() {
 	)
 }
 
-// faultJSON is a fault on the wire, in and out.
-type faultJSON struct {
+// FaultJSON is a fault as the control API reads and writes it
+// (docs/control-api.md): POST /v1/faults takes one, GET /v1/faults lists
+// them. The CLI (minikafka fault) speaks it too.
+type FaultJSON struct {
 	ID uint64 `json:"id,omitempty"`
 
 	APIKeys         []int16 `json:"api_keys,omitempty"`
@@ -69,7 +71,7 @@ type faultJSON struct {
 	Held  int   `json:"held"`
 }
 
-func (j *faultJSON) fault() (Fault, error) {
+func (j *FaultJSON) fault() (Fault, error) {
 	f := Fault{
 		Keys: j.APIKeys, Topic: j.Topic, Group: j.Group, TxnID: j.TransactionalID,
 		ClientID: j.ClientID, Listener: j.Listener, ConnID: j.Connection,
@@ -131,9 +133,9 @@ func millis(field string, ms float64) (time.Duration, error) {
 	return time.Duration(ms * float64(time.Millisecond)), nil
 }
 
-func faultOut(fi FaultInfo) faultJSON {
+func faultOut(fi FaultInfo) FaultJSON {
 	f := fi.Fault
-	j := faultJSON{
+	j := FaultJSON{
 		ID: fi.ID, APIKeys: f.Keys, Topic: f.Topic, Group: f.Group, TransactionalID: f.TxnID,
 		ClientID: f.ClientID, Listener: f.Listener, Connection: f.ConnID,
 		Times: f.Times, Probability: f.Probability, Seed: f.Seed,
@@ -170,7 +172,7 @@ func (b *Broker) faultAnswer(id uint64) (any, error) {
 }
 
 func adminAddFault(b *Broker, r *http.Request) (any, error) {
-	var j faultJSON
+	var j FaultJSON
 	if err := decodeBody(r, &j); err != nil {
 		return nil, err
 	}
@@ -193,7 +195,7 @@ func (b *Broker) addFaultAnswer(f Fault) (any, error) {
 }
 
 func adminListFaults(b *Broker, _ *http.Request) (any, error) {
-	out := []faultJSON{}
+	out := []FaultJSON{}
 	for _, fi := range b.Faults() {
 		out = append(out, faultOut(fi))
 	}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/minikafka/minikafka"
 )
 
 func init() {
@@ -43,34 +45,8 @@ func (l *int16List) Set(v string) error {
 	return nil
 }
 
-// cliFault mirrors the control API's fault JSON.
-type cliFault struct {
-	ID              uint64  `json:"id,omitempty"`
-	APIKeys         []int16 `json:"api_keys,omitempty"`
-	MinVersion      *int16  `json:"min_version,omitempty"`
-	MaxVersion      *int16  `json:"max_version,omitempty"`
-	Topic           string  `json:"topic,omitempty"`
-	Partition       *int32  `json:"partition,omitempty"`
-	Group           string  `json:"group,omitempty"`
-	TransactionalID string  `json:"transactional_id,omitempty"`
-	ClientID        string  `json:"client_id,omitempty"`
-	Listener        string  `json:"listener,omitempty"`
-	Connection      uint64  `json:"connection,omitempty"`
-	Times           int     `json:"times,omitempty"`
-	Probability     float64 `json:"probability,omitempty"`
-	Seed            uint64  `json:"seed,omitempty"`
-	Error           string  `json:"error,omitempty"`
-	ErrorCode       int16   `json:"error_code,omitempty"`
-	Drop            string  `json:"drop,omitempty"`
-	DelayMs         float64 `json:"delay_ms,omitempty"`
-	DelayMaxMs      float64 `json:"delay_max_ms,omitempty"`
-	Hold            bool    `json:"hold,omitempty"`
-	Swallow         bool    `json:"swallow,omitempty"`
-	ThrottleMs      int32   `json:"throttle_ms,omitempty"`
-	Fired           *int64  `json:"fired,omitempty"`
-	Done            bool    `json:"done,omitempty"`
-	Held            int     `json:"held,omitempty"`
-}
+// cliFault is the control API's fault JSON, with the table's columns.
+type cliFault minikafka.FaultJSON
 
 // describe is the table's ACTION column.
 func (f cliFault) describe() string {
@@ -129,10 +105,7 @@ func (f cliFault) match() string {
 }
 
 func (c *cliCmd) faultAnswer(f cliFault) error {
-	fired := int64(0)
-	if f.Fired != nil {
-		fired = *f.Fired
-	}
+	fired := f.Fired
 	return c.answer(f, []string{"ID", "MATCH", "ACTION", "FIRED"},
 		[][]string{{strconv.FormatUint(f.ID, 10), f.match(), f.describe(), strconv.FormatInt(fired, 10)}}, nil)
 }
@@ -211,10 +184,7 @@ func faultList(c *cliCmd) func(context.Context) error {
 		}
 		var rows [][]string
 		for _, f := range out.Faults {
-			fired := int64(0)
-			if f.Fired != nil {
-				fired = *f.Fired
-			}
+			fired := f.Fired
 			state := "active"
 			if f.Done {
 				state = "done"
