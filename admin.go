@@ -13,7 +13,6 @@ package minikafka
 // and 5xx for the broker's, so a bad request never takes anything down.
 
 import (
-	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -241,14 +240,7 @@ func (a *adminSide) stop() {
 	if a == nil {
 		return
 	}
-	a.once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		if err := a.srv.Shutdown(ctx); err != nil {
-			a.srv.Close() // a wait still blocked
-		}
-		<-a.done
-	})
+	a.once.Do(func() { shutdownHTTP(a.srv, a.done, time.Second) })
 }
 
 func (a *adminSide) addr() net.Addr {

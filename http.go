@@ -188,12 +188,9 @@ func (h *httpSide) stop() {
 	}
 	h.stopOnce.Do(func() {
 		h.stopping.Store(true)
+		shutdownHTTP(h.srv, h.done, 2*time.Second)
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		if err := h.srv.Shutdown(ctx); err != nil {
-			h.srv.Close() // a client that would not finish in time
-		}
-		<-h.done
 		if h.con != nil {
 			h.con.Close()
 		}

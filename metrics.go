@@ -6,7 +6,6 @@ package minikafka
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -123,12 +122,7 @@ func (m *metrics) stop() {
 	if m == nil || m.http == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := m.http.Shutdown(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		m.http.Close()
-	}
-	<-m.done
+	shutdownHTTP(m.http, m.done, 2*time.Second)
 }
 
 // addr is the endpoint's bound address, nil when off.
