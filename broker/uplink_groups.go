@@ -28,12 +28,14 @@ package broker
 // could skip records).
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"io/fs"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -240,27 +242,11 @@ func (u *uplink) syncGroupOffsets(ctx context.Context) {
 		out = append(out, rows...)
 	}
 	slices.SortFunc(out, func(a, b GroupOffsetSync) int {
-		if a.Group != b.Group {
-			return cmpStr(a.Group, b.Group)
-		}
-		if a.Topic != b.Topic {
-			return cmpStr(a.Topic, b.Topic)
-		}
-		return int(a.Partition - b.Partition)
+		return cmp.Or(strings.Compare(a.Group, b.Group), strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
 	})
 	u.groupSyncMu.Lock()
 	u.groupSync = out
 	u.groupSyncMu.Unlock()
-}
-
-func cmpStr(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // syncGroup commits rows' translations to group upstream when its state
@@ -319,10 +305,7 @@ func (u *uplink) syncGroup(ctx context.Context, adm *kadm.Client, group string, 
 	}
 	for i := range rows {
 		if r := &rows[i]; r.UpstreamOffset >= 0 {
-			r.Lag = max(0, r.UpstreamOffset-max(r.Committed, 0))
-			if r.Committed < 0 {
-				r.Lag = r.UpstreamOffset
-			}
+			r.Lag = max(0, r.UpstreamOffset-max(r.Committed, 0)) // nothing committed: all of it
 		}
 	}
 }
