@@ -324,3 +324,25 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// A compressed push that inflates past four times telemetry.max.bytes is
+// refused as INVALID_RECORD without being inflated further, and keeps
+// nothing.
+func TestRegistryCompressionBomb(t *testing.T) {
+	r := newTestRegistry(Config{MaxBytes: 64 << 10})
+	t0 := time.Unix(1000, 0)
+	sub, _ := r.Subscribe(inst, "c", Software{}, t0)
+	bomb, err := records.Compress(records.CodecZstd, make([]byte, 8<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bomb) > 64<<10 {
+		t.Fatalf("bomb of %d bytes is over the push limit itself", len(bomb))
+	}
+	if err := r.Push(inst, sub.ID, false, int8(records.CodecZstd), bomb, "c", Software{}, t0.Add(time.Millisecond)); err != kerr.InvalidRecord {
+		t.Fatalf("bomb: %v, want INVALID_RECORD", err)
+	}
+	if insts, _ := r.Snapshot(t0); len(insts[0].Series) != 0 {
+		t.Fatalf("series kept from a refused push: %+v", insts[0].Series)
+	}
+}
