@@ -41,9 +41,10 @@ type Registry struct {
 	cfg     Config
 	metrics []string // what GetTelemetrySubscriptions answers
 
-	mu        sync.Mutex
-	instances map[[16]byte]*instance
-	pushes    map[string]uint64 // by result: ok or the error's name
+	mu         sync.Mutex
+	instances  map[[16]byte]*instance
+	pushes     map[string]uint64 // by result: ok or the error's name
+	lastExpire time.Time         // expire's last full pass
 }
 
 type instance struct {
@@ -267,8 +268,13 @@ func (r *Registry) evictOldest() {
 }
 
 // expire drops instances silent for three intervals and those that said
-// goodbye one interval ago (their last values stay visible that long).
+// goodbye one interval ago (their last values stay visible that long). A
+// pass walks every instance, so pushes run one at most once a second.
 func (r *Registry) expire(now time.Time) {
+	if now.Sub(r.lastExpire) < time.Second && now.After(r.lastExpire) {
+		return
+	}
+	r.lastExpire = now
 	for id, in := range r.instances {
 		age := now.Sub(in.lastSeen())
 		if age > 3*r.cfg.Interval || in.terminating && age > r.cfg.Interval {
@@ -326,6 +332,7 @@ type InstanceStats struct {
 func (r *Registry) Snapshot(now time.Time) ([]InstanceStats, map[string]uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.lastExpire = time.Time{} // a snapshot shows no expired instance
 	r.expire(now)
 	out := make([]InstanceStats, 0, len(r.instances))
 	for _, in := range r.instances {
