@@ -41,10 +41,11 @@ type forwarder struct {
 	syncsPath string // offset syncs beside the spool (uplink_groups.go)
 	// producersPath holds the partition's producer state, producersSaved
 	// what was last written there (uplink_producers_state.go).
-	producersPath  string
-	producersSaved []byte
-	journaled      *inFlight
-	resend         *inFlight
+	producersPath     string
+	producersSaved    []byte
+	producersSavedGen uint64
+	journaled         *inFlight
+	resend            *inFlight
 	// shownPID/shownEpoch mirror prod for ForwardStat; resets counts the
 	// new producer IDs taken because the upstream forgot the old one.
 	shownPID   atomic.Int64

@@ -133,6 +133,7 @@ func (p *partition) checkSequence(h *records.BatchHeader) (*seqBatch, int16) {
 // recordSequence updates producer state after a successful append. The
 // caller holds p.mu.
 func (p *partition) recordSequence(h *records.BatchHeader, base, last, appendTime int64, now time.Time) {
+	p.producersGen++
 	st := p.producers[h.ProducerID]
 	if st == nil {
 		if len(p.producers) >= 1024 {
@@ -167,6 +168,7 @@ func (p *partition) expireProducers(now time.Time) {
 	for id, st := range p.producers {
 		if now.Sub(st.updated) > producerExpiry {
 			delete(p.producers, id)
+			p.producersGen++
 		}
 	}
 }

@@ -122,6 +122,9 @@ type partition struct {
 	// lands in.
 	mu        sync.Mutex
 	producers map[int64]*producerState
+	// producersGen counts changes to producers, so a forwarded partition
+	// saves its state only when it moved (uplink_producers_state.go).
+	producersGen uint64
 	// producersLoaded: producer state was rebuilt from the log's tail
 	// (lazily, at the first idempotent produce after open).
 	producersLoaded bool

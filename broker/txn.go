@@ -445,6 +445,7 @@ func (c *txnCoordinator) writeMarkerChecked(p *partition, pid int64, epoch int16
 	// A marker at a newer epoch fences older ones on this partition too.
 	if st := p.producers[pid]; st != nil && st.epoch < epoch {
 		*st = producerState{epoch: epoch, lastSeq: -1, updated: now}
+		p.producersGen++
 	}
 	pt := c.partState(p)
 	pt.mu.Lock()

@@ -60,9 +60,15 @@ func (p *partition) snapshotProducers() []byte {
 // the last write; commit calls it before deleting acknowledged records.
 func (f *forwarder) saveProducers() error {
 	f.p.mu.Lock()
+	gen := f.p.producersGen
+	if f.producersSaved != nil && gen == f.producersSavedGen {
+		f.p.mu.Unlock()
+		return nil // unchanged since the last write
+	}
 	data := f.p.snapshotProducers()
 	f.p.mu.Unlock()
 	if string(data) == string(f.producersSaved) {
+		f.producersSavedGen = gen
 		return nil
 	}
 	write := vfs.WriteFileAtomic
@@ -72,7 +78,7 @@ func (f *forwarder) saveProducers() error {
 	if err := write(f.u.b.fs, f.producersPath, data, 0o644); err != nil {
 		return err
 	}
-	f.producersSaved = data
+	f.producersSaved, f.producersSavedGen = data, gen
 	return nil
 }
 
@@ -107,5 +113,5 @@ func (f *forwarder) loadProducers() {
 		}
 		f.p.producers[pid] = st
 	}
-	f.producersSaved = data
+	f.producersSaved, f.producersSavedGen = data, f.p.producersGen
 }
