@@ -150,3 +150,34 @@ func TestWriteTxnMarkersAbortsHangingTxn(t *testing.T) {
 		t.Fatalf("final LSO %d, want 7", lso)
 	}
 }
+
+// A marker the disk cannot take is KAFKA_STORAGE_ERROR for its partition,
+// and the transaction stays open (the LSO does not move); once there is
+// room the same marker goes in.
+func TestWriteTxnMarkersDiskFull(t *testing.T) {
+	disk := &fullDisk{}
+	b := newTestBroker(t, func(c *Config) { c.FS = vfs.NewFaultFS(vfs.NewMem(), disk) })
+	createTopic(t, b, "w", 1)
+	r := initTxn(t, b, "full", 4, 600000, -1, -1)
+	wantCode(t, "init", r.ErrorCode, nil)
+	add := kmsg.NewPtrAddPartitionsToTxnRequest()
+	add.Version, add.TransactionalID, add.ProducerID, add.ProducerEpoch = 3, "full", r.ProducerID, r.ProducerEpoch
+	add.Topics = []kmsg.AddPartitionsToTxnRequestTopic{{Topic: "w", Partitions: []int32{0}}}
+	wantCode(t, "add", serve(t, b, add).(*kmsg.AddPartitionsToTxnResponse).Topics[0].Partitions[0].ErrorCode, nil)
+	wantCode(t, "produce", txnProduce(t, b, "full", "w", 0, txnBatch(t, r.ProducerID, r.ProducerEpoch, 0, "x")).ErrorCode, nil)
+
+	disk.full.Store(true)
+	if c := writeMarkers(t, b, 2, r.ProducerID, r.ProducerEpoch, false, "w", 0); c[0] != kerr.KafkaStorageError.Code {
+		t.Fatalf("marker on a full disk: %v, want KAFKA_STORAGE_ERROR", kerr.ErrorForCode(c[0]))
+	}
+	if lso := lastStableOffset(t, b, "w", 0); lso != 0 {
+		t.Fatalf("LSO after the failed marker: %d, want 0", lso)
+	}
+	disk.full.Store(false)
+	if c := writeMarkers(t, b, 2, r.ProducerID, r.ProducerEpoch, false, "w", 0); c[0] != 0 {
+		t.Fatalf("marker once there is room: %v", kerr.ErrorForCode(c[0]))
+	}
+	if lso := lastStableOffset(t, b, "w", 0); lso != 2 {
+		t.Fatalf("LSO after the abort: %d, want 2", lso)
+	}
+}
