@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -80,13 +81,8 @@ func (b *Broker) SeedTransaction(ctx context.Context, commit bool, recs ...*kgo.
 	add := kmsg.NewPtrAddPartitionsToTxnRequest()
 	add.Version, add.TransactionalID, add.ProducerID, add.ProducerEpoch = 3, id, ir.ProducerID, ir.ProducerEpoch
 	parts := map[string][]int32{}
-	seen := map[string]map[int32]bool{}
 	for _, r := range recs {
-		if seen[r.Topic] == nil {
-			seen[r.Topic] = map[int32]bool{}
-		}
-		if !seen[r.Topic][r.Partition] {
-			seen[r.Topic][r.Partition] = true
+		if !slices.Contains(parts[r.Topic], r.Partition) {
 			parts[r.Topic] = append(parts[r.Topic], r.Partition)
 		}
 	}
