@@ -32,7 +32,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minikafka/minikafka/logstore"
 	"github.com/minikafka/minikafka/protocol"
 )
 
@@ -40,11 +39,7 @@ func (b *Broker) handleWriteTxnMarkers(ctx context.Context, req *protocol.Reques
 	r := req.Body.(*kmsg.WriteTxnMarkersRequest)
 	resp := r.ResponseKind().(*kmsg.WriteTxnMarkersResponse)
 	resp.Version = req.Version
-	type durable struct {
-		l   *logstore.Log
-		end int64
-	}
-	var waits []durable
+	var waits []logEnd
 	var aborted []abortedRecord
 	for _, m := range r.Markers {
 		rm := kmsg.NewWriteTxnMarkersResponseMarker()
@@ -85,7 +80,7 @@ func (b *Broker) handleWriteTxnMarkers(ctx context.Context, req *protocol.Reques
 						if !m.Committed && first >= 0 {
 							aborted = append(aborted, abortedRecord{Topic: hex.EncodeToString(t.id[:]), Partition: part, PID: m.ProducerID, First: first, Last: marker})
 						}
-						waits = append(waits, durable{p.log, end})
+						waits = append(waits, logEnd{p.log, end})
 					}
 				}
 				if rp.ErrorCode != 0 {

@@ -461,15 +461,18 @@ func (c *txnCoordinator) writeMarkerChecked(p *partition, pid int64, epoch int16
 	return res.LastOffset + 1, first, res.BaseOffset, nil
 }
 
+// logEnd is a log and the offset after a marker written to it, whose
+// durability the answer waits for.
+type logEnd struct {
+	l   *logstore.Log
+	end int64
+}
+
 // complete finishes a transaction whose Prepare state is durable: markers,
 // offsets, then the Complete state. recovering: markers may already be in
 // some partitions. The caller holds ts.mu.
 func (c *txnCoordinator) complete(ts *txnState, commit, recovering bool) error {
-	type durable struct {
-		l   *logstore.Log
-		end int64
-	}
-	var waits []durable
+	var waits []logEnd
 	var aborted []abortedRecord
 	for k, start := range ts.parts {
 		p := c.partitionByKey(k)
@@ -510,7 +513,7 @@ func (c *txnCoordinator) complete(ts *txnState, commit, recovering bool) error {
 		if open && !commit {
 			aborted = append(aborted, abortedRecord{Topic: hex.EncodeToString(k.id[:]), Partition: k.part, PID: ts.pid, First: first, Last: end - 1})
 		}
-		waits = append(waits, durable{p.log, end})
+		waits = append(waits, logEnd{p.log, end})
 	}
 	if commit {
 		for g, offs := range ts.offsets {
