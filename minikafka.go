@@ -253,6 +253,7 @@ func (st *starting) openBroker(c *config, s settings) error {
 		GroupInitialRebalanceDelay: c.rebalanceDelay,
 		Uplink:                     s.uplink,
 		SASL:                       s.sec.sasl,
+		Authorizer:                 c.authorizer,
 		PassCompressedRecords:      c.validation.passthrough,
 		QuotaWindowSamples:         c.quotaWindow.samples,
 		QuotaWindowSize:            c.quotaWindow.size,

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/minikafka/minikafka/broker"
 	"github.com/minikafka/minikafka/internal/vfs"
 	"github.com/minikafka/minikafka/logstore"
 )
@@ -49,16 +50,17 @@ type config struct {
 	idleTimeout    time.Duration
 	topics         []TopicSpec
 	listener       net.Listener
-	uplink         uplinkConfig   // options_uplink.go
-	security       securityConfig // options_security.go
-	metricsAddr    string         // WithMetricsAddr; the endpoint is in metrics.go
-	http           httpConfig     // options_http.go; the listener is in http.go
-	admin          adminConfig    // admin.go: the control API
-	validation     validation     // options_validation.go
-	cleaner        cleanerConfig  // options_cleaner.go
-	quotaWindow    quotaWindow    // options_quota.go
-	clientMetrics  clientMetrics  // options_telemetry.go
-	storageFaults  bool           // storage_faults.go
+	uplink         uplinkConfig             // options_uplink.go
+	security       securityConfig           // options_security.go
+	metricsAddr    string                   // WithMetricsAddr; the endpoint is in metrics.go
+	http           httpConfig               // options_http.go; the listener is in http.go
+	admin          adminConfig              // admin.go: the control API
+	validation     validation               // options_validation.go
+	cleaner        cleanerConfig            // options_cleaner.go
+	quotaWindow    quotaWindow              // options_quota.go
+	clientMetrics  clientMetrics            // options_telemetry.go
+	storageFaults  bool                     // storage_faults.go
+	authorizer     *broker.AuthorizerConfig // options_authorizer.go; nil: no ACLs
 
 	// The group coordinator settings (options_groups.go).
 	groups groupsConfig

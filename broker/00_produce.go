@@ -24,6 +24,11 @@ package broker
 // (logstore.WaitDurable, on the writer goroutine so the reader keeps
 // reading). Other acks values: INVALID_REQUIRED_ACKS.
 //
+// With the authorizer on (acls.go) a topic needs WRITE, else every one of
+// its partitions is TOPIC_AUTHORIZATION_FAILED, and a transactional
+// producer WRITE on its transactional ID, else the whole request is
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
+//
 // Transactional batches need the request's transactional ID
 // (TRANSACTIONAL_ID_AUTHORIZATION_FAILED for the whole request without it,
 // as Kafka) and must belong to their producer's open transaction
@@ -74,6 +79,7 @@ func (b *Broker) handleProduce(ctx context.Context, req *protocol.Request) proto
 	// transactional ID fail the whole request.
 	noTxnID := r.TransactionID == nil && hasTransactionalBatch(r)
 	now := b.now()
+	az := b.authorizer(req)
 	var (
 		waits    []produceWait
 		failed   int
@@ -91,6 +97,13 @@ func (b *Broker) handleProduce(ctx context.Context, req *protocol.Request) proto
 		} else {
 			t = b.lookupTopic(rt.Topic, [16]byte{})
 		}
+		name := rt.Topic
+		if t != nil {
+			name = t.name
+		}
+		// Authorization comes before existence, as in Kafka: a client
+		// learns nothing of a topic it may not write.
+		denied := (t != nil || req.Version < 13) && !az.topic(opWrite, name)
 		st.Partitions = make([]kmsg.ProduceResponseTopicPartition, len(rt.Partitions))
 		for pi := range rt.Partitions {
 			rp := &rt.Partitions[pi]
@@ -104,6 +117,8 @@ func (b *Broker) handleProduce(ctx context.Context, req *protocol.Request) proto
 				code, msg = kerr.InvalidRequiredAcks.Code, fmt.Sprintf("acks %d", r.Acks)
 			case noTxnID:
 				code, msg = kerr.TransactionalIDAuthorizationFailed.Code, "transactional records in a produce request without a transactional id"
+			case denied:
+				code, msg = errTopicAuth, ""
 			case t == nil && req.Version >= 13:
 				code, msg = kerr.UnknownTopicID.Code, "unknown topic id"
 			case t == nil && validateTopicName(rt.Topic) != nil:

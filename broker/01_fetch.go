@@ -21,6 +21,9 @@ package broker
 // before the read that found too little, so an append in between is never
 // missed. As Kafka does, any partition error answers at once.
 //
+// With the authorizer on, a topic needs READ, else its partitions answer
+// TOPIC_AUTHORIZATION_FAILED (checked before existence, as in Kafka).
+//
 // Fetch sessions (KIP-227, v7+): fetchsession.go. An incremental request
 // reads every partition of its session and answers with those that have
 // records, an error or a changed offset.
@@ -75,6 +78,7 @@ type fetchState struct {
 	// committed: read_committed isolation.
 	committed bool
 	session   fetchSessionCtx
+	az        *authz // nil: nothing to check
 }
 
 func (b *Broker) handleFetch(ctx context.Context, req *protocol.Request) protocol.Reply {
@@ -88,7 +92,7 @@ func (b *Broker) handleFetch(ctx context.Context, req *protocol.Request) protoco
 		b.logRoutine(req, "fetch session error", "session", r.SessionID, "epoch", r.SessionEpoch, "error", kerr.ErrorForCode(code))
 		return protocol.Reply{Response: resp}
 	}
-	fs := &fetchState{b: b, version: req.Version, maxBytes: int64(r.MaxBytes), committed: r.IsolationLevel == 1, session: sc}
+	fs := &fetchState{b: b, version: req.Version, maxBytes: int64(r.MaxBytes), committed: r.IsolationLevel == 1, session: sc, az: b.authorizer(req)}
 	if sc.incremental {
 		outs := make([]kmsg.FetchResponseTopicPartition, len(sessionParts))
 		fs.parts = make([]fetchPart, 0, len(sessionParts))
@@ -164,9 +168,16 @@ func (fs *fetchState) addPart(k sessionKey, offset int64, maxBytes, leaderEpoch 
 	sp.RecordBatches = []byte{}
 	fp := fetchPart{offset: offset, max: maxBytes, out: sp, key: k, topicName: k.topic, leaderEpoch: leaderEpoch, group: group}
 	t := fs.b.lookupTopic(k.topic, k.topicID)
+	name := k.topic
+	if t != nil {
+		name = t.name
+	}
 	switch {
 	case t == nil && fs.version >= 13:
 		sp.ErrorCode = kerr.UnknownTopicID.Code
+	case !fs.az.topic(opRead, name):
+		// Authorization before existence, as in Kafka.
+		sp.ErrorCode = errTopicAuth
 	case t == nil:
 		sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 	default:

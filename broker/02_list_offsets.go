@@ -11,7 +11,8 @@ package broker
 // storage). Any other timestamp finds the first record with a timestamp at
 // or after it below the high watermark, or -1/-1 when there is none.
 // LeaderEpoch is our single epoch 0 for found offsets, -1 otherwise.
-// CurrentLeaderEpoch (v4+) is checked like Fetch.
+// CurrentLeaderEpoch (v4+) is checked like Fetch. With the authorizer on
+// a topic needs DESCRIBE, else TOPIC_AUTHORIZATION_FAILED per partition.
 
 import (
 	"context"
@@ -27,12 +28,14 @@ func (b *Broker) handleListOffsets(_ context.Context, req *protocol.Request) pro
 	resp := r.ResponseKind().(*kmsg.ListOffsetsResponse)
 	resp.Version = req.Version
 	resp.Topics = make([]kmsg.ListOffsetsResponseTopic, len(r.Topics))
+	az := b.authorizer(req)
 	for ti := range r.Topics {
 		rt := &r.Topics[ti]
 		st := &resp.Topics[ti]
 		*st = kmsg.NewListOffsetsResponseTopic()
 		st.Topic = rt.Topic
 		t := b.lookupTopic(rt.Topic, [16]byte{})
+		denied := !az.topic(opDescribe, rt.Topic)
 		st.Partitions = make([]kmsg.ListOffsetsResponseTopicPartition, len(rt.Partitions))
 		for pi := range rt.Partitions {
 			rp := &rt.Partitions[pi]
@@ -40,6 +43,10 @@ func (b *Broker) handleListOffsets(_ context.Context, req *protocol.Request) pro
 			*sp = kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.Offset, sp.Timestamp, sp.LeaderEpoch = -1, -1, -1
+			if denied {
+				sp.ErrorCode = errTopicAuth
+				continue
+			}
 			var p *partition
 			if t != nil {
 				p = t.partition(rp.Partition)

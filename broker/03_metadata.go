@@ -16,6 +16,12 @@ package broker
 // expect none). Illegal names get INVALID_TOPIC_EXCEPTION and are never
 // created. Authorized operations (v8+) are reported only when asked: with
 // no authorizer every operation is allowed.
+//
+// With the authorizer on, as Kafka: a listing of every topic shows only
+// those the principal may DESCRIBE; a named topic it may not describe is
+// TOPIC_AUTHORIZATION_FAILED (one asked for by ID, UNKNOWN_TOPIC_ID, so IDs
+// reveal nothing); auto-creation needs CREATE on the cluster or the topic,
+// else TOPIC_AUTHORIZATION_FAILED.
 
 import (
 	"context"
@@ -24,12 +30,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minikafka/minikafka/protocol"
-)
-
-// Operation bit sets as Kafka's AclOperation codes (KIP-430).
-const (
-	topicOps   int32 = 1<<3 | 1<<4 | 1<<5 | 1<<6 | 1<<7 | 1<<8 | 1<<10 | 1<<11
-	clusterOps int32 = 1<<4 | 1<<5 | 1<<7 | 1<<8 | 1<<9 | 1<<10 | 1<<11 | 1<<12
 )
 
 func (b *Broker) handleMetadata(_ context.Context, req *protocol.Request) protocol.Reply {
@@ -43,15 +43,18 @@ func (b *Broker) handleMetadata(_ context.Context, req *protocol.Request) protoc
 	cid := b.clusterID
 	resp.ClusterID = &cid
 	resp.ControllerID = b.cfg.NodeID
-	if r.IncludeClusterAuthorizedOperations {
-		resp.AuthorizedOperations = clusterOps
+	az := b.authorizer(req)
+	if req.Version >= 8 && req.Version <= 10 {
+		resp.AuthorizedOperations = az.authorizedOps(r.IncludeClusterAuthorizedOperations, kmsg.ACLResourceTypeCluster, clusterName)
 	}
 
 	all := r.Topics == nil || (req.Version == 0 && len(r.Topics) == 0)
 	if all {
 		tt := b.topics.Load()
 		for _, t := range tt.byName {
-			resp.Topics = append(resp.Topics, b.metadataTopic(t, r.IncludeTopicAuthorizedOperations))
+			if az.topic(opDescribe, t.name) {
+				resp.Topics = append(resp.Topics, b.metadataTopic(az, t, r.IncludeTopicAuthorizedOperations))
+			}
 		}
 		return protocol.Reply{Response: resp}
 	}
@@ -63,18 +66,20 @@ func (b *Broker) handleMetadata(_ context.Context, req *protocol.Request) protoc
 		} else if rt.TopicID != ([16]byte{}) {
 			t = b.lookupTopic("", rt.TopicID)
 		}
-		if t != nil {
-			resp.Topics = append(resp.Topics, b.metadataTopic(t, r.IncludeTopicAuthorizedOperations))
-			continue
-		}
 		st := kmsg.NewMetadataResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
 		switch {
-		case rt.Topic == nil:
+		case rt.Topic == nil && (t == nil || !az.topic(opDescribe, t.name)):
 			st.ErrorCode = kerr.UnknownTopicID.Code
+		case rt.Topic != nil && !az.topic(opDescribe, *rt.Topic):
+			st.ErrorCode = errTopicAuth
+		case t != nil:
+			st = b.metadataTopic(az, t, r.IncludeTopicAuthorizedOperations)
 		case validateTopicName(*rt.Topic) != nil:
 			st.ErrorCode = kerr.InvalidTopicException.Code
 			b.logBad(req, "metadata: invalid topic name", "topic", *rt.Topic, "err", validateTopicName(*rt.Topic))
+		case autoCreate && !az.cluster(opCreate) && !az.topic(opCreate, *rt.Topic):
+			st.ErrorCode = errTopicAuth
 		case autoCreate:
 			if _, err := b.autoCreate(*rt.Topic); err != nil {
 				st.ErrorCode = createErrCode(err)
@@ -93,14 +98,12 @@ func (b *Broker) handleMetadata(_ context.Context, req *protocol.Request) protoc
 	return protocol.Reply{Response: resp}
 }
 
-func (b *Broker) metadataTopic(t *topic, ops bool) kmsg.MetadataResponseTopic {
+func (b *Broker) metadataTopic(az *authz, t *topic, ops bool) kmsg.MetadataResponseTopic {
 	st := kmsg.NewMetadataResponseTopic()
 	name := t.name
 	st.Topic, st.TopicID = &name, t.id
 	st.IsInternal = isInternalTopic(t.name)
-	if ops {
-		st.AuthorizedOperations = topicOps
-	}
+	st.AuthorizedOperations = az.authorizedOps(ops, kmsg.ACLResourceTypeTopic, t.name)
 	ps := t.partitions()
 	st.Partitions = make([]kmsg.MetadataResponseTopicPartition, len(ps))
 	for i := range ps {

@@ -7,6 +7,8 @@ package broker
 // batches keys (CoordinatorKeys) and answers one coordinator per key. The
 // first group lookup creates __consumer_offsets, as in Kafka; if that
 // fails the answer is COORDINATOR_NOT_AVAILABLE, which clients retry.
+// With the authorizer on a key needs DESCRIBE on its group or
+// transactional ID (GROUP_ or TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
 
 import (
 	"context"
@@ -39,15 +41,34 @@ func (b *Broker) handleFindCoordinator(_ context.Context, req *protocol.Request)
 	if code != 0 {
 		node, host, port = -1, "", -1
 	}
+	az := b.authorizer(req)
+	// keyAuthz is Kafka's check of the key: DESCRIBE on the group or
+	// the transactional ID.
+	keyAuthz := func(key string) int16 {
+		switch {
+		case code != 0:
+		case r.CoordinatorType == 0 && !az.group(opDescribe, key):
+			return errGroupAuth
+		case r.CoordinatorType == 1 && !az.txnID(opDescribe, key):
+			return errTxnIDAuth
+		}
+		return 0
+	}
 	if r.Version < 4 {
 		resp.ErrorCode, resp.ErrorMessage = code, msg
 		resp.NodeID, resp.Host, resp.Port = node, host, port
+		if c := keyAuthz(r.CoordinatorKey); c != 0 {
+			resp.ErrorCode, resp.NodeID, resp.Host, resp.Port = c, -1, "", -1
+		}
 		return protocol.Reply{Response: resp}
 	}
 	for _, k := range r.CoordinatorKeys {
 		rc := kmsg.NewFindCoordinatorResponseCoordinator()
 		rc.Key, rc.NodeID, rc.Host, rc.Port = k, node, host, port
 		rc.ErrorCode, rc.ErrorMessage = code, msg
+		if c := keyAuthz(k); c != 0 {
+			rc.ErrorCode, rc.NodeID, rc.Host, rc.Port = c, -1, "", -1
+		}
 		resp.Coordinators = append(resp.Coordinators, rc)
 	}
 	return protocol.Reply{Response: resp}

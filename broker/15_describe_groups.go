@@ -6,7 +6,9 @@ package broker
 // metadata and assignment once Stable) of each group. A group the
 // coordinator does not know is described as Dead with no error, as Kafka
 // does; a group with only committed offsets is Empty. v3+ returns
-// authorized operations only when asked (all operations: no ACLs here).
+// authorized operations only when asked (all operations without the
+// authorizer). With it, a group needs DESCRIBE, else
+// GROUP_AUTHORIZATION_FAILED.
 // v6 reports GROUP_ID_NOT_FOUND for unknown groups (KIP-1043). KIP-848
 // consumer groups get GROUP_ID_NOT_FOUND ("not a classic group").
 
@@ -19,5 +21,19 @@ import (
 )
 
 func (b *Broker) handleDescribeGroups(_ context.Context, req *protocol.Request) protocol.Reply {
-	return protocol.Reply{Response: b.groups.DescribeGroups(req.Body.(*kmsg.DescribeGroupsRequest))}
+	r := req.Body.(*kmsg.DescribeGroupsRequest)
+	resp := b.groups.DescribeGroups(r)
+	if az := b.authorizer(req); az != nil {
+		for i := range resp.Groups {
+			g := &resp.Groups[i]
+			if !az.group(opDescribe, g.Group) {
+				d := kmsg.NewDescribeGroupsResponseGroup()
+				d.Group, d.ErrorCode = g.Group, errGroupAuth
+				*g = d
+				continue
+			}
+			g.AuthorizedOperations = az.authorizedOps(r.IncludeAuthorizedOperations, kmsg.ACLResourceTypeGroup, g.Group)
+		}
+	}
+	return protocol.Reply{Response: resp}
 }

@@ -7,7 +7,9 @@ package broker
 // lists groups loaded from __consumer_offsets). KIP-848 groups have type
 // "consumer" and their own states (Empty, Assigning, Reconciling, Stable).
 // v4 filters by state (case-insensitive), v5 by type. Share groups are
-// listed with type "share" (Empty or Stable).
+// listed with type "share" (Empty or Stable). With the authorizer on, a
+// principal without DESCRIBE on the cluster sees only the groups it may
+// DESCRIBE, as Kafka.
 
 import (
 	"context"
@@ -33,6 +35,15 @@ func (b *Broker) handleListGroups(_ context.Context, req *protocol.Request) prot
 		lg := kmsg.NewListGroupsResponseGroup()
 		lg.Group, lg.ProtocolType, lg.GroupState, lg.GroupType = g.Name, "share", g.State, "share"
 		resp.Groups = append(resp.Groups, lg)
+	}
+	if az := b.authorizer(req); az != nil && !az.cluster(opDescribe) {
+		kept := resp.Groups[:0]
+		for _, g := range resp.Groups {
+			if az.group(opDescribe, g.Group) {
+				kept = append(kept, g)
+			}
+		}
+		resp.Groups = kept
 	}
 	return protocol.Reply{Response: resp}
 }

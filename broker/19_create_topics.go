@@ -13,7 +13,10 @@ package broker
 // INVALID_REPLICA_ASSIGNMENT), configs (unknown names, null or illegal
 // values: INVALID_CONFIG). ValidateOnly (v1+) answers as if created. v5+
 // reports the partition count, replication factor and every config; v7 the
-// topic ID.
+// topic ID. With the authorizer on, a topic needs CREATE on the cluster or
+// on itself (TOPIC_AUTHORIZATION_FAILED), and its configs are answered only
+// with DESCRIBE_CONFIGS (else the config error code is
+// TOPIC_AUTHORIZATION_FAILED), as in Kafka.
 
 import (
 	"context"
@@ -39,12 +42,25 @@ func (b *Broker) handleCreateTopics(_ context.Context, req *protocol.Request) pr
 	for _, rt := range r.Topics {
 		seen[rt.Topic]++
 	}
+	az := b.authorizer(req)
+	clusterCreate := az.cluster(opCreate)
 	b.adminMu.Lock()
 	defer b.adminMu.Unlock()
 	for _, rt := range r.Topics {
 		st := kmsg.NewCreateTopicsResponseTopic()
 		st.Topic = rt.Topic
-		code, err, nparts, configs, cfg := b.validateCreateTopic(&rt, seen[rt.Topic] > 1)
+		var (
+			code    int16
+			err     error
+			nparts  int32
+			configs map[string]string
+			cfg     *topicConfig
+		)
+		if seen[rt.Topic] == 1 && !clusterCreate && !az.topic(opCreate, rt.Topic) {
+			code, err = errTopicAuth, errAuthorizationFailed
+		} else {
+			code, err, nparts, configs, cfg = b.validateCreateTopic(&rt, seen[rt.Topic] > 1)
+		}
 		if code == 0 && !r.ValidateOnly && !b.mutationAllowed(req, nparts, req.Version >= 6) {
 			code, err = kerr.ThrottlingQuotaExceeded.Code, errThrottlingQuota
 		}
@@ -65,7 +81,11 @@ func (b *Broker) handleCreateTopics(_ context.Context, req *protocol.Request) pr
 		} else if req.Version >= 5 {
 			st.NumPartitions = nparts
 			st.ReplicationFactor = 1
-			st.Configs = describeTopicConfigsForCreate(cfg)
+			if az.topic(opDescribeConfigs, rt.Topic) {
+				st.Configs = describeTopicConfigsForCreate(cfg)
+			} else {
+				st.ConfigErrorCode = errTopicAuth
+			}
 		}
 		resp.Topics = append(resp.Topics, st)
 	}

@@ -5,7 +5,8 @@ package broker
 // Deletes by name (v0–v5 TopicNames, v6 Topics[].Name) or by ID (v6
 // Topics[].TopicID). Unknown names: UNKNOWN_TOPIC_OR_PARTITION; unknown IDs:
 // UNKNOWN_TOPIC_ID; both or neither given, or an internal topic:
-// INVALID_REQUEST. Deletion closes
+// INVALID_REQUEST. With the authorizer on a topic needs DELETE
+// (TOPIC_AUTHORIZATION_FAILED, before existence for a name). Deletion closes
 // the partition logs (waking long-polling fetches), removes the data and
 // calls the OnTopicDeleted hooks before answering.
 
@@ -31,6 +32,7 @@ func (b *Broker) handleDeleteTopics(_ context.Context, req *protocol.Request) pr
 			reqs[i].Topic = &r.TopicNames[i]
 		}
 	}
+	az := b.authorizer(req)
 	b.adminMu.Lock()
 	defer b.adminMu.Unlock()
 	for _, rt := range reqs {
@@ -42,6 +44,8 @@ func (b *Broker) handleDeleteTopics(_ context.Context, req *protocol.Request) pr
 		switch {
 		case hasName && hasID, !hasName && !hasID:
 			st.ErrorCode, err = kerr.InvalidRequest.Code, fmt.Errorf("give exactly one of topic name and topic ID")
+		case hasName && !az.topic(opDelete, *rt.Topic):
+			st.ErrorCode, err = errTopicAuth, errAuthorizationFailed
 		case hasName:
 			if t = b.lookupTopic(*rt.Topic, [16]byte{}); t == nil {
 				st.ErrorCode, err = kerr.UnknownTopicOrPartition.Code, fmt.Errorf("unknown topic %s", *rt.Topic)
@@ -49,6 +53,13 @@ func (b *Broker) handleDeleteTopics(_ context.Context, req *protocol.Request) pr
 		default:
 			if t = b.lookupTopic("", rt.TopicID); t == nil {
 				st.ErrorCode, err = kerr.UnknownTopicID.Code, fmt.Errorf("unknown topic ID %s", uuidString(rt.TopicID))
+			} else if !az.topic(opDelete, t.name) {
+				// Without DESCRIBE the name is not revealed, as Kafka.
+				if az.topic(opDescribe, t.name) {
+					name := t.name
+					st.Topic = &name
+				}
+				st.ErrorCode, err, t = errTopicAuth, errAuthorizationFailed, nil
 			}
 		}
 		if t != nil && isInternalTopic(t.name) {

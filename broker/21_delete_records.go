@@ -5,6 +5,8 @@ package broker
 // Moves a partition's log start offset forward (persisted by logstore).
 // Offset -1 means the high watermark; an offset above the high watermark or
 // below -1: OFFSET_OUT_OF_RANGE. The answer carries the new low watermark.
+// With the authorizer on a topic needs DELETE, else
+// TOPIC_AUTHORIZATION_FAILED per partition.
 
 import (
 	"context"
@@ -19,10 +21,12 @@ func (b *Broker) handleDeleteRecords(_ context.Context, req *protocol.Request) p
 	r := req.Body.(*kmsg.DeleteRecordsRequest)
 	resp := r.ResponseKind().(*kmsg.DeleteRecordsResponse)
 	resp.Version = req.Version
+	az := b.authorizer(req)
 	for _, rt := range r.Topics {
 		st := kmsg.NewDeleteRecordsResponseTopic()
 		st.Topic = rt.Topic
 		t := b.lookupTopic(rt.Topic, [16]byte{})
+		denied := !az.topic(opDelete, rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewDeleteRecordsResponseTopicPartition()
 			sp.Partition = rp.Partition
@@ -32,6 +36,8 @@ func (b *Broker) handleDeleteRecords(_ context.Context, req *protocol.Request) p
 				p = t.partition(rp.Partition)
 			}
 			switch {
+			case denied:
+				sp.ErrorCode = errTopicAuth
 			case p == nil:
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			default:

@@ -6,7 +6,8 @@ package broker
 // request for epoch 0 gets epoch 0 and the log end offset (Kafka answers
 // the latest epoch with the log end offset); any other epoch gets
 // UNDEFINED (-1/-1), as Kafka does for epochs it never had.
-// CurrentLeaderEpoch (v2+) is checked like Fetch.
+// CurrentLeaderEpoch (v2+) is checked like Fetch. With the authorizer on
+// a topic needs DESCRIBE, else TOPIC_AUTHORIZATION_FAILED per partition.
 
 import (
 	"context"
@@ -21,10 +22,12 @@ func (b *Broker) handleOffsetForLeaderEpoch(_ context.Context, req *protocol.Req
 	r := req.Body.(*kmsg.OffsetForLeaderEpochRequest)
 	resp := r.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
 	resp.Version = req.Version
+	az := b.authorizer(req)
 	for _, rt := range r.Topics {
 		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
 		st.Topic = rt.Topic
 		t := b.lookupTopic(rt.Topic, [16]byte{})
+		denied := !az.topic(opDescribe, rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 			sp.Partition = rp.Partition
@@ -34,6 +37,8 @@ func (b *Broker) handleOffsetForLeaderEpoch(_ context.Context, req *protocol.Req
 				p = t.partition(rp.Partition)
 			}
 			switch {
+			case denied:
+				sp.ErrorCode = errTopicAuth
 			case p == nil:
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				b.logBad(req, "offset for leader epoch: unknown topic or partition", "topic", rt.Topic, "partition", rp.Partition)

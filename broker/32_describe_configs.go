@@ -2,6 +2,10 @@ package broker
 
 // DescribeConfigs v0–v4.
 //
+// With the authorizer on, a resource needs DESCRIBE_CONFIGS on its topic or group
+// (TOPIC_ or GROUP_AUTHORIZATION_FAILED) or, for the broker and its
+// loggers, on the cluster (CLUSTER_AUTHORIZATION_FAILED).
+//
 // Topics (resource type 2): every topic config of topicConfigDefs (or the
 // named ones; unknown names are left out, as Kafka does) with its effective
 // value, source (DYNAMIC_TOPIC_CONFIG when set on the topic, else
@@ -28,10 +32,16 @@ func (b *Broker) handleDescribeConfigs(_ context.Context, req *protocol.Request)
 	r := req.Body.(*kmsg.DescribeConfigsRequest)
 	resp := r.ResponseKind().(*kmsg.DescribeConfigsResponse)
 	resp.Version = req.Version
+	az := b.authorizer(req)
 	for _, rr := range r.Resources {
 		sr := kmsg.NewDescribeConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
 		var err error
+		if code := az.configResource(opDescribeConfigs, rr.ResourceType, rr.ResourceName); code != 0 {
+			sr.ErrorCode, err = code, errAuthorizationFailed
+			resp.Resources = append(resp.Resources, sr)
+			continue
+		}
 		switch rr.ResourceType {
 		case kmsg.ConfigResourceTypeTopic:
 			t := b.lookupTopic(rr.ResourceName, [16]byte{})

@@ -2,6 +2,10 @@ package broker
 
 // AlterConfigs v0–v2.
 //
+// With the authorizer on, a resource needs ALTER_CONFIGS on its topic or group
+// (TOPIC_ or GROUP_AUTHORIZATION_FAILED) or, for the broker and its
+// loggers, on the cluster (CLUSTER_AUTHORIZATION_FAILED).
+//
 // Replaces a topic's whole set of configs (the non-incremental semantics:
 // configs not named return to their defaults). The new set is validated
 // like CreateTopics (INVALID_CONFIG), persisted in topic.json, then applied
@@ -26,11 +30,17 @@ func (b *Broker) handleAlterConfigs(_ context.Context, req *protocol.Request) pr
 	for _, rr := range r.Resources {
 		seen[fmt.Sprint(rr.ResourceType, rr.ResourceName)]++
 	}
+	az := b.authorizer(req)
 	b.adminMu.Lock()
 	defer b.adminMu.Unlock()
 	for _, rr := range r.Resources {
 		sr := kmsg.NewAlterConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
+		if code := az.configResource(opAlterConfigs, rr.ResourceType, rr.ResourceName); code != 0 {
+			sr.ErrorCode, sr.ErrorMessage = code, errMessage(errAuthorizationFailed)
+			resp.Resources = append(resp.Resources, sr)
+			continue
+		}
 		code, err := b.alterTopicConfigs(rr.ResourceType, rr.ResourceName, seen[fmt.Sprint(rr.ResourceType, rr.ResourceName)] > 1, r.ValidateOnly,
 			func(map[string]string) (map[string]string, error) {
 				names := make([]string, len(rr.Configs))

@@ -6,7 +6,8 @@ package broker
 // UNKNOWN_TOPIC_OR_PARTITION; a topic named twice: INVALID_REQUEST; Count
 // not above the current count: INVALID_PARTITIONS; an assignment that is
 // not one [this node] list per new partition: INVALID_REPLICA_ASSIGNMENT.
-// ValidateOnly answers without creating.
+// ValidateOnly answers without creating. With the authorizer on a topic
+// needs ALTER (TOPIC_AUTHORIZATION_FAILED).
 
 import (
 	"context"
@@ -26,12 +27,19 @@ func (b *Broker) handleCreatePartitions(_ context.Context, req *protocol.Request
 	for _, rt := range r.Topics {
 		seen[rt.Topic]++
 	}
+	az := b.authorizer(req)
 	b.adminMu.Lock()
 	defer b.adminMu.Unlock()
 	for _, rt := range r.Topics {
 		st := kmsg.NewCreatePartitionsResponseTopic()
 		st.Topic = rt.Topic
-		code, err := b.createPartitions(req, &rt, seen[rt.Topic] > 1, r.ValidateOnly)
+		var code int16
+		var err error
+		if seen[rt.Topic] == 1 && !az.topic(opAlter, rt.Topic) {
+			code, err = errTopicAuth, errAuthorizationFailed
+		} else {
+			code, err = b.createPartitions(req, &rt, seen[rt.Topic] > 1, r.ValidateOnly)
+		}
 		if code != 0 {
 			st.ErrorCode, st.ErrorMessage = code, errMessage(err)
 			b.logBad(req, "create partitions rejected", "topic", rt.Topic, "error", kerr.ErrorForCode(code), "reason", err)

@@ -4,7 +4,8 @@ package broker
 //
 // Behavior: deletes groups that have no members, with their committed
 // offsets. NON_EMPTY_GROUP while members remain, GROUP_ID_NOT_FOUND for a
-// group that has neither members nor offsets.
+// group that has neither members nor offsets. With the authorizer on a
+// group needs DELETE (GROUP_AUTHORIZATION_FAILED).
 
 import (
 	"context"
@@ -17,9 +18,16 @@ import (
 func (b *Broker) handleDeleteGroups(_ context.Context, req *protocol.Request) protocol.Reply {
 	r := req.Body.(*kmsg.DeleteGroupsRequest)
 	resp := r.ResponseKind().(*kmsg.DeleteGroupsResponse)
+	az := b.authorizer(req)
 	for _, name := range r.Groups {
 		rg := kmsg.NewDeleteGroupsResponseGroup()
-		rg.Group, rg.ErrorCode = name, b.groups.DeleteGroup(name)
+		rg.Group = name
+		if !az.group(opDelete, name) {
+			rg.ErrorCode = errGroupAuth
+			resp.Groups = append(resp.Groups, rg)
+			continue
+		}
+		rg.ErrorCode = b.groups.DeleteGroup(name)
 		if b.share.Exists(name) {
 			rg.ErrorCode = b.share.Delete(name) // a share group (share.go)
 		}

@@ -2,6 +2,10 @@ package broker
 
 // IncrementalAlterConfigs v0–v1.
 //
+// With the authorizer on, a resource needs ALTER_CONFIGS on its topic or group
+// (TOPIC_ or GROUP_AUTHORIZATION_FAILED) or, for the broker and its
+// loggers, on the cluster (CLUSTER_AUTHORIZATION_FAILED).
+//
 // Per config: SET (0), DELETE (1, back to the default), APPEND (2) and
 // SUBTRACT (3) on list configs (on other types: INVALID_CONFIG); other ops:
 // INVALID_REQUEST. Then as AlterConfigs: validated, persisted, applied.
@@ -27,6 +31,7 @@ func (b *Broker) handleIncrementalAlterConfigs(_ context.Context, req *protocol.
 	for _, rr := range r.Resources {
 		seen[fmt.Sprint(rr.ResourceType, rr.ResourceName)]++
 	}
+	az := b.authorizer(req)
 	b.adminMu.Lock()
 	defer b.adminMu.Unlock()
 	for _, rr := range r.Resources {
@@ -34,7 +39,9 @@ func (b *Broker) handleIncrementalAlterConfigs(_ context.Context, req *protocol.
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
 		var code int16
 		var err error
-		if rr.ResourceType == kmsg.ConfigResourceTypeGroupConfig { // share_configs.go
+		if c := az.configResource(opAlterConfigs, rr.ResourceType, rr.ResourceName); c != 0 {
+			code, err = c, errAuthorizationFailed
+		} else if rr.ResourceType == kmsg.ConfigResourceTypeGroupConfig { // share_configs.go
 			code, err = b.alterGroupConfigs(rr.ResourceName, seen[fmt.Sprint(rr.ResourceType, rr.ResourceName)] > 1, r.ValidateOnly, rr.Configs)
 		} else {
 			code, err = b.alterTopicConfigs(rr.ResourceType, rr.ResourceName, seen[fmt.Sprint(rr.ResourceType, rr.ResourceName)] > 1, r.ValidateOnly,

@@ -32,8 +32,6 @@ func (b *Broker) handleDescribeCluster(_ context.Context, req *protocol.Request)
 	br := kmsg.NewDescribeClusterResponseBroker()
 	br.NodeID, br.Host, br.Port = b.cfg.NodeID, host, port
 	resp.Brokers = []kmsg.DescribeClusterResponseBroker{br}
-	if r.IncludeClusterAuthorizedOperations {
-		resp.ClusterAuthorizedOperations = clusterOps
-	}
+	resp.ClusterAuthorizedOperations = b.authorizer(req).authorizedOps(r.IncludeClusterAuthorizedOperations, kmsg.ACLResourceTypeCluster, clusterName)
 	return protocol.Reply{Response: resp}
 }

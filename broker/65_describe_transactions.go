@@ -5,7 +5,9 @@ package broker
 // The state of each named transactional ID: state name (Kafka's: Empty,
 // Ongoing, PrepareCommit, ...), timeout, start time of the open
 // transaction (-1 if none), producer ID and epoch, and its partitions.
-// Unknown IDs: TRANSACTIONAL_ID_NOT_FOUND.
+// Unknown IDs: TRANSACTIONAL_ID_NOT_FOUND. With the authorizer on an ID
+// needs DESCRIBE (TRANSACTIONAL_ID_AUTHORIZATION_FAILED) and partitions of
+// topics the principal may not DESCRIBE are left out.
 
 import (
 	"context"
@@ -21,10 +23,16 @@ func (b *Broker) handleDescribeTransactions(_ context.Context, req *protocol.Req
 	r := req.Body.(*kmsg.DescribeTransactionsRequest)
 	resp := r.ResponseKind().(*kmsg.DescribeTransactionsResponse)
 	resp.Version = req.Version
+	az := b.authorizer(req)
 	for _, id := range r.TransactionalIDs {
 		s := kmsg.NewDescribeTransactionsResponseTransactionState()
 		s.TransactionalID = id
 		s.StartTimestamp, s.ProducerID, s.ProducerEpoch = -1, -1, -1
+		if !az.txnID(opDescribe, id) {
+			s.ErrorCode = errTxnIDAuth
+			resp.TransactionStates = append(resp.TransactionStates, s)
+			continue
+		}
 		ts := b.txns.get(id)
 		if ts == nil {
 			s.ErrorCode = kerr.TransactionalIDNotFound.Code
@@ -43,7 +51,7 @@ func (b *Broker) handleDescribeTransactions(_ context.Context, req *protocol.Req
 			}
 			byTopic := map[string][]int32{}
 			for k := range ts.parts {
-				if name, ok := b.TopicName(k.id); ok {
+				if name, ok := b.TopicName(k.id); ok && az.topic(opDescribe, name) {
 					byTopic[name] = append(byTopic[name], k.part)
 				}
 			}

@@ -6,7 +6,8 @@ package broker
 // names (unknown names are echoed in UnknownStateFilters), producer IDs,
 // v1+ minimum running time (DurationFilterMillis: open transactions older
 // than that) and v2+ a transactional ID regular expression (INVALID_REQUEST
-// if it does not compile).
+// if it does not compile). With the authorizer on, only the IDs the
+// principal may DESCRIBE are listed.
 
 import (
 	"context"
@@ -46,6 +47,7 @@ func (b *Broker) handleListTransactions(_ context.Context, req *protocol.Request
 		pids[p] = true
 	}
 	now := b.now()
+	az := b.authorizer(req)
 	c := b.txns
 	c.mu.Lock()
 	all := make([]*txnState, 0, len(c.txns))
@@ -62,6 +64,7 @@ func (b *Broker) handleListTransactions(_ context.Context, req *protocol.Request
 			len(states) > 0 && !states[state.String()],
 			len(pids) > 0 && !pids[pid],
 			re != nil && !re.MatchString(id),
+			!az.txnID(opDescribe, id),
 			req.Version >= 1 && r.DurationFilterMillis >= 0 && (state != txnOngoing || now.Sub(start).Milliseconds() < r.DurationFilterMillis):
 			continue
 		}

@@ -12,6 +12,8 @@ package broker
 // topic that is not among the named ones is INVALID_REQUEST. Every
 // partition has this node as its one replica, leader and ISR, no
 // eligible leader replicas beyond it (ELR empty) and nothing offline.
+// With the authorizer on, a listing shows only topics the principal may
+// DESCRIBE and a named one it may not is TOPIC_AUTHORIZATION_FAILED.
 
 import (
 	"context"
@@ -31,10 +33,13 @@ func (b *Broker) handleDescribeTopicPartitions(_ context.Context, req *protocol.
 	resp := r.ResponseKind().(*kmsg.DescribeTopicPartitionsResponse)
 	resp.Version = req.Version
 	tt := b.topics.Load()
+	az := b.authorizer(req)
 	var names []string
 	if len(r.Topics) == 0 {
 		for n := range tt.byName {
-			names = append(names, n)
+			if az.topic(opDescribe, n) {
+				names = append(names, n)
+			}
 		}
 	} else {
 		seen := map[string]bool{}
@@ -70,12 +75,17 @@ func (b *Broker) handleDescribeTopicPartitions(_ context.Context, req *protocol.
 		st := kmsg.NewDescribeTopicPartitionsResponseTopic()
 		st.Topic = kmsg.StringPtr(n)
 		t := tt.byName[n]
+		if !az.topic(opDescribe, n) {
+			st.ErrorCode = errTopicAuth
+			resp.Topics = append(resp.Topics, st)
+			continue
+		}
 		if t == nil {
 			st.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			resp.Topics = append(resp.Topics, st)
 			continue
 		}
-		st.TopicID, st.IsInternal, st.AuthorizedOperations = t.id, isInternalTopic(n), topicOps
+		st.TopicID, st.IsInternal, st.AuthorizedOperations = t.id, isInternalTopic(n), az.authorizedOps(true, kmsg.ACLResourceTypeTopic, n)
 		start := int32(0)
 		if i == 0 {
 			start = firstPart

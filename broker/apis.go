@@ -30,12 +30,12 @@ var apiIndex map[int16]*api
 // (ApiVersions lists it), which a package-level initializer cannot.
 func init() {
 	apis = []api{
-		{0, 3, 13, (*Broker).handleProduce},      // v3+: only v2 record batches
-		{1, 4, 18, (*Broker).handleFetch},        // v4+: v2 record batches, LSO
-		{2, 1, 11, (*Broker).handleListOffsets},  // v0's multi-offset shape dropped as in Kafka 4
-		{3, 0, 13, (*Broker).handleMetadata},     //
-		{8, 0, 10, (*Broker).handleOffsetCommit}, // v10: topic ids
-		{9, 0, 10, (*Broker).handleOffsetFetch},  // v10: topic ids
+		{0, 3, 13, (*Broker).handleProduce},                                              // v3+: only v2 record batches
+		{1, 4, 18, (*Broker).handleFetch},                                                // v4+: v2 record batches, LSO
+		{2, 1, 11, (*Broker).handleListOffsets},                                          // v0's multi-offset shape dropped as in Kafka 4
+		{3, 0, 13, (*Broker).handleMetadata},                                             //
+		{8, 0, 10, topicsAuthorized(opRead, serveAllowed, (*Broker).handleOffsetCommit)}, // v10: topic ids
+		{9, 0, 10, (*Broker).handleOffsetFetch},                                          // v10: topic ids
 		{10, 0, 6, (*Broker).handleFindCoordinator},
 		{11, 0, 9, (*Broker).handleJoinGroup},
 		{12, 0, 4, (*Broker).handleHeartbeat},
@@ -50,18 +50,18 @@ func init() {
 		{21, 0, 2, (*Broker).handleDeleteRecords},  //
 		{22, 0, 5, (*Broker).handleInitProducerID}, //
 		{23, 0, 4, (*Broker).handleOffsetForLeaderEpoch},
-		{24, 0, 3, (*Broker).handleAddPartitionsToTxn}, // v4+ is broker-to-broker
+		{24, 0, 3, topicsAuthorized(opWrite, allOrNothing, (*Broker).handleAddPartitionsToTxn)}, // v4+ is broker-to-broker
 		{25, 0, 4, (*Broker).handleAddOffsetsToTxn},
 		{26, 0, 5, (*Broker).handleEndTxn},
-		{27, 1, 2, (*Broker).handleWriteTxnMarkers},     // v0 dropped in Kafka 4
-		{28, 0, 6, (*Broker).handleTxnOffsetCommit},     // v6: topic ids
-		{29, 0, 3, (*Broker).handleDescribeAcls},        // no authorizer: SECURITY_DISABLED, as Kafka
-		{30, 0, 3, (*Broker).handleCreateAcls},          //
-		{31, 0, 3, (*Broker).handleDeleteAcls},          //
-		{32, 0, 4, (*Broker).handleDescribeConfigs},     //
-		{33, 0, 2, (*Broker).handleAlterConfigs},        //
-		{34, 1, 2, (*Broker).handleAlterReplicaLogDirs}, // v0 dropped in Kafka 4
-		{35, 1, 4, (*Broker).handleDescribeLogDirs},     // v0 dropped in Kafka 4; v5 (cordoning) not in 4.1
+		{27, 1, 2, (*Broker).handleWriteTxnMarkers},                                         // v0 dropped in Kafka 4
+		{28, 0, 6, topicsAuthorized(opRead, serveAllowed, (*Broker).handleTxnOffsetCommit)}, // v6: topic ids
+		{29, 0, 3, (*Broker).handleDescribeAcls},                                            // SECURITY_DISABLED without Config.Authorizer, as Kafka
+		{30, 0, 3, (*Broker).handleCreateAcls},                                              //
+		{31, 0, 3, (*Broker).handleDeleteAcls},                                              //
+		{32, 0, 4, (*Broker).handleDescribeConfigs},                                         //
+		{33, 0, 2, (*Broker).handleAlterConfigs},                                            //
+		{34, 1, 2, (*Broker).handleAlterReplicaLogDirs},                                     // v0 dropped in Kafka 4
+		{35, 1, 4, (*Broker).handleDescribeLogDirs},                                         // v0 dropped in Kafka 4; v5 (cordoning) not in 4.1
 		{36, 0, 2, (*Broker).handleSaslAuthenticate},
 		{37, 0, 3, (*Broker).handleCreatePartitions}, //
 		{42, 0, 2, (*Broker).handleDeleteGroups},
@@ -69,7 +69,7 @@ func init() {
 		{44, 0, 1, (*Broker).handleIncrementalAlterConfigs},
 		{45, 0, 1, (*Broker).handleAlterPartitionAssignments},
 		{46, 0, 0, (*Broker).handleListPartitionReassignments},
-		{47, 0, 0, (*Broker).handleOffsetDelete},
+		{47, 0, 0, topicsAuthorized(opRead, serveAllowed, (*Broker).handleOffsetDelete)},
 		{48, 0, 1, (*Broker).handleDescribeClientQuotas},
 		{49, 0, 1, (*Broker).handleAlterClientQuotas},
 		{50, 0, 0, (*Broker).handleDescribeUserScramCredentials},
@@ -77,7 +77,7 @@ func init() {
 		{55, 0, 2, (*Broker).handleDescribeQuorum},
 		{57, 0, 2, (*Broker).handleUpdateFeatures},
 		{60, 0, 2, (*Broker).handleDescribeCluster},
-		{61, 0, 0, (*Broker).handleDescribeProducers},
+		{61, 0, 0, topicsAuthorized(opRead, serveAllowed, (*Broker).handleDescribeProducers)},
 		{65, 0, 0, (*Broker).handleDescribeTransactions},
 		{66, 0, 2, (*Broker).handleListTransactions},
 		{68, 0, 1, (*Broker).handleConsumerGroupHeartbeat},
@@ -88,11 +88,11 @@ func init() {
 		{75, 0, 0, (*Broker).handleDescribeTopicPartitions},
 		{76, 1, 1, (*Broker).handleShareGroupHeartbeat}, // v0 was KIP-932's early access
 		{77, 1, 1, (*Broker).handleShareGroupDescribe},
-		{78, 1, 2, (*Broker).handleShareFetch},
-		{79, 1, 2, (*Broker).handleShareAcknowledge},
+		{78, 1, 2, topicsAuthorized(opRead, serveAllowed, (*Broker).handleShareFetch)},
+		{79, 1, 2, topicsAuthorized(opRead, serveAllowed, (*Broker).handleShareAcknowledge)},
 		{90, 0, 1, (*Broker).handleDescribeShareGroupOffsets},
-		{91, 0, 0, (*Broker).handleAlterShareGroupOffsets},
-		{92, 0, 0, (*Broker).handleDeleteShareGroupOffsets},
+		{91, 0, 0, topicsAuthorized(opRead, serveAllowed, (*Broker).handleAlterShareGroupOffsets)},
+		{92, 0, 0, topicsAuthorized(opRead, serveAllowed, (*Broker).handleDeleteShareGroupOffsets)},
 	}
 	apiIndex = make(map[int16]*api, len(apis))
 	for i := range apis {

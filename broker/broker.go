@@ -86,6 +86,8 @@ type Config struct {
 	// SASL, when non-nil, requires every client connection to
 	// authenticate first (sasl.go).
 	SASL *SASLConfig
+	// Authorizer, when non-nil, enforces ACLs (acls.go).
+	Authorizer *AuthorizerConfig
 	// PassCompressedRecords opts out of checking the records inside
 	// compressed produce batches (produce_validate.go): they are stored
 	// after header, CRC and stream-header checks only, so a batch that
@@ -150,6 +152,7 @@ type Broker struct {
 	// quotas are the client quotas (quotas.go); quotaThrottles counts
 	// throttled answers.
 	quotas         *quotaManager
+	acls           *aclManager // nil: no authorizer
 	quotaThrottles atomic.Uint64
 	// telemetry holds the client metrics clients push (KIP-714).
 	telemetry *telemetry.Registry
@@ -277,6 +280,9 @@ func (b *Broker) openStorage() (err error) {
 	}
 	if err == nil {
 		b.quotas, err = openQuotas(b.fs, b.cfg.DataDir, quota.Window{Samples: b.cfg.QuotaWindowSamples, Size: b.cfg.QuotaWindowSize})
+	}
+	if err == nil && b.cfg.Authorizer != nil {
+		b.acls, err = openACLs(b.fs, b.cfg.DataDir, *b.cfg.Authorizer)
 	}
 	if err == nil {
 		err = b.loadTopics()
@@ -499,6 +505,15 @@ func (b *Broker) serve(ctx context.Context, req *protocol.Request) protocol.Repl
 func (b *Broker) dispatch(ctx context.Context, req *protocol.Request, a *api) protocol.Reply {
 	if b.quotas.on.Load() && req.Conn != nil && req.Conn.FromNetwork() {
 		return b.serveQuota(ctx, req, a)
+	}
+	return b.handle(ctx, req, a)
+}
+
+// handle runs a's handler, behind the authorizer's whole-request checks
+// when it is on.
+func (b *Broker) handle(ctx context.Context, req *protocol.Request, a *api) protocol.Reply {
+	if b.acls != nil {
+		return b.serveAuthorized(ctx, req, a)
 	}
 	return a.fn(b, ctx, req)
 }

@@ -172,14 +172,7 @@ type connQuota struct {
 }
 
 // quotaUser is the name quotas know the connection's principal by.
-func (b *Broker) quotaUser(req *protocol.Request) string {
-	if b.saslApplies(req) {
-		if st := saslState(req.Conn); st.principal != "" {
-			return st.principal
-		}
-	}
-	return "ANONYMOUS"
-}
+func (b *Broker) quotaUser(req *protocol.Request) string { return b.principalName(req) }
 
 func (b *Broker) connQuota(req *protocol.Request, now time.Time) *connQuota {
 	set := b.quotas.set.Load()
@@ -224,7 +217,7 @@ func (b *Broker) serveQuota(ctx context.Context, req *protocol.Request, a *api) 
 			fr.MaxBytes = int32(max(most, 1))
 		}
 	}
-	reply := a.fn(b, ctx, req)
+	reply := b.handle(ctx, req, a)
 	now := b.now()
 	var reqThrottle time.Duration
 	if s := cq.sensors[qRequest]; s != nil && !exemptFromRequestQuota(req.Key) {

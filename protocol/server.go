@@ -60,6 +60,9 @@ type ConnInfo struct {
 	// Quota belongs to the Handler too (its per-connection quota cache),
 	// under the same rule as Auth.
 	Quota any
+	// Authz belongs to the Handler too (its per-connection authorization
+	// cache), under the same rule as Auth.
+	Authz any
 	c     *conn
 
 	// Listener is the name of the listener (Config.ListenerName) the

@@ -1,22 +1,18 @@
 package quota
 
 import (
-	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"hash/crc32"
+
+	"github.com/minikafka/minikafka/internal/sealed"
 )
 
 const (
 	fileMagic   = "MKQUOTA\n"
 	fileVersion = 1
-	headerLen   = len(fileMagic) + 1 + 4 + 4
 	// maxPayload bounds what Decode accepts before looking at the bytes.
 	maxPayload = 64 << 20
 )
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 type filePart struct {
 	Type string  `json:"type"`
@@ -40,48 +36,24 @@ func Encode(s *Set) []byte {
 		fe = append(fe, f)
 	}
 	payload, _ := json.Marshal(fe) // strings and finite floats always encode
-	out := make([]byte, headerLen, headerLen+len(payload))
-	copy(out, fileMagic)
-	out[len(fileMagic)] = fileVersion
-	binary.BigEndian.PutUint32(out[len(fileMagic)+1:], uint32(len(payload)))
-	binary.BigEndian.PutUint32(out[len(fileMagic)+5:], crc32.Checksum(payload, castagnoli))
-	return append(out, payload...)
+	return sealed.Seal(fileMagic, fileVersion, payload)
 }
 
-// Errors of Decode; each is wrapped with detail.
+// Errors of Decode (the frame's, from internal/sealed); each is wrapped
+// with detail.
 var (
-	ErrBadMagic   = errors.New("quota: not a client quota file (bad magic)")
-	ErrBadVersion = errors.New("quota: unsupported client quota file version")
-	ErrTruncated  = errors.New("quota: client quota file truncated")
-	ErrChecksum   = errors.New("quota: client quota file checksum mismatch")
-	ErrContent    = errors.New("quota: invalid client quota file content")
+	ErrBadMagic   = sealed.ErrBadMagic
+	ErrBadVersion = sealed.ErrBadVersion
+	ErrTruncated  = sealed.ErrTruncated
+	ErrChecksum   = sealed.ErrChecksum
+	ErrContent    = sealed.ErrContent
 )
 
 // Decode parses a file written by Encode.
 func Decode(data []byte) (*Set, error) {
-	if len(data) < len(fileMagic) || string(data[:len(fileMagic)]) != fileMagic {
-		return nil, ErrBadMagic
-	}
-	if len(data) < headerLen {
-		return nil, fmt.Errorf("%w: %d header bytes of %d", ErrTruncated, len(data), headerLen)
-	}
-	if v := data[len(fileMagic)]; v != fileVersion {
-		return nil, fmt.Errorf("%w: %d", ErrBadVersion, v)
-	}
-	n := binary.BigEndian.Uint32(data[len(fileMagic)+1:])
-	sum := binary.BigEndian.Uint32(data[len(fileMagic)+5:])
-	if n > maxPayload {
-		return nil, fmt.Errorf("%w: payload length %d over %d", ErrContent, n, maxPayload)
-	}
-	payload := data[headerLen:]
-	if uint32(len(payload)) < n {
-		return nil, fmt.Errorf("%w: %d payload bytes of %d", ErrTruncated, len(payload), n)
-	}
-	if uint32(len(payload)) > n {
-		return nil, fmt.Errorf("%w: %d bytes after the payload", ErrContent, uint32(len(payload))-n)
-	}
-	if crc32.Checksum(payload, castagnoli) != sum {
-		return nil, ErrChecksum
+	payload, err := sealed.Open(fileMagic, fileVersion, maxPayload, data)
+	if err != nil {
+		return nil, fmt.Errorf("client quota file: %w", err)
 	}
 	var fe []fileEntry
 	if err := json.Unmarshal(payload, &fe); err != nil {
