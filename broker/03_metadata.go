@@ -52,7 +52,7 @@ func (b *Broker) handleMetadata(_ context.Context, req *protocol.Request) protoc
 	if all {
 		tt := b.topics.Load()
 		for _, t := range tt.byName {
-			if az.topic(opDescribe, t.name) {
+			if az.topicVisible(opDescribe, t.name) {
 				resp.Topics = append(resp.Topics, b.metadataTopic(az, t, r.IncludeTopicAuthorizedOperations))
 			}
 		}

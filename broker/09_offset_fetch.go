@@ -33,14 +33,13 @@ func (b *Broker) handleOffsetFetch(_ context.Context, req *protocol.Request) pro
 	}
 	if req.Version < 8 {
 		if !az.group(opDescribe, r.Group) {
-			b.logAuthzDenied(req, az, errGroupAuth)
 			return protocol.Reply{Response: errorResponse(r, errGroupAuth)}
 		}
 		resp := b.groups.OffsetFetch(r)
 		all := r.Topics == nil
 		kept := resp.Topics[:0]
 		for _, t := range resp.Topics {
-			if az.topic(opDescribe, t.Topic) {
+			if all && az.topicVisible(opDescribe, t.Topic) || !all && az.topic(opDescribe, t.Topic) {
 				kept = append(kept, t)
 				continue
 			}
@@ -68,9 +67,6 @@ func (b *Broker) handleOffsetFetch(_ context.Context, req *protocol.Request) pro
 		rg.Group, rg.ErrorCode = g.Group, errGroupAuth
 		denied = append(denied, rg)
 	}
-	if len(denied) > 0 {
-		b.logAuthzDenied(req, az, errGroupAuth)
-	}
 	var resp *kmsg.OffsetFetchResponse
 	if len(cp.Groups) > 0 {
 		resp = b.groups.OffsetFetch(&cp)
@@ -94,7 +90,7 @@ func (b *Broker) handleOffsetFetch(_ context.Context, req *protocol.Request) pro
 					name = tp.name
 				}
 			}
-			if name == "" || az.topic(opDescribe, name) {
+			if name == "" || all && az.topicVisible(opDescribe, name) || !all && az.topic(opDescribe, name) {
 				kept = append(kept, t)
 				continue
 			}

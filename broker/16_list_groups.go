@@ -36,10 +36,10 @@ func (b *Broker) handleListGroups(_ context.Context, req *protocol.Request) prot
 		lg.Group, lg.ProtocolType, lg.GroupState, lg.GroupType = g.Name, "share", g.State, "share"
 		resp.Groups = append(resp.Groups, lg)
 	}
-	if az := b.authorizer(req); az != nil && !az.cluster(opDescribe) {
+	if az := b.authorizer(req); az != nil && !az.visible(opDescribe, kmsg.ACLResourceTypeCluster, clusterName) {
 		kept := resp.Groups[:0]
 		for _, g := range resp.Groups {
-			if az.group(opDescribe, g.Group) {
+			if az.visible(opDescribe, kmsg.ACLResourceTypeGroup, g.Group) {
 				kept = append(kept, g)
 			}
 		}

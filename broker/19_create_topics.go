@@ -81,7 +81,7 @@ func (b *Broker) handleCreateTopics(_ context.Context, req *protocol.Request) pr
 		} else if req.Version >= 5 {
 			st.NumPartitions = nparts
 			st.ReplicationFactor = 1
-			if az.topic(opDescribeConfigs, rt.Topic) {
+			if az.topicVisible(opDescribeConfigs, rt.Topic) {
 				st.Configs = describeTopicConfigsForCreate(cfg)
 			} else {
 				st.ConfigErrorCode = errTopicAuth

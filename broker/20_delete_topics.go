@@ -55,7 +55,7 @@ func (b *Broker) handleDeleteTopics(_ context.Context, req *protocol.Request) pr
 				st.ErrorCode, err = kerr.UnknownTopicID.Code, fmt.Errorf("unknown topic ID %s", uuidString(rt.TopicID))
 			} else if !az.topic(opDelete, t.name) {
 				// Without DESCRIBE the name is not revealed, as Kafka.
-				if az.topic(opDescribe, t.name) {
+				if az.topicVisible(opDescribe, t.name) {
 					name := t.name
 					st.Topic = &name
 				}

@@ -51,7 +51,7 @@ func (b *Broker) handleDescribeTransactions(_ context.Context, req *protocol.Req
 			}
 			byTopic := map[string][]int32{}
 			for k := range ts.parts {
-				if name, ok := b.TopicName(k.id); ok && az.topic(opDescribe, name) {
+				if name, ok := b.TopicName(k.id); ok && az.topicVisible(opDescribe, name) {
 					byTopic[name] = append(byTopic[name], k.part)
 				}
 			}

@@ -64,7 +64,7 @@ func (b *Broker) handleListTransactions(_ context.Context, req *protocol.Request
 			len(states) > 0 && !states[state.String()],
 			len(pids) > 0 && !pids[pid],
 			re != nil && !re.MatchString(id),
-			!az.txnID(opDescribe, id),
+			!az.visible(opDescribe, kmsg.ACLResourceTypeTransactionalId, id),
 			req.Version >= 1 && r.DurationFilterMillis >= 0 && (state != txnOngoing || now.Sub(start).Milliseconds() < r.DurationFilterMillis):
 			continue
 		}

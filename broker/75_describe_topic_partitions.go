@@ -37,7 +37,7 @@ func (b *Broker) handleDescribeTopicPartitions(_ context.Context, req *protocol.
 	var names []string
 	if len(r.Topics) == 0 {
 		for n := range tt.byName {
-			if az.topic(opDescribe, n) {
+			if az.topicVisible(opDescribe, n) {
 				names = append(names, n)
 			}
 		}

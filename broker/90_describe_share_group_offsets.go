@@ -31,7 +31,7 @@ func (b *Broker) handleDescribeShareGroupOffsets(_ context.Context, req *protoco
 		g := b.share.DescribeOffsets(req.Version, &r.Groups[i])
 		kept := g.Topics[:0]
 		for _, t := range g.Topics {
-			if az.topic(opDescribe, t.Topic) {
+			if az.topicVisible(opDescribe, t.Topic) {
 				kept = append(kept, t)
 			}
 		}

@@ -123,9 +123,12 @@ type connAuthz struct {
 	tlsPrincipal string // mapped certificate name, "" when none; computed once
 	tlsDone      bool
 
-	version   uint64
-	principal string
-	decisions map[authzKey]bool
+	host     string // the client's IP address
+	hostDone bool
+
+	name, principal string // principalName and "User:"+name
+	version         uint64
+	decisions       map[authzKey]bool
 }
 
 type authzKey struct {
@@ -179,6 +182,8 @@ type authz struct {
 	set             *acl.Set
 	principal, host string
 	cache           *connAuthz
+	b               *Broker
+	req             *protocol.Request
 }
 
 // authorizer returns req's authz, nil when nothing is to be checked.
@@ -187,23 +192,41 @@ func (b *Broker) authorizer(req *protocol.Request) *authz {
 		return nil
 	}
 	set := b.acls.set.Load()
-	principal := "User:" + b.principalName(req)
+	name := b.principalName(req)
 	ca := connAuthzOf(req.Conn)
-	if ca.decisions == nil || ca.version != set.Version() || ca.principal != principal || len(ca.decisions) >= maxCachedDecisions {
+	if ca.principal == "" || ca.name != name {
+		ca.name, ca.principal = name, "User:"+name
+		ca.decisions = nil
+	}
+	if ca.decisions == nil || ca.version != set.Version() || len(ca.decisions) >= maxCachedDecisions {
 		ca.decisions = make(map[authzKey]bool, 8)
-		ca.version, ca.principal = set.Version(), principal
+		ca.version = set.Version()
 	}
-	host := ""
-	if a, ok := req.Conn.Remote.(*net.TCPAddr); ok {
-		host = a.IP.String()
-	} else if req.Conn.Remote != nil {
-		host, _, _ = net.SplitHostPort(req.Conn.Remote.String())
+	if !ca.hostDone {
+		// Kafka matches ACL hosts against the client's IP address.
+		if a, ok := req.Conn.Remote.(*net.TCPAddr); ok {
+			ca.host = a.IP.String()
+		} else if req.Conn.Remote != nil {
+			ca.host, _, _ = net.SplitHostPort(req.Conn.Remote.String())
+		}
+		ca.hostDone = true
 	}
-	return &authz{set: set, principal: principal, host: host, cache: ca}
+	return &authz{set: set, principal: ca.principal, host: ca.host, cache: ca, b: b, req: req}
 }
 
-// allowed decides op on the resource (cached).
+// allowed decides op on the resource (cached), logging a denial.
 func (az *authz) allowed(op acl.Operation, rt acl.ResourceType, name string) bool {
+	return az.decide(op, rt, name, true)
+}
+
+// visible is allowed without the log line, for filtering a listing
+// (every topic of Metadata, ListGroups) and for KIP-430's operation bits,
+// where a denial is the expected answer (Kafka's logIfDenied false).
+func (az *authz) visible(op acl.Operation, rt acl.ResourceType, name string) bool {
+	return az.decide(op, rt, name, false)
+}
+
+func (az *authz) decide(op acl.Operation, rt acl.ResourceType, name string, logDenied bool) bool {
 	if az == nil {
 		return true
 	}
@@ -213,6 +236,13 @@ func (az *authz) allowed(op acl.Operation, rt acl.ResourceType, name string) boo
 	}
 	ok := az.set.Authorize(az.principal, az.host, op, rt, name)
 	az.cache.decisions[k] = ok
+	if !ok && logDenied {
+		// Once per connection, resource and ACL version (the cache), so
+		// a retrying client does not flood the log; Kafka's authorizer
+		// logger logs denials at INFO too.
+		az.b.logReq(slog.LevelInfo, az.req, "authorization denied", "principal", az.principal, "host", az.host,
+			"operation", op.String(), "resource", rt.String()+":"+name)
+	}
 	return ok
 }
 
@@ -226,6 +256,11 @@ func (az *authz) group(op acl.Operation, name string) bool {
 
 func (az *authz) txnID(op acl.Operation, id string) bool {
 	return az.allowed(op, kmsg.ACLResourceTypeTransactionalId, id)
+}
+
+// topicVisible is visible for a topic.
+func (az *authz) topicVisible(op acl.Operation, name string) bool {
+	return az.visible(op, kmsg.ACLResourceTypeTopic, name)
 }
 
 func (az *authz) cluster(op acl.Operation) bool {
@@ -269,7 +304,7 @@ func (az *authz) authorizedOps(asked bool, rt acl.ResourceType, name string) int
 	}
 	var bits int32
 	for _, op := range acl.SupportedOperations(rt) {
-		if az.allowed(op, rt, name) {
+		if az.visible(op, rt, name) {
 			bits |= 1 << uint(op)
 		}
 	}
@@ -432,18 +467,11 @@ func (b *Broker) serveAuthorized(ctx context.Context, req *protocol.Request, a *
 	if check := wholeRequestChecks[req.Key]; check != nil {
 		if az := b.authorizer(req); az != nil {
 			if code := check(az, req.Body); code != 0 {
-				b.logAuthzDenied(req, az, code)
 				return protocol.Reply{Response: errorResponse(req.Body, code)}
 			}
 		}
 	}
 	return a.fn(b, ctx, req)
-}
-
-// logAuthzDenied logs a refused request at info, as Kafka's authorizer
-// logger does (kafka.authorizer.logger logs denials at INFO).
-func (b *Broker) logAuthzDenied(req *protocol.Request, az *authz, code int16) {
-	b.logReq(slog.LevelInfo, req, "request not authorized", "principal", az.principal, "host", az.host, "error", kerrName(code))
 }
 
 // aclBindingOf converts a CreateAcls creation.

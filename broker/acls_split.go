@@ -89,7 +89,6 @@ func (b *Broker) splitTopics(req *protocol.Request, op acl.Operation, mode split
 	if len(denied) == 0 {
 		return req.Body, nil
 	}
-	b.logAuthzDenied(req, az, errTopicAuth)
 	deniedResp := errorResponse(withTopics(rv, topics, denied), errTopicAuth)
 	finish = func(resp kmsg.Response) kmsg.Response {
 		if resp == nil {

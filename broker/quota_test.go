@@ -369,3 +369,23 @@ func TestControllerMutationQuota(t *testing.T) {
 		t.Fatalf("permissive: %v throttle %d", kerr.ErrorForCode(r.Topics[0].ErrorCode), r.ThrottleMillis)
 	}
 }
+
+// A TLS client's quotas are those of its certificate's principal (the
+// subject DN, or what ssl.principal.mapping.rules make of it), as Kafka's
+// quotas key users by principal name.
+func TestQuotaTLSPrincipal(t *testing.T) {
+	cs := mustCerts(t)
+	b, addr, _ := secureBroker(t, nil, cs.ServerConfig(true))
+	createTopic(t, b, "q", 1)
+	adm := kadm.NewClient(newClient(t, addr, kgo.DialTLSConfig(cs.ClientConfig(true))))
+	alterQuota(t, adm, kadm.ClientQuotaEntity{{Type: "user", Name: qname("CN=minikafka test client")}}, kadm.AlterClientQuotaOp{Key: "producer_byte_rate", Value: 1000})
+
+	pr := produceReq(9, 1, "q", [16]byte{}, 0, makeBatch(t, 0, -1, -1, 0, testRec{value: bytes.Repeat([]byte("x"), 13000)}))
+	resp, err := pr.RequestWith(testCtx(t), newClient(t, addr, kgo.DialTLSConfig(cs.ClientConfig(true))).Broker(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.ThrottleMillis < 1000 {
+		t.Fatalf("throttle_time_ms %d for 13 kB over the certificate user's 1000 B/s", resp.ThrottleMillis)
+	}
+}

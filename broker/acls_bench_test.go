@@ -1,0 +1,124 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minikafka/minikafka/broker/internal/acl"
+	"github.com/minikafka/minikafka/internal/vfs"
+	"github.com/minikafka/minikafka/logstore"
+)
+
+// thousandACLs is 1000 bindings of which the last two let ANONYMOUS write
+// and read topic: the rest name other principals, other topics, prefixes
+// the topic does not have and groups, so a decision has bindings to look
+// through (the literal "*" and every prefix).
+func thousandACLs(topic string) []acl.Binding {
+	var bs []acl.Binding
+	for i := range 998 {
+		b := acl.Binding{ResourceType: kmsg.ACLResourceTypeTopic, Name: fmt.Sprintf("other-%d", i), Pattern: kmsg.ACLResourcePatternTypeLiteral,
+			Principal: fmt.Sprintf("User:u%d", i%50), Host: "*", Operation: kmsg.ACLOperationWrite, Permission: kmsg.ACLPermissionTypeAllow}
+		switch i % 4 {
+		case 1:
+			b.Pattern, b.Name = kmsg.ACLResourcePatternTypePrefixed, fmt.Sprintf("p%d-", i)
+		case 2:
+			b.ResourceType, b.Operation = kmsg.ACLResourceTypeGroup, kmsg.ACLOperationRead
+		case 3:
+			b.Permission, b.Host = kmsg.ACLPermissionTypeDeny, "10.9.9.9"
+		}
+		bs = append(bs, b)
+	}
+	for _, op := range []acl.Operation{kmsg.ACLOperationWrite, kmsg.ACLOperationRead} {
+		bs = append(bs, acl.Binding{ResourceType: kmsg.ACLResourceTypeTopic, Name: topic, Pattern: kmsg.ACLResourcePatternTypeLiteral,
+			Principal: Anonymous, Host: "*", Operation: op, Permission: kmsg.ACLPermissionTypeAllow})
+	}
+	return bs
+}
+
+func aclBenchPeers() []benchPeer {
+	start := func(withACLs bool) func(b *testing.B, topic string, parts int32) string {
+		return func(b *testing.B, topic string, parts int32) string {
+			br := newTestBroker(b, func(c *Config) {
+				c.FS, c.DataDir = vfs.Default, b.TempDir()
+				c.Sync = logstore.SyncPolicy{Mode: logstore.SyncNever}
+				if withACLs {
+					c.Authorizer = &AuthorizerConfig{}
+				}
+			})
+			createTopic(b, br, topic, parts)
+			if withACLs {
+				bs := thousandACLs(topic)
+				if err := br.acls.change(func(s *acl.Set) *acl.Set { return s.Create(bs) }); err != nil {
+					b.Fatal(err)
+				}
+			}
+			return listen(b, br)
+		}
+	}
+	return []benchPeer{{"minikafka", start(false)}, {"minikafka-1000-acls", start(true)}, peers(false)[1]}
+}
+
+// BenchmarkProduceACLs: what the authorizer with 1000 ACLs costs produce,
+// with small records (many requests per byte) against the authorizer off
+// and kfake (no ACLs) for scale.
+func BenchmarkProduceACLs(b *testing.B) {
+	benchProducePeers(b, aclBenchPeers(), 100, 1, 1)
+}
+
+// BenchmarkFetchACLs: the same for fetch, with small fetches (64 KiB) so
+// that the per-request check is as large a share as it gets.
+func BenchmarkFetchACLs(b *testing.B) {
+	const (
+		recSize = 1024
+		total   = 16 << 20
+		n       = total / recSize
+	)
+	for _, peer := range aclBenchPeers() {
+		b.Run(peer.name, func(b *testing.B) {
+			const topic = "bench"
+			addr := peer.start(b, topic, 1)
+			cl := newClient(b, addr, kgo.DefaultProduceTopic(topic), kgo.ProducerBatchCompression(kgo.NoCompression()))
+			value := make([]byte, recSize)
+			var wg sync.WaitGroup
+			wg.Add(n)
+			for range n {
+				cl.Produce(context.Background(), &kgo.Record{Value: value}, func(_ *kgo.Record, err error) {
+					if err != nil {
+						panic(err)
+					}
+					wg.Done()
+				})
+			}
+			wg.Wait()
+			b.SetBytes(total)
+			cpu0 := processCPU()
+			b.ResetTimer()
+			for range b.N {
+				cons := newClient(b, addr, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+					kgo.FetchMaxBytes(64<<10), kgo.FetchMaxPartitionBytes(64<<10))
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				got := 0
+				for got < n {
+					fs := cons.PollFetches(ctx)
+					if ctx.Err() != nil {
+						b.Fatalf("consumed %d of %d", got, n)
+					}
+					if errs := fs.Errors(); len(errs) > 0 {
+						b.Fatal(fmt.Sprint(errs))
+					}
+					got += fs.NumRecords()
+				}
+				cancel()
+				cons.Close()
+			}
+			b.StopTimer()
+			reportCPU(b, cpu0, int64(b.N)*total)
+		})
+	}
+}
