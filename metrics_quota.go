@@ -14,11 +14,11 @@ func (m *metrics) writeQuotas(p *promWriter) {
 	}
 	p.family("minikafka_quota_rate", "gauge", "Current windowed rate of a quota sensor: bytes/s, percent of a thread, or tokens left for controller_mutation_rate.")
 	for _, s := range stats {
-		p.sample("minikafka_quota_rate", []string{"quota", s.Kind, "user", s.User, "client_id", s.Client}, s.Rate)
+		p.sample("minikafka_quota_rate", quotaLabels(&s), s.Rate)
 	}
 	p.family("minikafka_quota_limit", "gauge", "The quota a sensor is held to.")
 	for _, s := range stats {
-		p.sample("minikafka_quota_limit", []string{"quota", s.Kind, "user", s.User, "client_id", s.Client}, s.Limit)
+		p.sample("minikafka_quota_limit", quotaLabels(&s), s.Limit)
 	}
 	for _, f := range []struct {
 		name, help string
@@ -31,8 +31,17 @@ func (m *metrics) writeQuotas(p *promWriter) {
 		for i := range stats {
 			s := &stats[i]
 			if s.Kind != "controller_mutation_rate" {
-				p.sample(f.name, []string{"quota", s.Kind, "user", s.User, "client_id", s.Client}, f.val(s))
+				p.sample(f.name, quotaLabels(s), f.val(s))
 			}
 		}
 	}
+}
+
+// quotaLabels are a sensor's labels: the quota key and who shares it, by
+// user and client ID, or for connection_creation_rate by IP.
+func quotaLabels(s *broker.QuotaStat) []string {
+	if s.IP != "" {
+		return []string{"quota", s.Kind, "ip", s.IP}
+	}
+	return []string{"quota", s.Kind, "user", s.User, "client_id", s.Client}
 }

@@ -291,6 +291,7 @@ func (st *starting) serve(c *config, s settings) (*Broker, error) {
 			Logger:                 s.log,
 			TLS:                    l.tls,
 			PreAuthMaxRequestBytes: l.preAuthMax,
+			ConnThrottle:           st.brk.ConnectionThrottle,
 		}, mx)
 		if err != nil {
 			return nil, err

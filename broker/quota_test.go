@@ -22,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minikafka/minikafka/internal/vfs"
+	"github.com/minikafka/minikafka/protocol"
 )
 
 func qname(s string) *string { return &s }
@@ -387,5 +388,50 @@ func TestQuotaTLSPrincipal(t *testing.T) {
 	}
 	if resp.ThrottleMillis < 1000 {
 		t.Fatalf("throttle_time_ms %d for 13 kB over the certificate user's 1000 B/s", resp.ThrottleMillis)
+	}
+}
+
+// connection_creation_rate (KIP-612): connections from an IP beyond its
+// rate are closed unserved after the throttle time; other IPs' quota and
+// the default apply as Kafka resolves them, and a refused connection does
+// not count against the next.
+func TestConnectionCreationRate(t *testing.T) {
+	b := newTestBroker(t, func(c *Config) { c.QuotaWindowSamples, c.QuotaWindowSize = 2, time.Second })
+	pc := protocol.Config{Addr: "127.0.0.1:0", ConnThrottle: b.ConnectionThrottle}
+	addr := listenWith(t, b, pc)
+	adm := newAdmin(t, addr)
+	alterQuota(t, adm, kadm.ClientQuotaEntity{{Type: "ip", Name: qname("127.0.0.1")}}, kadm.AlterClientQuotaOp{Key: "connection_creation_rate", Value: 2})
+
+	served, refused := 0, 0
+	for i := range 12 {
+		nc, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		md := kmsg.NewPtrMetadataRequest()
+		md.Version = 9
+		writeReq(t, nc, "conn", int32(i), md)
+		_ = nc.SetReadDeadline(time.Now().Add(3 * time.Second))
+		var size [4]byte
+		if _, err := io.ReadFull(nc, size[:]); err == nil {
+			served++
+		} else {
+			refused++
+		}
+		nc.Close()
+	}
+	// 2/s over a 2 s window: a handful pass, the rest are refused.
+	if served == 0 || refused == 0 || served > 6 {
+		t.Fatalf("%d served, %d refused at 2 connections/s", served, refused)
+	}
+	stats, _ := b.QuotaStats()
+	found := false
+	for _, s := range stats {
+		if s.Kind == "connection_creation_rate" && s.IP == "127.0.0.1" && s.Limit == 2 && s.Throttle > 0 {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("no throttled connection_creation_rate sensor for 127.0.0.1 in %+v", stats)
 	}
 }

@@ -35,8 +35,13 @@ package broker
 // is held back for the throttle time, as Kafka held them.
 //
 // A fetch's max_bytes is cut to what the quota allows over the window
-// (Kafka's getMaxValueInQuotaWindow). Not done: connection_creation_rate
-// (ip entities) is stored and described but not enforced.
+// (Kafka's getMaxValueInQuotaWindow).
+//
+// connection_creation_rate (ip entities, KIP-612) is checked as a
+// connection is accepted (ConnectionThrottle, protocol.Config.ConnThrottle):
+// each new connection is recorded in its IP's windowed rate, and one that
+// takes the rate over the quota is not served and closed after the
+// throttle time, as Kafka's acceptor delays closing it.
 
 import (
 	"context"
@@ -44,6 +49,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"path"
 	"slices"
 	"strings"
@@ -98,11 +104,13 @@ type quotaManager struct {
 
 	sensorMu sync.Mutex
 	sensors  map[sensorKey]*sensor
+	// connRates are the per-IP connection creation rates, under sensorMu.
+	connRates map[string]*sensor
 }
 
 // openQuotas loads DataDir/client_quotas; a damaged file stops the start.
 func openQuotas(fsys vfs.FS, dir string, w quota.Window) (*quotaManager, error) {
-	m := &quotaManager{fs: fsys, file: path.Join(dir, quotaFile), window: w.Normalize(), sensors: map[sensorKey]*sensor{}}
+	m := &quotaManager{fs: fsys, file: path.Join(dir, quotaFile), window: w.Normalize(), sensors: map[sensorKey]*sensor{}, connRates: map[string]*sensor{}}
 	data, err := readFile(fsys, m.file)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -409,11 +417,65 @@ func (b *Broker) mutationAllowed(req *protocol.Request, n int32, strict bool) bo
 	return true
 }
 
+// ConnectionThrottle records a new connection from remote against its
+// IP's connection_creation_rate quota and returns how long to hold it
+// before closing it unserved, 0 to serve it.
+func (b *Broker) ConnectionThrottle(remote net.Addr) time.Duration {
+	m := b.quotas
+	if !m.on.Load() {
+		return 0
+	}
+	ip := remoteIP(remote)
+	limit := m.set.Load().ResolveIP(ip)
+	if limit <= 0 {
+		return 0
+	}
+	now := b.now()
+	m.sensorMu.Lock()
+	s := m.connRates[ip]
+	if s == nil {
+		s = &sensor{rate: quota.NewRate(m.window, now)}
+		m.connRates[ip] = s
+		if len(m.connRates)%1024 == 0 {
+			cut := now.Add(-time.Hour).UnixNano()
+			for k, ss := range m.connRates {
+				if ss != s && ss.last.Load() < cut {
+					delete(m.connRates, k)
+				}
+			}
+		}
+	}
+	m.sensorMu.Unlock()
+	s.last.Store(now.UnixNano())
+	d := s.rate.Record(1, limit, now)
+	if d > 0 {
+		// A refused connection does not count against the next, as
+		// Kafka takes it back out of the IP's rate.
+		s.rate.Unrecord(1)
+		b.quotaThrottles.Add(1)
+		b.log.Info("connection over its IP's connection_creation_rate: closing it unserved", "client", remote.String(), "rate_limit", limit, "throttle", d)
+	}
+	return d
+}
+
+// remoteIP is the IP address of a connection's peer.
+func remoteIP(a net.Addr) string {
+	if t, ok := a.(*net.TCPAddr); ok {
+		return t.IP.String()
+	}
+	if a == nil {
+		return ""
+	}
+	h, _, _ := net.SplitHostPort(a.String())
+	return h
+}
+
 // QuotaStat is one quota sensor's use, for /metrics: Kind is the quota key
 // (producer_byte_rate, ...), User and Client the sensor's tags (who shares
 // the quota, "" for a tag the quota does not split by).
 type QuotaStat struct {
 	Kind, User, Client string
+	IP                 string // connection_creation_rate sensors only
 	// Rate is the current windowed rate (bytes/s, percent of a thread,
 	// or for controller mutations the tokens left); Limit the quota.
 	Rate, Limit float64
@@ -435,8 +497,13 @@ func (b *Broker) QuotaStats() ([]QuotaStat, uint64) {
 		keys = append(keys, k)
 		sens = append(sens, s)
 	}
+	var out []QuotaStat
+	for ip, s := range m.connRates {
+		st := QuotaStat{Kind: quota.ConnectionCreationRate, IP: ip, Limit: set.ResolveIP(ip), Rate: s.rate.Measure(now)}
+		st.Total, st.Throttle = s.rate.Stats()
+		out = append(out, st)
+	}
 	m.sensorMu.Unlock()
-	out := make([]QuotaStat, 0, len(keys))
 	for i, k := range keys {
 		st := QuotaStat{Kind: quotaKindKey[k.kind], User: k.user, Client: k.client}
 		// The limit now in force for the sensor's tags.
@@ -450,7 +517,7 @@ func (b *Broker) QuotaStats() ([]QuotaStat, uint64) {
 		out = append(out, st)
 	}
 	slices.SortFunc(out, func(a, b QuotaStat) int {
-		return strings.Compare(a.Kind+"\x00"+a.User+"\x00"+a.Client, b.Kind+"\x00"+b.User+"\x00"+b.Client)
+		return strings.Compare(a.Kind+"\x00"+a.User+"\x00"+a.Client+"\x00"+a.IP, b.Kind+"\x00"+b.User+"\x00"+b.Client+"\x00"+b.IP)
 	})
 	return out, b.quotaThrottles.Load()
 }

@@ -217,6 +217,11 @@ type Config struct {
 	MaxInFlight int
 	// Logger receives connection-level events; nil discards them.
 	Logger *slog.Logger
+	// ConnThrottle, when set, is asked about each accepted connection
+	// (its peer address): a positive answer means the connection is not
+	// served and is closed after that long, as Kafka's acceptor delays
+	// closing a connection over its IP's connection_creation_rate.
+	ConnThrottle func(remote net.Addr) time.Duration
 	// Listener, if set, is used instead of listening on Addr (tests,
 	// custom transports).
 	Listener net.Listener
@@ -274,6 +279,7 @@ type Server struct {
 	mu      sync.Mutex
 	conns   map[*conn]struct{}
 	closed  chan struct{} // closed once Close starts
+	held    atomic.Int64  // connections closeLater holds
 	conWG   sync.WaitGroup
 	serving sync.WaitGroup
 
@@ -363,8 +369,38 @@ func (s *Server) Serve() error {
 			return err
 		}
 		backoff = 0
+		if s.cfg.ConnThrottle != nil {
+			if d := s.cfg.ConnThrottle(nc.RemoteAddr()); d > 0 {
+				s.closeLater(nc, d)
+				continue
+			}
+		}
 		s.startConn(nc)
 	}
+}
+
+// maxHeldConns bounds the throttled connections held open at once; past
+// it they are closed at once, so a flood cannot pile up sockets.
+const maxHeldConns = 1024
+
+// closeLater closes a connection refused by ConnThrottle after d (at once
+// when too many are held, or when the server closes), without reading it.
+func (s *Server) closeLater(nc net.Conn, d time.Duration) {
+	if s.held.Add(1) > maxHeldConns {
+		s.held.Add(-1)
+		_ = nc.Close()
+		return
+	}
+	go func() {
+		defer s.held.Add(-1)
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-s.closed:
+		}
+		_ = nc.Close()
+	}()
 }
 
 func isTemporary(err error) bool {

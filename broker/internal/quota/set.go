@@ -389,6 +389,23 @@ func (s *Set) Resolve(key, user, client string) Resolved {
 	return Resolved{}
 }
 
+// ResolveIP picks the connection_creation_rate quota of a client IP: its
+// own entity, else the ip default (Kafka's ConnectionQuotas order). The
+// rate is always measured per IP.
+func (s *Set) ResolveIP(ip string) float64 {
+	if s.Empty() {
+		return 0
+	}
+	for _, e := range []Entity{{{TypeIP, &ip}}, {{TypeIP, nil}}} {
+		if ent := s.byKey[e.Key()]; ent != nil {
+			if v, ok := ent.Values[ConnectionCreationRate]; ok {
+				return v
+			}
+		}
+	}
+	return 0
+}
+
 // Keys lists the keys valid for user and client-id entities.
 func Keys() []string {
 	ks := make([]string, 0, len(clientKeys))
