@@ -365,6 +365,28 @@ func TestACLEveryAPIChecks(t *testing.T) {
 	if err := userClient(t, addr, "admin", kgo.DefaultProduceTopic("t")).ProduceSync(ctx, &kgo.Record{Value: []byte("v")}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
+	// A group "g" with an offset and a transaction "x", so that the
+	// listings have something to hide.
+	adminAdm := kadm.NewClient(userClient(t, addr, "admin"))
+	if _, err := adminAdm.CommitOffsets(ctx, "g", kadm.OffsetsFromRecords(kgo.Record{Topic: "t", Partition: 0, Offset: 0})); err != nil {
+		t.Fatal(err)
+	}
+	tx := userClient(t, addr, "admin", kgo.TransactionalID("x"), kgo.DefaultProduceTopic("t"))
+	if err := tx.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.ProduceSync(ctx, &kgo.Record{Value: []byte("in txn")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	if groups, err := adminAdm.ListGroups(ctx); err != nil || len(groups) != 1 {
+		t.Fatalf("the admin lists %v (%v)", groups, err)
+	}
+	if txns, err := adminAdm.ListTransactions(ctx, nil, nil); err != nil || len(txns) != 1 {
+		t.Fatalf("the admin lists transactions %v (%v)", txns, err)
+	}
 	bob := userClient(t, addr, "bob")
 	free := map[int16]bool{17: true, 18: true, 36: true, 60: true, 71: true, 72: true}
 	const (
@@ -602,4 +624,51 @@ func lastLogLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// KIP-430: the authorized operations of DescribeGroups, DescribeCluster and
+// Metadata are the principal's when asked.
+func TestACLAuthorizedOperations(t *testing.T) {
+	b, addr := aclBroker(t)
+	createTopic(t, b, "t", 1)
+	adm := kadm.NewClient(userClient(t, addr, "admin"))
+	ctx := testCtx(t)
+	if _, err := adm.CommitOffsets(ctx, "g", kadm.OffsetsFromRecords(kgo.Record{Topic: "t", Partition: 0, Offset: 0})); err != nil {
+		t.Fatal(err)
+	}
+	mustCreateACLs(t, adm, kadm.NewACLs().Allow("User:alice").AllowHosts().Groups("g").Operations(kadm.OpRead).ResourcePatternType(kadm.ACLPatternLiteral))
+	mustCreateACLs(t, adm, kadm.NewACLs().Allow("User:alice").AllowHosts().Clusters().Operations(kadm.OpDescribe, kadm.OpIdempotentWrite).ResourcePatternType(kadm.ACLPatternLiteral))
+	alice := userClient(t, addr, "alice")
+
+	dg := kmsg.NewPtrDescribeGroupsRequest()
+	dg.Groups, dg.IncludeAuthorizedOperations = []string{"g", "h"}, true
+	gr, err := dg.RequestWith(ctx, alice.Broker(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range gr.Groups {
+		switch g.Group {
+		case "g":
+			if g.ErrorCode != 0 || g.AuthorizedOperations != 1<<3|1<<8 {
+				t.Errorf("group g: %v, operations %b", kerr.ErrorForCode(g.ErrorCode), g.AuthorizedOperations)
+			}
+		case "h":
+			if g.ErrorCode != kerr.GroupAuthorizationFailed.Code {
+				t.Errorf("group h: %v", kerr.ErrorForCode(g.ErrorCode))
+			}
+		}
+	}
+	dc := kmsg.NewPtrDescribeClusterRequest()
+	dc.IncludeClusterAuthorizedOperations = true
+	cr, err := dc.RequestWith(ctx, alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cr.ClusterAuthorizedOperations != 1<<8|1<<12 {
+		t.Errorf("cluster operations %b", cr.ClusterAuthorizedOperations)
+	}
+	dc.IncludeClusterAuthorizedOperations = false
+	if cr, err = dc.RequestWith(ctx, alice); err != nil || cr.ClusterAuthorizedOperations != -2147483648 {
+		t.Errorf("not asked: %b, %v", cr.ClusterAuthorizedOperations, err)
+	}
 }

@@ -13,7 +13,11 @@
 // A binary named BIN@quota is BIN with client quotas set before the run
 // (producer_byte_rate and request_percentage for the default user and
 // client ID, too high to throttle), so "BIN BIN@quota" measures what quota
-// bookkeeping costs the produce path.
+// bookkeeping costs the produce path. BIN@acls is BIN with the authorizer
+// on (-authorizer -allow-everyone-if-no-acl-found) and 1000 ACLs, two of
+// which let the anonymous client write the topic and the rest name other
+// principals, topics, prefixes and groups, so "BIN BIN@acls" measures what
+// authorization costs it. Every run checks that the records were stored.
 package main
 
 import (
@@ -51,10 +55,11 @@ func main() {
 		fail(fmt.Errorf("usage: rawproduce [flags] minikafka-binary..."))
 	}
 	req := buildRequest(*batchKiB)
+	recsPerReq := int64(8 * *batchKiB)
 	results := make([][]float64, len(bins))
 	for r := range *runs {
 		for i, bin := range bins {
-			cpu, mibps, err := run(bin, req, *mib)
+			cpu, mibps, err := run(bin, req, recsPerReq, *mib)
 			fail(err)
 			results[i] = append(results[i], cpu)
 			fmt.Fprintf(os.Stderr, "run %d %s: %.0f MiB/s, broker %.3f CPU-s/GiB\n", r+1, bin, mibps, cpu)
@@ -101,14 +106,19 @@ func buildRequest(batchKiB int) []byte {
 
 var addrRE = regexp.MustCompile(`advertised as ([^;,\s]+)`)
 
-func run(bin string, req []byte, mib int) (cpuPerGiB, mibps float64, err error) {
+func run(bin string, req []byte, recsPerReq int64, mib int) (cpuPerGiB, mibps float64, err error) {
 	bin, withQuota := strings.CutSuffix(bin, "@quota")
+	bin, withACLs := strings.CutSuffix(bin, "@acls")
 	dir, err := os.MkdirTemp("", "rawproduce")
 	if err != nil {
 		return 0, 0, err
 	}
 	defer os.RemoveAll(dir)
-	cmd := exec.Command(bin, "-listen", "127.0.0.1:0", "-data", dir, "-durability", "never", "-log-level", "warn")
+	args := []string{"-listen", "127.0.0.1:0", "-data", dir, "-durability", "never", "-log-level", "warn"}
+	if withACLs {
+		args = append(args, "-authorizer", "-allow-everyone-if-no-acl-found")
+	}
+	cmd := exec.Command(bin, args...)
 	out, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
 		return 0, 0, err
@@ -151,7 +161,11 @@ func run(bin string, req []byte, mib int) (cpuPerGiB, mibps float64, err error) 
 			return 0, 0, fmt.Errorf("setting quotas: %w", err)
 		}
 	}
-	cl.Close()
+	if withACLs {
+		if err := createACLs(cl); err != nil {
+			return 0, 0, fmt.Errorf("creating ACLs: %w", err)
+		}
+	}
 
 	perConn := (mib << 20) / len(req) / 2
 	before, err := procCPU(cmd.Process.Pid)
@@ -180,8 +194,53 @@ func run(bin string, req []byte, mib int) (cpuPerGiB, mibps float64, err error) 
 	if err != nil {
 		return 0, 0, err
 	}
+	// The answers are not decoded while sending; a refused request would
+	// look fast, so count what was stored.
+	ends, err := kadm.NewClient(cl).ListEndOffsets(context.Background(), "raw")
+	if err != nil {
+		return 0, 0, err
+	}
+	var stored int64
+	ends.Each(func(o kadm.ListedOffset) { stored += o.Offset })
+	if want := int64(2*perConn) * recsPerReq; stored != want {
+		return 0, 0, fmt.Errorf("%s stored %d records of %d", bin, stored, want)
+	}
+	cl.Close()
 	gib := float64(2*perConn*len(req)) / (1 << 30)
 	return (after - before).Seconds() / gib, gib * 1024 / elapsed.Seconds(), nil
+}
+
+// createACLs makes the 1000 ACLs of BIN@acls.
+func createACLs(cl *kgo.Client) error {
+	adm := kadm.NewClient(cl)
+	b := kadm.NewACLs().Allow("User:ANONYMOUS").AllowHosts().Topics("raw").Operations(kadm.OpWrite, kadm.OpRead).ResourcePatternType(kadm.ACLPatternLiteral)
+	builders := []*kadm.ACLBuilder{b}
+	for i := range 998 / 2 {
+		builders = append(builders,
+			kadm.NewACLs().Allow(fmt.Sprintf("User:u%d", i%50)).AllowHosts().Topics(fmt.Sprintf("other-%d", i)).Groups(fmt.Sprintf("g-%d", i)).
+				Operations(kadm.OpRead).ResourcePatternType(kadm.ACLPatternLiteral))
+		if i%2 == 0 {
+			builders[len(builders)-1] = kadm.NewACLs().Deny(fmt.Sprintf("User:u%d", i%50)).DenyHosts("10.9.9.9").
+				Topics(fmt.Sprintf("p%d-", i)).Groups(fmt.Sprintf("pg%d-", i)).Operations(kadm.OpWrite).ResourcePatternType(kadm.ACLPatternPrefixed)
+		}
+	}
+	n := 0
+	for _, bld := range builders {
+		res, err := adm.CreateACLs(context.Background(), bld)
+		if err != nil {
+			return err
+		}
+		for _, r := range res {
+			if r.Err != nil {
+				return r.Err
+			}
+			n++
+		}
+	}
+	if n != 1000 {
+		return fmt.Errorf("created %d ACLs, want 1000", n)
+	}
+	return nil
 }
 
 // sendAll writes n requests, at most 4 unanswered, and reads the answers.
