@@ -1,8 +1,8 @@
 package main
 
-// The client verbs: minikafka topic|produce|consume|group|cluster talk to
-// any Kafka-compatible broker through kgo/kadm, so they work against
-// minikafka, Apache Kafka or Redpanda alike. Every verb takes the common
+// The client verbs: minikafka topic|produce|consume|group|cluster|quota|acl
+// talk to any Kafka-compatible broker through kgo/kadm, so they work
+// against minikafka, Apache Kafka or Redpanda alike. Every verb takes the common
 // flags (clientFlags), prints a table for people or JSON with -o json, and
 // exits 0 on success, 1 when the operation failed (one line on stderr
 // saying why, naming the topic or group) and 2 for a bad command line.

@@ -29,6 +29,13 @@
 // with either new flag, are refused as ambiguous; so are security flags no
 // listener uses.
 //
+// ACLs are enforced with -authorizer (Kafka's StandardAuthorizer), with
+// -super-users 'User:admin;User:ops', -allow-everyone-if-no-acl-found and
+// -ssl-principal-mapping-rules as Kafka's super.users,
+// allow.everyone.if.no.acl.found and ssl.principal.mapping.rules; those
+// three are refused without -authorizer. minikafka acl create|list|delete
+// manages the ACLs.
+//
 // SIGINT or SIGTERM shut the broker down cleanly: requests already read are
 // answered, the logs are flushed and closed. Exit status: 0 after a clean
 // shutdown, 2 for a bad flag or environment value, 1 when the broker cannot

@@ -34,6 +34,7 @@ type settings struct {
 	listeners               listenerSettings   // listeners.go
 	uplink                  uplinkSettings     // uplink.go
 	security                securitySettings   // security.go
+	authorizer              authorizerSettings // authorizer.go
 	metrics                 metricsSettings    // metrics.go
 	validation              validationSettings // validation.go
 	cleaner                 cleanerSettings    // cleaner.go
@@ -81,12 +82,13 @@ func parseSettings(args []string, lookupEnv func(string) (string, bool), stderr 
 	s.listeners.register(fs)
 	s.uplink.register(fs)
 	s.security.register(fs)
+	s.authorizer.register(fs)
 	s.metrics.register(fs)
 	s.validation.register(fs)
 	s.cleaner.register(fs)
 	s.groups.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: minikafka [flags]\n       minikafka forward-status [flags] [topic...]   (see minikafka forward-status -h)\n       minikafka topic|produce|consume|group|cluster ...   (client verbs for any Kafka broker; see minikafka topic -h)\n\nRuns a single-node Kafka-compatible broker. Every flag can also be set\nwith MINIKAFKA_<FLAG> (upper case, '-' as '_'); flags win.\n\nFlags:\n")
+		fmt.Fprintf(stderr, "Usage: minikafka [flags]\n       minikafka forward-status [flags] [topic...]   (see minikafka forward-status -h)\n       minikafka topic|produce|consume|group|cluster|quota|acl ...   (client verbs for any Kafka broker; see minikafka topic -h)\n\nRuns a single-node Kafka-compatible broker. Every flag can also be set\nwith MINIKAFKA_<FLAG> (upper case, '-' as '_'); flags win.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 
@@ -133,6 +135,7 @@ func parseSettings(args []string, lookupEnv func(string) (string, bool), stderr 
 	bad = append(bad, s.groups.check()...)
 	bad = append(bad, s.cleaner.check()...)
 	bad = append(bad, s.security.check()...)
+	bad = append(bad, s.authorizer.check()...)
 	if len(bad) > 0 {
 		for _, b := range bad {
 			fmt.Fprintf(stderr, "minikafka: %s\n", b)
@@ -195,6 +198,12 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 		return 2
 	}
 	opts = append(opts, sopts...)
+	aopts, err := s.authorizer.options()
+	if err != nil {
+		fmt.Fprintf(stderr, "minikafka: %v\n", err)
+		return 2
+	}
+	opts = append(opts, aopts...)
 	mopts, err := s.metrics.options()
 	if err != nil {
 		fmt.Fprintf(stderr, "minikafka: %v\n", err)
