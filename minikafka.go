@@ -254,6 +254,7 @@ func (st *starting) openBroker(c *config, s settings) error {
 		Uplink:                     s.uplink,
 		SASL:                       s.sec.sasl,
 		Authorizer:                 c.authorizer,
+		SSLPrincipalMappingRules:   c.sslPrincipalMappingRules,
 		PassCompressedRecords:      c.validation.passthrough,
 		QuotaWindowSamples:         c.quotaWindow.samples,
 		QuotaWindowSize:            c.quotaWindow.size,

@@ -32,35 +32,36 @@ type TopicSpec struct {
 }
 
 type config struct {
-	listenAddr     string
-	advertisedAddr string
-	dataDir        string
-	inMemory       bool
-	fs             vfs.FS
-	nodeID         int32
-	clusterID      string
-	partitions     int32
-	autoCreate     bool
-	durability     string
-	sync           *logstore.SyncPolicy
-	logger         *slog.Logger
-	rebalanceDelay time.Duration
-	maxRequest     int32
-	sendBuffer     int
-	idleTimeout    time.Duration
-	topics         []TopicSpec
-	listener       net.Listener
-	uplink         uplinkConfig             // options_uplink.go
-	security       securityConfig           // options_security.go
-	metricsAddr    string                   // WithMetricsAddr; the endpoint is in metrics.go
-	http           httpConfig               // options_http.go; the listener is in http.go
-	admin          adminConfig              // admin.go: the control API
-	validation     validation               // options_validation.go
-	cleaner        cleanerConfig            // options_cleaner.go
-	quotaWindow    quotaWindow              // options_quota.go
-	clientMetrics  clientMetrics            // options_telemetry.go
-	storageFaults  bool                     // storage_faults.go
-	authorizer     *broker.AuthorizerConfig // options_authorizer.go; nil: no ACLs
+	listenAddr               string
+	advertisedAddr           string
+	dataDir                  string
+	inMemory                 bool
+	fs                       vfs.FS
+	nodeID                   int32
+	clusterID                string
+	partitions               int32
+	autoCreate               bool
+	durability               string
+	sync                     *logstore.SyncPolicy
+	logger                   *slog.Logger
+	rebalanceDelay           time.Duration
+	maxRequest               int32
+	sendBuffer               int
+	idleTimeout              time.Duration
+	topics                   []TopicSpec
+	listener                 net.Listener
+	uplink                   uplinkConfig             // options_uplink.go
+	security                 securityConfig           // options_security.go
+	metricsAddr              string                   // WithMetricsAddr; the endpoint is in metrics.go
+	http                     httpConfig               // options_http.go; the listener is in http.go
+	admin                    adminConfig              // admin.go: the control API
+	validation               validation               // options_validation.go
+	cleaner                  cleanerConfig            // options_cleaner.go
+	quotaWindow              quotaWindow              // options_quota.go
+	clientMetrics            clientMetrics            // options_telemetry.go
+	storageFaults            bool                     // storage_faults.go
+	authorizer               *broker.AuthorizerConfig // options_authorizer.go; nil: no ACLs
+	sslPrincipalMappingRules string                   // options_authorizer.go
 
 	// The group coordinator settings (options_groups.go).
 	groups groupsConfig

@@ -16,12 +16,6 @@ type AuthorizerConfig struct {
 	// open to every principal. The default, false, closes it to all but
 	// super users, as Kafka does.
 	AllowEveryoneIfNoACLFound bool
-	// SSLPrincipalMappingRules is Kafka's ssl.principal.mapping.rules,
-	// which turn a TLS client certificate's subject into the principal
-	// name of a connection that did not authenticate with SASL
-	// ("RULE:^CN=(.*?),.*$/$1/,DEFAULT"); empty is DEFAULT, the whole
-	// subject DN ("CN=app,OU=eng,O=example").
-	SSLPrincipalMappingRules string
 }
 
 // WithAuthorizer turns ACL enforcement on, as Kafka's StandardAuthorizer
@@ -29,7 +23,8 @@ type AuthorizerConfig struct {
 // the ACLs (kept in the data dir), and every client request is checked
 // against them with Kafka's error codes. A connection's principal is
 // User:<SASL user>, else User:<mapped certificate subject> with mutual
-// TLS, else User:ANONYMOUS; so with no ACLs and no super users every
+// TLS (WithSSLPrincipalMappingRules), else User:ANONYMOUS; so with no
+// ACLs and no super users every
 // client is refused. The program's own calls (WithTopic, the control API)
 // are not checked. Without this option the ACL APIs answer
 // SECURITY_DISABLED and nothing is checked.
@@ -38,7 +33,18 @@ func WithAuthorizer(cfg AuthorizerConfig) Option {
 		c.authorizer = &broker.AuthorizerConfig{
 			SuperUsers:                slices.Clone(cfg.SuperUsers),
 			AllowEveryoneIfNoACLFound: cfg.AllowEveryoneIfNoACLFound,
-			SSLPrincipalMappingRules:  cfg.SSLPrincipalMappingRules,
 		}
 	})
+}
+
+// WithSSLPrincipalMappingRules is Kafka's ssl.principal.mapping.rules:
+// how a TLS client certificate's subject becomes the principal name of a
+// connection that did not authenticate with SASL, for ACLs
+// (WithAuthorizer) and user quotas. Rules are RULE:pattern/replacement/
+// with an optional L or U (lower or upper case), and DEFAULT, comma
+// separated and tried in order ("RULE:^CN=(.*?),.*$/$1/,DEFAULT"); empty
+// is DEFAULT, the whole subject DN ("CN=app,OU=eng,O=example"). A bad
+// rule fails Start.
+func WithSSLPrincipalMappingRules(rules string) Option {
+	return optionFunc(func(c *config) { c.sslPrincipalMappingRules = rules })
 }

@@ -12,7 +12,7 @@ package broker
 //
 // A connection's principal is User:<name> of its SASL authentication;
 // without SASL, User:<mapped subject> of its TLS client certificate
-// (AuthorizerConfig.SSLPrincipalMappingRules); otherwise User:ANONYMOUS.
+// (Config.SSLPrincipalMappingRules); otherwise User:ANONYMOUS.
 // The host is the client's IP address. Decisions are cached per connection
 // by (operation, resource type, name) and ACL version, so a producer
 // writing the same topics pays one map lookup per topic and request.
@@ -52,14 +52,14 @@ type AuthorizerConfig struct {
 	// everyone. Default false: such a resource is closed to all but
 	// super users.
 	AllowEveryoneIfNoACLFound bool
-	// SSLPrincipalMappingRules is Kafka's ssl.principal.mapping.rules
-	// for TLS client certificates; "" is DEFAULT (the subject DN).
-	SSLPrincipalMappingRules string
 }
 
-// defaultMapping is DEFAULT: the principal of a certificate is its
-// subject, for quotas when the authorizer is off.
-var defaultMapping, _ = acl.ParseMappingRules("")
+// ValidatePrincipalMappingRules checks rules in Kafka's
+// ssl.principal.mapping.rules syntax (Config.SSLPrincipalMappingRules).
+func ValidatePrincipalMappingRules(rules string) error {
+	_, err := acl.ParseMappingRules(rules)
+	return err
+}
 
 // aclFile is the ACL file's name in DataDir.
 const aclFile = "acls"
@@ -70,7 +70,6 @@ const Anonymous = "User:ANONYMOUS"
 type aclManager struct {
 	fs      vfs.FS
 	file    string
-	mapping *acl.MappingRules
 	set     atomic.Pointer[acl.Set]
 	alterMu sync.Mutex // one change (and file write) at a time
 }
@@ -82,11 +81,7 @@ func openACLs(fsys vfs.FS, dir string, cfg AuthorizerConfig) (*aclManager, error
 			return nil, fmt.Errorf("broker: super user %q: %v", u, err)
 		}
 	}
-	mapping, err := acl.ParseMappingRules(cfg.SSLPrincipalMappingRules)
-	if err != nil {
-		return nil, fmt.Errorf("broker: ssl.principal.mapping.rules: %v", err)
-	}
-	m := &aclManager{fs: fsys, file: path.Join(dir, aclFile), mapping: mapping}
+	m := &aclManager{fs: fsys, file: path.Join(dir, aclFile)}
 	st := acl.Settings{SuperUsers: cfg.SuperUsers, AllowEveryoneIfNoACLFound: cfg.AllowEveryoneIfNoACLFound}
 	data, err := readFile(fsys, m.file)
 	switch {
@@ -165,11 +160,7 @@ func (b *Broker) principalName(req *protocol.Request) string {
 	if req.Conn.TLS != nil && len(req.Conn.TLS.PeerCertificates) > 0 {
 		ca := connAuthzOf(req.Conn)
 		if !ca.tlsDone {
-			rules := defaultMapping
-			if b.acls != nil {
-				rules = b.acls.mapping
-			}
-			ca.tlsPrincipal, ca.tlsDone = rules.Apply(acl.SubjectName(req.Conn.TLS.PeerCertificates[0])), true
+			ca.tlsPrincipal, ca.tlsDone = b.mapping.Apply(acl.SubjectName(req.Conn.TLS.PeerCertificates[0])), true
 		}
 		return ca.tlsPrincipal
 	}

@@ -587,7 +587,8 @@ func emptyListing(resp kmsg.Response) bool {
 func TestACLTLSPrincipalMapping(t *testing.T) {
 	cs := mustCerts(t)
 	b, addr, logs := secureBroker(t, nil, cs.ServerConfig(true), func(c *Config) {
-		c.Authorizer = &AuthorizerConfig{SuperUsers: []string{"User:admin"}, SSLPrincipalMappingRules: `RULE:^CN=minikafka (.*?)$/$1/U,DEFAULT`}
+		c.Authorizer = &AuthorizerConfig{SuperUsers: []string{"User:admin"}}
+		c.SSLPrincipalMappingRules = `RULE:^CN=minikafka (.*?)$/$1/U,DEFAULT`
 		c.AutoCreateTopics = false
 	})
 	createTopic(t, b, "certs", 1)
@@ -613,7 +614,7 @@ func TestACLTLSPrincipalMapping(t *testing.T) {
 		t.Fatalf("produce with WRITE for the mapped principal: %v", err)
 	}
 	// A bad rule stops the start.
-	if _, err := New(Config{DataDir: "/d", FS: vfs.NewMem(), Authorizer: &AuthorizerConfig{SSLPrincipalMappingRules: "RULE:nope"}}); err == nil {
+	if _, err := New(Config{DataDir: "/d", FS: vfs.NewMem(), SSLPrincipalMappingRules: "RULE:nope"}); err == nil {
 		t.Fatal("a malformed mapping rule was accepted")
 	}
 }

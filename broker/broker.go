@@ -29,6 +29,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/minikafka/minikafka/broker/internal/acl"
 	"github.com/minikafka/minikafka/broker/internal/groups"
 	"github.com/minikafka/minikafka/broker/internal/quota"
 	"github.com/minikafka/minikafka/broker/internal/share"
@@ -88,6 +89,11 @@ type Config struct {
 	SASL *SASLConfig
 	// Authorizer, when non-nil, enforces ACLs (acls.go).
 	Authorizer *AuthorizerConfig
+	// SSLPrincipalMappingRules is Kafka's ssl.principal.mapping.rules: how
+	// a TLS client certificate's subject becomes the principal name of a
+	// connection without SASL, for ACLs and quotas; "" is DEFAULT (the
+	// whole subject DN).
+	SSLPrincipalMappingRules string
 	// PassCompressedRecords opts out of checking the records inside
 	// compressed produce batches (produce_validate.go): they are stored
 	// after header, CRC and stream-header checks only, so a batch that
@@ -153,6 +159,7 @@ type Broker struct {
 	// throttled answers.
 	quotas         *quotaManager
 	acls           *aclManager // nil: no authorizer
+	mapping        *acl.MappingRules
 	quotaThrottles atomic.Uint64
 	// telemetry holds the client metrics clients push (KIP-714).
 	telemetry *telemetry.Registry
@@ -280,6 +287,11 @@ func (b *Broker) openStorage() (err error) {
 	}
 	if err == nil {
 		b.quotas, err = openQuotas(b.fs, b.cfg.DataDir, quota.Window{Samples: b.cfg.QuotaWindowSamples, Size: b.cfg.QuotaWindowSize})
+	}
+	if err == nil {
+		if b.mapping, err = acl.ParseMappingRules(b.cfg.SSLPrincipalMappingRules); err != nil {
+			err = fmt.Errorf("broker: ssl.principal.mapping.rules: %v", err)
+		}
 	}
 	if err == nil && b.cfg.Authorizer != nil {
 		b.acls, err = openACLs(b.fs, b.cfg.DataDir, *b.cfg.Authorizer)

@@ -26,7 +26,6 @@ func TestAuthorizerFlagErrors(t *testing.T) {
 	}{
 		{[]string{"-super-users", "User:admin"}, "-super-users needs -authorizer"},
 		{[]string{"-allow-everyone-if-no-acl-found"}, "-allow-everyone-if-no-acl-found needs -authorizer"},
-		{[]string{"-ssl-principal-mapping-rules", "DEFAULT"}, "-ssl-principal-mapping-rules needs -authorizer"},
 		{[]string{"-authorizer", "-super-users", "User:admin;admin"}, `-super-users: "admin" is not Type:name`},
 		{[]string{"-authorizer", "-super-users", "User:"}, `-super-users: "User:" is not Type:name`},
 		{[]string{"-authorizer", "-super-users", ":admin"}, `-super-users: ":admin" is not Type:name`},
@@ -44,13 +43,14 @@ func TestAuthorizerFlagErrors(t *testing.T) {
 		t.Fatalf("super users %q, %v", users, err)
 	}
 
-	// The mapping rules are the broker's to parse: a bad one stops the
-	// start before the broker opens, naming the flag.
-	for _, rules := range []string{"RULE:nothing", "RULE:(/$1/", "DEFAULT,bogus"} {
+	// A bad mapping rule stops the start before the broker opens, naming
+	// the flag, with or without -authorizer (quotas use the rules too).
+	for _, args := range [][]string{{"-authorizer", "-ssl-principal-mapping-rules", "RULE:nothing"},
+		{"-ssl-principal-mapping-rules", "RULE:(/$1/"}, {"-ssl-principal-mapping-rules", "DEFAULT,bogus"}} {
 		var out bytes.Buffer
-		code := run(context.Background(), []string{"-in-memory", "-listen", "127.0.0.1:0", "-authorizer", "-ssl-principal-mapping-rules", rules}, none, io.Discard, &out, nil)
-		if code != 2 || !strings.HasPrefix(out.String(), "minikafka: -ssl-principal-mapping-rules ") || !strings.Contains(out.String(), "invalid rule") {
-			t.Errorf("rules %q: exit %d, stderr %q", rules, code, out.String())
+		code := run(context.Background(), append([]string{"-in-memory", "-listen", "127.0.0.1:0"}, args...), none, io.Discard, &out, nil)
+		if code != 2 || !strings.Contains(out.String(), "-ssl-principal-mapping-rules ") || !strings.Contains(out.String(), "invalid rule") {
+			t.Errorf("%q: exit %d, stderr %q", args, code, out.String())
 		}
 	}
 }

@@ -32,8 +32,9 @@
 // ACLs are enforced with -authorizer (Kafka's StandardAuthorizer), with
 // -super-users 'User:admin;User:ops', -allow-everyone-if-no-acl-found and
 // -ssl-principal-mapping-rules as Kafka's super.users,
-// allow.everyone.if.no.acl.found and ssl.principal.mapping.rules; those
-// three are refused without -authorizer. minikafka acl create|list|delete
+// allow.everyone.if.no.acl.found and ssl.principal.mapping.rules; the
+// first two are refused without -authorizer, the rules also name TLS
+// clients for quotas. minikafka acl create|list|delete
 // manages the ACLs.
 //
 // SIGINT or SIGTERM shut the broker down cleanly: requests already read are
