@@ -334,6 +334,56 @@ func TestACLConfluentProduceNeedsWrite(t *testing.T) {
 	}
 }
 
+// KIP-679: an idempotent librdkafka producer with READ only is refused
+// its producer ID (CLUSTER_AUTHORIZATION_FAILED, a fatal error for the
+// client); WRITE on a topic is enough to get one and deliver.
+func TestACLConfluentIdempotentProducer(t *testing.T) {
+	addr := aclBroker(t, "orders")
+	adm := rdkAdmin(t, addr, "admin")
+	rdkGrant(t, adm, rdkAllow(kafka.ResourceTopic, "orders", kafka.ResourcePatternTypeLiteral, "User:alice", kafka.ACLOperationRead))
+	topic := "orders"
+	produce := func() (*kafka.Producer, chan kafka.Event) {
+		p, err := kafka.NewProducer(aclRdkConf(addr, "alice", kafka.ConfigMap{"enable.idempotence": true, "message.timeout.ms": 8000}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dr := make(chan kafka.Event, 1)
+		if err := p.Produce(&kafka.Message{TopicPartition: kafka.TopicPartition{Topic: &topic, Partition: kafka.PartitionAny}, Value: []byte("v")}, dr); err != nil {
+			t.Fatal(err)
+		}
+		return p, dr
+	}
+
+	p, _ := produce()
+	var fatal kafka.Error
+	for timeout := time.After(10 * time.Second); fatal.Code() == kafka.ErrNoError; {
+		select {
+		case ev := <-p.Events():
+			if ke, ok := ev.(kafka.Error); ok && ke.IsFatal() {
+				fatal = ke
+			}
+		case <-timeout:
+			t.Fatal("no fatal error event")
+		}
+	}
+	p.Close()
+	if fatal.Code() != kafka.ErrClusterAuthorizationFailed {
+		t.Fatalf("idempotent producer with READ only: %v, want %v", fatal, kafka.ErrClusterAuthorizationFailed)
+	}
+
+	rdkGrant(t, adm, rdkAllow(kafka.ResourceTopic, "orders", kafka.ResourcePatternTypeLiteral, "User:alice", kafka.ACLOperationWrite))
+	p, dr := produce()
+	defer p.Close()
+	select {
+	case ev := <-dr:
+		if tp := ev.(*kafka.Message).TopicPartition; tp.Error != nil || tp.Offset != 0 {
+			t.Fatalf("idempotent delivery with WRITE: %v at %v", tp.Error, tp.Offset)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no delivery report")
+	}
+}
+
 func rdkLine(b kafka.ACLBinding) string {
 	return strings.Join([]string{b.Type.String(), b.Name, b.ResourcePatternType.String(), b.Principal, b.Host,
 		b.Operation.String(), b.PermissionType.String()}, " ")
@@ -512,6 +562,33 @@ func TestACLConfluentConsumerNeedsGroupRead(t *testing.T) {
 	}
 	if _, err := c.CommitMessage(m); err != nil {
 		t.Fatalf("commit with group READ: %v", err)
+	}
+}
+
+// A librdkafka consumer with READ on its group but not on the topics it
+// subscribes to is told TOPIC_AUTHORIZATION_FAILED, the same for a topic
+// that exists and one that does not (Kafka does not reveal which exist).
+func TestACLConfluentConsumerNeedsTopicRead(t *testing.T) {
+	addr := aclBroker(t, "orders")
+	rdkGrant(t, rdkAdmin(t, addr, "admin"), rdkAllow(kafka.ResourceGroup, "app-", kafka.ResourcePatternTypePrefixed, "User:alice", kafka.ACLOperationRead))
+	for _, topic := range []string{"orders", "no-such-topic"} {
+		c, err := kafka.NewConsumer(aclRdkConf(addr, "alice", kafka.ConfigMap{"group.id": "app-" + topic, "auto.offset.reset": "earliest"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Subscribe(topic, nil); err != nil {
+			t.Fatal(err)
+		}
+		var got error
+		for deadline := time.Now().Add(8 * time.Second); got == nil && time.Now().Before(deadline); {
+			if _, err := c.ReadMessage(200 * time.Millisecond); err != nil && !err.(kafka.Error).IsTimeout() {
+				got = err
+			}
+		}
+		c.Close()
+		if rdkCode(got) != kafka.ErrTopicAuthorizationFailed {
+			t.Fatalf("subscribed to %s without READ: %v, want %v", topic, got, kafka.ErrTopicAuthorizationFailed)
+		}
 	}
 }
 
