@@ -261,7 +261,8 @@ func rdkAllow(rt kafka.ResourceType, name string, pt kafka.ResourcePatternType, 
 		Operation: op, PermissionType: kafka.ACLPermissionTypeAllow}
 }
 
-// librdkafka has no constants for these; the values are the protocol's.
+// confluent-kafka-go calls CLUSTER ResourceBroker and has no constant for
+// TRANSACTIONAL_ID; the values are the protocol's.
 const (
 	rdkResourceCluster       = kafka.ResourceBroker // 4, CLUSTER on the wire
 	rdkResourceTransactional = kafka.ResourceType(5)
@@ -299,7 +300,7 @@ func rdkProduceOne(t *testing.T, addr, user, topic string) kafka.TopicPartition 
 	case <-time.After(12 * time.Second):
 		t.Fatal("no delivery report")
 	}
-	panic("unreachable")
+	return kafka.TopicPartition{}
 }
 
 func rdkCode(err error) kafka.ErrorCode {
@@ -507,6 +508,16 @@ func TestACLConfluentAdmin(t *testing.T) {
 	}
 	if len(ar) != 1 || ar[0].Error.Code() != kafka.ErrClusterAuthorizationFailed {
 		t.Fatalf("CreateACLs as alice: %+v", ar)
+	}
+	dr, err := alice.DeleteACLs(ctx, kafka.ACLBindingFilters{anyFilter})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dr) != 1 || dr[0].Error.Code() != kafka.ErrClusterAuthorizationFailed || len(dr[0].ACLBindings) != 0 {
+		t.Fatalf("DeleteACLs as alice: %+v", dr)
+	}
+	if got := describe(anyFilter); len(got) != 2 {
+		t.Fatalf("after alice's refused delete: %q", got)
 	}
 }
 
