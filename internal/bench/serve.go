@@ -29,6 +29,8 @@ func ServeMinikafka(args []string, stdout, stderr io.Writer) int {
 	level := slog.LevelWarn
 	fs.TextVar(&level, "log-level", slog.LevelWarn, "log `level`")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `file` (%p: the pid)")
+	authorizer := fs.Bool("authorizer", false, "enforce ACLs, as the real binary's -authorizer")
+	allowEveryone := fs.Bool("allow-everyone-if-no-acl-found", false, "as the real binary's flag")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -52,8 +54,12 @@ func ServeMinikafka(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	b, err := minikafka.Start(ctx, minikafka.WithListenAddr(*listen), minikafka.WithDataDir(*data),
-		minikafka.WithDurability(*durability), minikafka.WithLogger(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))))
+	opts := []minikafka.Option{minikafka.WithListenAddr(*listen), minikafka.WithDataDir(*data),
+		minikafka.WithDurability(*durability), minikafka.WithLogger(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})))}
+	if *authorizer {
+		opts = append(opts, minikafka.WithAuthorizer(minikafka.AuthorizerConfig{AllowEveryoneIfNoACLFound: *allowEveryone}))
+	}
+	b, err := minikafka.Start(ctx, opts...)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1

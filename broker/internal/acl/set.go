@@ -22,7 +22,10 @@ type Set struct {
 // typeIndex holds one resource type's bindings by pattern.
 type typeIndex struct {
 	literal  map[string][]Binding // by name; "*" included
-	prefixed []Binding
+	prefixed map[string][]Binding // by prefix
+	// prefixLens are the lengths of the prefixes, ascending: a decision
+	// looks up the name's prefix of each length, not every prefix.
+	prefixLens []int
 }
 
 // Settings are the authorizer's configuration: Kafka's super.users and
@@ -42,14 +45,20 @@ func NewSet(bindings []Binding, version uint64, st Settings) *Set {
 	for _, b := range s.bindings {
 		ti := s.byType[b.ResourceType]
 		if ti == nil {
-			ti = &typeIndex{literal: map[string][]Binding{}}
+			ti = &typeIndex{literal: map[string][]Binding{}, prefixed: map[string][]Binding{}}
 			s.byType[b.ResourceType] = ti
 		}
 		if b.Pattern == kmsg.ACLResourcePatternTypePrefixed {
-			ti.prefixed = append(ti.prefixed, b)
+			if len(ti.prefixed[b.Name]) == 0 && !slices.Contains(ti.prefixLens, len(b.Name)) {
+				ti.prefixLens = append(ti.prefixLens, len(b.Name))
+			}
+			ti.prefixed[b.Name] = append(ti.prefixed[b.Name], b)
 		} else {
 			ti.literal[b.Name] = append(ti.literal[b.Name], b)
 		}
+	}
+	for _, ti := range s.byType {
+		slices.Sort(ti.prefixLens)
 	}
 	return s
 }
@@ -145,8 +154,11 @@ func (s *Set) Authorize(principal, host string, op Operation, rt ResourceType, n
 	if name != Wildcard && !check(ti.literal[Wildcard]) {
 		return false
 	}
-	for i := range ti.prefixed {
-		if strings.HasPrefix(name, ti.prefixed[i].Name) && !check(ti.prefixed[i:i+1]) {
+	for _, n := range ti.prefixLens {
+		if n > len(name) {
+			break
+		}
+		if !check(ti.prefixed[name[:n]]) {
 			return false
 		}
 	}
@@ -198,8 +210,10 @@ func (s *Set) AuthorizeByResourceType(principal, host string, op Operation, rt R
 			each(&bs[i])
 		}
 	}
-	for i := range ti.prefixed {
-		each(&ti.prefixed[i])
+	for _, bs := range ti.prefixed {
+		for i := range bs {
+			each(&bs[i])
+		}
 	}
 	if slices.Contains(denyLiteral, Wildcard) {
 		return false

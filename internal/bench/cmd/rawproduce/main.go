@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -49,6 +50,10 @@ func main() {
 	mib := flag.Int("mib", 1024, "MiB to produce per run")
 	runs := flag.Int("runs", 5, "runs per binary")
 	batchKiB := flag.Int("batch-kib", 768, "KiB per partition batch (8 partitions per request)")
+	flag.Func("broker-arg", "extra `flag` for every broker process (repeatable; e.g. -broker-arg=-cpuprofile=/tmp/p-%p.pprof with cmd/mkprof)", func(v string) error {
+		brokerArgs = append(brokerArgs, v)
+		return nil
+	})
 	flag.Parse()
 	bins := flag.Args()
 	if len(bins) == 0 {
@@ -104,6 +109,8 @@ func buildRequest(batchKiB int) []byte {
 	return b
 }
 
+var brokerArgs []string
+
 var addrRE = regexp.MustCompile(`advertised as ([^;,\s]+)`)
 
 func run(bin string, req []byte, recsPerReq int64, mib int) (cpuPerGiB, mibps float64, err error) {
@@ -118,6 +125,7 @@ func run(bin string, req []byte, recsPerReq int64, mib int) (cpuPerGiB, mibps fl
 	if withACLs {
 		args = append(args, "-authorizer", "-allow-everyone-if-no-acl-found")
 	}
+	args = append(args, brokerArgs...)
 	cmd := exec.Command(bin, args...)
 	out, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
@@ -210,35 +218,43 @@ func run(bin string, req []byte, recsPerReq int64, mib int) (cpuPerGiB, mibps fl
 	return (after - before).Seconds() / gib, gib * 1024 / elapsed.Seconds(), nil
 }
 
-// createACLs makes the 1000 ACLs of BIN@acls.
+// createACLs makes the 1000 ACLs of BIN@acls in one CreateAcls request:
+// one rewrite of the ACL file, so its writeback does not overlap the run.
 func createACLs(cl *kgo.Client) error {
-	adm := kadm.NewClient(cl)
-	b := kadm.NewACLs().Allow("User:ANONYMOUS").AllowHosts().Topics("raw").Operations(kadm.OpWrite, kadm.OpRead).ResourcePatternType(kadm.ACLPatternLiteral)
-	builders := []*kadm.ACLBuilder{b}
-	for i := range 998 / 2 {
-		builders = append(builders,
-			kadm.NewACLs().Allow(fmt.Sprintf("User:u%d", i%50)).AllowHosts().Topics(fmt.Sprintf("other-%d", i)).Groups(fmt.Sprintf("g-%d", i)).
-				Operations(kadm.OpRead).ResourcePatternType(kadm.ACLPatternLiteral))
-		if i%2 == 0 {
-			builders[len(builders)-1] = kadm.NewACLs().Deny(fmt.Sprintf("User:u%d", i%50)).DenyHosts("10.9.9.9").
-				Topics(fmt.Sprintf("p%d-", i)).Groups(fmt.Sprintf("pg%d-", i)).Operations(kadm.OpWrite).ResourcePatternType(kadm.ACLPatternPrefixed)
+	req := kmsg.NewPtrCreateACLsRequest()
+	add := func(rt kmsg.ACLResourceType, name string, pt kmsg.ACLResourcePatternType, principal, host string, op kmsg.ACLOperation, perm kmsg.ACLPermissionType) {
+		c := kmsg.NewCreateACLsRequestCreation()
+		c.ResourceType, c.ResourceName, c.ResourcePatternType = rt, name, pt
+		c.Principal, c.Host, c.Operation, c.PermissionType = principal, host, op, perm
+		req.Creations = append(req.Creations, c)
+	}
+	for _, op := range []kmsg.ACLOperation{kmsg.ACLOperationWrite, kmsg.ACLOperationRead} {
+		add(kmsg.ACLResourceTypeTopic, "raw", kmsg.ACLResourcePatternTypeLiteral, "User:ANONYMOUS", "*", op, kmsg.ACLPermissionTypeAllow)
+	}
+	for i := range 998 {
+		u := fmt.Sprintf("User:u%d", i%50)
+		switch i % 4 {
+		case 0:
+			add(kmsg.ACLResourceTypeTopic, fmt.Sprintf("other-%d", i), kmsg.ACLResourcePatternTypeLiteral, u, "*", kmsg.ACLOperationWrite, kmsg.ACLPermissionTypeAllow)
+		case 1:
+			add(kmsg.ACLResourceTypeTopic, fmt.Sprintf("p%d-", i), kmsg.ACLResourcePatternTypePrefixed, u, "*", kmsg.ACLOperationWrite, kmsg.ACLPermissionTypeAllow)
+		case 2:
+			add(kmsg.ACLResourceTypeGroup, fmt.Sprintf("g-%d", i), kmsg.ACLResourcePatternTypeLiteral, u, "*", kmsg.ACLOperationRead, kmsg.ACLPermissionTypeAllow)
+		case 3:
+			add(kmsg.ACLResourceTypeTopic, fmt.Sprintf("d%d-", i), kmsg.ACLResourcePatternTypePrefixed, u, "10.9.9.9", kmsg.ACLOperationAll, kmsg.ACLPermissionTypeDeny)
 		}
 	}
-	n := 0
-	for _, bld := range builders {
-		res, err := adm.CreateACLs(context.Background(), bld)
-		if err != nil {
+	resp, err := req.RequestWith(context.Background(), cl)
+	if err != nil {
+		return err
+	}
+	for _, r := range resp.Results {
+		if err := kerr.ErrorForCode(r.ErrorCode); err != nil {
 			return err
 		}
-		for _, r := range res {
-			if r.Err != nil {
-				return r.Err
-			}
-			n++
-		}
 	}
-	if n != 1000 {
-		return fmt.Errorf("created %d ACLs, want 1000", n)
+	if len(resp.Results) != 1000 {
+		return fmt.Errorf("%d results, want 1000", len(resp.Results))
 	}
 	return nil
 }
