@@ -13,6 +13,7 @@ import (
 // librdkafka (confluent-kafka-go) is held to a produce quota within 10 %
 // too, and reports the broker's throttle_time_ms (its throttle events).
 func TestProduceQuotaLibrdkafka(t *testing.T) {
+	t.Parallel() // 21 s of mostly waiting, beside the kgo twin
 	const limit = 1 << 20
 	b := newTestBroker(t, func(c *Config) {
 		c.QuotaWindowSamples, c.QuotaWindowSize = 11, 20*time.Millisecond
