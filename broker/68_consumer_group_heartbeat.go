@@ -16,6 +16,12 @@ package broker
 // while the group reconciles (a departure from Kafka, which always sends
 // the configured value; see heartbeatInterval).
 //
+// With the authorizer on a member needs READ on the group and DESCRIBE on
+// every topic it names (GROUP_ or TOPIC_AUTHORIZATION_FAILED), and its
+// regex matches only the topics its principal may DESCRIBE, as Kafka's
+// coordinator resolves regexes with the member's permissions. An ACL
+// change reaches the assignment at the group's next epoch.
+//
 // Version notes: v1 has the client choose the member id (required on
 // join) and adds regex subscriptions.
 
@@ -35,5 +41,15 @@ func (b *Broker) handleConsumerGroupHeartbeat(_ context.Context, req *protocol.R
 		b.logBad(req, "consumer group heartbeat to a share group's ID", "group", r.Group)
 		return protocol.Reply{Response: resp}
 	}
-	return protocol.Reply{Response: b.groups.ConsumerGroupHeartbeat(groupClient(req), req.Body.(*kmsg.ConsumerGroupHeartbeatRequest))}
+	cl := groupClient(req)
+	if az := b.authorizer(req); az != nil {
+		// Other members' heartbeats resolve this member's regex too, so
+		// the filter decides from the immutable ACL set, not from the
+		// connection's (unsynchronized) cache.
+		principal, host := az.principal, az.host
+		cl.TopicVisible = func(topic string) bool {
+			return b.acls.set.Load().Authorize(principal, host, opDescribe, kmsg.ACLResourceTypeTopic, topic)
+		}
+	}
+	return protocol.Reply{Response: b.groups.ConsumerGroupHeartbeat(cl, req.Body.(*kmsg.ConsumerGroupHeartbeatRequest))}
 }

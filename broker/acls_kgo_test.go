@@ -673,3 +673,44 @@ func TestACLAuthorizedOperations(t *testing.T) {
 		t.Errorf("not asked: %b, %v", cr.ClusterAuthorizedOperations, err)
 	}
 }
+
+// A KIP-848 consumer subscribed by regex is assigned only the matching
+// topics its principal may describe.
+func TestACLRegexSubscriptionFiltered(t *testing.T) {
+	b, addr := aclBroker(t)
+	for _, n := range []string{"logs-public", "logs-secret"} {
+		createTopic(t, b, n, 1)
+	}
+	adm := kadm.NewClient(userClient(t, addr, "admin"))
+	ctx := testCtx(t)
+	mustCreateACLs(t, adm, kadm.NewACLs().Allow("User:alice").AllowHosts().Topics("logs-public").Groups("rx").Operations(kadm.OpRead).ResourcePatternType(kadm.ACLPatternLiteral))
+	alice := userClient(t, addr, "alice")
+	hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	hb.Group, hb.MemberID, hb.MemberEpoch, hb.RebalanceTimeoutMillis = "rx", "m-1", 0, 10000
+	hb.SubscribedTopicRegex = kmsg.StringPtr("logs-.*")
+	hb.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+	var assigned []string
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := hb.RequestWith(ctx, alice)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.ErrorCode != 0 {
+			t.Fatalf("heartbeat: %v %s", kerr.ErrorForCode(resp.ErrorCode), deref(resp.ErrorMessage))
+		}
+		hb.MemberEpoch = resp.MemberEpoch
+		if resp.Assignment != nil {
+			assigned = assigned[:0]
+			for _, tp := range resp.Assignment.Topics {
+				name, _ := b.TopicName(tp.TopicID)
+				assigned = append(assigned, name)
+			}
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !reflect.DeepEqual(assigned, []string{"logs-public"}) {
+		t.Fatalf("assigned %v, want only logs-public", assigned)
+	}
+}

@@ -42,8 +42,12 @@ type consumerMember struct {
 	subscribed             []string       // sorted topic names
 	regex                  *regexp.Regexp // nil when regexSrc is ""
 	regexSrc               string         // "" is no regex, as Kafka
-	assignor               string
-	rebalanceTimeout       int32
+	// topicVisible filters what the regex matches to the topics the
+	// member's principal may describe (KIP-848 with an authorizer); nil
+	// shows every topic. It is the latest heartbeat's.
+	topicVisible     func(topic string) bool
+	assignor         string
+	rebalanceTimeout int32
 
 	assigned   assignment // what the member was last told it owns
 	owned      assignment // what the member last reported owning
@@ -94,7 +98,7 @@ func (c *Coordinator) subscribedTo(m *consumerMember) []string {
 	}
 	if m.regex != nil {
 		for _, name := range c.b.TopicNames() {
-			if m.regex.MatchString(name) {
+			if m.regex.MatchString(name) && (m.topicVisible == nil || m.topicVisible(name)) {
 				out = append(out, name)
 			}
 		}
@@ -438,7 +442,7 @@ func (g *group) toWire(a assignment) *kmsg.ConsumerGroupHeartbeatResponseAssignm
 }
 
 // consumerHeartbeat handles one ConsumerGroupHeartbeat. REQUIRES g.mu.
-func (g *group) consumerHeartbeat(r *kmsg.ConsumerGroupHeartbeatRequest, clientID, host string) *kmsg.ConsumerGroupHeartbeatResponse {
+func (g *group) consumerHeartbeat(r *kmsg.ConsumerGroupHeartbeatRequest, cl Client) *kmsg.ConsumerGroupHeartbeatResponse {
 	resp := r.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
 	fail := func(code int16, msg string) *kmsg.ConsumerGroupHeartbeatResponse {
 		resp.ErrorCode = code
@@ -516,6 +520,7 @@ func (g *group) consumerHeartbeat(r *kmsg.ConsumerGroupHeartbeatRequest, clientI
 			}
 			m = &consumerMember{id: r.MemberID, instanceID: instanceID, assigned: assignment{}, owned: assignment{}}
 			cg.members[m.id] = m
+			m.topicVisible = cl.TopicVisible
 			g.cgUpdate(m, r, re)
 			g.bumpLocked()
 			g.setState(stateStable)
@@ -527,6 +532,7 @@ func (g *group) consumerHeartbeat(r *kmsg.ConsumerGroupHeartbeatRequest, clientI
 			// Rejoining with a known id: it owns nothing now.
 			m.owned, m.sentOnce = assignment{}, false
 			m.assigned = assignment{}
+			m.topicVisible = cl.TopicVisible
 			if g.cgUpdate(m, r, re) {
 				g.bumpLocked()
 			}
@@ -546,11 +552,12 @@ func (g *group) consumerHeartbeat(r *kmsg.ConsumerGroupHeartbeatRequest, clientI
 		if err != nil {
 			return fail(kerr.InvalidRegularExpression.Code, err.Error())
 		}
+		m.topicVisible = cl.TopicVisible
 		if g.cgUpdate(m, r, re) {
 			g.bumpLocked()
 		}
 	}
-	m.clientID, m.host = clientID, host
+	m.clientID, m.host = cl.ID, cl.Host
 	if r.Topics != nil {
 		m.owned = assignment{}
 		for _, t := range r.Topics {
@@ -761,7 +768,7 @@ func (c *Coordinator) ConsumerGroupHeartbeat(cl Client, r *kmsg.ConsumerGroupHea
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.consumerHeartbeat(r, cl.ID, cl.Host)
+	return g.consumerHeartbeat(r, cl)
 }
 
 // ConsumerGroupDescribe describes KIP-848 groups: epochs, assignor, state

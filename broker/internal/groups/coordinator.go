@@ -65,6 +65,12 @@ type Config struct {
 type Client struct {
 	ID, Host string
 	Draining <-chan struct{}
+	// TopicVisible, when set, tells whether the client's principal may
+	// describe a topic: a regex subscription matches only those (Kafka's
+	// coordinator resolves regexes with the member's permissions). It is
+	// called from other members' requests too, so it must be safe for
+	// concurrent use.
+	TopicVisible func(topic string) bool
 }
 
 // offset.metadata.max.bytes, Kafka's default.
