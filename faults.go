@@ -54,9 +54,8 @@ func (b *Broker) ClearFaults() { b.brk.ClearFaults() }
 // partition < 0) answer NOT_LEADER_OR_FOLLOWER to produce, fetch, list
 // offsets and offset-for-leader-epoch, what a client sees of a leader
 // change on a single node; Metadata still names this broker, so clients
-// retry here. Remove the fault (RemoveFault) to resume. A produce naming
-// other partitions too has those written; a fetch is answered in one
-// piece, so its other partitions see the error as well.
+// retry here. Remove the fault (RemoveFault) to resume. A request naming
+// other partitions too has those served: written, fetched, listed.
 func (b *Broker) PausePartition(topic string, partition int32) (uint64, error) {
 	if topic == "" {
 		return 0, errors.New("minikafka: pause: a topic is required")

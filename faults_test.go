@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -500,4 +501,67 @@ func TestFaultSwallowAndMatching(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantFired(t, b, id2, 0)
+}
+
+// A paused partition fails alone in a fetch, list offsets and
+// offset-for-leader-epoch request that names its neighbour too: the
+// neighbour's records and offsets come back in the same answer.
+func TestFaultPausePartitionFetchPerPartition(t *testing.T) {
+	b := minikafkatest.New(t, minikafka.WithTopic("t", 2))
+	cl := minikafkatest.Client(t, b, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	ctx := context.Background()
+	for p := int32(0); p < 2; p++ {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "t", Partition: p, Value: []byte("v")}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id, err := b.PausePartition("t", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	td, err := kadm.NewClient(cl).ListTopics(ctx, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fetch := kmsg.NewPtrFetchRequest()
+	fetch.MaxBytes, fetch.SessionEpoch = 1<<20, -1
+	ft := kmsg.NewFetchRequestTopic()
+	ft.Topic, ft.TopicID = "t", td["t"].ID // kgo sends the newest version, by ID
+	lo := kmsg.NewPtrListOffsetsRequest()
+	lt := kmsg.NewListOffsetsRequestTopic()
+	lt.Topic = "t"
+	for p := int32(0); p < 2; p++ {
+		fp := kmsg.NewFetchRequestTopicPartition()
+		fp.Partition, fp.PartitionMaxBytes = p, 1<<20
+		ft.Partitions = append(ft.Partitions, fp)
+		lp := kmsg.NewListOffsetsRequestTopicPartition()
+		lp.Partition, lp.Timestamp = p, -1
+		lt.Partitions = append(lt.Partitions, lp)
+	}
+	fetch.Topics = []kmsg.FetchRequestTopic{ft}
+	lo.Topics = []kmsg.ListOffsetsRequestTopic{lt}
+	fr, err := fetch.RequestWith(ctx, cl.Broker(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	codes := map[int32]int16{}
+	for _, p := range fr.Topics[0].Partitions {
+		codes[p.Partition] = p.ErrorCode
+		if p.Partition == 0 && len(p.RecordBatches) == 0 {
+			t.Fatalf("partition 0 came back without its record: %+v (fetch v%d)", p, fr.Version)
+		}
+	}
+	if codes[0] != 0 || codes[1] != kerrNotLeader.Code {
+		t.Fatalf("fetch codes %v, want partition 1 alone NOT_LEADER_OR_FOLLOWER", codes)
+	}
+	lr, err := lo.RequestWith(ctx, cl.Broker(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range lr.Topics[0].Partitions {
+		if want := map[int32]int16{0: 0, 1: kerrNotLeader.Code}[p.Partition]; p.ErrorCode != want || p.Partition == 0 && p.Offset != 1 {
+			t.Fatalf("list offsets partition %d: code %d offset %d", p.Partition, p.ErrorCode, p.Offset)
+		}
+	}
+	wantFired(t, b, id, 2)
 }

@@ -79,6 +79,7 @@ type fetchState struct {
 	committed bool
 	session   fetchSessionCtx
 	az        *authz // nil: nothing to check
+	ctx       context.Context
 }
 
 func (b *Broker) handleFetch(ctx context.Context, req *protocol.Request) protocol.Reply {
@@ -92,7 +93,7 @@ func (b *Broker) handleFetch(ctx context.Context, req *protocol.Request) protoco
 		b.logRoutine(req, "fetch session error", "session", r.SessionID, "epoch", r.SessionEpoch, "error", kerr.ErrorForCode(code))
 		return protocol.Reply{Response: resp}
 	}
-	fs := &fetchState{b: b, version: req.Version, maxBytes: int64(r.MaxBytes), committed: r.IsolationLevel == 1, session: sc, az: b.authorizer(req)}
+	fs := &fetchState{b: b, version: req.Version, maxBytes: int64(r.MaxBytes), committed: r.IsolationLevel == 1, session: sc, az: b.authorizer(req), ctx: ctx}
 	if sc.incremental {
 		outs := make([]kmsg.FetchResponseTopicPartition, len(sessionParts))
 		fs.parts = make([]fetchPart, 0, len(sessionParts))
@@ -184,6 +185,10 @@ func (fs *fetchState) addPart(k sessionKey, offset int64, maxBytes, leaderEpoch 
 		fp.topicName = t.name
 		if fp.p = t.partition(k.partition); fp.p == nil {
 			sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+		} else if code := partitionFault(fs.ctx, t.name, k.partition); code != 0 {
+			// An injected fault (a paused partition): this partition
+			// alone, as a leader change shows on one partition.
+			sp.ErrorCode, sp.HighWatermark = code, -1
 		}
 	}
 	if sp.ErrorCode == 0 && fs.version >= 9 {

@@ -23,7 +23,7 @@ import (
 	"github.com/minikafka/minikafka/protocol"
 )
 
-func (b *Broker) handleListOffsets(_ context.Context, req *protocol.Request) protocol.Reply {
+func (b *Broker) handleListOffsets(ctx context.Context, req *protocol.Request) protocol.Reply {
 	r := req.Body.(*kmsg.ListOffsetsRequest)
 	resp := r.ResponseKind().(*kmsg.ListOffsetsResponse)
 	resp.Version = req.Version
@@ -60,6 +60,9 @@ func (b *Broker) handleListOffsets(_ context.Context, req *protocol.Request) pro
 				if sp.ErrorCode = checkLeaderEpoch(rp.CurrentLeaderEpoch); sp.ErrorCode != 0 {
 					continue
 				}
+			}
+			if sp.ErrorCode = partitionFault(ctx, t.name, p.index); sp.ErrorCode != 0 {
+				continue
 			}
 			st := b.storeOf(p)
 			off, ts, found, err := st.listOffset(rp.Timestamp)

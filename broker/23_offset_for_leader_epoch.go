@@ -18,7 +18,7 @@ import (
 	"github.com/minikafka/minikafka/protocol"
 )
 
-func (b *Broker) handleOffsetForLeaderEpoch(_ context.Context, req *protocol.Request) protocol.Reply {
+func (b *Broker) handleOffsetForLeaderEpoch(ctx context.Context, req *protocol.Request) protocol.Reply {
 	r := req.Body.(*kmsg.OffsetForLeaderEpochRequest)
 	resp := r.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
 	resp.Version = req.Version
@@ -42,6 +42,8 @@ func (b *Broker) handleOffsetForLeaderEpoch(_ context.Context, req *protocol.Req
 			case p == nil:
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				b.logBad(req, "offset for leader epoch: unknown topic or partition", "topic", rt.Topic, "partition", rp.Partition)
+			case partitionFault(ctx, t.name, p.index) != 0:
+				sp.ErrorCode = partitionFault(ctx, t.name, p.index)
 			case req.Version >= 2 && checkLeaderEpoch(rp.CurrentLeaderEpoch) != 0:
 				sp.ErrorCode = checkLeaderEpoch(rp.CurrentLeaderEpoch)
 			case rp.LeaderEpoch == leaderEpoch:

@@ -346,6 +346,12 @@ func (b *Broker) serveFaults(ctx context.Context, req *protocol.Request, a *api,
 	switch {
 	case f.ErrorCode != 0 && f.Topic != "" && req.Key == 0:
 		reply = b.splitProduce(ctx, req, a, f)
+	case f.ErrorCode != 0 && f.Topic != "" && (req.Key == 1 || req.Key == 2 || req.Key == 23):
+		// Fetch, ListOffsets, OffsetForLeaderEpoch: the handler answers
+		// the fault's partitions with its code and serves the others
+		// (a Fetch answer is written from file bytes, so it cannot be
+		// split and merged afterwards as produce is).
+		reply = b.dispatch(context.WithValue(ctx, partitionFaultKey{}, f), req, a)
 	case f.ErrorCode != 0:
 		reply = protocol.Reply{Response: faultResponse(req.Body, f.ErrorCode)}
 		if isAcks0(req.Body) {
@@ -436,6 +442,20 @@ func (b *Broker) serveFaults(ctx context.Context, req *protocol.Request, a *api,
 		}
 		return resp, nil
 	}}
+}
+
+// partitionFaultKey carries a partition-scoped error fault to the handler
+// (serveFaults).
+type partitionFaultKey struct{}
+
+// partitionFault is the error code the fault in ctx gives the partition,
+// 0 when none.
+func partitionFault(ctx context.Context, topic string, partition int32) int16 {
+	f, _ := ctx.Value(partitionFaultKey{}).(*Fault)
+	if f == nil || f.Topic != topic || f.HasPartition && f.Partition != partition {
+		return 0
+	}
+	return f.ErrorCode
 }
 
 func isAcks0(r kmsg.Request) bool {
