@@ -339,7 +339,9 @@ func adminBrokerDown(b *Broker, _ *http.Request) (any, error) {
 }
 
 func adminBrokerUp(b *Broker, _ *http.Request) (any, error) {
-	b.Up()
+	if err := b.Up(); err != nil {
+		return nil, err
+	}
 	return map[string]any{"down": false}, nil
 }
 

@@ -102,23 +102,33 @@ func (b *Broker) SetRTT(rtt time.Duration, connID uint64) (uint64, error) {
 }
 
 // Down takes the broker down for clients: open connections are closed
-// and new ones are reset as soon as accepted, on every listener, until
-// Up. The ports stay bound, so the broker comes back where clients look
-// for it; its state (topics, offsets, groups) is kept, as a restarted
-// broker's would be.
+// and the listeners unbound, so new connections are refused as by a
+// stopped broker, until Up binds the same addresses again (a listener the
+// program gave with WithListener stays bound and resets new connections
+// instead). The broker comes back where clients look for it, its state
+// (topics, offsets, groups) kept, as a restarted broker's would be.
 func (b *Broker) Down() {
 	for _, s := range b.srvs {
-		s.SetRefusing(true)
+		_ = s.SetRefusing(true) // going down cannot fail
 	}
 	b.log.Info("broker down (fault)")
 }
 
-// Up ends Down.
-func (b *Broker) Up() {
+// Up ends Down. It fails only if a port was taken meanwhile by another
+// process; the listeners that could not bind stay down.
+func (b *Broker) Up() error {
+	var errs []error
 	for _, s := range b.srvs {
-		s.SetRefusing(false)
+		if err := s.SetRefusing(false); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		b.log.Error("broker up (fault) failed", "err", err)
+		return err
 	}
 	b.log.Info("broker up (fault)")
+	return nil
 }
 
 // IsDown reports whether Down is in force.

@@ -267,8 +267,15 @@ const DefaultSendBufferBytes = 256 << 10
 type Server struct {
 	cfg Config
 	h   Handler
-	ln  net.Listener
 	log *slog.Logger
+
+	// ln is unbound while refusing (refuse.go); lnAddr is its address,
+	// rebound is closed when it is bound again.
+	lnMu    sync.Mutex
+	ln      net.Listener
+	lnAddr  net.Addr
+	unbound bool
+	rebound chan struct{}
 	// budget is cfg.Budget or this Server's own.
 	budget *Budget
 
@@ -320,18 +327,20 @@ func Listen(cfg Config, h Handler) (*Server, error) {
 		budget = NewBudget(0)
 	}
 	return &Server{
-		cfg:    cfg,
-		h:      h,
-		ln:     ln,
-		log:    log,
-		budget: budget,
-		conns:  make(map[*conn]struct{}),
-		closed: make(chan struct{}),
+		cfg:     cfg,
+		h:       h,
+		ln:      ln,
+		lnAddr:  ln.Addr(),
+		rebound: make(chan struct{}),
+		log:     log,
+		budget:  budget,
+		conns:   make(map[*conn]struct{}),
+		closed:  make(chan struct{}),
 	}, nil
 }
 
 // Addr is the bound address (with the real port when Addr had port 0).
-func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+func (s *Server) Addr() net.Addr { return s.lnAddr }
 
 // Serve accepts connections until Close; it returns nil after Close and the
 // accept error otherwise.
@@ -348,10 +357,22 @@ func (s *Server) Serve() error {
 	defer s.serving.Done()
 	var backoff time.Duration
 	for {
-		nc, err := s.ln.Accept()
+		ln, _, _ := s.listener()
+		nc, err := ln.Accept()
 		if err != nil {
 			if s.closing.Load() {
 				return nil
+			}
+			if cur, unbound, rebound := s.listener(); unbound {
+				// Down (SetRefusing): wait to be bound again.
+				select {
+				case <-rebound:
+				case <-s.closed:
+					return nil
+				}
+				continue
+			} else if cur != ln {
+				continue // bound again meanwhile
 			}
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() || isTemporary(err) {
@@ -444,7 +465,9 @@ func (s *Server) Close(ctx context.Context) error {
 	s.closeOnce.Do(func() {
 		s.closing.Store(true)
 		close(s.closed)
+		s.lnMu.Lock()
 		s.ln.Close()
+		s.lnMu.Unlock()
 		s.mu.Lock()
 		for c := range s.conns {
 			c.stopReading()
