@@ -103,9 +103,10 @@ func (b *Broker) SetRTT(rtt time.Duration, connID uint64) (uint64, error) {
 
 // Down takes the broker down for clients: open connections are closed
 // and the listeners unbound, so new connections are refused as by a
-// stopped broker, until Up binds the same addresses again (a listener the
-// program gave with WithListener stays bound and resets new connections
-// instead). The broker comes back where clients look for it, its state
+// stopped broker, until Up binds the same addresses again (a TCP listener
+// the program gave with WithListener is closed too and replaced by a new
+// one on its address; one of another kind stays bound and resets new
+// connections instead). The broker comes back where clients look for it, its state
 // (topics, offsets, groups) kept, as a restarted broker's would be.
 func (b *Broker) Down() {
 	for _, s := range b.srvs {
