@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/minikafka/minikafka"
 	"github.com/minikafka/minikafka/broker"
 )
 
@@ -93,5 +94,47 @@ func TestWaitTimesOut(t *testing.T) {
 	}
 	if err := b.WaitGroupStable(ctx, "nog", 1); !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "unknown group") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// A partition that ends in a transaction's commit marker: the consumer
+// commits the offset after its last record (the marker's), Kafka's lag
+// stays 1, and WaitLagZero returns because nothing is left to read; it
+// still waits while a record is left.
+func TestWaitLagZeroAfterTransaction(t *testing.T) {
+	b := start(t, minikafka.WithInMemory(), minikafka.WithListenAddr("127.0.0.1:0"), minikafka.WithTopic("tx", 1))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	tx := client(t, b, kgo.TransactionalID("tx-lag"), kgo.DefaultProduceTopic("tx"))
+	if err := tx.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := tx.ProduceSync(ctx, &kgo.Record{Value: []byte("v")}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	adm := kadm.NewClient(client(t, b))
+	commit := func(off int64) {
+		if _, err := adm.CommitOffsets(ctx, "g", kadm.OffsetsFromRecords(kgo.Record{Topic: "tx", Partition: 0, Offset: off - 1})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commit(1) // one record left
+	short, cancelShort := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancelShort()
+	if err := b.WaitLagZero(short, "g", "tx"); err == nil {
+		t.Fatal("WaitLagZero returned with a record left")
+	}
+	commit(2) // the marker's offset: the records are all read
+	lags, err := b.GroupLag("g", "tx")
+	if err != nil || lags[0].Lag != 1 {
+		t.Fatalf("lag %+v %v, want Kafka's 1 (the marker)", lags, err)
+	}
+	if err := b.WaitLagZero(ctx, "g", "tx"); err != nil {
+		t.Fatal(err)
 	}
 }
