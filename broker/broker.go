@@ -157,8 +157,11 @@ type Broker struct {
 
 	// quotas are the client quotas (quotas.go); quotaThrottles counts
 	// throttled answers.
-	quotas         *quotaManager
-	acls           *aclManager // nil: no authorizer
+	quotas *quotaManager
+	acls   *aclManager // nil: no authorizer
+	// cleanStart: the data dir's last broker closed cleanly (its marker
+	// was found), so the logs opened at start are durable as they are.
+	cleanStart     bool
 	mapping        *acl.MappingRules
 	quotaThrottles atomic.Uint64
 	// telemetry holds the client metrics clients push (KIP-714).
@@ -297,7 +300,14 @@ func (b *Broker) openStorage() (err error) {
 		b.acls, err = openACLs(b.fs, b.cfg.DataDir, *b.cfg.Authorizer)
 	}
 	if err == nil {
+		b.cleanStart, err = b.takeCleanShutdown()
+	}
+	if err == nil {
 		err = b.loadTopics()
+		b.cleanStart = false // logs made from now on have no such history
+	}
+	if err == nil {
+		err = b.dropCleanShutdown()
 	}
 	wg.Wait()
 	if err = errors.Join(err, idErr, groupErr, txErr); err == nil {
@@ -571,6 +581,9 @@ func (b *Broker) Close() error {
 		}
 		errs = append(errs, b.closeLogs())
 		b.closeErr = errors.Join(errs...)
+		if b.closeErr == nil {
+			b.closeErr = b.markCleanShutdown()
+		}
 	})
 	return b.closeErr
 }

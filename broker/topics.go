@@ -319,6 +319,9 @@ func (b *Broker) openPartition(t *topic, i int32) (*partition, error) {
 		Logger: b.log.With("topic", t.name, "partition", i),
 		Now:    b.now,
 		Files:  b.files,
+
+		CleanShutdown:    b.cleanStart,
+		SmallActiveBytes: smallActiveBytes,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("broker: opening %s-%d: %w", t.name, i, err)

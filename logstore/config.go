@@ -75,4 +75,16 @@ type Options struct {
 	// only of segments being rescanned (the active one after an unclean
 	// shutdown, and any whose index is missing or stale). Slow for big logs.
 	VerifyAll bool
+	// CleanShutdown says every file of the log is durable as it is: the
+	// last Close completed (the broker's clean-shutdown marker). A
+	// rescanned active segment is then not fsynced again at open, which
+	// with thousands of partitions is most of a restart.
+	CleanShutdown bool
+	// SmallActiveBytes: an active segment smaller than this gets no
+	// index files at Close, and the next open rescans it instead (at
+	// most this much reading per log). With thousands of small
+	// partitions, creating two files per log at Close and opening them
+	// at start was most of the shutdown and restart; 0 always writes
+	// them.
+	SmallActiveBytes int64
 }

@@ -91,8 +91,10 @@
 //
 // Index files are written whole (tmp, fsync, rename: vfs.ReplaceFile for
 // both, then one directory fsync) when a segment is sealed and, for the
-// active segment, on Close. While a segment is active its indexes live in
-// memory. They can always be rebuilt from the .log file.
+// active segment, on Close (without fsyncs: they are checked at open), unless
+// it is smaller than Options.SmallActiveBytes, which is cheaper to rescan.
+// While a segment is active its indexes live in memory. They can always be
+// rebuilt from the .log file.
 //
 // The logstart file is 20 bytes: "MKLS", version 1, three zero bytes, int64
 // offset, CRC32C of the first 16 bytes; replaced atomically.
@@ -102,12 +104,14 @@
 // Open removes *.tmp and *.deleted files and index files without a log. For
 // each segment it loads the index files if their headers match the .log
 // file's current size and their checksums hold; a clean Close leaves them so
-// for every segment, so a clean open reads no log data. Otherwise the
-// segment is rescanned: every batch's length, magic, CRC32C, record count
+// for every segment but a small active one, so a clean open reads no other
+// log data. Otherwise the segment is rescanned: every batch's length, magic, CRC32C, record count
 // and base offset (must equal the previous batch's last offset + 1) is
 // checked. In the last (active) segment the first bad or incomplete batch
 // ends the log: the file is truncated there, fsynced, and the cut
-// (file, position, bytes dropped, reason) appears in the RecoveryReport.
+// (file, position, bytes dropped, reason) appears in the RecoveryReport; a
+// rescanned active segment is fsynced before its end becomes the high
+// watermark, unless Options.CleanShutdown says the last Close completed.
 // In a sealed segment it is a *CorruptionError naming the file and byte
 // position, and Open fails: sealed segments were fsynced when sealed, so
 // damage there is not a torn write and must not be silently dropped.

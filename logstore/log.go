@@ -27,9 +27,11 @@ type Log struct {
 	fs     vfs.FS
 	dir    string
 	logger *slog.Logger
-	now    func() time.Time
-	files  *FileCache
-	sync   SyncPolicy
+	// smallActive is Options.SmallActiveBytes.
+	smallActive int64
+	now         func() time.Time
+	files       *FileCache
+	sync        SyncPolicy
 
 	cfg atomic.Pointer[Config]
 
@@ -616,7 +618,10 @@ func (l *Log) Close() error {
 		// rescan it. They are a cache with a checksum, checked against
 		// the segment at open: no fsync (of them or the directory),
 		// which with thousands of partitions made shutdown take seconds.
-		if a := l.active; err == nil && a.diskIndex != a.size.Load() {
+		// A small one gets none (Options.SmallActiveBytes): rescanning
+		// it at open costs less than two files created now and opened
+		// then.
+		if a := l.active; err == nil && a.diskIndex != a.size.Load() && a.size.Load() >= l.smallActive {
 			err = l.writeIndexesUnsynced(a)
 		}
 	}

@@ -63,10 +63,10 @@ func Open(opts Options) (*Log, *RecoveryReport, error) {
 	if opts.Sync.Mode == SyncInterval && opts.Sync.Interval <= 0 {
 		return nil, nil, fmt.Errorf("logstore: sync interval must be positive")
 	}
-	l := &Log{fs: opts.FS, dir: opts.Dir, logger: opts.Logger, now: opts.Now, files: opts.Files, sync: opts.Sync}
+	l := &Log{fs: opts.FS, dir: opts.Dir, logger: opts.Logger, now: opts.Now, files: opts.Files, sync: opts.Sync, smallActive: opts.SmallActiveBytes}
 	l.SetConfig(opts.Config)
 	rep := &RecoveryReport{}
-	if err := l.recover(rep, opts.VerifyAll); err != nil {
+	if err := l.recover(rep, opts.VerifyAll, opts.CleanShutdown); err != nil {
 		for _, s := range l.segmentsOrNil() {
 			s.h.close()
 		}
@@ -87,7 +87,7 @@ func (l *Log) segmentsOrNil() []*segment {
 	return nil
 }
 
-func (l *Log) recover(rep *RecoveryReport, verifyAll bool) error {
+func (l *Log) recover(rep *RecoveryReport, verifyAll, clean bool) error {
 	fsys := l.fs
 	if _, err := fsys.Stat(l.dir); errors.Is(err, fs.ErrNotExist) {
 		// A new partition: its directory entry must be durable too.
@@ -199,9 +199,10 @@ func (l *Log) recover(rep *RecoveryReport, verifyAll bool) error {
 	l.leo.Store(leo)
 	l.logStart.Store(logStart)
 	l.hw.Store(&hwMark{off: leo, seg: l.active, pos: l.active.size.Load()})
-	if len(rep.Truncated) > 0 || len(rep.Rescanned) > 0 {
+	if len(rep.Truncated) > 0 || len(rep.Rescanned) > 0 && !clean {
 		// Make what recovery kept durable before exposing it as the high
-		// watermark, which WaitDurable callers rely on.
+		// watermark, which WaitDurable callers rely on (after a clean
+		// shutdown it is durable already: Close synced it).
 		f, err := l.active.h.acquire()
 		if err != nil {
 			return err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/minikafka/minikafka/internal/vfs"
@@ -216,5 +217,53 @@ func TestRecoverySweepsDebris(t *testing.T) {
 	names, _ := e.fs.ReadDir(e.dir)
 	if strings.Join(names, ",") != "00000000000000000000.index,00000000000000000000.log,00000000000000000000.timeindex" {
 		t.Fatalf("left %v", names)
+	}
+}
+
+// SmallActiveBytes: Close leaves a small active segment without index
+// files and the next open rescans it; after a clean shutdown
+// (CleanShutdown) that rescan is not fsynced, after a crash it is.
+func TestSmallActiveSegmentRescannedAfterClose(t *testing.T) {
+	mem := vfs.NewMem()
+	var syncs atomic.Int64
+	fsys := vfs.NewFaultFS(mem, vfs.InjectorFunc(func(op vfs.Op, path string, n int) (int, error) {
+		if op == vfs.OpSync && strings.HasSuffix(path, ".log") {
+			syncs.Add(1)
+		}
+		return n, nil
+	}))
+	opts := Options{FS: fsys, Dir: "/d/t-0", Config: DefaultConfig(), SmallActiveBytes: 1 << 20, Sync: SyncPolicy{Mode: SyncAlways}}
+	l, _, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if _, err := l.Append(batch(t, 1, int64(i), "v")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	names, _ := mem.ReadDir(opts.Dir)
+	if strings.Join(names, ",") != "00000000000000000000.log" {
+		t.Fatalf("after Close: %v, want the segment alone", names)
+	}
+	for _, clean := range []bool{true, false} {
+		opts.CleanShutdown = clean
+		syncs.Store(0)
+		l, rep, err := Open(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Rescanned) != 1 || l.LogEndOffset() != 3 {
+			t.Fatalf("clean %v: rescanned %v, end %d", clean, rep.Rescanned, l.LogEndOffset())
+		}
+		if got := syncs.Load(); clean && got != 0 || !clean && got == 0 {
+			t.Fatalf("clean %v: %d fsyncs of the segment at open", clean, got)
+		}
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
