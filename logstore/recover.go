@@ -89,7 +89,11 @@ func (l *Log) segmentsOrNil() []*segment {
 
 func (l *Log) recover(rep *RecoveryReport, verifyAll, clean bool) error {
 	fsys := l.fs
-	if _, err := fsys.Stat(l.dir); errors.Is(err, fs.ErrNotExist) {
+	// The listing is what recovery goes by: which files to open (a
+	// failed open of a missing file costs as much as a good one, times
+	// thousands of partitions at start).
+	names, err := fsys.ReadDir(l.dir)
+	if errors.Is(err, fs.ErrNotExist) {
 		// A new partition: its directory entry must be durable too.
 		if err := fsys.MkdirAll(l.dir, 0o755); err != nil {
 			return err
@@ -97,15 +101,13 @@ func (l *Log) recover(rep *RecoveryReport, verifyAll, clean bool) error {
 		if err := fsys.SyncDir(filepath.Dir(l.dir)); err != nil {
 			return err
 		}
-	} else if err != nil {
+		names, err = nil, nil
+	}
+	if err != nil {
 		return err
 	}
 	// A compaction interrupted by a crash is finished or discarded first
 	// (compact_swap.go), so what follows sees plain segments.
-	names, err := fsys.ReadDir(l.dir)
-	if err != nil {
-		return err
-	}
 	if changed, err := l.finishCompaction(names, rep); err != nil {
 		return err
 	} else if changed {
@@ -115,6 +117,10 @@ func (l *Log) recover(rep *RecoveryReport, verifyAll, clean bool) error {
 	}
 	var bases []int64
 	logs := map[int64]bool{}
+	present := make(map[string]bool, len(names))
+	for _, n := range names {
+		present[n] = true
+	}
 	removed := false
 	for _, n := range names {
 		if strings.HasSuffix(n, ".tmp") || strings.HasSuffix(n, ".deleted") {
@@ -143,16 +149,19 @@ func (l *Log) recover(rep *RecoveryReport, verifyAll, clean bool) error {
 	}
 	sort.Slice(bases, func(i, j int) bool { return bases[i] < bases[j] })
 
-	logStart, err := readLogStart(fsys, filepath.Join(l.dir, logStartFile))
-	if err != nil {
-		return err
+	var logStart int64
+	if present[logStartFile] {
+		if logStart, err = readLogStart(fsys, filepath.Join(l.dir, logStartFile)); err != nil {
+			return err
+		}
 	}
 
 	var segs []*segment
 	l.segs.Store(&segs)
 	for i, base := range bases {
 		last := i == len(bases)-1
-		s, err := l.loadSegment(base, last, verifyAll, rep)
+		indexed := present[filepath.Base(l.path(base, ".index"))] && present[filepath.Base(l.path(base, ".timeindex"))]
+		s, err := l.loadSegment(base, last, verifyAll, indexed, rep)
 		if err != nil {
 			for _, s := range segs {
 				s.h.close()
@@ -234,7 +243,7 @@ func parseSegName(name, ext string) (int64, bool) {
 // otherwise the segment is rescanned (verifying every batch) and the index
 // files rewritten. In the active segment a bad batch ends the log: the file
 // is truncated there and the loss reported. Elsewhere it is corruption.
-func (l *Log) loadSegment(base int64, active, verifyAll bool, rep *RecoveryReport) (*segment, error) {
+func (l *Log) loadSegment(base int64, active, verifyAll, indexed bool, rep *RecoveryReport) (*segment, error) {
 	name := l.path(base, ".log")
 	f, err := l.fs.OpenFile(name, os.O_RDWR, 0)
 	if err != nil {
@@ -253,7 +262,7 @@ func (l *Log) loadSegment(base int64, active, verifyAll bool, rep *RecoveryRepor
 	cfg := l.config()
 	interval := int64(cfg.IndexIntervalBytes)
 
-	if !verifyAll && l.loadIndexes(s, size) {
+	if !verifyAll && indexed && l.loadIndexes(s, size) {
 		s.size.Store(size)
 		s.diskIndex = size
 		if active && size > 0 {
