@@ -39,11 +39,11 @@ func (b *Broker) handleOffsetFetch(_ context.Context, req *protocol.Request) pro
 		all := r.Topics == nil
 		kept := resp.Topics[:0]
 		for _, t := range resp.Topics {
-			if all && az.topicVisible(opDescribe, t.Topic) || !all && az.topic(opDescribe, t.Topic) {
+			switch offsetTopicVerdict(az, all, t.Topic) {
+			case offsetsShown:
 				kept = append(kept, t)
 				continue
-			}
-			if all {
+			case offsetsLeftOut:
 				continue
 			}
 			for i := range t.Partitions {
@@ -90,11 +90,11 @@ func (b *Broker) handleOffsetFetch(_ context.Context, req *protocol.Request) pro
 					name = tp.name
 				}
 			}
-			if name == "" || all && az.topicVisible(opDescribe, name) || !all && az.topic(opDescribe, name) {
+			switch offsetTopicVerdict(az, all, name) {
+			case offsetsShown:
 				kept = append(kept, t)
 				continue
-			}
-			if all {
+			case offsetsLeftOut:
 				continue
 			}
 			for i := range t.Partitions {
@@ -107,4 +107,28 @@ func (b *Broker) handleOffsetFetch(_ context.Context, req *protocol.Request) pro
 	}
 	resp.Groups = append(resp.Groups, denied...)
 	return protocol.Reply{Response: resp}
+}
+
+type offsetVerdict int8
+
+const (
+	offsetsShown   offsetVerdict = iota
+	offsetsLeftOut               // a fetch of all offsets: not listed
+	offsetsRefused               // a named topic: TOPIC_AUTHORIZATION_FAILED
+)
+
+// offsetTopicVerdict is what an OffsetFetch shows of a topic's committed
+// offsets; "" (an ID no topic has) is the coordinator's to answer.
+func offsetTopicVerdict(az *authz, all bool, name string) offsetVerdict {
+	switch {
+	case name == "":
+		return offsetsShown
+	case all && az.topicVisible(opDescribe, name):
+		return offsetsShown
+	case all:
+		return offsetsLeftOut
+	case az.topic(opDescribe, name):
+		return offsetsShown
+	}
+	return offsetsRefused
 }

@@ -1,13 +1,9 @@
 package broker
 
 import (
-	"context"
 	"fmt"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minikafka/minikafka/broker/internal/acl"
@@ -74,53 +70,7 @@ func BenchmarkProduceACLs(b *testing.B) {
 // BenchmarkFetchACLs: the same for fetch, with small fetches (64 KiB) so
 // that the per-request check is as large a share as it gets.
 func BenchmarkFetchACLs(b *testing.B) {
-	const (
-		recSize = 1024
-		total   = 16 << 20
-		n       = total / recSize
-	)
-	for _, peer := range aclBenchPeers() {
-		b.Run(peer.name, func(b *testing.B) {
-			const topic = "bench"
-			addr := peer.start(b, topic, 1)
-			cl := newClient(b, addr, kgo.DefaultProduceTopic(topic), kgo.ProducerBatchCompression(kgo.NoCompression()))
-			value := make([]byte, recSize)
-			var wg sync.WaitGroup
-			wg.Add(n)
-			for range n {
-				cl.Produce(context.Background(), &kgo.Record{Value: value}, func(_ *kgo.Record, err error) {
-					if err != nil {
-						panic(err)
-					}
-					wg.Done()
-				})
-			}
-			wg.Wait()
-			b.SetBytes(total)
-			cpu0 := processCPU()
-			b.ResetTimer()
-			for range b.N {
-				cons := newClient(b, addr, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-					kgo.FetchMaxBytes(64<<10), kgo.FetchMaxPartitionBytes(64<<10))
-				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-				got := 0
-				for got < n {
-					fs := cons.PollFetches(ctx)
-					if ctx.Err() != nil {
-						b.Fatalf("consumed %d of %d", got, n)
-					}
-					if errs := fs.Errors(); len(errs) > 0 {
-						b.Fatal(fmt.Sprint(errs))
-					}
-					got += fs.NumRecords()
-				}
-				cancel()
-				cons.Close()
-			}
-			b.StopTimer()
-			reportCPU(b, cpu0, int64(b.N)*total)
-		})
-	}
+	benchConsumePeers(b, aclBenchPeers(), 16<<20, 64<<10, 64<<10)
 }
 
 // BenchmarkAuthzCached: what a request pays per resource once its

@@ -133,13 +133,15 @@ func BenchmarkProduce1KiB8P2Always(b *testing.B) { benchProducePeers(b, peers(tr
 
 // BenchmarkConsume: one consumer reads 64 MiB of 1 KiB records from offset
 // 0 per iteration (the data is produced once, untimed).
-func BenchmarkConsume(b *testing.B) {
-	const (
-		recSize = 1024
-		total   = 64 << 20
-		n       = total / recSize
-	)
-	for _, peer := range benchPeers {
+func BenchmarkConsume(b *testing.B) { benchConsumePeers(b, benchPeers, 64<<20, 50<<20, 10<<20) }
+
+// benchConsumePeers produces total bytes of 1 KiB records to each peer
+// once, then times re-reading them all with fetches of at most
+// fetchBytes (partBytes per partition).
+func benchConsumePeers(b *testing.B, peers []benchPeer, total int, fetchBytes, partBytes int32) {
+	const recSize = 1024
+	n := total / recSize
+	for _, peer := range peers {
 		b.Run(peer.name, func(b *testing.B) {
 			const topic = "bench"
 			addr := peer.start(b, topic, 1)
@@ -156,12 +158,12 @@ func BenchmarkConsume(b *testing.B) {
 				})
 			}
 			wg.Wait()
-			b.SetBytes(total)
+			b.SetBytes(int64(total))
 			cpu0 := processCPU()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				cons := newClient(b, addr, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-					kgo.FetchMaxBytes(50<<20), kgo.FetchMaxPartitionBytes(10<<20))
+					kgo.FetchMaxBytes(fetchBytes), kgo.FetchMaxPartitionBytes(partBytes))
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 				got := 0
 				for got < n {
@@ -178,7 +180,7 @@ func BenchmarkConsume(b *testing.B) {
 				cons.Close()
 			}
 			b.StopTimer()
-			reportCPU(b, cpu0, int64(b.N)*total)
+			reportCPU(b, cpu0, int64(b.N)*int64(total))
 		})
 	}
 }
