@@ -28,7 +28,12 @@ function startBroker() {
       m = /control API at http:\/\/(\S+)\/v1\//.exec(line);
       if (m && bootstrap) {
         clearTimeout(timer);
-        resolve({ bootstrap, admin: m[1], stop: () => { proc.kill(); fs.rmSync(data, { recursive: true, force: true }); } });
+        resolve({ bootstrap, admin: m[1], stop: () => new Promise((done) => {
+          // Remove the data dir only once the broker has exited: its clean
+          // shutdown still writes there (index files, the clean-shutdown marker).
+          proc.once('exit', () => { fs.rmSync(data, { recursive: true, force: true }); done(); });
+          proc.kill();
+        }) });
       }
     });
     proc.on('exit', (code) => reject(new Error(`minikafka exited with ${code}`)));
@@ -83,7 +88,7 @@ async function main() {
     console.log('ok: kafkajs retried through 2 injected NOT_LEADER_OR_FOLLOWER and a broker down/up');
   } finally {
     await Promise.allSettled([consumer.disconnect(), producer.disconnect(), admin.disconnect()]);
-    broker.stop();
+    await broker.stop();
   }
 }
 
