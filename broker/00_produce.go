@@ -297,7 +297,7 @@ func (b *Broker) produceTo(p *partition, st partitionStore, batch []byte, acks i
 			return 0, dup.lastOffs + 1, nil
 		}
 	}
-	txnOpened := h.IsTransactional() && b.txns.producing(p, h.ProducerID)
+	txnOpened := h.IsTransactional() && b.txns.producing(p, h.ProducerID, st.logEnd())
 	// records.Validate checked NumRecords = LastOffsetDelta + 1 > 0.
 	res, err := st.append(batch, int(h.NumRecords), now)
 	if txnOpened {

@@ -66,8 +66,6 @@ func (b *Broker) handleWriteTxnMarkers(ctx context.Context, req *protocol.Reques
 					rp.ErrorCode = kerr.InvalidRequest.Code
 				case p == nil:
 					rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-				case p.fwd.Load() != nil:
-					rp.ErrorCode = kerr.InvalidTxnState.Code
 				default:
 					end, first, marker, err := b.txns.writeMarkerChecked(p, m.ProducerID, m.ProducerEpoch, m.CoordinatorEpoch, m.Committed, true)
 					switch {
@@ -80,7 +78,7 @@ func (b *Broker) handleWriteTxnMarkers(ctx context.Context, req *protocol.Reques
 						if !m.Committed && first >= 0 {
 							aborted = append(aborted, abortedRecord{Topic: hex.EncodeToString(t.id[:]), Partition: part, PID: m.ProducerID, First: first, Last: marker})
 						}
-						waits = append(waits, logEnd{p.log, end})
+						waits = append(waits, logEnd{b.storeOf(p), end})
 					}
 				}
 				if rp.ErrorCode != 0 {
@@ -105,7 +103,7 @@ func (b *Broker) handleWriteTxnMarkers(ctx context.Context, req *protocol.Reques
 		}
 	}
 	for _, w := range waits {
-		if err := w.l.WaitDurable(ctx, w.end); err != nil {
+		if err := w.st.waitDurable(ctx, w.end); err != nil {
 			storageFailed = true
 		}
 	}

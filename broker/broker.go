@@ -237,14 +237,10 @@ func New(cfg Config) (*Broker, error) {
 	if err := b.openStorage(); err != nil {
 		return nil, err
 	}
-	if cfg.Uplink != nil {
-		var err error
-		if b.uplink, err = startUplink(b, *cfg.Uplink); err != nil {
-			b.txns.close()
-			b.groups.Close()
-			b.closeLogs()
-			return nil, err
-		}
+	if b.uplink != nil {
+		// Forwarders ship once the transaction coordinator can tell them
+		// what is committed.
+		b.uplink.start()
 	}
 	b.bg.Add(2)
 	go b.retentionLoop()
@@ -312,6 +308,13 @@ func (b *Broker) openStorage() (err error) {
 	wg.Wait()
 	if err = errors.Join(err, idErr, groupErr, txErr); err == nil {
 		b.groups = coord
+		if b.cfg.Uplink != nil {
+			// Before the transaction log's replay: the transactions of
+			// forwarded partitions live in their spools.
+			b.uplink, err = startUplink(b, *b.cfg.Uplink)
+		}
+	}
+	if err == nil {
 		b.txns, err = newTxnCoordinator(b, txLog, txRecs)
 		if err != nil {
 			err = fmt.Errorf("broker: starting transaction coordinator: %w", err)
@@ -326,6 +329,10 @@ func (b *Broker) openStorage() (err error) {
 		}
 		if txLog != nil && b.txns == nil {
 			txLog.close()
+		}
+		if b.uplink != nil {
+			b.uplink.close()
+			b.uplink = nil
 		}
 		b.closeLogs()
 	}

@@ -148,7 +148,7 @@ func TestCleanerRemovesTxnMarkers(t *testing.T) {
 				t.Fatalf("%s: aborted index entry %+v has no marker in the log (markers %v)", label, a, markers)
 			}
 		}
-		if lso := b.txns.lastStable(p); lso != hw {
+		if lso := b.storeOf(p).lastStable(); lso != hw {
 			t.Fatalf("%s: last stable offset %d, high watermark %d", label, lso, hw)
 		}
 		adm := newAdmin(t, addr)

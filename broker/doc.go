@@ -238,7 +238,28 @@
 // named, which `minikafka forward-status` asks for) show lag, spool bytes,
 // pressure, state and the last upstream error; the root package's metrics
 // endpoint exports the same per partition.
-// Not forwarded: transactional batches (INVALID_TXN_STATE), and records a
-// topic held in its log before it became forwarded (its offsets continue
-// from the log end, but the old records are no longer served).
+//
+// Transactions: a transactional producer writes to a forwarded topic as to
+// any other. Its batches and the coordinator's markers go into the spool;
+// the coordinator keeps the partition's open and aborted transactions as
+// for a log (txn.go reaches records only through partitionStore), so local
+// read_committed consumers see the last stable offset and the aborted
+// index. The forwarder ships only below the last stable offset: an open
+// transaction holds back its partition (as it holds back read_committed
+// consumers), committed data is shipped as the forwarder's own idempotent
+// data, and aborted data and markers never leave (they are passed over,
+// then deleted with what was shipped). So upstream, read_committed and
+// read_uncommitted consumers alike see exactly the committed records, once
+// each, across local crashes (an Ongoing transaction found at restart is
+// aborted at its timeout, and never shipped).
+// Not kept upstream: the atomicity of a transaction over several
+// partitions. Each partition ships its share when it commits, on its own,
+// so an upstream consumer may for a moment see one partition's share and
+// not yet another's; nor is a group offset committed in the transaction
+// (TxnOffsetCommit) shipped in it (-forward-group-offsets syncs groups on
+// its own schedule).
+//
+// Not forwarded: records a topic held in its log before it became
+// forwarded (its offsets continue from the log end, but the old records
+// are no longer served).
 package broker

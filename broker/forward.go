@@ -15,7 +15,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minikafka/minikafka/internal/records"
@@ -181,6 +180,16 @@ func (f *forwarder) commitLoop() {
 
 const commitEvery = 100 * time.Millisecond
 
+// passedThrough records that every record up to last needs no shipping
+// (transaction markers and aborted data): the spool may drop them.
+func (f *forwarder) passedThrough(last int64) {
+	f.acked.Store(last)
+	select {
+	case f.commitNote <- struct{}{}:
+	default:
+	}
+}
+
 // ackedThrough records that the upstream holds every record up to last.
 func (f *forwarder) ackedThrough(last int64, records, bytes int) {
 	f.acked.Store(last)
@@ -211,11 +220,23 @@ func (f *forwarder) highWatermark() int64 {
 	return f.sp.NextSeq()
 }
 
-// lastStable is the high watermark: transactions are not forwarded.
-func (f *forwarder) lastStable() int64 { return f.highWatermark() }
+// lastStable: transactions of a forwarded partition are the coordinator's
+// as for a log; their batches and markers sit in the spool, and only what
+// is below the LSO is shipped (uplink_ship.go).
+func (f *forwarder) lastStable() int64 { return f.u.b.txns.lastStable(f.p, f.highWatermark()) }
 
-func (f *forwarder) beginTxn(records.BatchHeader, int16) (func(), int16, error) {
-	return nil, kerr.InvalidTxnState.Code, fmt.Errorf("topic %s is forwarded upstream; transactions are not supported on forwarded topics", f.p.topic.name)
+func (f *forwarder) beginTxn(h records.BatchHeader, version int16) (func(), int16, error) {
+	return f.u.b.txns.beginProduce(f.p, &h, version)
+}
+
+// appendMarker spools a transaction marker past the pressure limit (the
+// spool's own hard limit still applies).
+func (f *forwarder) appendMarker(batch []byte) (logstore.AppendResult, error) {
+	seq, err := f.sp.AppendSpan(batch, 1)
+	if err != nil {
+		return logstore.AppendResult{}, fmt.Errorf("forwarding spool of %s-%d: %w", f.p.topic.name, f.p.index, err)
+	}
+	return logstore.AppendResult{BaseOffset: seq, LastOffset: seq, LogStartOffset: f.sp.Head(), AppendTimeMs: -1}, nil
 }
 
 // decodesBatches: the forwarder decodes small batches to merge them, and

@@ -64,6 +64,10 @@ type partitionStore interface {
 	// logged here when they are the store's own failure; errCode maps
 	// them.
 	append(batch []byte, count int, now time.Time) (logstore.AppendResult, error)
+	// appendMarker stores a transaction marker the coordinator built
+	// (txn.go): never refused for pressure, since a transaction that
+	// cannot end holds back every read_committed consumer.
+	appendMarker(batch []byte) (logstore.AppendResult, error)
 	// waitDurable waits until everything before end meets the durability
 	// policy.
 	waitDurable(ctx context.Context, end int64) error
@@ -132,7 +136,7 @@ type logStore struct {
 func (s *logStore) logStart() int64      { return s.p.log.LogStartOffset() }
 func (s *logStore) logEnd() int64        { return s.p.log.LogEndOffset() }
 func (s *logStore) highWatermark() int64 { return s.p.log.HighWatermark() }
-func (s *logStore) lastStable() int64    { return s.b.txns.lastStable(s.p) }
+func (s *logStore) lastStable() int64    { return s.b.txns.lastStable(s.p, s.p.log.HighWatermark()) }
 func (s *logStore) decodesBatches() bool { return false }
 func (s *logStore) pressure() float64    { return 0 }
 
@@ -150,6 +154,10 @@ func (s *logStore) append(batch []byte, _ int, _ time.Time) (logstore.AppendResu
 		s.b.log.Error("append failed", "topic", s.p.topic.name, "partition", s.p.index, "err", err)
 	}
 	return res, err
+}
+
+func (s *logStore) appendMarker(batch []byte) (logstore.AppendResult, error) {
+	return s.p.log.Append(batch)
 }
 
 func (s *logStore) waitDurable(ctx context.Context, end int64) error {

@@ -180,9 +180,8 @@ func (c *txnCoordinator) partState(p *partition) *partTxn {
 }
 
 // lastStable is the partition's LSO: the first offset of its oldest open
-// transaction, or the high watermark.
-func (c *txnCoordinator) lastStable(p *partition) int64 {
-	hw := p.log.HighWatermark()
+// transaction, or hw, the high watermark of its store.
+func (c *txnCoordinator) lastStable(p *partition, hw int64) int64 {
 	v, ok := c.parts.Load(p)
 	if !ok {
 		return hw
@@ -328,9 +327,10 @@ func (c *txnCoordinator) recover(recs []txnRecord) error {
 				}
 				// Data closed by a marker (a WriteTxnMarkers abort) is not
 				// open; data after that marker is.
-				first, marker, err := scanTxn(p, ts.pid, start)
+				st := c.b.storeOf(p)
+				first, marker, err := scanTxn(st, p, ts.pid, start)
 				for err == nil && marker >= 0 {
-					first, marker, err = scanTxn(p, ts.pid, marker+1)
+					first, marker, err = scanTxn(st, p, ts.pid, marker+1)
 				}
 				if err != nil {
 					ts.mu.Unlock()
@@ -355,22 +355,13 @@ func (c *txnCoordinator) recover(recs []txnRecord) error {
 // scanTxn reads the batch headers of p from start and returns the offset of
 // the first transactional data batch of pid and of its first marker after
 // that (-1 when absent).
-func scanTxn(p *partition, pid int64, start int64) (first, marker int64, err error) {
+func scanTxn(st partitionStore, p *partition, pid int64, start int64) (first, marker int64, err error) {
 	first, marker = -1, -1
-	l := p.log
-	start = max(start, l.LogStartOffset())
-	if start >= l.LogEndOffset() {
+	start = max(start, st.logStart())
+	if start >= st.logEnd() {
 		return -1, -1, nil
 	}
-	rr, err := l.Read(logstore.ReadOptions{Offset: start, MaxBytes: 1 << 30, MaxOffset: l.LogEndOffset(), MinOneBatch: true})
-	if err != nil {
-		if errors.Is(err, logstore.ErrOffsetOutOfRange) {
-			return -1, -1, nil
-		}
-		return -1, -1, err
-	}
-	defer rr.Release()
-	err = eachBatchHeader(rr, func(h *records.BatchHeader) bool {
+	err = st.eachBatchHeader(start, func(h *records.BatchHeader) bool {
 		if h.ProducerID != pid || !h.IsTransactional() {
 			return true
 		}
@@ -383,6 +374,9 @@ func scanTxn(p *partition, pid int64, start int64) (first, marker int64, err err
 		}
 		return true
 	})
+	if errors.Is(err, logstore.ErrOffsetOutOfRange) {
+		return -1, -1, nil
+	}
 	if err != nil {
 		return -1, -1, fmt.Errorf("scanning %s-%d: %w", p.topic.name, p.index, err)
 	}
@@ -430,6 +424,7 @@ var errStaleMarkerEpoch = errors.New("marker epoch older than the producer's")
 func (c *txnCoordinator) writeMarkerChecked(p *partition, pid int64, epoch int16, coordinatorEpoch int32, commit, checkEpoch bool) (end, first, marker int64, err error) {
 	now := c.b.now()
 	batch := controlBatchOf(pid, epoch, coordinatorEpoch, commit, now)
+	st := c.b.storeOf(p) // before p.mu: opening a spool takes it
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.producersLoaded {
@@ -438,7 +433,7 @@ func (c *txnCoordinator) writeMarkerChecked(p *partition, pid int64, epoch int16
 	if st := p.producers[pid]; checkEpoch && st != nil && epoch < st.epoch {
 		return 0, -1, -1, errStaleMarkerEpoch
 	}
-	res, err := p.log.Append(batch)
+	res, err := st.appendMarker(batch)
 	if err != nil {
 		return 0, -1, -1, err
 	}
@@ -461,10 +456,10 @@ func (c *txnCoordinator) writeMarkerChecked(p *partition, pid int64, epoch int16
 	return res.LastOffset + 1, first, res.BaseOffset, nil
 }
 
-// logEnd is a log and the offset after a marker written to it, whose
+// logEnd is a store and the offset after a marker written to it, whose
 // durability the answer waits for.
 type logEnd struct {
-	l   *logstore.Log
+	st  partitionStore
 	end int64
 }
 
@@ -480,7 +475,7 @@ func (c *txnCoordinator) complete(ts *txnState, commit, recovering bool) error {
 			continue // topic deleted meanwhile
 		}
 		if recovering {
-			first, marker, err := scanTxn(p, ts.pid, start)
+			first, marker, err := scanTxn(c.b.storeOf(p), p, ts.pid, start)
 			if err != nil {
 				return err
 			}
@@ -513,7 +508,7 @@ func (c *txnCoordinator) complete(ts *txnState, commit, recovering bool) error {
 		if open && !commit {
 			aborted = append(aborted, abortedRecord{Topic: hex.EncodeToString(k.id[:]), Partition: k.part, PID: ts.pid, First: first, Last: end - 1})
 		}
-		waits = append(waits, logEnd{p.log, end})
+		waits = append(waits, logEnd{c.b.storeOf(p), end})
 	}
 	if commit {
 		for g, offs := range ts.offsets {
@@ -528,7 +523,7 @@ func (c *txnCoordinator) complete(ts *txnState, commit, recovering bool) error {
 		}
 	}
 	for _, w := range waits {
-		if err := w.l.WaitDurable(context.Background(), w.end); err != nil {
+		if err := w.st.waitDurable(context.Background(), w.end); err != nil {
 			return err
 		}
 	}
@@ -577,7 +572,7 @@ func (c *txnCoordinator) addPartitions(ts *txnState, ps []*partition) error {
 		if _, ok := ts.parts[k]; ok {
 			continue
 		}
-		ts.parts[k] = p.log.LogEndOffset()
+		ts.parts[k] = c.b.storeOf(p).logEnd()
 		changed = true
 	}
 	if !changed {
@@ -661,7 +656,7 @@ func (c *txnCoordinator) keepAborted(a abortedRecord) bool {
 	}
 	p := c.partitionByKey(tpKey{id, a.Partition})
 	// An entry the cleaner dropped (its marker compacted away) goes too.
-	return p != nil && a.Last >= p.log.LogStartOffset() && c.abortedIndexed(p, a.PID, a.Last)
+	return p != nil && a.Last >= p.store().logStart() && c.abortedIndexed(p, a.PID, a.Last)
 }
 
 func (c *txnCoordinator) abortTimedOut() {
@@ -758,16 +753,17 @@ func (c *txnCoordinator) beginProduce(p *partition, h *records.BatchHeader, vers
 }
 
 // producing marks pid's transaction open on p before its batch is appended
-// (at the log end, a lower bound of the batch's offset, so the LSO never
-// passes it); produced corrects it to the batch's offset. Called under p.mu.
-func (c *txnCoordinator) producing(p *partition, pid int64) (added bool) {
+// (at logEnd, the store's end: a lower bound of the batch's offset, so the
+// LSO never passes it); produced corrects it to the batch's offset. Called
+// under p.mu.
+func (c *txnCoordinator) producing(p *partition, pid int64, logEnd int64) (added bool) {
 	pt := c.partState(p)
 	pt.mu.Lock()
 	defer pt.mu.Unlock()
 	if _, ok := pt.open[pid]; ok {
 		return false
 	}
-	pt.open[pid] = p.log.LogEndOffset()
+	pt.open[pid] = logEnd
 	return true
 }
 

@@ -111,7 +111,7 @@ func TestTxnCommitAbortIsolation(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := b.lookupTopic("tx", [16]byte{}).partition(1)
-	if lso, hw := b.txns.lastStable(p), p.log.HighWatermark(); lso != 7 || hw != 8 {
+	if lso, hw := b.storeOf(p).lastStable(), p.log.HighWatermark(); lso != 7 || hw != 8 {
 		t.Fatalf("open txn: lso %d hw %d, want 7 and 8", lso, hw)
 	}
 	lo := kmsg.NewPtrListOffsetsRequest()
@@ -431,7 +431,7 @@ func TestTxnCrashMidCommitRecovers(t *testing.T) {
 			t.Fatalf("p%d: log end %d, want 5 (a marker written twice or missing)", p, leo)
 		}
 		// The open txn's batch is at offset 2: the LSO stays there.
-		if lso := b.txns.lastStable(part); lso != 2 {
+		if lso := b.storeOf(part).lastStable(); lso != 2 {
 			t.Fatalf("p%d: lso %d, want 2", p, lso)
 		}
 		ab := b.txns.abortedIn(part, 0, 10)
@@ -451,7 +451,7 @@ func TestTxnCrashMidCommitRecovers(t *testing.T) {
 	b, _ = crashRestart(t, mem, b)
 	for p := int32(0); p < 2; p++ {
 		part := b.lookupTopic("c", [16]byte{}).partition(p)
-		if lso, hw := b.txns.lastStable(part), part.log.HighWatermark(); lso != 6 || hw != 6 {
+		if lso, hw := b.storeOf(part).lastStable(), part.log.HighWatermark(); lso != 6 || hw != 6 {
 			t.Fatalf("p%d: lso %d hw %d, want 6", p, lso, hw)
 		}
 		if ab := b.txns.abortedIn(part, 0, 10); len(ab) != 1 || ab[0].pid != pidAbo {

@@ -136,6 +136,12 @@ type uplink struct {
 	// matches caches the rule (or nil) per topic; topics never change name.
 	matches sync.Map // *topic → *ForwardRule (nil: not forwarded)
 
+	// ready is closed by start, once the broker is up: forwarders ship
+	// only then (what they may ship depends on the transaction
+	// coordinator, which starts after the spools are open).
+	ready     chan struct{}
+	startOnce sync.Once
+
 	mu     sync.Mutex // guards parts and closed; taken under nothing else
 	parts  map[*partition]*forwarder
 	closed bool
@@ -205,7 +211,7 @@ func startUplink(b *Broker, cfg UplinkConfig) (*uplink, error) {
 	if err != nil {
 		return nil, fmt.Errorf("uplink: %w", err)
 	}
-	u := &uplink{b: b, cfg: cfg, client: cl, parts: map[*partition]*forwarder{}}
+	u := &uplink{b: b, cfg: cfg, client: cl, parts: map[*partition]*forwarder{}, ready: make(chan struct{})}
 	u.ctx, u.cancel = context.WithCancel(context.Background())
 	if cfg.Cipher != nil {
 		b.log.Info("spool encrypted at rest", "cipher", "AES-256-GCM", "key_id", cfg.EncryptionKeyID)
@@ -231,6 +237,9 @@ func startUplink(b *Broker, cfg UplinkConfig) (*uplink, error) {
 	}
 	return u, nil
 }
+
+// start lets the forwarders ship.
+func (u *uplink) start() { u.startOnce.Do(func() { close(u.ready) }) }
 
 // rule returns the rule forwarding t, or nil.
 func (u *uplink) rule(t *topic) *ForwardRule {

@@ -48,6 +48,9 @@ const (
 	produceTimeout = 10 * time.Second
 )
 
+// attrTransactional is the batch attribute bit of transactional data.
+const attrTransactional = 0x10
+
 // upProducer is a forwarder's idempotent producer identity upstream.
 type upProducer struct {
 	id    int64 // -1: none yet
@@ -91,6 +94,11 @@ func (f *forwarder) run() {
 	defer f.u.wg.Done()
 	defer close(f.done)
 	defer f.setState(stateStopped)
+	select {
+	case <-f.u.ready:
+	case <-f.quit:
+		return
+	}
 	if !f.retry(f.ensureTopic) {
 		return
 	}
@@ -162,11 +170,29 @@ func (f *forwarder) run() {
 			// watermark: under durability always, what is fsynced):
 			// records shipped and then lost here would come again from
 			// their producer, which was never answered, and arrive
-			// upstream twice.
-			hw := f.highWatermark()
+			// upstream twice. And only what no open transaction holds
+			// (the last stable offset): a transaction's records go
+			// once it has committed, and never if it aborts.
+			hw, stable := f.highWatermark(), f.lastStable()
 			n := 0
-			for n < len(recs) && recs[n].Last() < hw {
+			for n < len(recs) && recs[n].Last() < stable {
 				n++
+			}
+			if n == 0 && len(recs) > 0 && recs[0].Last() < hw {
+				// Held by an open transaction: its marker (or its
+				// abort at the timeout) is the next append; a failed
+				// transactional append releases it without one.
+				f.setState(stateIdle)
+				t := time.NewTimer(txnCheckInterval)
+				select {
+				case <-f.quit:
+					t.Stop()
+					return
+				case <-changed:
+				case <-t.C:
+				}
+				t.Stop()
+				continue
 			}
 			if n == 0 && len(recs) > 0 {
 				if err := f.sp.WaitDurable(qctx, recs[0].Last()); err != nil {
@@ -191,6 +217,13 @@ func (f *forwarder) run() {
 				continue
 			}
 			pend = recs
+		}
+		if f.unshipped(pend[0]) {
+			// A transaction marker, or data of an aborted transaction.
+			f.passedThrough(pend[0].Last())
+			next = pend[0].Last() + 1
+			pend = pend[1:]
+			continue
 		}
 		b, err := f.build(pend)
 		if err != nil {
@@ -376,7 +409,7 @@ func (f *forwarder) build(pend []spool.Record) (outBatch, error) {
 	n := 1
 	if len(r.Data) < mergeBelow {
 		size, recs := len(r.Data), int(h.NumRecords)
-		for n < len(pend) && len(pend[n].Data) < mergeBelow && size+len(pend[n].Data) <= mergeMax && recs+pend[n].Span <= mergeMaxRecords {
+		for n < len(pend) && len(pend[n].Data) < mergeBelow && size+len(pend[n].Data) <= mergeMax && recs+pend[n].Span <= mergeMaxRecords && !f.unshipped(pend[n]) {
 			size += len(pend[n].Data)
 			recs += pend[n].Span
 			n++
@@ -454,12 +487,34 @@ func cloneBytes(b []byte) []byte {
 	return append([]byte{}, b...)
 }
 
-// stamp writes the producer identity into the batch and recomputes its
-// CRC (which covers the producer fields; the leader epoch is outside it).
+// unshipped reports whether a spooled batch stays here: a transaction
+// marker, or data of an aborted transaction. Committed transactional data
+// is shipped as the forwarder's own idempotent data (stamp).
+func (f *forwarder) unshipped(r spool.Record) bool {
+	h, err := records.ParseHeader(r.Data)
+	if err != nil || !h.IsTransactional() {
+		return false
+	}
+	if h.IsControl() {
+		return true
+	}
+	for _, a := range f.u.b.txns.abortedIn(f.p, r.Seq, r.Seq+1) {
+		if a.pid == h.ProducerID {
+			return true
+		}
+	}
+	return false
+}
+
+// stamp writes the producer identity into the batch, clears its
+// transactional bit (the forwarder ships committed records only, as an
+// idempotent producer) and recomputes its CRC (which covers the
+// attributes and producer fields; the leader epoch is outside it).
 // Offsets are those of the v2 batch header (see internal/records).
 func stamp(batch []byte, p upProducer) {
 	be := binary.BigEndian
 	records.SetPartitionLeaderEpoch(batch, -1)
+	be.PutUint16(batch[21:], be.Uint16(batch[21:])&^attrTransactional)
 	be.PutUint64(batch[43:], uint64(p.id))
 	be.PutUint16(batch[51:], uint16(p.epoch))
 	be.PutUint32(batch[53:], uint32(p.seq))
