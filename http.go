@@ -300,3 +300,6 @@ func (s consoleSource) Info() console.Info {
 }
 
 func (s consoleSource) ForwardStats() []broker.ForwardStat { return s.b.brk.ForwardStats() }
+func (s consoleSource) ForwardGroupOffsets() []broker.GroupOffsetSync {
+	return s.b.brk.ForwardGroupOffsets()
+}

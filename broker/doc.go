@@ -234,8 +234,9 @@
 // KAFKA_STORAGE_ERROR, retriable for kgo, librdkafka and the Java client,
 // so producers back off and retry; nothing is dropped. ForwardStats and
 // DescribeConfigs on a forwarded topic (read-only minikafka.forward.*
-// entries; minikafka.forward.partitions, per partition as JSON, only when
-// named, which `minikafka forward-status` asks for) show lag, spool bytes,
+// entries; minikafka.forward.partitions, per partition as JSON, and
+// minikafka.forward.group.offsets, the group offset sync rows as JSON, only
+// when named, which `minikafka forward-status` asks for) show lag, spool bytes,
 // pressure, state and the last upstream error; the root package's metrics
 // endpoint exports the same per partition.
 //

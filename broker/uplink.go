@@ -456,9 +456,11 @@ func (b *Broker) ForwardStats() []ForwardStat {
 //	minikafka.forward.forwarded       records acknowledged upstream since start
 //	minikafka.forward.last.error      last upstream error of any partition, "" when none
 //
-// and, only when asked for by name (it is long), the per-partition state:
+// and, only when asked for by name (they are long):
 //
 //	minikafka.forward.partitions      JSON array of ForwardStat, by partition
+//	minikafka.forward.group.offsets   JSON array of GroupOffsetSync of the topic
+//	                                  (last group offset sync pass; [] when none)
 func (b *Broker) describeForwarding(t *topic, names []string, r *kmsg.DescribeConfigsRequest) []kmsg.DescribeConfigsResponseResourceConfig {
 	if b.uplink == nil || b.uplink.rule(t) == nil {
 		return nil
@@ -499,6 +501,19 @@ func (b *Broker) describeForwarding(t *topic, names []string, r *kmsg.DescribeCo
 		}
 		entries = append(entries, [2]string{forwardPartitionsConfig, string(js)})
 	}
+	if slices.Contains(names, forwardGroupOffsetsConfig) {
+		rows := []GroupOffsetSync{}
+		for _, g := range b.ForwardGroupOffsets() {
+			if g.Topic == t.name {
+				rows = append(rows, g)
+			}
+		}
+		js, err := json.Marshal(rows)
+		if err != nil {
+			js = []byte("[]")
+		}
+		entries = append(entries, [2]string{forwardGroupOffsetsConfig, string(js)})
+	}
 	var out []kmsg.DescribeConfigsResponseResourceConfig
 	for _, kv := range entries {
 		if !want(kv[0]) {
@@ -520,3 +535,6 @@ func (b *Broker) describeForwarding(t *topic, names []string, r *kmsg.DescribeCo
 
 // forwardPartitionsConfig names the per-partition forwarding state entry.
 const forwardPartitionsConfig = "minikafka.forward.partitions"
+
+// forwardGroupOffsetsConfig names the group offset sync state entry.
+const forwardGroupOffsetsConfig = "minikafka.forward.group.offsets"

@@ -1,17 +1,20 @@
 package main
 
 // minikafka forward-status: the forwarding state of a running broker, read
-// over the Kafka protocol (DescribeConfigs of the read-only entry
-// minikafka.forward.partitions on every topic), so it needs nothing but
-// the broker's client port.
+// over the Kafka protocol (DescribeConfigs of the read-only entries
+// minikafka.forward.partitions and minikafka.forward.group.offsets on every
+// topic), so it needs nothing but the broker's client port.
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -27,6 +30,11 @@ import (
 // per-partition forwarding state as JSON (broker/uplink.go).
 const forwardPartitionsConfig = "minikafka.forward.partitions"
 
+// forwardGroupOffsetsConfig holds a topic's consumer group offset sync rows
+// as JSON (-forward-group-offsets, broker/uplink.go). Brokers before it
+// leave it out, which reads as no rows.
+const forwardGroupOffsetsConfig = "minikafka.forward.group.offsets"
+
 // runForwardStatus implements `minikafka forward-status`.
 func runForwardStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("minikafka forward-status", flag.ContinueOnError)
@@ -34,8 +42,9 @@ func runForwardStatus(ctx context.Context, args []string, stdout, stderr io.Writ
 	bootstrap := fs.String("bootstrap", "localhost:9092", "`host:port` of the broker to ask")
 	timeout := fs.Duration("timeout", 10*time.Second, "give up after this long")
 	asJSON := fs.Bool("json", false, "print the state as JSON (one array of partitions)")
+	groups := fs.Bool("groups", false, "with -json, print the consumer group offset sync rows instead of the partitions")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: minikafka forward-status [flags] [topic...]\n\nPrints, per forwarded partition of a running broker (of the given topics,\nor all): upstream topic, local high watermark, upstream-acknowledged\noffset, lag in records, spool bytes and pressure, spool encryption (cipher and key ID), the upstream producer\n(ID/epoch, and how often the upstream forgot it), state and last error.\n\nFlags:\n")
+		fmt.Fprintf(stderr, "Usage: minikafka forward-status [flags] [topic...]\n\nPrints, per forwarded partition of a running broker (of the given topics,\nor all): upstream topic, local high watermark, upstream-acknowledged\noffset, lag in records, spool bytes and pressure, spool encryption (cipher and key ID), the upstream producer\n(ID/epoch, and how often the upstream forgot it), state and last error.\n\nWith -forward-group-offsets on the broker, a second table follows: per\nlocal consumer group and forwarded partition, the group's local committed\noffset, its translation upstream, what the upstream group has committed,\nthe lag between the two in records, when it was last synced and why not.\n-json prints the partitions only (as before); -json -groups the group rows.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -46,10 +55,18 @@ func runForwardStatus(ctx context.Context, args []string, stdout, stderr io.Writ
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	stats, err := fetchForwardStats(ctx, *bootstrap, fs.Args())
+	stats, syncs, err := fetchForwardStats(ctx, *bootstrap, fs.Args())
 	if err != nil {
 		fmt.Fprintf(stderr, "minikafka forward-status: %v\n", err)
 		return 1
+	}
+	if *asJSON && *groups {
+		if syncs == nil {
+			syncs = []broker.GroupOffsetSync{}
+		}
+		js, _ := json.MarshalIndent(syncs, "", "  ")
+		fmt.Fprintf(stdout, "%s\n", js)
+		return 0
 	}
 	if *asJSON {
 		if stats == nil {
@@ -85,22 +102,56 @@ func runForwardStatus(ctx context.Context, args []string, stdout, stderr io.Writ
 			s.HighWatermark, s.UpstreamAcked, s.Lag, s.SpoolBytes, 100*s.Pressure, enc, producer, s.State, strings.ReplaceAll(lastErr, "\n", " "))
 	}
 	w.Flush()
+	if len(syncs) > 0 {
+		fmt.Fprintln(stdout)
+		printGroupSyncs(stdout, syncs, time.Now())
+	}
 	return 0
 }
 
+// printGroupSyncs prints the group offset sync table; SYNCED is the age
+// of the last sync pass as of now.
+func printGroupSyncs(out io.Writer, syncs []broker.GroupOffsetSync, now time.Time) {
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "GROUP\tTOPIC\tPARTITION\tLOCAL OFFSET\tUPSTREAM OFFSET\tUPSTREAM COMMITTED\tLAG\tSYNCED\tERROR")
+	off := func(o int64) string {
+		if o < 0 {
+			return "-"
+		}
+		return strconv.FormatInt(o, 10)
+	}
+	for _, g := range syncs {
+		synced := "-"
+		if !g.SyncedAt.IsZero() {
+			synced = max(0, now.Sub(g.SyncedAt)).Truncate(100*time.Millisecond).String() + " ago"
+		}
+		lag := "-" // untranslatable: no lag is known
+		if g.UpstreamOffset >= 0 {
+			lag = strconv.FormatInt(g.Lag, 10)
+		}
+		errText := g.Err
+		if errText == "" {
+			errText = "-"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", g.Group, g.Topic, g.Partition, off(g.LocalOffset),
+			off(g.UpstreamOffset), off(g.Committed), lag, synced, strings.ReplaceAll(errText, "\n", " "))
+	}
+	w.Flush()
+}
+
 // fetchForwardStats asks the broker at addr for the forwarding state of
-// topics (all when empty).
-func fetchForwardStats(ctx context.Context, addr string, topics []string) ([]broker.ForwardStat, error) {
+// topics (all when empty): partitions and group offset sync rows.
+func fetchForwardStats(ctx context.Context, addr string, topics []string) ([]broker.ForwardStat, []broker.GroupOffsetSync, error) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequestRetries(1), kgo.DialTimeout(5*time.Second))
 	if err != nil {
-		return nil, fmt.Errorf("bootstrap %q: %w", addr, err)
+		return nil, nil, fmt.Errorf("bootstrap %q: %w", addr, err)
 	}
 	defer cl.Close()
 	if len(topics) == 0 {
 		meta := kmsg.NewPtrMetadataRequest()
 		resp, err := meta.RequestWith(ctx, cl)
 		if err != nil {
-			return nil, fmt.Errorf("cannot reach the broker at %s: %w", addr, err)
+			return nil, nil, fmt.Errorf("cannot reach the broker at %s: %w", addr, err)
 		}
 		for _, t := range resp.Topics {
 			if t.Topic != nil && !t.IsInternal && !strings.HasPrefix(*t.Topic, "__") {
@@ -108,7 +159,7 @@ func fetchForwardStats(ctx context.Context, addr string, topics []string) ([]bro
 			}
 		}
 		if len(topics) == 0 {
-			return nil, nil
+			return nil, nil, nil
 		}
 	}
 	req := kmsg.NewPtrDescribeConfigsRequest()
@@ -116,28 +167,43 @@ func fetchForwardStats(ctx context.Context, addr string, topics []string) ([]bro
 		r := kmsg.NewDescribeConfigsRequestResource()
 		r.ResourceType = kmsg.ConfigResourceTypeTopic
 		r.ResourceName = t
-		r.ConfigNames = []string{forwardPartitionsConfig}
+		r.ConfigNames = []string{forwardPartitionsConfig, forwardGroupOffsetsConfig}
 		req.Resources = append(req.Resources, r)
 	}
 	resp, err := req.RequestWith(ctx, cl)
 	if err != nil {
-		return nil, fmt.Errorf("cannot reach the broker at %s: %w", addr, err)
+		return nil, nil, fmt.Errorf("cannot reach the broker at %s: %w", addr, err)
 	}
 	var out []broker.ForwardStat
+	var syncs []broker.GroupOffsetSync
 	for _, r := range resp.Resources {
 		if err := kerr.ErrorForCode(r.ErrorCode); err != nil {
-			return nil, fmt.Errorf("topic %s: %w", r.ResourceName, err)
+			return nil, nil, fmt.Errorf("topic %s: %w", r.ResourceName, err)
 		}
 		for _, c := range r.Configs {
-			if c.Name != forwardPartitionsConfig || c.Value == nil {
+			if c.Value == nil {
 				continue
 			}
-			var ps []broker.ForwardStat
-			if err := json.Unmarshal([]byte(*c.Value), &ps); err != nil {
-				return nil, fmt.Errorf("topic %s: bad %s: %w", r.ResourceName, forwardPartitionsConfig, err)
+			switch c.Name {
+			case forwardPartitionsConfig:
+				var ps []broker.ForwardStat
+				if err := json.Unmarshal([]byte(*c.Value), &ps); err != nil {
+					return nil, nil, fmt.Errorf("topic %s: bad %s: %w", r.ResourceName, forwardPartitionsConfig, err)
+				}
+				out = append(out, ps...)
+			case forwardGroupOffsetsConfig:
+				var gs []broker.GroupOffsetSync
+				if err := json.Unmarshal([]byte(*c.Value), &gs); err != nil {
+					return nil, nil, fmt.Errorf("topic %s: bad %s: %w", r.ResourceName, forwardGroupOffsetsConfig, err)
+				}
+				syncs = append(syncs, gs...)
 			}
-			out = append(out, ps...)
 		}
 	}
-	return out, nil
+	// Each topic's rows come sorted; across topics, order by group first
+	// as the broker does.
+	slices.SortStableFunc(syncs, func(a, b broker.GroupOffsetSync) int {
+		return cmp.Or(strings.Compare(a.Group, b.Group), strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
+	})
+	return out, syncs, nil
 }

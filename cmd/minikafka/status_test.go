@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/minikafka/minikafka"
@@ -16,8 +17,9 @@ import (
 )
 
 // forward-status against real brokers: a table and JSON while forwarding
-// works, the upstream's failure once it is gone, a clear error and exit 1
-// when the broker is unreachable.
+// works, with the group offset sync table once a local group's commit is
+// synced upstream, the upstream's failure once it is gone, a clear error
+// and exit 1 when the broker is unreachable.
 func TestForwardStatus(t *testing.T) {
 	up, err := minikafka.Start(context.Background(), minikafka.WithInMemory(), minikafka.WithListenAddr("127.0.0.1:0"))
 	if err != nil {
@@ -31,7 +33,7 @@ func TestForwardStatus(t *testing.T) {
 	}()
 	local, err := minikafka.Start(context.Background(), minikafka.WithInMemory(), minikafka.WithListenAddr("127.0.0.1:0"),
 		minikafka.WithUpstream(up.Addr()), minikafka.WithForward("edge-*=central."),
-		minikafka.WithTopic("edge-a", 2), minikafka.WithTopic("plain", 1))
+		minikafka.WithTopic("edge-a", 2), minikafka.WithTopic("plain", 1), minikafka.WithForwardGroupOffsets(50*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,6 +62,27 @@ func TestForwardStatus(t *testing.T) {
 	waitUntil("everything shipped", func(s []broker.ForwardStat) bool {
 		return len(s) == 2 && s[0].Lag == 0 && s[1].Lag == 0 && s[0].State == "idle" && s[1].State == "idle"
 	})
+	// A local group commits on the forwarded topic; the sync carries it
+	// upstream (offsets there equal the local ones: the upstream topic
+	// holds only what was forwarded).
+	commits := kadm.Offsets{}
+	commits.Add(kadm.Offset{Topic: "edge-a", Partition: 0, At: 5, LeaderEpoch: -1})
+	commits.Add(kadm.Offset{Topic: "edge-a", Partition: 1, At: 3, LeaderEpoch: -1})
+	if err := kadm.NewClient(cl).CommitAllOffsets(ctx, "billing", commits); err != nil {
+		t.Fatal(err)
+	}
+	for synced := 0; synced != 2; {
+		synced = 0
+		for _, g := range local.ForwardGroupOffsets() {
+			if g.Group == "billing" && g.Lag == 0 && g.Committed == g.LocalOffset && g.Err == "" {
+				synced++
+			}
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("timed out waiting for the group sync: %+v", local.ForwardGroupOffsets())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	status := func(args ...string) (int, string, string) {
 		t.Helper()
 		var out, errOut bytes.Buffer
@@ -71,7 +94,11 @@ func TestForwardStatus(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	lines := strings.Split(strings.TrimSpace(out), "\n")
+	tables := strings.Split(strings.TrimSpace(out), "\n\n")
+	if len(tables) != 2 {
+		t.Fatalf("want the partition and the group table:\n%s", out)
+	}
+	lines := strings.Split(tables[0], "\n")
 	if len(lines) != 3 || !strings.HasPrefix(lines[0], "TOPIC") {
 		t.Fatalf("output:\n%s", out)
 	}
@@ -82,6 +109,34 @@ func TestForwardStatus(t *testing.T) {
 			f[3] != "5" || f[4] != "5" || f[5] != "0" || f[8] != "off" || !strings.HasSuffix(f[9], "/0") || f[10] != "idle" || f[11] != "-" {
 			t.Errorf("row %d: %q", p, line)
 		}
+	}
+
+	groupLines := strings.Split(tables[1], "\n")
+	if len(groupLines) != 3 || strings.Join(strings.Fields(groupLines[0]), " ") != "GROUP TOPIC PARTITION LOCAL OFFSET UPSTREAM OFFSET UPSTREAM COMMITTED LAG SYNCED ERROR" {
+		t.Fatalf("group table:\n%s", tables[1])
+	}
+	for p, want := range []string{"5", "3"} {
+		f := strings.Fields(groupLines[1+p])
+		// group topic partition local upstream committed lag synced("1.2s ago") error
+		if len(f) != 10 || f[0] != "billing" || f[1] != "edge-a" || f[2] != string(rune('0'+p)) ||
+			f[3] != want || f[4] != want || f[5] != want || f[6] != "0" || f[8] != "ago" || f[9] != "-" {
+			t.Errorf("group row %d: %q", p, groupLines[1+p])
+		}
+	}
+	code, out, errOut = status("-bootstrap", local.Addr(), "-json", "-groups", "edge-a")
+	if code != 0 {
+		t.Fatalf("json groups: exit %d: %s", code, errOut)
+	}
+	var gjs []broker.GroupOffsetSync
+	if err := json.Unmarshal([]byte(out), &gjs); err != nil {
+		t.Fatalf("json groups: %v\n%s", err, out)
+	}
+	if len(gjs) != 2 || gjs[1].Group != "billing" || gjs[1].Partition != 1 || gjs[1].UpstreamTopic != "central.edge-a" ||
+		gjs[1].LocalOffset != 3 || gjs[1].Committed != 3 || gjs[1].Lag != 0 || gjs[1].SyncedAt.IsZero() {
+		t.Errorf("json groups: %+v", gjs)
+	}
+	if code, out, _ = status("-bootstrap", local.Addr(), "-json", "-groups", "plain"); code != 0 || strings.TrimSpace(out) != "[]" {
+		t.Errorf("json groups of a non-forwarded topic: exit %d, %q", code, out)
 	}
 
 	code, out, errOut = status("-bootstrap", local.Addr(), "-json", "edge-a")

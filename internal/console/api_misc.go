@@ -196,3 +196,13 @@ func (c *Console) forwarding(*http.Request) (any, error) {
 	}
 	return stats, nil
 }
+
+// forwardingGroups is the last consumer group offset sync pass: per local
+// group and forwarded partition, how far the upstream group lags.
+func (c *Console) forwardingGroups(*http.Request) (any, error) {
+	rows := c.cfg.Broker.ForwardGroupOffsets()
+	if rows == nil {
+		rows = []broker.GroupOffsetSync{}
+	}
+	return rows, nil
+}

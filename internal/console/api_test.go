@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/minikafka/minikafka"
+	"github.com/minikafka/minikafka/minikafkatest"
 )
 
 type apiErr struct {
@@ -337,6 +338,69 @@ func TestAPITransactionsForwarding(t *testing.T) {
 	var fw []any
 	if st := s.call(t, "GET", "/api/forwarding", nil, &fw); st != 200 || len(fw) != 0 {
 		t.Errorf("forwarding: %d %v", st, fw)
+	}
+	var groups []any
+	if st := s.call(t, "GET", "/api/forwarding/groups", nil, &groups); st != 200 || groups == nil || len(groups) != 0 {
+		t.Errorf("forwarding groups without forwarding: %d %v, want []", st, groups)
+	}
+}
+
+// forwardGroupRow is a row of /api/forwarding/groups.
+type forwardGroupRow struct {
+	Group          string    `json:"group"`
+	Topic          string    `json:"topic"`
+	Partition      int32     `json:"partition"`
+	UpstreamTopic  string    `json:"upstream_topic"`
+	LocalOffset    int64     `json:"local_offset"`
+	UpstreamOffset int64     `json:"upstream_offset"`
+	Committed      int64     `json:"committed"`
+	Lag            int64     `json:"lag"`
+	SyncedAt       time.Time `json:"synced_at"`
+	Err            string    `json:"error"`
+}
+
+// seedForwarding is seed with events forwarded to a real upstream broker
+// (as central.events) and group offsets synced every 50 ms; it waits
+// until the seeded group's commit is synced there.
+func seedForwarding(t *testing.T) *seeded {
+	t.Helper()
+	up := minikafkatest.New(t)
+	s := seed(t, minikafka.WithUpstream(up.Addr()), minikafka.WithForward("events=central."),
+		minikafka.WithForwardGroupOffsets(50*time.Millisecond))
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var rows []forwardGroupRow
+		s.call(t, "GET", "/api/forwarding/groups", nil, &rows)
+		if len(rows) == 1 && rows[0].Committed == billingCommit && rows[0].Lag == 0 {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the seeded group was not synced upstream: %+v", rows)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestAPIForwardingGroups: with the group offset sync on, the seeded
+// group's commit on the forwarded topic shows with its upstream
+// translation and lag 0 once synced.
+func TestAPIForwardingGroups(t *testing.T) {
+	s := seedForwarding(t)
+	var rows []forwardGroupRow
+	if st := s.call(t, "GET", "/api/forwarding/groups", nil, &rows); st != 200 || len(rows) != 1 {
+		t.Fatalf("forwarding groups: %d %+v", st, rows)
+	}
+	// The upstream topic holds only what was forwarded: offsets match.
+	if r := rows[0]; r.Group != seededGroup || r.Topic != "events" || r.Partition != 0 || r.UpstreamTopic != "central.events" ||
+		r.LocalOffset != billingCommit || r.UpstreamOffset != billingCommit || r.Committed != billingCommit || r.Lag != 0 ||
+		r.SyncedAt.IsZero() || r.Err != "" {
+		t.Errorf("row: %+v", r)
+	}
+	var fw []struct {
+		Topic string `json:"topic"`
+	}
+	if st := s.call(t, "GET", "/api/forwarding", nil, &fw); st != 200 || len(fw) != 1 || fw[0].Topic != "events" {
+		t.Errorf("forwarding: %d %+v", st, fw)
 	}
 }
 

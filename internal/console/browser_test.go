@@ -420,5 +420,34 @@ func TestBrowser(t *testing.T) {
 	t.Run("forwarding", func(t *testing.T) {
 		br.start(t, "/forwarding")
 		br.waitText("#no-forwarding", "No forwarded topics")
+		if n := br.count("#forward-groups"); n != 0 {
+			t.Errorf("%d group offset tables without forwarding, want none", n)
+		}
 	})
+}
+
+// TestBrowserForwardingGroups: the forwarding page shows the group offset
+// sync rows of a broker forwarding to a real upstream.
+func TestBrowserForwardingGroups(t *testing.T) {
+	chromium(t)
+	s := seedForwarding(t)
+	br := newBrowser(t, s.base)
+	br.start(t, "/forwarding")
+	if n := br.count("#forwarding tbody tr"); n != 1 {
+		t.Errorf("%d forwarded partition rows, want 1", n)
+	}
+	if n := br.count("#forward-groups thead th"); n != 9 {
+		t.Errorf("%d group table columns, want 9", n)
+	}
+	var cells []string
+	for i := 1; i <= 7; i++ {
+		cells = append(cells, br.text(fmt.Sprintf(`#forward-groups tr[data-group=%q] td:nth-child(%d)`, seededGroup, i)))
+	}
+	// group topic partition local upstream committed lag
+	if want := []string{seededGroup, "events", "0", "100", "100", "100", "0"}; strings.Join(cells, "|") != strings.Join(want, "|") {
+		t.Errorf("group row %q, want %q", cells, want)
+	}
+	if got := br.text(fmt.Sprintf(`#forward-groups tr[data-group=%q] td:nth-child(8)`, seededGroup)); !strings.HasPrefix(got, "20") {
+		t.Errorf("synced %q, want a time", got)
+	}
 }

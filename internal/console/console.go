@@ -57,6 +57,9 @@ type Broker interface {
 	// ForwardStats is the state of every forwarded partition (nil
 	// without forwarding).
 	ForwardStats() []broker.ForwardStat
+	// ForwardGroupOffsets is the last consumer group offset sync pass
+	// (nil when it is off or has not run).
+	ForwardGroupOffsets() []broker.GroupOffsetSync
 }
 
 // Info describes the running broker.
@@ -158,6 +161,7 @@ func (c *Console) routes() {
 	api("GET /api/transactions", c.transactions)
 	api("GET /api/scram", c.scramUsers)
 	api("GET /api/forwarding", c.forwarding)
+	api("GET /api/forwarding/groups", c.forwardingGroups)
 	mux.Handle("/api/", c.apiHandler(func(r *http.Request) (any, error) {
 		return nil, errorf(http.StatusNotFound, "no such API endpoint: %s %s", r.Method, r.URL.Path)
 	}))

@@ -405,7 +405,12 @@ async function pageScram() {
 }
 
 async function pageForwarding() {
-  const stats = await api("GET", "/forwarding");
+  const [stats, groups] = await Promise.all([api("GET", "/forwarding"), api("GET", "/forwarding/groups")]);
+  // Consumer group offset sync (-forward-group-offsets): shown only when it ran.
+  const groupTable = groups.length ? [el("h2", {}, "Consumer group offsets upstream"),
+    table("forward-groups", ["Group", "Topic", "Partition", "Local offset", "Upstream offset", "Upstream committed", "Lag", "Synced", "Error"], groups.map((g) => el("tr", { "data-group": g.group },
+      el("td", {}, g.group), el("td", {}, g.topic), num(g.partition), num(g.local_offset), num(g.upstream_offset), num(g.committed),
+      num(g.upstream_offset >= 0 ? g.lag : null), el("td", {}, time(Date.parse(g.synced_at))), el("td", { class: "error" }, g.error || ""))))] : [];
   show(el("h1", {}, "Forwarding"),
     stats.length ? table("forwarding", ["Topic", "Partition", "Upstream topic", "State", "End offset", "Acked upstream", "Lag", "Spool", "Pressure", "Encryption", "Upstream producer", "Errors", "Last error"], stats.map((s) => el("tr", {},
       el("td", {}, s.topic), num(s.partition), el("td", {}, s.upstream_topic), el("td", {}, s.state), num(s.log_end_offset), num(s.upstream_acked), num(s.lag),
@@ -413,7 +418,8 @@ async function pageForwarding() {
       el("td", {}, s.encryption ? s.encryption + " (key " + s.key_id + ")" : "off"),
       el("td", {}, s.producer_id >= 0 ? s.producer_id + "/" + s.producer_epoch + (s.producer_resets ? " (" + s.producer_resets + " resets)" : "") : "-"), num(s.errors),
       el("td", { class: "error" }, s.last_error || ""))))
-      : el("p", { id: "no-forwarding" }, "No forwarded topics (start the broker with -upstream and -forward)."));
+      : el("p", { id: "no-forwarding" }, "No forwarded topics (start the broker with -upstream and -forward)."),
+    ...groupTable);
 }
 
 // ---- routing ---------------------------------------------------------
