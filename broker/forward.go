@@ -229,10 +229,11 @@ func (f *forwarder) beginTxn(h records.BatchHeader, version int16) (func(), int1
 	return f.u.b.txns.beginProduce(f.p, &h, version)
 }
 
-// appendMarker spools a transaction marker past the pressure limit (the
-// spool's own hard limit still applies).
+// appendMarker spools a transaction marker even when the spool is full:
+// a full spool of one open transaction's records could otherwise neither
+// end it nor ship them.
 func (f *forwarder) appendMarker(batch []byte) (logstore.AppendResult, error) {
-	seq, err := f.sp.AppendSpan(batch, 1)
+	seq, err := f.sp.AppendPastLimit(batch)
 	if err != nil {
 		return logstore.AppendResult{}, fmt.Errorf("forwarding spool of %s-%d: %w", f.p.topic.name, f.p.index, err)
 	}

@@ -65,8 +65,9 @@ type partitionStore interface {
 	// them.
 	append(batch []byte, count int, now time.Time) (logstore.AppendResult, error)
 	// appendMarker stores a transaction marker the coordinator built
-	// (txn.go): never refused for pressure, since a transaction that
-	// cannot end holds back every read_committed consumer.
+	// (txn.go): never refused because the store is full, since a
+	// transaction that cannot end holds back every read_committed
+	// consumer (and, forwarded, every record behind it).
 	appendMarker(batch []byte) (logstore.AppendResult, error)
 	// waitDurable waits until everything before end meets the durability
 	// policy.

@@ -3,6 +3,7 @@ package broker_test
 import (
 	"context"
 	"fmt"
+	"math/rand"
 	"slices"
 	"strings"
 	"testing"
@@ -228,5 +229,68 @@ func TestUplinkTransactionsAcrossLocalCrash(t *testing.T) {
 	sameValues(t, "upstream after the crash", consumeValues(t, up.addr, "txc", kgo.ReadUncommitted(), len(want)), want)
 	if n := upstreamEnds(t, up.addr, "txc", 1); n != len(want) {
 		t.Errorf("upstream holds %d offsets, want %d", n, len(want))
+	}
+}
+
+// A transaction fills the spool while the upstream is away, to the last
+// byte: its produce is refused as the spool is full, yet its abort marker
+// is taken (a full spool of records behind an open transaction could
+// otherwise never drain), and the aborted records are then dropped without
+// the upstream, so the spool takes records again.
+func TestUplinkTransactionEndsInAFullSpool(t *testing.T) {
+	up := newUpstream(t)
+	local := minikafkatest.New(t, minikafka.WithUpstream(up.addr), minikafka.WithForward("full"), minikafka.WithTopic("full", 1),
+		minikafka.WithSpoolMaxBytes(256<<10))
+	ctx := context.Background()
+	plain := minikafkatest.Client(t, local, kgo.DefaultProduceTopic("full"), kgo.RecordDeliveryTimeout(time.Second), kgo.RetryBackoffFn(func(int) time.Duration { return 50 * time.Millisecond }))
+	if err := plain.ProduceSync(ctx, kgo.StringRecord("first")).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "the forwarder shipping", func() bool { st := local.ForwardStats(); return len(st) == 1 && st[0].Lag == 0 })
+	up.Stop()
+
+	txn := minikafkatest.Client(t, local, kgo.TransactionalID("full-txn"), kgo.DefaultProduceTopic("full"),
+		kgo.RecordDeliveryTimeout(2*time.Second), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	if err := txn.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	value := make([]byte, 8<<10)
+	rand.Read(value) // the spool compresses what producers did not
+	var perr error
+	for i := 0; i < 1000 && perr == nil; i++ {
+		perr = txn.ProduceSync(ctx, &kgo.Record{Value: value}).FirstErr()
+	}
+	if perr == nil {
+		t.Fatal("8 MiB of transactional records fit a 256 KiB spool")
+	}
+	if p := local.ForwardStats()[0].Pressure; p < 0.9 {
+		t.Fatalf("produce failed (%v) at spool pressure %.2f, want a full spool", perr, p)
+	}
+	// Fill what is left with plain records, smaller and smaller, down to
+	// empty ones, which are smaller than a marker (they wait behind the
+	// open transaction too): now not even a marker fits.
+	for _, size := range []int{1024, 128, 0} {
+		v := make([]byte, size)
+		for i := 0; i < 100_000; i++ {
+			rand.Read(v)
+			if plain.ProduceSync(ctx, &kgo.Record{Value: v}).FirstErr() != nil {
+				break
+			}
+		}
+	}
+	if err := txn.AbortBufferedRecords(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.EndTransaction(ctx, kgo.TryAbort); err != nil {
+		t.Fatalf("aborting in a full spool: %v", err)
+	}
+	// The aborted records leave the spool without the upstream; the plain
+	// ones behind them stay until it is back.
+	waitFor(t, 20*time.Second, "the aborted records dropped without the upstream", func() bool { return local.ForwardStats()[0].Pressure < 0.5 })
+	if err := plain.ProduceSync(ctx, kgo.StringRecord("after")).FirstErr(); err != nil {
+		t.Fatalf("produce after the abort drained the spool: %v", err)
+	}
+	if st := local.ForwardStats()[0]; st.Lag == 0 {
+		t.Fatalf("the plain records were shipped with the upstream down: %+v", st)
 	}
 }

@@ -264,6 +264,18 @@ func (s *Spool) Append(data []byte) (int64, error) { return s.AppendSpan(data, 1
 // for the disk unless the flusher is MaxBufferedBytes behind; it fails at
 // once with ErrFull when the spool is full.
 func (s *Spool) AppendSpan(data []byte, span int) (int64, error) {
+	return s.appendSpan(data, span, false)
+}
+
+// AppendPastLimit is Append for a small record the spool must take even
+// when full: one whose refusal would keep the spool from ever draining
+// (a Kafka transaction marker, without which the records before it can
+// never be shipped). It may take the spool past MaxBytes by its size.
+func (s *Spool) AppendPastLimit(data []byte) (int64, error) {
+	return s.appendSpan(data, 1, true)
+}
+
+func (s *Spool) appendSpan(data []byte, span int, pastLimit bool) (int64, error) {
 	if span < 1 || span > math.MaxInt32 {
 		return 0, fmt.Errorf("spool: span %d out of range [1, 2^31)", span)
 	}
@@ -302,7 +314,7 @@ func (s *Spool) AppendSpan(data []byte, span int) (int64, error) {
 	if b == nil {
 		res += s.segOverhead
 	}
-	if s.used+res > s.opts.MaxBytes {
+	if s.used+res > s.opts.MaxBytes && !pastLimit {
 		used := s.used
 		s.mu.Unlock()
 		if need+s.segOverhead > s.opts.MaxBytes {

@@ -568,3 +568,30 @@ func TestPrecompressedSkipsZstd(t *testing.T) {
 		}
 	}
 }
+
+// A full spool refuses Append but takes AppendPastLimit's small record,
+// which is readable and durable as any other; Append stays refused.
+func TestAppendPastLimit(t *testing.T) {
+	const maxBytes = 4_000
+	s, _ := openT(t, Options{FS: vfs.NewMem(), MaxBytes: maxBytes, BatchRecords: 10, FlushInterval: -1, Compression: CodecNone})
+	for i := 0; ; i++ {
+		if _, err := s.Append(rec(int64(i), 200)); err != nil {
+			mustErrIs(t, err, ErrFull)
+			break
+		}
+	}
+	seq, err := s.AppendPastLimit([]byte("marker"))
+	if err != nil {
+		t.Fatalf("AppendPastLimit on a full spool: %v", err)
+	}
+	if _, err := s.Append(rec(0, 200)); !errors.Is(err, ErrFull) {
+		t.Fatalf("Append after AppendPastLimit: %v, want ErrFull", err)
+	}
+	if err := s.WaitDurable(context.Background(), seq); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := s.Read(seq, 1, 1<<20)
+	if err != nil || len(recs) != 1 || string(recs[0].Data) != "marker" {
+		t.Fatalf("read back %v %v", recs, err)
+	}
+}
