@@ -23,7 +23,6 @@ package broker
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -47,9 +46,6 @@ const (
 	// produceTimeout is the upstream's time to meet acks=all.
 	produceTimeout = 10 * time.Second
 )
-
-// attrTransactional is the batch attribute bit of transactional data.
-const attrTransactional = 0x10
 
 // upProducer is a forwarder's idempotent producer identity upstream.
 type upProducer struct {
@@ -510,15 +506,9 @@ func (f *forwarder) unshipped(r spool.Record) bool {
 // transactional bit (the forwarder ships committed records only, as an
 // idempotent producer) and recomputes its CRC (which covers the
 // attributes and producer fields; the leader epoch is outside it).
-// Offsets are those of the v2 batch header (see internal/records).
 func stamp(batch []byte, p upProducer) {
-	be := binary.BigEndian
 	records.SetPartitionLeaderEpoch(batch, -1)
-	be.PutUint16(batch[21:], be.Uint16(batch[21:])&^attrTransactional)
-	be.PutUint64(batch[43:], uint64(p.id))
-	be.PutUint16(batch[51:], uint16(p.epoch))
-	be.PutUint32(batch[53:], uint32(p.seq))
-	be.PutUint32(batch[17:], records.Checksum(batch))
+	records.SetIdempotentProducer(batch, p.id, p.epoch, p.seq)
 }
 
 // ship sends b until the upstream acknowledges it; false when stopped.

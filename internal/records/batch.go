@@ -225,6 +225,18 @@ func SetLogAppendTime(batch []byte, ts int64) {
 	be.PutUint32(batch[offCRC:], Checksum(batch))
 }
 
+// SetIdempotentProducer rewrites the batch's producer identity and first
+// sequence in place, clears its transactional bit (the batch is then the
+// data of an idempotent, not transactional, producer) and recomputes the CRC.
+func SetIdempotentProducer(batch []byte, id int64, epoch int16, seq int32) {
+	be := binary.BigEndian
+	be.PutUint16(batch[offAttributes:], be.Uint16(batch[offAttributes:])&^attrTransactional)
+	be.PutUint64(batch[offProducerID:], uint64(id))
+	be.PutUint16(batch[offProducerEpoch:], uint16(epoch))
+	be.PutUint32(batch[offBaseSequence:], uint32(seq))
+	be.PutUint32(batch[offCRC:], Checksum(batch))
+}
+
 // SetPartitionLeaderEpoch rewrites the leader epoch in place (not covered by the CRC).
 func SetPartitionLeaderEpoch(batch []byte, epoch int32) {
 	binary.BigEndian.PutUint32(batch[offLeaderEpoch:], uint32(epoch))

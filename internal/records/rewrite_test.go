@@ -160,3 +160,21 @@ func FuzzStoredBatch(f *testing.F) {
 		}
 	})
 }
+
+// A transactional batch restamped as an idempotent producer's: new producer
+// fields, no transactional bit, a valid CRC, the records untouched.
+func TestSetIdempotentProducer(t *testing.T) {
+	recs := []Record{{Key: []byte("k"), Value: []byte("v")}, {Value: []byte("w")}}
+	batch, err := AppendBatch(nil, BatchSpec{Codec: CodecLZ4, ProducerID: 5, ProducerEpoch: 1, BaseSequence: 9, Transactional: true}, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	SetIdempotentProducer(batch, 42, 3, 1000)
+	h, err := Validate(batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.IsTransactional() || h.ProducerID != 42 || h.ProducerEpoch != 3 || h.BaseSequence != 1000 || h.NumRecords != 2 || h.Compression() != CodecLZ4 {
+		t.Fatalf("header %+v", h)
+	}
+}
