@@ -241,9 +241,7 @@ func (u *uplink) syncGroupOffsets(ctx context.Context) {
 		u.syncGroup(ctx, adm, group, rows)
 		out = append(out, rows...)
 	}
-	slices.SortFunc(out, func(a, b GroupOffsetSync) int {
-		return cmp.Or(strings.Compare(a.Group, b.Group), strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
-	})
+	slices.SortFunc(out, CompareGroupOffsetSyncs)
 	u.groupSyncMu.Lock()
 	u.groupSync = out
 	u.groupSyncMu.Unlock()
@@ -320,4 +318,10 @@ func (b *Broker) ForwardGroupOffsets() []GroupOffsetSync {
 	b.uplink.groupSyncMu.Lock()
 	defer b.uplink.groupSyncMu.Unlock()
 	return slices.Clone(b.uplink.groupSync)
+}
+
+// CompareGroupOffsetSyncs orders rows by group, then topic and partition:
+// the order of forward-status and /metrics.
+func CompareGroupOffsetSyncs(a, b GroupOffsetSync) int {
+	return cmp.Or(strings.Compare(a.Group, b.Group), strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
 }

@@ -6,7 +6,6 @@ package main
 // topic), so it needs nothing but the broker's client port.
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -202,8 +201,6 @@ func fetchForwardStats(ctx context.Context, addr string, topics []string) ([]bro
 	}
 	// Each topic's rows come sorted; across topics, order by group first
 	// as the broker does.
-	slices.SortStableFunc(syncs, func(a, b broker.GroupOffsetSync) int {
-		return cmp.Or(strings.Compare(a.Group, b.Group), strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
-	})
+	slices.SortStableFunc(syncs, broker.CompareGroupOffsetSyncs)
 	return out, syncs, nil
 }
