@@ -40,8 +40,11 @@
 // records not yet flushed (a record reserves its framed size, a batch also
 // its segment header and cipher overhead; compression only ever shrinks a
 // segment, so the reservation is an upper bound). Append fails with a
-// *FullError (errors.Is ErrFull) instead of exceeding it. Pressure() is used
-// bytes / MaxBytes in [0, 1]; the spool ships metrics, not policy.
+// *FullError (errors.Is ErrFull) instead of exceeding it; the one exception
+// is AppendPastLimit, for the small records without which a full spool could
+// never drain (a transaction marker), which may pass it by their own size.
+// Pressure() is used bytes / MaxBytes in [0, 1]; the spool ships metrics,
+// not policy.
 //
 // # Memory
 //

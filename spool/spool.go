@@ -31,8 +31,8 @@ type Options struct {
 	Dir string // required; created if missing
 
 	// MaxBytes bounds the spool: bytes on disk plus bytes reserved by records
-	// not yet flushed. Append fails with ErrFull rather than exceed it.
-	// Default 1 GiB.
+	// not yet flushed. Append fails with ErrFull rather than exceed it
+	// (AppendPastLimit may, by its record's size). Default 1 GiB.
 	MaxBytes int64
 	// A batch is sealed into one segment when it holds BatchRecords records
 	// (default 16384) or BatchBytes bytes of framed records (default 4 MiB),

@@ -594,4 +594,11 @@ func TestAppendPastLimit(t *testing.T) {
 	if err != nil || len(recs) != 1 || string(recs[0].Data) != "marker" {
 		t.Fatalf("read back %v %v", recs, err)
 	}
+	// Past the limit is not past a closed spool.
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AppendPastLimit([]byte("marker")); !errors.Is(err, ErrClosed) {
+		t.Fatalf("AppendPastLimit on a closed spool: %v, want ErrClosed", err)
+	}
 }
