@@ -216,11 +216,16 @@ func (c *conn) readLoop() {
 				break
 			}
 			if n == 0 && isTimeout(err) && !c.s.closing.Load() {
-				last := time.Unix(0, c.lastActive.Load())
+				// inflight before lastActive: replyDone moves lastActive
+				// first, so seeing nothing in flight guarantees the
+				// activity of the reply that just ended is seen too
+				// (the other order closed a connection as its long poll
+				// was answered).
 				if c.inflight.Load() > 0 {
 					deadline = time.Now().Add(idle)
 					continue
 				}
+				last := time.Unix(0, c.lastActive.Load())
 				if d := last.Add(idle); time.Until(d) > 0 {
 					deadline = d
 					continue
