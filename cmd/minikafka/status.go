@@ -183,19 +183,15 @@ func fetchForwardStats(ctx context.Context, addr string, topics []string) ([]bro
 			if c.Value == nil {
 				continue
 			}
+			var err error
 			switch c.Name {
 			case forwardPartitionsConfig:
-				var ps []broker.ForwardStat
-				if err := json.Unmarshal([]byte(*c.Value), &ps); err != nil {
-					return nil, nil, fmt.Errorf("topic %s: bad %s: %w", r.ResourceName, forwardPartitionsConfig, err)
-				}
-				out = append(out, ps...)
+				out, err = appendJSONRows(out, *c.Value)
 			case forwardGroupOffsetsConfig:
-				var gs []broker.GroupOffsetSync
-				if err := json.Unmarshal([]byte(*c.Value), &gs); err != nil {
-					return nil, nil, fmt.Errorf("topic %s: bad %s: %w", r.ResourceName, forwardGroupOffsetsConfig, err)
-				}
-				syncs = append(syncs, gs...)
+				syncs, err = appendJSONRows(syncs, *c.Value)
+			}
+			if err != nil {
+				return nil, nil, fmt.Errorf("topic %s: bad %s: %w", r.ResourceName, c.Name, err)
 			}
 		}
 	}
@@ -203,4 +199,13 @@ func fetchForwardStats(ctx context.Context, addr string, topics []string) ([]bro
 	// as the broker does.
 	slices.SortStableFunc(syncs, broker.CompareGroupOffsetSyncs)
 	return out, syncs, nil
+}
+
+// appendJSONRows appends the rows of a JSON array config value to dst.
+func appendJSONRows[T any](dst []T, value string) ([]T, error) {
+	var rows []T
+	if err := json.Unmarshal([]byte(value), &rows); err != nil {
+		return dst, err
+	}
+	return append(dst, rows...), nil
 }
