@@ -250,16 +250,12 @@ func (c *txnCoordinator) abortedIndexed(p *partition, pid, last int64) bool {
 // (ordered by marker offset, as read from the transaction log) whose abort
 // marker compaction removed while the transaction log still held them.
 func (c *txnCoordinator) pruneAborted(p *partition, pt *partTxn) {
-	if _, spooled := c.b.storeOf(p).(*forwarder); spooled {
-		// A spool is never compacted: every entry above its head is
-		// needed, by the shipper as by read_committed fetches.
-		return
-	}
+	store := c.b.storeOf(p)
 	pt.mu.Lock()
 	defer pt.mu.Unlock()
 	kept := pt.aborted[:0]
 	for _, a := range pt.aborted {
-		if abortedNeeded(p, a) {
+		if store.keepsAborted(a) {
 			kept = append(kept, a)
 		}
 	}

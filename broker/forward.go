@@ -245,6 +245,10 @@ func (f *forwarder) appendMarker(batch []byte) (logstore.AppendResult, error) {
 // decode then is dropped, so it must be refused before it is acknowledged.
 func (f *forwarder) decodesBatches() bool { return true }
 
+// keepsAborted: a spool is never compacted, so every entry above its head
+// is needed, by the shipper as by read_committed fetches.
+func (f *forwarder) keepsAborted(abortedTxn) bool { return true }
+
 func (f *forwarder) pressure() float64 { return f.sp.Pressure() }
 
 func (f *forwarder) changed() <-chan struct{} { return f.sp.Changed() }

@@ -93,6 +93,10 @@ type partitionStore interface {
 	// that is not compacted reports nothing to clean.
 	cleanState(now time.Time, minLag time.Duration, maxOffset int64) logstore.CleanState
 	compact(o logstore.CompactOptions) (logstore.CompactResult, error)
+	// keepsAborted reports whether an aborted transaction the
+	// transaction log holds must stay indexed at a restart: compaction
+	// may have removed its marker and data (pruneAborted).
+	keepsAborted(a abortedTxn) bool
 }
 
 var (
@@ -140,6 +144,8 @@ func (s *logStore) highWatermark() int64 { return s.p.log.HighWatermark() }
 func (s *logStore) lastStable() int64    { return s.b.txns.lastStable(s.p, s.p.log.HighWatermark()) }
 func (s *logStore) decodesBatches() bool { return false }
 func (s *logStore) pressure() float64    { return 0 }
+
+func (s *logStore) keepsAborted(a abortedTxn) bool { return abortedNeeded(s.p, a) }
 
 func (s *logStore) changed() <-chan struct{} { return s.p.log.Changed() }
 
