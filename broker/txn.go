@@ -215,6 +215,25 @@ func (c *txnCoordinator) abortedIn(p *partition, from, to int64) []abortedTxn {
 	return out
 }
 
+// abortedHolds reports whether an aborted transaction of pid covers
+// offset off: abortedIn's question for one batch, asked per batch by the
+// shipper, so without abortedIn's slice and sort.
+func (c *txnCoordinator) abortedHolds(p *partition, pid, off int64) bool {
+	v, ok := c.parts.Load(p)
+	if !ok {
+		return false
+	}
+	pt := v.(*partTxn)
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	for i := sort.Search(len(pt.aborted), func(i int) bool { return pt.aborted[i].last >= off }); i < len(pt.aborted); i++ {
+		if a := pt.aborted[i]; a.pid == pid && a.first <= off {
+			return true
+		}
+	}
+	return false
+}
+
 func (c *txnCoordinator) get(id string) *txnState {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -494,12 +494,7 @@ func (f *forwarder) unshipped(r spool.Record) bool {
 	if h.IsControl() {
 		return true
 	}
-	for _, a := range f.u.b.txns.abortedIn(f.p, r.Seq, r.Seq+1) {
-		if a.pid == h.ProducerID {
-			return true
-		}
-	}
-	return false
+	return f.u.b.txns.abortedHolds(f.p, h.ProducerID, r.Seq)
 }
 
 // stamp writes the producer identity into the batch, clears its
