@@ -126,3 +126,82 @@ func TestDiskFullOffsetCommitsResume(t *testing.T) {
 		t.Fatalf("OffsetFetch after: code %d offset %d, want 12", code, off)
 	}
 }
+
+// aclDisk fails writes of the ACL file's temporary copy with ENOSPC while
+// full is set.
+type aclDisk struct{ full atomic.Bool }
+
+func (d *aclDisk) Inject(op vfs.Op, path string, n int) (int, error) {
+	if d.full.Load() && op == vfs.OpWrite && strings.HasSuffix(path, aclFile+".tmp") {
+		return n / 2, syscall.ENOSPC
+	}
+	return n, nil
+}
+
+// CreateAcls and DeleteAcls on a full disk answer KAFKA_STORAGE_ERROR and
+// change nothing (the ACL in force is the one on disk); once there is
+// space they succeed, without a restart.
+func TestDiskFullACLChanges(t *testing.T) {
+	disk := &aclDisk{}
+	b := newTestBroker(t, func(c *Config) {
+		c.FS = vfs.NewFaultFS(vfs.NewMem(), disk)
+		c.Authorizer = &AuthorizerConfig{}
+	})
+	binding := kmsg.NewCreateACLsRequestCreation()
+	binding.ResourceType, binding.ResourceName, binding.ResourcePatternType = kmsg.ACLResourceTypeTopic, "t", kmsg.ACLResourcePatternTypeLiteral
+	binding.Principal, binding.Host, binding.Operation, binding.PermissionType = "User:alice", "*", kmsg.ACLOperationRead, kmsg.ACLPermissionTypeAllow
+	create := func() int16 {
+		r := kmsg.NewPtrCreateACLsRequest()
+		r.Creations = []kmsg.CreateACLsRequestCreation{binding}
+		return serve(t, b, r).(*kmsg.CreateACLsResponse).Results[0].ErrorCode
+	}
+	remove := func() (int16, int) {
+		r := kmsg.NewPtrDeleteACLsRequest()
+		f := kmsg.NewDeleteACLsRequestFilter()
+		f.ResourceType, f.ResourcePatternType = kmsg.ACLResourceTypeAny, kmsg.ACLResourcePatternTypeAny
+		f.Operation, f.PermissionType = kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
+		r.Filters = []kmsg.DeleteACLsRequestFilter{f}
+		res := serve(t, b, r).(*kmsg.DeleteACLsResponse).Results[0]
+		return res.ErrorCode, len(res.MatchingACLs)
+	}
+	count := func() int {
+		r := kmsg.NewPtrDescribeACLsRequest()
+		r.ResourceType, r.ResourcePatternType = kmsg.ACLResourceTypeAny, kmsg.ACLResourcePatternTypeAny
+		r.Operation, r.PermissionType = kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
+		resp := serve(t, b, r).(*kmsg.DescribeACLsResponse)
+		if resp.ErrorCode != 0 {
+			t.Fatalf("DescribeAcls: %v", kerr.ErrorForCode(resp.ErrorCode))
+		}
+		n := 0
+		for _, res := range resp.Resources {
+			n += len(res.ACLs)
+		}
+		return n
+	}
+
+	disk.full.Store(true)
+	if c := create(); c != kerr.KafkaStorageError.Code {
+		t.Fatalf("CreateAcls on a full disk: code %d, want KAFKA_STORAGE_ERROR", c)
+	}
+	if n := count(); n != 0 {
+		t.Fatalf("%d ACLs after a failed create, want 0", n)
+	}
+	disk.full.Store(false)
+	if c := create(); c != 0 {
+		t.Fatalf("CreateAcls once there is space: %v", kerr.ErrorForCode(c))
+	}
+	disk.full.Store(true)
+	if c, _ := remove(); c != kerr.KafkaStorageError.Code {
+		t.Fatalf("DeleteAcls on a full disk: code %d, want KAFKA_STORAGE_ERROR", c)
+	}
+	if n := count(); n != 1 {
+		t.Fatalf("%d ACLs after a failed delete, want 1", n)
+	}
+	disk.full.Store(false)
+	if c, n := remove(); c != 0 || n != 1 {
+		t.Fatalf("DeleteAcls once there is space: code %d, %d removed, want 0 and 1", c, n)
+	}
+	if n := count(); n != 0 {
+		t.Fatalf("%d ACLs after the delete, want 0", n)
+	}
+}
