@@ -39,7 +39,7 @@ package broker
 import (
 	"errors"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -202,10 +202,6 @@ func (b *Broker) cleanOne(done map[*partition]bool, failed map[*partition]time.T
 // takes partTxn.mu: nothing calls into the log's cleaner (Compact,
 // CleanState: only this goroutine does) while holding partTxn.mu.
 func (c *txnCoordinator) forgetAborted(p *partition, ms []logstore.TxnMarker) {
-	v, ok := c.parts.Load(p)
-	if !ok {
-		return
-	}
 	gone := map[abortedTxn]bool{}
 	for _, m := range ms {
 		if !m.Commit {
@@ -215,35 +211,29 @@ func (c *txnCoordinator) forgetAborted(p *partition, ms []logstore.TxnMarker) {
 	if len(gone) == 0 {
 		return
 	}
-	pt := v.(*partTxn)
-	pt.mu.Lock()
-	defer pt.mu.Unlock()
-	kept := pt.aborted[:0]
-	for _, a := range pt.aborted {
-		if !gone[abortedTxn{pid: a.pid, last: a.last}] {
-			kept = append(kept, a)
-		}
-	}
-	clear(pt.aborted[len(kept):])
-	pt.aborted = kept
+	c.withPartTxn(p, func(pt *partTxn) {
+		pt.aborted = slices.DeleteFunc(pt.aborted, func(a abortedTxn) bool {
+			return gone[abortedTxn{pid: a.pid, last: a.last}]
+		})
+	})
 }
 
 // abortedIndexed reports whether p's aborted index still holds the
 // transaction of pid whose abort marker is at last.
 func (c *txnCoordinator) abortedIndexed(p *partition, pid, last int64) bool {
-	v, ok := c.parts.Load(p)
-	if !ok {
-		return false
-	}
-	pt := v.(*partTxn)
-	pt.mu.Lock()
-	defer pt.mu.Unlock()
-	for i := sort.Search(len(pt.aborted), func(i int) bool { return pt.aborted[i].last >= last }); i < len(pt.aborted) && pt.aborted[i].last == last; i++ {
-		if pt.aborted[i].pid == pid {
-			return true
+	held := false
+	c.withPartTxn(p, func(pt *partTxn) {
+		for _, a := range pt.aborted[pt.abortedFrom(last):] {
+			if a.last != last {
+				break
+			}
+			if a.pid == pid {
+				held = true
+				break
+			}
 		}
-	}
-	return false
+	})
+	return held
 }
 
 // pruneAborted drops, on a restart, the entries of p's aborted index
@@ -253,14 +243,7 @@ func (c *txnCoordinator) pruneAborted(p *partition, pt *partTxn) {
 	store := c.b.storeOf(p)
 	pt.mu.Lock()
 	defer pt.mu.Unlock()
-	kept := pt.aborted[:0]
-	for _, a := range pt.aborted {
-		if store.keepsAborted(a) {
-			kept = append(kept, a)
-		}
-	}
-	clear(pt.aborted[len(kept):])
-	pt.aborted = kept
+	pt.aborted = slices.DeleteFunc(pt.aborted, func(a abortedTxn) bool { return !store.keepsAborted(a) })
 }
 
 // abortedNeeded reports whether an aborted transaction must stay indexed:

@@ -179,38 +179,47 @@ func (c *txnCoordinator) partState(p *partition) *partTxn {
 	return v.(*partTxn)
 }
 
-// lastStable is the partition's LSO: the first offset of its oldest open
-// transaction, or hw, the high watermark of its store.
-func (c *txnCoordinator) lastStable(p *partition, hw int64) int64 {
+// withPartTxn runs fn with p's transaction state locked; false (fn not
+// run) when p never had a transactional batch.
+func (c *txnCoordinator) withPartTxn(p *partition, fn func(pt *partTxn)) bool {
 	v, ok := c.parts.Load(p)
 	if !ok {
-		return hw
+		return false
 	}
 	pt := v.(*partTxn)
 	pt.mu.Lock()
 	defer pt.mu.Unlock()
-	for _, f := range pt.open {
-		hw = min(hw, f)
-	}
+	fn(pt)
+	return true
+}
+
+// abortedFrom is the index of the first aborted entry whose marker is at
+// or after off (pt.mu held).
+func (pt *partTxn) abortedFrom(off int64) int {
+	return sort.Search(len(pt.aborted), func(i int) bool { return pt.aborted[i].last >= off })
+}
+
+// lastStable is the partition's LSO: the first offset of its oldest open
+// transaction, or hw, the high watermark of its store.
+func (c *txnCoordinator) lastStable(p *partition, hw int64) int64 {
+	c.withPartTxn(p, func(pt *partTxn) {
+		for _, f := range pt.open {
+			hw = min(hw, f)
+		}
+	})
 	return hw
 }
 
 // abortedIn returns the aborted transactions overlapping [from, to).
 func (c *txnCoordinator) abortedIn(p *partition, from, to int64) []abortedTxn {
-	v, ok := c.parts.Load(p)
-	if !ok {
-		return nil
-	}
-	pt := v.(*partTxn)
-	pt.mu.Lock()
-	defer pt.mu.Unlock()
-	i := sort.Search(len(pt.aborted), func(i int) bool { return pt.aborted[i].last >= from })
 	var out []abortedTxn
-	for ; i < len(pt.aborted); i++ {
-		if a := pt.aborted[i]; a.first < to {
-			out = append(out, a)
+	c.withPartTxn(p, func(pt *partTxn) {
+		for _, a := range pt.aborted[pt.abortedFrom(from):] {
+			if a.first < to {
+				out = append(out, a)
+			}
 		}
-	}
+	})
 	slices.SortFunc(out, func(a, b abortedTxn) int { return int(min(max(a.first-b.first, -1), 1)) })
 	return out
 }
@@ -219,19 +228,13 @@ func (c *txnCoordinator) abortedIn(p *partition, from, to int64) []abortedTxn {
 // offset off: abortedIn's question for one batch, asked per batch by the
 // shipper, so without abortedIn's slice and sort.
 func (c *txnCoordinator) abortedHolds(p *partition, pid, off int64) bool {
-	v, ok := c.parts.Load(p)
-	if !ok {
-		return false
-	}
-	pt := v.(*partTxn)
-	pt.mu.Lock()
-	defer pt.mu.Unlock()
-	for i := sort.Search(len(pt.aborted), func(i int) bool { return pt.aborted[i].last >= off }); i < len(pt.aborted); i++ {
-		if a := pt.aborted[i]; a.pid == pid && a.first <= off {
-			return true
-		}
-	}
-	return false
+	held := false
+	c.withPartTxn(p, func(pt *partTxn) {
+		held = slices.ContainsFunc(pt.aborted[pt.abortedFrom(off):], func(a abortedTxn) bool {
+			return a.pid == pid && a.first <= off
+		})
+	})
+	return held
 }
 
 func (c *txnCoordinator) get(id string) *txnState {
