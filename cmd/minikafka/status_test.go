@@ -182,3 +182,20 @@ func TestForwardStatus(t *testing.T) {
 		t.Errorf("unreachable: exit %d, stderr %q", code, errOut)
 	}
 }
+
+// A forward config value that is not a JSON array of rows (a broker of
+// another version, a damaged answer) is an error and adds nothing; good
+// values append in order.
+func TestAppendJSONRows(t *testing.T) {
+	rows := []broker.ForwardStat{{Topic: "a"}}
+	for _, bad := range []string{"", "{", `{"topic":"b"}`, `[{"partition":"x"}]`} {
+		got, err := appendJSONRows(rows, bad)
+		if err == nil || len(got) != 1 {
+			t.Errorf("%q: %d rows, err %v; want the one row and an error", bad, len(got), err)
+		}
+	}
+	got, err := appendJSONRows(rows, `[{"topic":"b","partition":1},{"topic":"c"}]`)
+	if err != nil || len(got) != 3 || got[1].Topic != "b" || got[1].Partition != 1 || got[2].Topic != "c" {
+		t.Fatalf("good rows: %+v, %v", got, err)
+	}
+}
