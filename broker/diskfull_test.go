@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -24,13 +25,23 @@ func (d *fullDisk) Inject(op vfs.Op, path string, n int) (int, error) {
 	return n, nil
 }
 
+// skewedClock is time.Now moved forward on demand: tests skip the wait a
+// full disk imposes between a log's write attempts (logstore backs off up
+// to 500 ms) instead of sleeping through it.
+type skewedClock struct{ skew atomic.Int64 }
+
+func (c *skewedClock) now() time.Time { return time.Now().Add(time.Duration(c.skew.Load())) }
+
+func (c *skewedClock) skipNoSpaceWait() { c.skew.Add(int64(time.Second)) }
+
 // A partition that hit a full disk answers KAFKA_STORAGE_ERROR while the
 // disk is full and takes produce again once there is space, without a
 // restart; a consumer reads exactly the acknowledged batches, and
 // DeleteRecords works on it meanwhile.
 func TestDiskFullPartitionRecovers(t *testing.T) {
 	disk := &fullDisk{}
-	b := newTestBroker(t, func(c *Config) { c.FS = vfs.NewFaultFS(vfs.NewMem(), disk) })
+	var clock skewedClock
+	b := newTestBroker(t, func(c *Config) { c.FS, c.Now = vfs.NewFaultFS(vfs.NewMem(), disk), clock.now })
 	createTopic(t, b, "t", 1)
 	send := func(v string) kmsg.ProduceResponseTopicPartition {
 		return produce(t, b, "t", 0, makeBatch(t, records.CodecNone, -1, 0, 0, testRec{value: []byte(v)}))
@@ -55,6 +66,7 @@ func TestDiskFullPartitionRecovers(t *testing.T) {
 		t.Fatalf("DeleteRecords while the disk is full: code %d", c)
 	}
 	disk.full.Store(false)
+	clock.skipNoSpaceWait()
 	r := send("two")
 	if r.ErrorCode != 0 || r.BaseOffset != 1 {
 		t.Fatalf("produce once there is space: code %d offset %d, want 0 at offset 1", r.ErrorCode, r.BaseOffset)
@@ -203,5 +215,40 @@ func TestDiskFullACLChanges(t *testing.T) {
 	}
 	if n := count(); n != 0 {
 		t.Fatalf("%d ACLs after the delete, want 0", n)
+	}
+}
+
+// Deleting a topic frees space for every other partition at once: one
+// waiting out its full-disk backoff takes the next produce without
+// waiting for the backoff to end.
+func TestDiskFullDeletedTopicEndsWait(t *testing.T) {
+	disk := &fullDisk{}
+	var clock skewedClock
+	b := newTestBroker(t, func(c *Config) { c.FS, c.Now = vfs.NewFaultFS(vfs.NewMem(), disk), clock.now })
+	createTopic(t, b, "t", 1)
+	createTopic(t, b, "old", 1)
+	send := func(v string) int16 {
+		return produce(t, b, "t", 0, makeBatch(t, records.CodecNone, -1, 0, 0, testRec{value: []byte(v)})).ErrorCode
+	}
+	disk.full.Store(true)
+	// Each failure after a skipped wait doubles the next wait, up to
+	// its longest (500 ms): far longer than this test takes from here.
+	for i := 0; i < 8; i++ {
+		if c := send("lost"); c != kerr.KafkaStorageError.Code {
+			t.Fatalf("produce on a full disk: %v, want KAFKA_STORAGE_ERROR", kerr.ErrorForCode(c))
+		}
+		clock.skipNoSpaceWait()
+	}
+	if c := send("lost"); c != kerr.KafkaStorageError.Code {
+		t.Fatalf("produce on a full disk: %v", kerr.ErrorForCode(c))
+	}
+	disk.full.Store(false)
+	// Space came back without the log knowing: it still waits.
+	if c := send("early"); c != kerr.KafkaStorageError.Code {
+		t.Fatalf("produce within the wait: %v, want KAFKA_STORAGE_ERROR (the log backs off)", kerr.ErrorForCode(c))
+	}
+	deleteTopicByName(t, b, "old")
+	if c := send("after delete"); c != 0 {
+		t.Fatalf("produce right after a topic was deleted: %v", kerr.ErrorForCode(c))
 	}
 }

@@ -408,10 +408,22 @@ func (b *Broker) deleteTopic(t *topic) error {
 		}
 		if err := b.fs.RemoveAll(gone); err != nil {
 			errs = append(errs, err)
+		} else {
+			b.spaceFreed()
 		}
 	}
 	b.topicDeleted(t.name, t.id)
 	return errors.Join(errs...)
+}
+
+// spaceFreed ends the full-disk wait of every partition: a deleted
+// topic's space is theirs to take now, not after their backoff.
+func (b *Broker) spaceFreed() {
+	for _, t := range b.topics.Load().byName {
+		for _, p := range t.partitions() {
+			p.log.SpaceFreed()
+		}
+	}
 }
 
 // addPartitions grows t to n partitions; the caller holds adminMu.

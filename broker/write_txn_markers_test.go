@@ -156,7 +156,8 @@ func TestWriteTxnMarkersAbortsHangingTxn(t *testing.T) {
 // room the same marker goes in.
 func TestWriteTxnMarkersDiskFull(t *testing.T) {
 	disk := &fullDisk{}
-	b := newTestBroker(t, func(c *Config) { c.FS = vfs.NewFaultFS(vfs.NewMem(), disk) })
+	var clock skewedClock
+	b := newTestBroker(t, func(c *Config) { c.FS, c.Now = vfs.NewFaultFS(vfs.NewMem(), disk), clock.now })
 	createTopic(t, b, "w", 1)
 	r := initTxn(t, b, "full", 4, 600000, -1, -1)
 	wantCode(t, "init", r.ErrorCode, nil)
@@ -174,6 +175,7 @@ func TestWriteTxnMarkersDiskFull(t *testing.T) {
 		t.Fatalf("LSO after the failed marker: %d, want 0", lso)
 	}
 	disk.full.Store(false)
+	clock.skipNoSpaceWait()
 	if c := writeMarkers(t, b, 2, r.ProducerID, r.ProducerEpoch, false, "w", 0); c[0] != 0 {
 		t.Fatalf("marker once there is room: %v", kerr.ErrorForCode(c[0]))
 	}

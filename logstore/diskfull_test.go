@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/minikafka/minikafka/internal/vfs"
 )
@@ -39,7 +40,11 @@ func TestDiskFullRecoversWithoutReopen(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			disk := &diskFull{}
 			mem := vfs.NewMem()
-			opts := Options{FS: vfs.NewFaultFS(mem, disk), Dir: "/p", Config: DefaultConfig(), Sync: SyncPolicy{Mode: mode}}
+			// Every attempt comes after the full-disk wait, so each
+			// one reaches the disk (TestDiskFullBackoff tests the wait).
+			clock := epoch
+			opts := Options{FS: vfs.NewFaultFS(mem, disk), Dir: "/p", Config: DefaultConfig(), Sync: SyncPolicy{Mode: mode},
+				Now: func() time.Time { return clock }}
 			opts.Config.SegmentBytes = int64(20 * len(batch(t, 5, epoch.UnixMilli(), "before")))
 			l, _, err := Open(opts)
 			if err != nil {
@@ -51,6 +56,7 @@ func TestDiskFullRecoversWithoutReopen(t *testing.T) {
 				if tag == "after" {
 					n = 1 // shorter than the torn write: a tail left behind would show
 				}
+				clock = clock.Add(lastNoSpaceWait)
 				res, err := l.Append(batch(t, n, epoch.UnixMilli(), tag))
 				if err != nil {
 					return err
@@ -158,6 +164,95 @@ func TestDiskFullDeleteRecordsFreesSpace(t *testing.T) {
 	}
 	if got := offsetsOf(t, readAll(t, l, 100)); got[0][0] != 100 {
 		t.Fatalf("first batch from 100 is %v", got[0])
+	}
+}
+
+// On a full disk the log waits before it tries the disk again: appends
+// within the wait fail at once without writing, the wait doubles up to
+// lastNoSpaceWait, space the log frees itself (DeleteRecords) ends it, and
+// the first good write after resets it.
+func TestDiskFullBackoff(t *testing.T) {
+	disk := &diskFull{}
+	var writes atomic.Int64
+	count := vfs.InjectorFunc(func(op vfs.Op, path string, n int) (int, error) {
+		if op == vfs.OpWrite && strings.HasSuffix(path, ".log") {
+			writes.Add(1)
+		}
+		return disk.Inject(op, path, n)
+	})
+	clock := epoch
+	opts := Options{FS: vfs.NewFaultFS(vfs.NewMem(), count), Dir: "/p", Config: DefaultConfig(), Now: func() time.Time { return clock }}
+	opts.Config.SegmentBytes = 2048
+	l, _, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	appendOne := func() error {
+		_, err := l.Append(batch(t, 5, epoch.UnixMilli(), "x"))
+		return err
+	}
+	// tries appends once and reports whether it reached the disk; it
+	// must fail as a full disk does either way.
+	tries := func(what string) bool {
+		t.Helper()
+		before := writes.Load()
+		err := appendOne()
+		var we *WriteError
+		if !errors.As(err, &we) || !we.Transient || !errors.Is(err, syscall.ENOSPC) {
+			t.Fatalf("%s: %v, want a transient WriteError wrapping ENOSPC", what, err)
+		}
+		return writes.Load() > before
+	}
+	for i := 0; i < 30; i++ {
+		if err := appendOne(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	disk.full.Store(true)
+	if !tries("first append on a full disk") {
+		t.Fatal("the first append on a full disk did not try the disk")
+	}
+	wait := firstNoSpaceWait
+	for i := 0; i < 8; i++ {
+		for j := 0; j < 5; j++ {
+			if tries("append within the wait") {
+				t.Fatalf("round %d: an append within the %v wait wrote to the disk", i, wait)
+			}
+		}
+		clock = clock.Add(wait - time.Millisecond)
+		if tries("append just before the wait ends") {
+			t.Fatalf("round %d: an append before the %v wait ended wrote to the disk", i, wait)
+		}
+		clock = clock.Add(time.Millisecond)
+		if !tries("append after the wait") {
+			t.Fatalf("round %d: the append after the %v wait did not try the disk", i, wait)
+		}
+		wait = min(2*wait, lastNoSpaceWait)
+	}
+	if wait != lastNoSpaceWait {
+		t.Fatalf("the wait grew to %v only", wait)
+	}
+	// Freeing space through the log ends the wait: the next append
+	// tries at once (and, with space back, succeeds).
+	if tries("append within the wait") {
+		t.Fatal("an append within the wait wrote to the disk")
+	}
+	if _, err := l.DeleteRecords(100); err != nil {
+		t.Fatal(err)
+	}
+	disk.full.Store(false)
+	if err := appendOne(); err != nil {
+		t.Fatalf("append right after DeleteRecords freed space: %v", err)
+	}
+	// The wait starts over from the first one.
+	disk.full.Store(true)
+	if !tries("first append of a new episode") {
+		t.Fatal("the first append of a new full-disk episode did not try the disk")
+	}
+	clock = clock.Add(firstNoSpaceWait)
+	if !tries("append after the first wait of a new episode") {
+		t.Fatal("the wait did not start over after a good write")
 	}
 }
 

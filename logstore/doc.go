@@ -36,8 +36,12 @@
 // where it ended, a failed roll leaves the active segment in place, and a
 // DeleteRecords whose start-offset file cannot be written deletes the
 // segments below the new start first (freeing the space) and writes it
-// again; the error is a transient *WriteError and the log takes writes as
-// soon as there is space. Only if the undo fails is the error sticky.
+// again; the error is a transient *WriteError and the log takes writes
+// again once there is space. After a transient failure the log waits
+// before it tries the disk again (10 ms doubling to 500 ms; appends in
+// between get the same error without a write); deleting segments
+// (retention, DeleteRecords) or SpaceFreed ends the wait. Only if the
+// undo fails is the error sticky.
 //
 // # Files
 //

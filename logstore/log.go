@@ -41,13 +41,20 @@ type Log struct {
 
 	dirty bool // guarded by mu: the active segment has writes not yet fsynced
 
-	logStartUnsaved bool        // guarded by mu: DeleteRecords could not write logstart (retention.go)
-	noSpace         atomic.Bool // a write failed for want of space and was undone (transient)
+	logStartUnsaved bool // guarded by mu: DeleteRecords could not write logstart (retention.go)
 	leo             atomic.Int64
 	logStart        atomic.Int64
 	hw              atomic.Pointer[hwMark]
 	closed          atomic.Bool
 	sticky          atomic.Pointer[WriteError]
+
+	// A write failed for want of space and was undone (transient); until
+	// noSpaceRetry, appends get noSpace again without touching the disk,
+	// so producers retrying against a full disk do not each write and
+	// truncate (guarded by mu).
+	noSpace      *WriteError
+	noSpaceRetry time.Time
+	noSpaceWait  time.Duration
 
 	// Group commit (SyncAlways) and the interval flusher.
 	syncMu     sync.Mutex
@@ -104,17 +111,45 @@ func (l *Log) setSticky(op string, err error) error {
 	return l.sticky.Load()
 }
 
+// The wait between write attempts on a full disk doubles from the first
+// to the last: short enough that writes resume soon after space is freed
+// elsewhere (a deleted topic, another process), long enough that a flood
+// of retried produces does not hammer a full disk. Space this log frees
+// itself (retention, DeleteRecords) ends the wait at once.
+const (
+	firstNoSpaceWait = 10 * time.Millisecond
+	lastNoSpaceWait  = 500 * time.Millisecond
+)
+
 // transient reports an operation that failed for want of space and left
 // the log unchanged (any other failure is sticky); the log says so once
-// per episode, and again when writes resume.
+// per episode, and again when writes resume. Called with mu held.
 func (l *Log) transient(op string, err error) error {
 	if !vfs.IsNoSpace(err) {
 		return l.setSticky(op, err)
 	}
-	if l.noSpace.CompareAndSwap(false, true) {
-		l.logger.Error("logstore: disk full: the log refuses writes until there is space (nothing lost; retried on every append)", "dir", l.dir, "op", op, "err", err)
+	if l.noSpace == nil {
+		l.logger.Error("logstore: disk full: the log refuses writes until there is space (nothing lost; retried with backoff)", "dir", l.dir, "op", op, "err", err)
+		l.noSpaceWait = firstNoSpaceWait
+	} else {
+		l.noSpaceWait = min(2*l.noSpaceWait, lastNoSpaceWait)
 	}
-	return &WriteError{Op: op, Err: err, Transient: true}
+	l.noSpace = &WriteError{Op: op, Err: err, Transient: true}
+	l.noSpaceRetry = l.now().Add(l.noSpaceWait)
+	return l.noSpace
+}
+
+// spaceFreed ends a full-disk wait early: the log just deleted files.
+// Called with mu held.
+func (l *Log) spaceFreed() { l.noSpaceRetry = time.Time{} }
+
+// SpaceFreed tells a log that space was freed on its disk elsewhere (a
+// deleted topic): a log waiting to retry after a full disk tries again on
+// the next append.
+func (l *Log) SpaceFreed() {
+	l.mu.Lock()
+	l.spaceFreed()
+	l.mu.Unlock()
 }
 
 func (l *Log) stickyErr() error {
@@ -162,6 +197,9 @@ func (l *Log) append(batches []byte, validate bool) (AppendResult, error) {
 	}
 	cfg := l.config()
 	now := l.now()
+	if l.noSpace != nil && now.Before(l.noSpaceRetry) {
+		return AppendResult{}, l.noSpace
+	}
 	seg := l.active
 	size := seg.size.Load()
 	n := int64(len(batches))
@@ -212,7 +250,8 @@ func (l *Log) append(batches []byte, validate bool) (AppendResult, error) {
 		}
 		return AppendResult{}, l.transient("write", err)
 	}
-	if l.noSpace.Load() && l.noSpace.CompareAndSwap(true, false) {
+	if l.noSpace != nil {
+		l.noSpace, l.noSpaceRetry, l.noSpaceWait = nil, time.Time{}, 0
 		l.logger.Info("logstore: there is space again; the log takes writes", "dir", l.dir)
 	}
 	l.dirty = true

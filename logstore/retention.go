@@ -58,6 +58,7 @@ func (l *Log) removeSegmentsLocked(from, to int) error {
 	for _, s := range victims {
 		s.kill()
 	}
+	l.spaceFreed()
 	return nil
 }
 
