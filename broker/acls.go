@@ -124,6 +124,12 @@ type connAuthz struct {
 	name, principal string // principalName and "User:"+name
 	version         uint64
 	decisions       map[authzKey]bool
+
+	// serving is the authz of the request being served, set while its
+	// whole-request check passed and its handler runs, so the handler's
+	// per-resource checks reuse it (one ACL snapshot per request) instead
+	// of building another. Serve calls on a connection never overlap.
+	serving *authz
 }
 
 type authzKey struct {
@@ -182,9 +188,12 @@ func (b *Broker) authorizer(req *protocol.Request) *authz {
 	if b.acls == nil || req.Conn == nil || !req.Conn.FromNetwork() {
 		return nil
 	}
+	ca := connAuthzOf(req.Conn)
+	if az := ca.serving; az != nil {
+		return az
+	}
 	set := b.acls.set.Load()
 	name := b.principalName(req)
-	ca := connAuthzOf(req.Conn)
 	if ca.principal == "" || ca.name != name {
 		ca.name, ca.principal = name, "User:"+name
 		ca.decisions = nil
@@ -460,6 +469,8 @@ func (b *Broker) serveAuthorized(ctx context.Context, req *protocol.Request, a *
 			if code := check(az, req.Body); code != 0 {
 				return protocol.Reply{Response: errorResponse(req.Body, code)}
 			}
+			az.cache.serving = az
+			defer func() { az.cache.serving = nil }()
 		}
 	}
 	return a.fn(b, ctx, req)

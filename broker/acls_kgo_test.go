@@ -714,3 +714,51 @@ func TestACLRegexSubscriptionFiltered(t *testing.T) {
 		t.Fatalf("assigned %v, want only logs-public", assigned)
 	}
 }
+
+// A whole-checked request (OffsetCommit: READ on the group, then READ on
+// each topic) is decided on one ACL snapshot, and an ACL change applies to
+// the very next request on the same connection: the snapshot the handler
+// reused is not kept past its request.
+func TestACLChangeAppliesToNextRequestOnConnection(t *testing.T) {
+	b, addr := aclBroker(t)
+	id := createTopic(t, b, "orders", 1)
+	adm := kadm.NewClient(userClient(t, addr, "admin"))
+	ctx := testCtx(t)
+	topicRead := kadm.NewACLs().Allow("User:alice").AllowHosts().Topics("orders").Operations(kadm.OpRead).ResourcePatternType(kadm.ACLPatternLiteral)
+	mustCreateACLs(t, adm, topicRead)
+	mustCreateACLs(t, adm, kadm.NewACLs().Allow("User:alice").AllowHosts().Groups("app").Operations(kadm.OpRead).ResourcePatternType(kadm.ACLPatternLiteral))
+	// One connection: every request goes to broker 1 directly.
+	alice := userClient(t, addr, "alice").Broker(1)
+	commit := func() int16 {
+		t.Helper()
+		req := kmsg.NewPtrOffsetCommitRequest()
+		req.Version, req.Group, req.Generation = 8, "app", -1
+		rt := kmsg.NewOffsetCommitRequestTopic()
+		rt.Topic, rt.TopicID = "orders", id // kgo sends its newest version (v10 names topics by ID)
+		rp := kmsg.NewOffsetCommitRequestTopicPartition()
+		rp.Offset = 0
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(ctx, alice)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Topics[0].Partitions[0].ErrorCode
+	}
+	for i := 0; i < 3; i++ {
+		if c := commit(); c != 0 {
+			t.Fatalf("commit with READ on group and topic: %v", kerr.ErrorForCode(c))
+		}
+	}
+	del, err := adm.DeleteACLs(ctx, kadm.NewACLs().Allow("User:alice").AllowHosts().Topics("orders").Operations(kadm.OpRead).ResourcePatternType(kadm.ACLPatternLiteral))
+	if err != nil || len(del) != 1 || del[0].Err != nil {
+		t.Fatalf("delete the topic ACL: %v %+v", err, del)
+	}
+	if c := commit(); c != kerr.TopicAuthorizationFailed.Code {
+		t.Fatalf("commit on the same connection after the topic ACL went: %v, want TOPIC_AUTHORIZATION_FAILED", kerr.ErrorForCode(c))
+	}
+	mustCreateACLs(t, adm, topicRead)
+	if c := commit(); c != 0 {
+		t.Fatalf("commit after the topic ACL came back: %v", kerr.ErrorForCode(c))
+	}
+}
