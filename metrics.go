@@ -205,7 +205,7 @@ func (m *metrics) writeTo(w io.Writer) {
 		p.sample("minikafka_forward_spool_encrypted", []string{"topic", s.Topic, "partition", strconv.Itoa(int(s.Partition)), "key_id", s.KeyID}, on)
 	}
 	if gs := m.brk.ForwardGroupOffsets(); len(gs) > 0 {
-		p.family("minikafka_forward_group_offset_sync_lag_records", "gauge", "How far a group's offset committed upstream trails the translation of its local commit, in records (-forward-group-offsets); -1 when the offset could not be translated or committed.")
+		p.family("minikafka_forward_group_offset_sync_lag_records", "gauge", "How far a group's offset committed upstream (-forward-group-offsets; else its last MirrorMaker 2 checkpoint, -forward-checkpoints) trails the translation of its local commit, in records; -1 when the offset could not be translated or written.")
 		for i := range gs {
 			g := &gs[i]
 			v := float64(g.Lag)

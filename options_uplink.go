@@ -25,9 +25,11 @@ type uplinkConfig struct {
 	// spoolKey seals new spool segments; spoolOldKeys open older ones.
 	spoolKey     []byte
 	spoolOldKeys [][]byte
-	// syncGroups: WithForwardGroupOffsets.
+	// syncGroups: WithForwardGroupOffsets; checkpointsAlias:
+	// WithForwardCheckpoints (both run every syncGroupsInterval).
 	syncGroups         bool
 	syncGroupsInterval time.Duration
+	checkpointsAlias   string
 }
 
 // WithUpstream names the upstream Kafka cluster that forwarded topics are
@@ -83,6 +85,9 @@ func (u *uplinkConfig) build() (*broker.UplinkConfig, error) {
 		if u.spoolKey != nil || u.spoolOldKeys != nil {
 			return nil, fmt.Errorf("minikafka: a spool encryption key is set but no topic is forwarded (WithForward, WithUpstream)")
 		}
+		if u.syncGroups || u.checkpointsAlias != "" {
+			return nil, fmt.Errorf("minikafka: WithForwardGroupOffsets or WithForwardCheckpoints is set but no topic is forwarded (WithForward, WithUpstream)")
+		}
 		return nil, nil
 	}
 	if len(u.brokers) == 0 {
@@ -96,6 +101,12 @@ func (u *uplinkConfig) build() (*broker.UplinkConfig, error) {
 		SASLMechanism: u.mechanism, SASLUser: u.user, SASLPassword: u.pass,
 		SpoolMaxBytes: u.spoolMax, ClientOpts: u.clientOpts,
 		SyncGroupOffsets: u.syncGroups, SyncGroupOffsetsInterval: u.syncGroupsInterval,
+		CheckpointsAlias: u.checkpointsAlias,
+	}
+	if u.checkpointsAlias != "" {
+		if err := broker.ValidateCheckpointsAlias(u.checkpointsAlias); err != nil {
+			return nil, fmt.Errorf("minikafka: WithForwardCheckpoints: %w", err)
+		}
 	}
 	if u.spoolKey != nil {
 		c, err := spoolCipher(u.spoolKey, u.spoolOldKeys)
@@ -175,5 +186,21 @@ func spoolCipher(key []byte, previous [][]byte) (spool.Cipher, error) {
 func WithForwardGroupOffsets(interval time.Duration) Option {
 	return optionFunc(func(c *config) {
 		c.uplink.syncGroups, c.uplink.syncGroupsInterval = true, interval
+	})
+}
+
+// WithForwardCheckpoints writes MirrorMaker 2 checkpoints upstream: every
+// interval (0: 60 s, MM2's emit.checkpoints.interval.seconds; one interval
+// with WithForwardGroupOffsets, the last given wins) each local group's
+// committed offsets on forwarded topics, translated as
+// WithForwardGroupOffsets translates them, are written to the upstream
+// topic alias+".checkpoints.internal" (created compacted, one partition)
+// in MM2's format, so consumers and tools that move groups with MM2
+// (RemoteClusterUtils.translateOffsets with alias as the source cluster)
+// find where to resume upstream. Unlike WithForwardGroupOffsets it changes
+// no upstream group.
+func WithForwardCheckpoints(alias string, interval time.Duration) Option {
+	return optionFunc(func(c *config) {
+		c.uplink.checkpointsAlias, c.uplink.syncGroupsInterval = alias, interval
 	})
 }

@@ -17,6 +17,10 @@ func TestUplinkOptionErrors(t *testing.T) {
 		{[]minikafka.Option{minikafka.WithUpstream("127.0.0.1:1"), minikafka.WithForward("/(/")}, "forward"},
 		{[]minikafka.Option{minikafka.WithUpstream("127.0.0.1:1"), minikafka.WithForward("a"),
 			minikafka.WithUpstreamSASL("GSSAPI", "u", "p")}, "SASL mechanism"},
+		{[]minikafka.Option{minikafka.WithUpstream("127.0.0.1:1"), minikafka.WithForward("a"),
+			minikafka.WithForwardCheckpoints("edge/site", 0)}, `checkpoints alias "edge/site"`},
+		{[]minikafka.Option{minikafka.WithForwardCheckpoints("edge", 0)}, "no topic is forwarded"},
+		{[]minikafka.Option{minikafka.WithForwardGroupOffsets(0)}, "no topic is forwarded"},
 	} {
 		startFails(t, c.want, c.opts...)
 	}

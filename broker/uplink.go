@@ -55,6 +55,11 @@ type UplinkConfig struct {
 	// sync.group.offsets.interval.seconds); see uplink_groups.go.
 	SyncGroupOffsets         bool
 	SyncGroupOffsetsInterval time.Duration
+	// CheckpointsAlias, when set, makes each sync pass (every
+	// SyncGroupOffsetsInterval, with or without SyncGroupOffsets) write
+	// MirrorMaker 2 checkpoints of those offsets to the upstream topic
+	// <CheckpointsAlias>.checkpoints.internal (uplink_checkpoints.go).
+	CheckpointsAlias string
 	// Cipher, when non-nil, encrypts spool segments (spool.AESGCM, or a
 	// spool.KeyRing during a key rotation); EncryptionKeyID names its
 	// current key (spool.KeyID) for forward-status and /metrics.
@@ -150,6 +155,11 @@ type uplink struct {
 	// groupSync is the last group offset sync pass (uplink_groups.go).
 	groupSyncMu sync.Mutex
 	groupSync   []GroupOffsetSync
+	// checkpoints is the last MM2 checkpoint written per group partition,
+	// and checkpointsTopicReady whether its topic exists upstream (both
+	// the sync loop's own, uplink_checkpoints.go).
+	checkpoints           map[checkpointKey]checkpointed
+	checkpointsTopicReady bool
 }
 
 func (c *UplinkConfig) clientOpts() ([]kgo.Opt, error) {
@@ -203,6 +213,11 @@ func startUplink(b *Broker, cfg UplinkConfig) (*uplink, error) {
 	if cfg.SpoolMaxBytes <= 0 {
 		cfg.SpoolMaxBytes = 1 << 30
 	}
+	if cfg.CheckpointsAlias != "" {
+		if err := ValidateCheckpointsAlias(cfg.CheckpointsAlias); err != nil {
+			return nil, fmt.Errorf("uplink: %w", err)
+		}
+	}
 	opts, err := cfg.clientOpts()
 	if err != nil {
 		return nil, err
@@ -211,7 +226,8 @@ func startUplink(b *Broker, cfg UplinkConfig) (*uplink, error) {
 	if err != nil {
 		return nil, fmt.Errorf("uplink: %w", err)
 	}
-	u := &uplink{b: b, cfg: cfg, client: cl, parts: map[*partition]*forwarder{}, ready: make(chan struct{})}
+	u := &uplink{b: b, cfg: cfg, client: cl, parts: map[*partition]*forwarder{}, ready: make(chan struct{}),
+		checkpoints: map[checkpointKey]checkpointed{}}
 	u.ctx, u.cancel = context.WithCancel(context.Background())
 	if cfg.Cipher != nil {
 		b.log.Info("spool encrypted at rest", "cipher", "AES-256-GCM", "key_id", cfg.EncryptionKeyID)
@@ -228,7 +244,7 @@ func startUplink(b *Broker, cfg UplinkConfig) (*uplink, error) {
 		}
 	}
 	b.OnTopicDeleted(u.topicDeleted)
-	if cfg.SyncGroupOffsets {
+	if cfg.SyncGroupOffsets || cfg.CheckpointsAlias != "" {
 		if u.cfg.SyncGroupOffsetsInterval <= 0 {
 			u.cfg.SyncGroupOffsetsInterval = time.Minute
 		}

@@ -1,6 +1,7 @@
 package broker
 
-// Consumer groups that can move upstream (-forward-group-offsets).
+// Consumer groups that can move upstream (-forward-group-offsets, and
+// -forward-checkpoints: see uplink_checkpoints.go).
 //
 // A group that consumes a forwarded topic locally commits local offsets;
 // the same records sit upstream at other offsets (the upstream partition
@@ -176,8 +177,12 @@ type GroupOffsetSync struct {
 	UpstreamOffset int64 `json:"upstream_offset"`
 	Committed      int64 `json:"committed"`
 	// Lag is how many records the upstream group is behind the
-	// translation (0 when synced).
+	// translation (0 when synced); with CheckpointsAlias and without
+	// SyncGroupOffsets, how far the last checkpoint is behind it.
 	Lag int64 `json:"lag"`
+	// Checkpoint is the upstream offset of the last MM2 checkpoint written
+	// for it (CheckpointsAlias; -1 when none was).
+	Checkpoint int64 `json:"checkpoint"`
 	// SyncedAt is the last sync pass that looked at it; Err why it was
 	// not committed ("" when it was or needed not be).
 	SyncedAt time.Time `json:"synced_at"`
@@ -219,6 +224,7 @@ func (u *uplink) syncGroupOffsets(ctx context.Context) {
 	adm := kadm.NewClient(u.client)
 	now := time.Now()
 	var out []GroupOffsetSync
+	var metadata []string // out's commit metadata, for checkpoints
 	for _, group := range u.b.groups.StoredGroups() {
 		var rows []GroupOffsetSync
 		for _, c := range u.b.groups.GroupOffsets(group) {
@@ -227,7 +233,8 @@ func (u *uplink) syncGroupOffsets(ctx context.Context) {
 				continue
 			}
 			row := GroupOffsetSync{Group: group, Topic: c.Topic, Partition: c.Partition, UpstreamTopic: f.upstream,
-				LocalOffset: c.Offset.Offset, UpstreamOffset: -1, Committed: -1, SyncedAt: now}
+				LocalOffset: c.Offset.Offset, UpstreamOffset: -1, Committed: -1, Checkpoint: -1, SyncedAt: now}
+			metadata = append(metadata, c.Offset.Metadata)
 			if up, ok := f.syncs.translate(c.Offset.Offset); ok {
 				row.UpstreamOffset = up
 			} else {
@@ -238,8 +245,13 @@ func (u *uplink) syncGroupOffsets(ctx context.Context) {
 		if len(rows) == 0 {
 			continue
 		}
-		u.syncGroup(ctx, adm, group, rows)
+		if u.cfg.SyncGroupOffsets {
+			u.syncGroup(ctx, adm, group, rows)
+		}
 		out = append(out, rows...)
+	}
+	if u.cfg.CheckpointsAlias != "" && len(out) > 0 {
+		u.emitCheckpoints(ctx, adm, out, metadata)
 	}
 	slices.SortFunc(out, CompareGroupOffsetSyncs)
 	u.groupSyncMu.Lock()

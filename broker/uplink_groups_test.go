@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"strconv"
 	"testing"
@@ -111,4 +112,195 @@ func TestForwardGroupOffsetsMoveUpstream(t *testing.T) {
 			t.Fatalf("synced into a live upstream group: %+v", s)
 		}
 	}
+}
+
+// mm2Checkpoint is a checkpoint record as MirrorMaker 2's Checkpoint class
+// reads it (key: group, topic, partition; value: version, upstream
+// offset, downstream offset, metadata), decoded here independently of the
+// broker's encoder.
+type mm2Checkpoint struct {
+	group, topic         string
+	partition            int32
+	version              int16
+	upstream, downstream int64
+	metadata             string
+}
+
+func decodeMM2Checkpoint(t *testing.T, key, value []byte) mm2Checkpoint {
+	t.Helper()
+	str := func(b []byte) (string, []byte) {
+		if len(b) < 2 {
+			t.Fatalf("short STRING in %x", b)
+		}
+		n := int(binary.BigEndian.Uint16(b))
+		if len(b) < 2+n {
+			t.Fatalf("STRING of %d bytes in %x", n, b)
+		}
+		return string(b[2 : 2+n]), b[2+n:]
+	}
+	var c mm2Checkpoint
+	c.group, key = str(key)
+	c.topic, key = str(key)
+	if len(key) != 4 {
+		t.Fatalf("key ends with %d bytes, want the int32 partition", len(key))
+	}
+	c.partition = int32(binary.BigEndian.Uint32(key))
+	if len(value) < 18 {
+		t.Fatalf("value %x too short", value)
+	}
+	c.version = int16(binary.BigEndian.Uint16(value))
+	c.upstream = int64(binary.BigEndian.Uint64(value[2:]))
+	c.downstream = int64(binary.BigEndian.Uint64(value[10:]))
+	var rest []byte
+	c.metadata, rest = str(value[18:])
+	if len(rest) != 0 {
+		t.Fatalf("%d bytes after the metadata", len(rest))
+	}
+	return c
+}
+
+// With -forward-checkpoints the forwarder writes MirrorMaker 2 checkpoints
+// upstream: a consumer moving with MM2's tools reads its group's newest
+// checkpoint from <alias>.checkpoints.internal (compacted, one partition),
+// starts there and reads exactly the records it had not consumed; the
+// upstream group itself is left alone; a newer local commit writes a newer
+// checkpoint, and an unchanged one writes none.
+func TestForwardCheckpointsMoveUpstream(t *testing.T) {
+	up := newUpstream(t)
+	ctx := context.Background()
+	upCl, err := kgo.NewClient(kgo.SeedBrokers(up.addr), kgo.DefaultProduceTopic("site.orders"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer upCl.Close()
+	upAdm := kadm.NewClient(upCl)
+	if _, err := upAdm.CreateTopic(ctx, 1, 1, nil, "site.orders"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 7 { // upstream offsets = local offsets + 7
+		if err := upCl.ProduceSync(ctx, &kgo.Record{Value: []byte(fmt.Sprintf("other-%d", i))}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	local := newCrashLocal(t, minikafka.WithUpstream(up.addr), minikafka.WithForward("orders=site."),
+		minikafka.WithTopic("orders", 1), minikafka.WithForwardCheckpoints("edge", 100*time.Millisecond))
+	prod := minikafkatest.Client(t, local.b, kgo.DefaultProduceTopic("orders"))
+	for i := range 100 {
+		if err := prod.ProduceSync(ctx, &kgo.Record{Value: []byte(strconv.Itoa(i))}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	prod.Close()
+	cons := minikafkatest.Client(t, local.b)
+	commit := func(off int64, meta string) {
+		t.Helper()
+		os := kadm.Offsets{}
+		os.Add(kadm.Offset{Topic: "orders", Partition: 0, At: off, LeaderEpoch: -1, Metadata: meta})
+		res, err := kadm.NewClient(cons).CommitOffsets(ctx, "billing", os)
+		if err == nil {
+			err = res.Error()
+		}
+		if err != nil {
+			t.Fatalf("commit %d: %v", off, err)
+		}
+	}
+	commit(50, "app-state-1")
+
+	// Every record of the checkpoints topic, in order.
+	checkpoints := func() []mm2Checkpoint {
+		t.Helper()
+		cl, err := kgo.NewClient(kgo.SeedBrokers(up.addr), kgo.ConsumeTopics("edge.checkpoints.internal"),
+			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		end, err := kadm.NewClient(cl).ListEndOffsets(ctx, "edge.checkpoints.internal")
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, ok := end.Lookup("edge.checkpoints.internal", 0)
+		if !ok || o.Err != nil {
+			return nil // not created yet
+		}
+		var out []mm2Checkpoint
+		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		for int64(len(out)) < o.Offset && pctx.Err() == nil {
+			cl.PollFetches(pctx).EachRecord(func(r *kgo.Record) { out = append(out, decodeMM2Checkpoint(t, r.Key, r.Value)) })
+		}
+		return out
+	}
+	want := mm2Checkpoint{group: "billing", topic: "site.orders", partition: 0, upstream: 50, downstream: 57, metadata: "app-state-1"}
+	var got []mm2Checkpoint
+	waitFor(t, 20*time.Second, "a checkpoint of billing at 57", func() bool {
+		got = checkpoints()
+		return len(got) > 0 && got[len(got)-1] == want
+	})
+	if len(got) != 1 {
+		t.Fatalf("checkpoints %+v, want one", got)
+	}
+	for _, s := range local.b.ForwardGroupOffsets() {
+		if s.Group == "billing" && (s.Checkpoint != 57 || s.Err != "") {
+			t.Fatalf("forward status row %+v, want checkpoint 57 and no error", s)
+		}
+	}
+	// As MM2 creates it: one partition, compacted.
+	td, err := upAdm.ListTopics(ctx, "edge.checkpoints.internal")
+	if err != nil || len(td["edge.checkpoints.internal"].Partitions) != 1 {
+		t.Fatalf("checkpoints topic: %v %+v", err, td)
+	}
+	rc, err := upAdm.DescribeTopicConfigs(ctx, "edge.checkpoints.internal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := rc.On("edge.checkpoints.internal", nil); err != nil || configValue(v, "cleanup.policy") != "compact" {
+		t.Fatalf("cleanup.policy %q (%v), want compact", configValue(v, "cleanup.policy"), err)
+	}
+	// The upstream group was not touched.
+	fo, err := upAdm.FetchOffsets(ctx, "billing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, ok := fo.Lookup("site.orders", 0); ok && o.At >= 0 {
+		t.Fatalf("the upstream group has offset %d committed: checkpoints must not commit", o.At)
+	}
+
+	// The consumer moves upstream, starting at the checkpoint: 50..99.
+	mover, err := kgo.NewClient(kgo.SeedBrokers(up.addr),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"site.orders": {0: kgo.NewOffset().At(want.downstream)}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mover.Close()
+	var rest []string
+	pctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	for len(rest) < 50 && pctx.Err() == nil {
+		mover.PollFetches(pctx).EachRecord(func(r *kgo.Record) { rest = append(rest, string(r.Value)) })
+	}
+	if len(rest) != 50 || rest[0] != "50" || rest[49] != "99" {
+		t.Fatalf("upstream consumer from the checkpoint read %d records (%v), want 50..99", len(rest), rest)
+	}
+
+	// Passes with nothing new write nothing; a newer commit writes one.
+	time.Sleep(400 * time.Millisecond)
+	if n := len(checkpoints()); n != 1 {
+		t.Fatalf("%d checkpoints after unchanged passes, want still 1", n)
+	}
+	commit(80, "app-state-2")
+	want2 := mm2Checkpoint{group: "billing", topic: "site.orders", partition: 0, upstream: 80, downstream: 87, metadata: "app-state-2"}
+	waitFor(t, 20*time.Second, "a checkpoint of billing at 87", func() bool {
+		got = checkpoints()
+		return len(got) == 2 && got[1] == want2
+	})
+}
+
+func configValue(rc kadm.ResourceConfig, name string) string {
+	for _, c := range rc.Configs {
+		if c.Key == name {
+			return c.MaybeValue()
+		}
+	}
+	return ""
 }

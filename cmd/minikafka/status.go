@@ -43,7 +43,7 @@ func runForwardStatus(ctx context.Context, args []string, stdout, stderr io.Writ
 	asJSON := fs.Bool("json", false, "print the state as JSON (one array of partitions)")
 	groups := fs.Bool("groups", false, "with -json, print the consumer group offset sync rows instead of the partitions")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: minikafka forward-status [flags] [topic...]\n\nPrints, per forwarded partition of a running broker (of the given topics,\nor all): upstream topic, local high watermark, upstream-acknowledged\noffset, lag in records, spool bytes and pressure, spool encryption (cipher and key ID), the upstream producer\n(ID/epoch, and how often the upstream forgot it), state and last error.\n\nWith -forward-group-offsets on the broker, a second table follows: per\nlocal consumer group and forwarded partition, the group's local committed\noffset, its translation upstream, what the upstream group has committed,\nthe lag between the two in records, when it was last synced and why not.\n-json prints the partitions only (as before); -json -groups the group rows.\n\nFlags:\n")
+		fmt.Fprintf(stderr, "Usage: minikafka forward-status [flags] [topic...]\n\nPrints, per forwarded partition of a running broker (of the given topics,\nor all): upstream topic, local high watermark, upstream-acknowledged\noffset, lag in records, spool bytes and pressure, spool encryption (cipher and key ID), the upstream producer\n(ID/epoch, and how often the upstream forgot it), state and last error.\n\nWith -forward-group-offsets or -forward-checkpoints on the broker, a\nsecond table follows: per local consumer group and forwarded partition,\nthe group's local committed offset, its translation upstream, what the\nupstream group has committed, the last MirrorMaker 2 checkpoint written,\nthe lag in records (of the upstream group, else of the checkpoint), when\nit was last synced and why not.\n-json prints the partitions only (as before); -json -groups the group rows.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -112,7 +112,7 @@ func runForwardStatus(ctx context.Context, args []string, stdout, stderr io.Writ
 // of the last sync pass as of now.
 func printGroupSyncs(out io.Writer, syncs []broker.GroupOffsetSync, now time.Time) {
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "GROUP\tTOPIC\tPARTITION\tLOCAL OFFSET\tUPSTREAM OFFSET\tUPSTREAM COMMITTED\tLAG\tSYNCED\tERROR")
+	fmt.Fprintln(w, "GROUP\tTOPIC\tPARTITION\tLOCAL OFFSET\tUPSTREAM OFFSET\tUPSTREAM COMMITTED\tCHECKPOINT\tLAG\tSYNCED\tERROR")
 	off := func(o int64) string {
 		if o < 0 {
 			return "-"
@@ -132,8 +132,8 @@ func printGroupSyncs(out io.Writer, syncs []broker.GroupOffsetSync, now time.Tim
 		if errText == "" {
 			errText = "-"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", g.Group, g.Topic, g.Partition, off(g.LocalOffset),
-			off(g.UpstreamOffset), off(g.Committed), lag, synced, strings.ReplaceAll(errText, "\n", " "))
+		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", g.Group, g.Topic, g.Partition, off(g.LocalOffset),
+			off(g.UpstreamOffset), off(g.Committed), off(g.Checkpoint), lag, synced, strings.ReplaceAll(errText, "\n", " "))
 	}
 	w.Flush()
 }

@@ -33,7 +33,8 @@ func TestForwardStatus(t *testing.T) {
 	}()
 	local, err := minikafka.Start(context.Background(), minikafka.WithInMemory(), minikafka.WithListenAddr("127.0.0.1:0"),
 		minikafka.WithUpstream(up.Addr()), minikafka.WithForward("edge-*=central."),
-		minikafka.WithTopic("edge-a", 2), minikafka.WithTopic("plain", 1), minikafka.WithForwardGroupOffsets(50*time.Millisecond))
+		minikafka.WithTopic("edge-a", 2), minikafka.WithTopic("plain", 1), minikafka.WithForwardGroupOffsets(50*time.Millisecond),
+		minikafka.WithForwardCheckpoints("edge", 50*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func TestForwardStatus(t *testing.T) {
 	for synced := 0; synced != 2; {
 		synced = 0
 		for _, g := range local.ForwardGroupOffsets() {
-			if g.Group == "billing" && g.Lag == 0 && g.Committed == g.LocalOffset && g.Err == "" {
+			if g.Group == "billing" && g.Lag == 0 && g.Committed == g.LocalOffset && g.Checkpoint == g.LocalOffset && g.Err == "" {
 				synced++
 			}
 		}
@@ -112,14 +113,14 @@ func TestForwardStatus(t *testing.T) {
 	}
 
 	groupLines := strings.Split(tables[1], "\n")
-	if len(groupLines) != 3 || strings.Join(strings.Fields(groupLines[0]), " ") != "GROUP TOPIC PARTITION LOCAL OFFSET UPSTREAM OFFSET UPSTREAM COMMITTED LAG SYNCED ERROR" {
+	if len(groupLines) != 3 || strings.Join(strings.Fields(groupLines[0]), " ") != "GROUP TOPIC PARTITION LOCAL OFFSET UPSTREAM OFFSET UPSTREAM COMMITTED CHECKPOINT LAG SYNCED ERROR" {
 		t.Fatalf("group table:\n%s", tables[1])
 	}
 	for p, want := range []string{"5", "3"} {
 		f := strings.Fields(groupLines[1+p])
-		// group topic partition local upstream committed lag synced("1.2s ago") error
-		if len(f) != 10 || f[0] != "billing" || f[1] != "edge-a" || f[2] != string(rune('0'+p)) ||
-			f[3] != want || f[4] != want || f[5] != want || f[6] != "0" || f[8] != "ago" || f[9] != "-" {
+		// group topic partition local upstream committed checkpoint lag synced("1.2s ago") error
+		if len(f) != 11 || f[0] != "billing" || f[1] != "edge-a" || f[2] != string(rune('0'+p)) ||
+			f[3] != want || f[4] != want || f[5] != want || f[6] != want || f[7] != "0" || f[9] != "ago" || f[10] != "-" {
 			t.Errorf("group row %d: %q", p, groupLines[1+p])
 		}
 	}
@@ -132,7 +133,7 @@ func TestForwardStatus(t *testing.T) {
 		t.Fatalf("json groups: %v\n%s", err, out)
 	}
 	if len(gjs) != 2 || gjs[1].Group != "billing" || gjs[1].Partition != 1 || gjs[1].UpstreamTopic != "central.edge-a" ||
-		gjs[1].LocalOffset != 3 || gjs[1].Committed != 3 || gjs[1].Lag != 0 || gjs[1].SyncedAt.IsZero() {
+		gjs[1].LocalOffset != 3 || gjs[1].Committed != 3 || gjs[1].Checkpoint != 3 || gjs[1].Lag != 0 || gjs[1].SyncedAt.IsZero() {
 		t.Errorf("json groups: %+v", gjs)
 	}
 	if code, out, _ = status("-bootstrap", local.Addr(), "-json", "-groups", "plain"); code != 0 || strings.TrimSpace(out) != "[]" {

@@ -25,6 +25,7 @@ type uplinkSettings struct {
 	spoolMax      int64
 	syncGroups    bool          // -forward-group-offsets
 	syncInterval  time.Duration // -forward-group-offsets-interval
+	checkpoints   string        // -forward-checkpoints
 	keyFile       string        // -spool-encryption-key-file
 	oldKeyFiles   []string      // -spool-encryption-previous-key-file
 }
@@ -47,7 +48,8 @@ func (u *uplinkSettings) register(fs *flag.FlagSet) {
 	fs.StringVar(&u.user, "upstream-sasl-user", "", "SASL `user` for the upstream")
 	fs.StringVar(&u.pass, "upstream-sasl-password", "", "SASL `password` for the upstream (prefer MINIKAFKA_UPSTREAM_SASL_PASSWORD)")
 	fs.BoolVar(&u.syncGroups, "forward-group-offsets", false, "commit local consumer groups' offsets on forwarded topics, translated, to the same groups upstream (as MirrorMaker 2's sync.group.offsets.enabled), so a consumer can move upstream and resume")
-	fs.DurationVar(&u.syncInterval, "forward-group-offsets-interval", time.Minute, "how often -forward-group-offsets syncs")
+	fs.DurationVar(&u.syncInterval, "forward-group-offsets-interval", time.Minute, "how often -forward-group-offsets and -forward-checkpoints run")
+	fs.StringVar(&u.checkpoints, "forward-checkpoints", "", "write MirrorMaker 2 checkpoints of local consumer groups' translated offsets on forwarded topics to the upstream topic `ALIAS`.checkpoints.internal (ALIAS: this cluster's name as MM2's source alias), for consumers and tools that move groups with MM2")
 	fs.StringVar(&u.keyFile, "spool-encryption-key-file", "", "encrypt forwarded topics' spool at rest with AES-256-GCM under the 32-byte key in `file` (raw, 64 hex digits or base64; mode 0600 or stricter)")
 	fs.Func("spool-encryption-previous-key-file", "a previous spool key `file` (repeatable), for a rotation: segments sealed under it stay readable until shipped", func(v string) error {
 		u.oldKeyFiles = append(u.oldKeyFiles, v)
@@ -78,6 +80,14 @@ func (u *uplinkSettings) check() []string {
 	}
 	if u.syncGroups && u.upstream == "" {
 		bad = append(bad, "-forward-group-offsets needs -upstream and -forward")
+	}
+	if u.checkpoints != "" {
+		if u.upstream == "" {
+			bad = append(bad, "-forward-checkpoints needs -upstream and -forward")
+		}
+		if err := broker.ValidateCheckpointsAlias(u.checkpoints); err != nil {
+			bad = append(bad, "-forward-checkpoints: "+err.Error())
+		}
 	}
 	if u.keyFile != "" && u.upstream == "" {
 		bad = append(bad, "-spool-encryption-key-file needs -upstream and -forward (only the spool is encrypted)")
@@ -113,6 +123,9 @@ func (u *uplinkSettings) options() ([]minikafka.Option, error) {
 	}
 	if u.syncGroups {
 		opts = append(opts, minikafka.WithForwardGroupOffsets(u.syncInterval))
+	}
+	if u.checkpoints != "" {
+		opts = append(opts, minikafka.WithForwardCheckpoints(u.checkpoints, u.syncInterval))
 	}
 	if u.keyFile != "" {
 		key, err := readKeyFile("-spool-encryption-key-file", u.keyFile)

@@ -48,6 +48,8 @@ func TestUplinkFlags(t *testing.T) {
 		{[]string{"-upstream", "h:1", "-forward", "x", "-upstream-sasl-mechanism", "GSSAPI", "-upstream-sasl-user", "u"}, "must be PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512"},
 		{[]string{"-upstream", "h:1", "-forward", "["}, "bad glob"},
 		{[]string{"-upstream", "h:1", "-forward", "x", "-spool-max-bytes", "0"}, "-spool-max-bytes: must be positive"},
+		{[]string{"-forward-checkpoints", "edge"}, "-forward-checkpoints needs -upstream and -forward"},
+		{[]string{"-upstream", "h:1", "-forward", "x", "-forward-checkpoints", "edge/site"}, `-forward-checkpoints: checkpoints alias "edge/site"`},
 	} {
 		stderr.Reset()
 		if _, err := parseSettings(c.args, none, &stderr); err == nil || !strings.Contains(stderr.String(), c.want) {

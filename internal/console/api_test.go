@@ -357,24 +357,25 @@ type forwardGroupRow struct {
 	LocalOffset    int64     `json:"local_offset"`
 	UpstreamOffset int64     `json:"upstream_offset"`
 	Committed      int64     `json:"committed"`
+	Checkpoint     int64     `json:"checkpoint"`
 	Lag            int64     `json:"lag"`
 	SyncedAt       time.Time `json:"synced_at"`
 	Err            string    `json:"error"`
 }
 
 // seedForwarding is seed with events forwarded to a real upstream broker
-// (as central.events) and group offsets synced every 50 ms; it waits
-// until the seeded group's commit is synced there.
+// (as central.events), group offsets synced and checkpointed every 50 ms;
+// it waits until the seeded group's commit is synced and checkpointed.
 func seedForwarding(t *testing.T) *seeded {
 	t.Helper()
 	up := minikafkatest.New(t)
 	s := seed(t, minikafka.WithUpstream(up.Addr()), minikafka.WithForward("events=central."),
-		minikafka.WithForwardGroupOffsets(50*time.Millisecond))
+		minikafka.WithForwardGroupOffsets(50*time.Millisecond), minikafka.WithForwardCheckpoints("edge", 50*time.Millisecond))
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		var rows []forwardGroupRow
 		s.call(t, "GET", "/api/forwarding/groups", nil, &rows)
-		if len(rows) == 1 && rows[0].Committed == billingCommit && rows[0].Lag == 0 {
+		if len(rows) == 1 && rows[0].Committed == billingCommit && rows[0].Checkpoint == billingCommit && rows[0].Lag == 0 {
 			return s
 		}
 		if time.Now().After(deadline) {
@@ -395,7 +396,7 @@ func TestAPIForwardingGroups(t *testing.T) {
 	}
 	// The upstream topic holds only what was forwarded: offsets match.
 	if r := rows[0]; r.Group != seededGroup || r.Topic != "events" || r.Partition != 0 || r.UpstreamTopic != "central.events" ||
-		r.LocalOffset != billingCommit || r.UpstreamOffset != billingCommit || r.Committed != billingCommit || r.Lag != 0 ||
+		r.LocalOffset != billingCommit || r.UpstreamOffset != billingCommit || r.Committed != billingCommit || r.Checkpoint != billingCommit || r.Lag != 0 ||
 		r.SyncedAt.IsZero() || r.Err != "" {
 		t.Errorf("row: %+v", r)
 	}

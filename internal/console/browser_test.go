@@ -436,18 +436,18 @@ func TestBrowserForwardingGroups(t *testing.T) {
 	if n := br.count("#forwarding tbody tr"); n != 1 {
 		t.Errorf("%d forwarded partition rows, want 1", n)
 	}
-	if n := br.count("#forward-groups thead th"); n != 9 {
-		t.Errorf("%d group table columns, want 9", n)
+	if n := br.count("#forward-groups thead th"); n != 10 {
+		t.Errorf("%d group table columns, want 10", n)
 	}
 	var cells []string
-	for i := 1; i <= 7; i++ {
+	for i := 1; i <= 8; i++ {
 		cells = append(cells, br.text(fmt.Sprintf(`#forward-groups tr[data-group=%q] td:nth-child(%d)`, seededGroup, i)))
 	}
-	// group topic partition local upstream committed lag
-	if want := []string{seededGroup, "events", "0", "100", "100", "100", "0"}; strings.Join(cells, "|") != strings.Join(want, "|") {
+	// group topic partition local upstream committed checkpoint lag
+	if want := []string{seededGroup, "events", "0", "100", "100", "100", "100", "0"}; strings.Join(cells, "|") != strings.Join(want, "|") {
 		t.Errorf("group row %q, want %q", cells, want)
 	}
-	if got := br.text(fmt.Sprintf(`#forward-groups tr[data-group=%q] td:nth-child(8)`, seededGroup)); !strings.HasPrefix(got, "20") {
+	if got := br.text(fmt.Sprintf(`#forward-groups tr[data-group=%q] td:nth-child(9)`, seededGroup)); !strings.HasPrefix(got, "20") {
 		t.Errorf("synced %q, want a time", got)
 	}
 }

@@ -406,11 +406,11 @@ async function pageScram() {
 
 async function pageForwarding() {
   const [stats, groups] = await Promise.all([api("GET", "/forwarding"), api("GET", "/forwarding/groups")]);
-  // Consumer group offset sync (-forward-group-offsets): shown only when it ran.
+  // Consumer group offset sync (-forward-group-offsets, -forward-checkpoints): shown only when it ran.
   const groupTable = groups.length ? [el("h2", {}, "Consumer group offsets upstream"),
-    table("forward-groups", ["Group", "Topic", "Partition", "Local offset", "Upstream offset", "Upstream committed", "Lag", "Synced", "Error"], groups.map((g) => el("tr", { "data-group": g.group },
+    table("forward-groups", ["Group", "Topic", "Partition", "Local offset", "Upstream offset", "Upstream committed", "Checkpoint", "Lag", "Synced", "Error"], groups.map((g) => el("tr", { "data-group": g.group },
       el("td", {}, g.group), el("td", {}, g.topic), num(g.partition), num(g.local_offset), num(g.upstream_offset), num(g.committed),
-      num(g.upstream_offset >= 0 ? g.lag : null), el("td", {}, time(Date.parse(g.synced_at))), el("td", { class: "error" }, g.error || ""))))] : [];
+      num(g.checkpoint), num(g.upstream_offset >= 0 ? g.lag : null), el("td", {}, time(Date.parse(g.synced_at))), el("td", { class: "error" }, g.error || ""))))] : [];
   show(el("h1", {}, "Forwarding"),
     stats.length ? table("forwarding", ["Topic", "Partition", "Upstream topic", "State", "End offset", "Acked upstream", "Lag", "Spool", "Pressure", "Encryption", "Upstream producer", "Errors", "Last error"], stats.map((s) => el("tr", {},
       el("td", {}, s.topic), num(s.partition), el("td", {}, s.upstream_topic), el("td", {}, s.state), num(s.log_end_offset), num(s.upstream_acked), num(s.lag),
