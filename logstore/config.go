@@ -87,4 +87,9 @@ type Options struct {
 	// at start was most of the shutdown and restart; 0 always writes
 	// them.
 	SmallActiveBytes int64
+	// RecoveryCheckpointBytes: each time the active segment grows this
+	// much, it is fsynced and its index files written, so an open after
+	// a crash rescans at most about this much of it (see Recovery in
+	// doc.go); 0 means 128 MiB, negative never.
+	RecoveryCheckpointBytes int64
 }

@@ -55,11 +55,14 @@ func TestCrashAlways(t *testing.T) {
 	if testing.Short() {
 		rounds = 30
 	}
-	var totalAcked, crashes, lost int
+	var totalAcked, crashes, lost, fromCheckpoint int
 	defer func() {
-		t.Logf("%d rounds, %d crashed, %d acknowledged batches checked, %d unacknowledged tails lost", rounds, crashes, totalAcked, lost)
+		t.Logf("%d rounds, %d crashed, %d acknowledged batches checked, %d unacknowledged tails lost, %d recovered from a checkpoint", rounds, crashes, totalAcked, lost, fromCheckpoint)
 		if crashes < rounds/2 || totalAcked < rounds*10 {
 			t.Errorf("the test did not exercise crashes: %d crashes, %d acks", crashes, totalAcked)
+		}
+		if fromCheckpoint < rounds/10 {
+			t.Errorf("only %d recoveries started from a recovery checkpoint", fromCheckpoint)
 		}
 	}()
 	for round := 0; round < rounds; round++ {
@@ -70,7 +73,10 @@ func TestCrashAlways(t *testing.T) {
 		cfg := DefaultConfig()
 		cfg.SegmentBytes = int64(500 + rng.IntN(3000))
 		cfg.IndexIntervalBytes = 200
-		l, _, err := Open(Options{FS: vfs.NewFaultFS(mem, inj), Dir: "/p", Config: cfg, Sync: SyncPolicy{Mode: SyncAlways}})
+		// Recovery checkpoints smaller than a segment, so crashes land
+		// around them too.
+		checkpoint := int64(100 + seed%8*150)
+		l, _, err := Open(Options{FS: vfs.NewFaultFS(mem, inj), Dir: "/p", Config: cfg, Sync: SyncPolicy{Mode: SyncAlways}, RecoveryCheckpointBytes: checkpoint})
 		if err != nil {
 			continue // crashed while creating the log
 		}
@@ -111,7 +117,7 @@ func TestCrashAlways(t *testing.T) {
 		wg.Wait()
 		l.Close()
 		crashed := mem.CrashClone()
-		l2, rep, err := Open(Options{FS: crashed, Dir: "/p", Config: cfg, Sync: SyncPolicy{Mode: SyncAlways}})
+		l2, rep, err := Open(Options{FS: crashed, Dir: "/p", Config: cfg, Sync: SyncPolicy{Mode: SyncAlways}, RecoveryCheckpointBytes: checkpoint})
 		if err != nil {
 			t.Fatalf("round %d: recovery failed: %v", round, err)
 		}
@@ -140,6 +146,9 @@ func TestCrashAlways(t *testing.T) {
 		if inj.crashed {
 			crashes++
 		}
+		if len(rep.Checkpointed) > 0 {
+			fromCheckpoint++
+		}
 		totalAcked += len(acked)
 		lost += len(attempts) - len(present) // includes batches below the log start
 		l2.Close()
@@ -149,6 +158,13 @@ func TestCrashAlways(t *testing.T) {
 // TestCrashNever: under SyncNever a crash may lose the unsynced tail but the
 // log is still a contiguous prefix of what was appended.
 func TestCrashNever(t *testing.T) {
+	fromCheckpoint := 0
+	defer func() {
+		t.Logf("%d recoveries from a recovery checkpoint", fromCheckpoint)
+		if fromCheckpoint < 15 {
+			t.Errorf("only %d recoveries started from a recovery checkpoint", fromCheckpoint)
+		}
+	}()
 	for round := 0; round < 150; round++ {
 		seed := uint64(round)
 		rng := rand.New(rand.NewPCG(seed, 3))
@@ -157,7 +173,8 @@ func TestCrashNever(t *testing.T) {
 		cfg := DefaultConfig()
 		cfg.SegmentBytes = int64(300 + rng.IntN(2000))
 		cfg.IndexIntervalBytes = 100
-		l, _, err := Open(Options{FS: vfs.NewFaultFS(mem, inj), Dir: "/p", Config: cfg})
+		checkpoint := int64(100 + seed%8*150)
+		l, _, err := Open(Options{FS: vfs.NewFaultFS(mem, inj), Dir: "/p", Config: cfg, RecoveryCheckpointBytes: checkpoint})
 		if err != nil {
 			continue
 		}
@@ -175,9 +192,12 @@ func TestCrashNever(t *testing.T) {
 			}
 		}
 		l.Close()
-		l2, _, err := Open(Options{FS: mem.CrashClone(), Dir: "/p", Config: cfg})
+		l2, rep, err := Open(Options{FS: mem.CrashClone(), Dir: "/p", Config: cfg})
 		if err != nil {
 			t.Fatalf("round %d: recovery failed: %v", round, err)
+		}
+		if len(rep.Checkpointed) > 0 {
+			fromCheckpoint++
 		}
 		got := readAll(t, l2, 0)
 		i := 0

@@ -96,9 +96,11 @@
 // Index files are written whole (tmp, fsync, rename: vfs.ReplaceFile for
 // both, then one directory fsync) when a segment is sealed and, for the
 // active segment, on Close (without fsyncs: they are checked at open), unless
-// it is smaller than Options.SmallActiveBytes, which is cheaper to rescan.
-// While a segment is active its indexes live in memory. They can always be
-// rebuilt from the .log file.
+// it is smaller than Options.SmallActiveBytes, which is cheaper to rescan,
+// and at each recovery checkpoint (see Recovery). So the active segment's
+// index files may describe only its first bytes: the header's size says
+// how many. While a segment is active its indexes live in memory. They can
+// always be rebuilt from the .log file.
 //
 // The logstart file is 20 bytes: "MKLS", version 1, three zero bytes, int64
 // offset, CRC32C of the first 16 bytes; replaced atomically.
@@ -109,7 +111,15 @@
 // each segment it loads the index files if their headers match the .log
 // file's current size and their checksums hold; a clean Close leaves them so
 // for every segment but a small active one, so a clean open reads no other
-// log data. Otherwise the segment is rescanned: every batch's length, magic, CRC32C, record count
+// log data. A recovery checkpoint bounds what an open after a crash reads:
+// each time the active segment has grown Options.RecoveryCheckpointBytes
+// (128 MiB) since its index files were written, the append that crossed it
+// fsyncs the segment, then writes the index files for its current size and
+// fsyncs them and the directory (Kafka's recovery point). Index files of the
+// active segment that describe fewer bytes than the file holds are such a
+// checkpoint: the bytes they describe were durable before they were written,
+// so Open trusts them and rescans only the rest. Otherwise the segment is
+// rescanned: every batch's length, magic, CRC32C, record count
 // and base offset (must equal the previous batch's last offset + 1) is
 // checked. In the last (active) segment the first bad or incomplete batch
 // ends the log: the file is truncated there, fsynced, and the cut

@@ -27,11 +27,13 @@ type Log struct {
 	fs     vfs.FS
 	dir    string
 	logger *slog.Logger
-	// smallActive is Options.SmallActiveBytes.
-	smallActive int64
-	now         func() time.Time
-	files       *FileCache
-	sync        SyncPolicy
+	// smallActive is Options.SmallActiveBytes, checkpointBytes
+	// Options.RecoveryCheckpointBytes (defaulted).
+	smallActive     int64
+	checkpointBytes int64
+	now             func() time.Time
+	files           *FileCache
+	sync            SyncPolicy
 
 	cfg atomic.Pointer[Config]
 
@@ -273,6 +275,11 @@ func (l *Log) append(batches []byte, validate bool) (AppendResult, error) {
 	seg.size.Store(pos)
 	seg.next.Store(off)
 	l.leo.Store(off)
+	if l.checkpointBytes > 0 && pos-max(seg.diskIndex, seg.checkpointAt) >= l.checkpointBytes {
+		if err := l.checkpointActiveLocked(); err != nil {
+			return AppendResult{}, err
+		}
+	}
 	switch l.sync.Mode {
 	case SyncAlways:
 		// Visible once fsynced: make sure a round runs even if nobody
@@ -574,6 +581,36 @@ func (l *Log) createSegment(base int64) (*segment, error) {
 	s := newSegment(base, h)
 	s.onFinal = l.finalSegment
 	return s, nil
+}
+
+// defaultRecoveryCheckpointBytes bounds how much of the active segment an
+// open after a crash rescans: each time the segment has grown this much
+// since its index files were last written, they are written again. Index
+// files are about 0.6 % of the data they describe and rewritten whole, so
+// a 1 GiB segment writes about 3 % more this way.
+const defaultRecoveryCheckpointBytes = 128 << 20
+
+// checkpointActiveLocked is a recovery checkpoint: it fsyncs the active
+// segment, then writes its index files for what it holds now, durably
+// (fsynced, then the directory), so that the checkpoint survives a power
+// loss too; rare enough that the fsyncs cost nothing measurable. An open
+// after a crash trusts that prefix, fsynced before the index that
+// describes it was written, and rescans only what follows (as Kafka's
+// recovery point). Only a failed fsync of the segment is an error: the
+// index files are a cache, and a lost or torn one costs a longer rescan.
+func (l *Log) checkpointActiveLocked() error {
+	if err := l.syncActiveLocked(); err != nil {
+		return err
+	}
+	l.active.checkpointAt = l.active.size.Load()
+	err := l.writeIndexes(l.active)
+	if err == nil {
+		err = l.fs.SyncDir(l.dir)
+	}
+	if err != nil {
+		l.logger.Debug("logstore: recovery checkpoint not written", "dir", l.dir, "err", err)
+	}
+	return nil
 }
 
 // writeIndexes replaces s's offset and time index files (vfs.ReplaceFile);

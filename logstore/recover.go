@@ -22,6 +22,7 @@ import (
 type RecoveryReport struct {
 	Segments       int
 	Rescanned      []string     // segment files whose batches were rescanned
+	Checkpointed   []string     // of those, active segments rescanned only after their recovery checkpoint
 	IndexesRebuilt []string     // segment files whose index files were missing or stale
 	Truncated      []Truncation // torn or damaged tails cut off the active segment
 	RemovedFiles   []string     // leftover *.tmp, *.deleted and orphan index files
@@ -63,7 +64,11 @@ func Open(opts Options) (*Log, *RecoveryReport, error) {
 	if opts.Sync.Mode == SyncInterval && opts.Sync.Interval <= 0 {
 		return nil, nil, fmt.Errorf("logstore: sync interval must be positive")
 	}
-	l := &Log{fs: opts.FS, dir: opts.Dir, logger: opts.Logger, now: opts.Now, files: opts.Files, sync: opts.Sync, smallActive: opts.SmallActiveBytes}
+	l := &Log{fs: opts.FS, dir: opts.Dir, logger: opts.Logger, now: opts.Now, files: opts.Files, sync: opts.Sync, smallActive: opts.SmallActiveBytes,
+		checkpointBytes: opts.RecoveryCheckpointBytes}
+	if l.checkpointBytes == 0 {
+		l.checkpointBytes = defaultRecoveryCheckpointBytes
+	}
 	l.SetConfig(opts.Config)
 	rep := &RecoveryReport{}
 	if err := l.recover(rep, opts.VerifyAll, opts.CleanShutdown); err != nil {
@@ -262,13 +267,23 @@ func (l *Log) loadSegment(base int64, active, verifyAll, indexed bool, rep *Reco
 	cfg := l.config()
 	interval := int64(cfg.IndexIntervalBytes)
 
-	if !verifyAll && indexed && l.loadIndexes(s, size) {
-		s.size.Store(size)
-		s.diskIndex = size
-		if active && size > 0 {
-			s.created = l.now()
+	// The active segment may carry a recovery checkpoint: index files
+	// for a prefix of it, fsynced before they were written (see
+	// checkpointActiveLocked); only the tail after it is rescanned.
+	from, next := int64(0), base
+	if !verifyAll && indexed {
+		if described, ok := l.loadIndexes(s, size, active); ok && described == size {
+			s.size.Store(size)
+			s.diskIndex = size
+			if active && size > 0 {
+				s.created = l.now()
+			}
+			return s, nil
+		} else if ok {
+			from, next = described, s.next.Load()
+			s.diskIndex = described
+			rep.Checkpointed = append(rep.Checkpointed, filepath.Base(name))
 		}
-		return s, nil
 	}
 	rep.Rescanned = append(rep.Rescanned, filepath.Base(name))
 	rf, err := h.acquire()
@@ -276,7 +291,7 @@ func (l *Log) loadSegment(base int64, active, verifyAll, indexed bool, rep *Reco
 		h.close()
 		return nil, err
 	}
-	res := scanBatches(rf, size, base, true, func(b batchInfo) {
+	res := scanBatchesFrom(rf, from, size, next, true, func(b batchInfo) {
 		s.noteBatch(b.pos, b.base, b.size, b.maxTs, interval)
 	})
 	h.release()
@@ -293,6 +308,7 @@ func (l *Log) loadSegment(base int64, active, verifyAll, indexed bool, rep *Reco
 		l.logger.Warn("logstore: truncating damaged tail", "file", name, "pos", res.end, "dropped", size-res.end, "reason", res.err)
 		// Stale index files must go before the log changes size.
 		l.removeIndexes(base)
+		s.diskIndex = -1
 		wf, err := h.acquire()
 		if err != nil {
 			h.close()
@@ -324,26 +340,30 @@ func (l *Log) loadSegment(base int64, active, verifyAll, indexed bool, rep *Reco
 }
 
 // loadIndexes loads s's index files if both are valid for a log of size
-// bytes. It restores the segment's next offset and timestamp maximum.
-func (l *Log) loadIndexes(s *segment, size int64) bool {
+// bytes, or, with prefix, for its first bytes (a recovery checkpoint of
+// the active segment); it returns the size they describe. It restores the
+// segment's next offset and timestamp maximum as of that size.
+func (l *Log) loadIndexes(s *segment, size int64, prefix bool) (int64, bool) {
 	ob, err := readFile(l.fs, l.path(s.base, ".index"))
 	if err != nil {
-		return false
+		return 0, false
 	}
 	oh, idx, err := decodeOffsetIndex(ob)
 	// An empty segment ends at its base, unless compaction emptied it: then
 	// it still covers the offsets up to the next segment.
-	if err != nil || oh.logSize != size || oh.next < s.base || (size > 0 && oh.next == s.base) {
-		return false
+	fits := oh.logSize == size || prefix && oh.logSize > 0 && oh.logSize < size
+	if err != nil || !fits || oh.next < s.base || (oh.logSize > 0 && oh.next == s.base) {
+		return 0, false
 	}
 	tb, err := readFile(l.fs, l.path(s.base, ".timeindex"))
 	if err != nil {
-		return false
+		return 0, false
 	}
 	th, tidx, err := decodeTimeIndex(tb)
-	if err != nil || th.logSize != size || th.next != oh.next {
-		return false
+	if err != nil || th.logSize != oh.logSize || th.next != oh.next {
+		return 0, false
 	}
+	size = oh.logSize
 	s.idx = idx
 	s.tidx = tidx
 	if n := len(tidx); n > 0 {
@@ -362,7 +382,7 @@ func (l *Log) loadIndexes(s *segment, size int64) bool {
 	} else {
 		s.sinceTidx = size
 	}
-	return true
+	return size, true
 }
 
 func (l *Log) removeIndexes(base int64) {

@@ -33,6 +33,10 @@ type segment struct {
 	sinceTidx int64
 	created   time.Time // first append into this segment (for segment.ms)
 	diskIndex int64     // log size the index files on disk describe; -1 if none
+	// checkpointAt is the size at the last recovery checkpoint tried
+	// (written or not), so a failing index write is not retried on
+	// every append.
+	checkpointAt int64
 
 	// Lifetime: readers pin a segment with ref; a deleted segment is
 	// renamed to *.deleted and unlinked when the last reader lets go.
@@ -184,9 +188,15 @@ func (sc *scanner) window(pos int64, n int) ([]byte, error) {
 // nil) sees each good batch. I/O errors other than a short file are
 // returned as err with end at the failing batch.
 func scanBatches(r io.ReaderAt, size int64, base int64, verify bool, visit func(batchInfo)) scanResult {
+	return scanBatchesFrom(r, 0, size, base, verify, visit)
+}
+
+// scanBatchesFrom is scanBatches from position from, whose batch must
+// start at offset next or later (the tail after a recovery checkpoint).
+func scanBatchesFrom(r io.ReaderAt, from, size int64, next int64, verify bool, visit func(batchInfo)) scanResult {
 	sc := scanner{r: r, size: size}
-	res := scanResult{next: base}
-	pos := int64(0)
+	res := scanResult{next: next}
+	pos := from
 	for pos < size {
 		hb, err := sc.window(pos, records.BatchHeaderLen)
 		if err != nil {

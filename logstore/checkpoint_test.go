@@ -1,0 +1,139 @@
+package logstore
+
+import (
+	"bytes"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/minikafka/minikafka/internal/vfs"
+)
+
+// After a crash (no Close), an open reads only the active segment's tail
+// past its last recovery checkpoint, not the whole segment, and what it
+// recovers is the same log: every batch, offsets continuing, timestamp
+// lookups answered in the checkpointed part and the rescanned tail.
+func TestRecoveryCheckpointBoundsRescan(t *testing.T) {
+	const checkpoint = 64 << 10
+	mem := vfs.NewMem()
+	var logRead atomic.Int64
+	count := vfs.InjectorFunc(func(op vfs.Op, path string, n int) (int, error) {
+		if op == vfs.OpRead && strings.HasSuffix(path, ".log") {
+			logRead.Add(int64(n))
+		}
+		return n, nil
+	})
+	opts := Options{FS: vfs.NewFaultFS(mem, count), Dir: "/p", Config: DefaultConfig(), Sync: SyncPolicy{Mode: SyncAlways},
+		RecoveryCheckpointBytes: checkpoint}
+	l, _, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var written []byte
+	for i := 0; len(written) < 20*checkpoint+checkpoint/3; i++ {
+		b := batch(t, 10, epoch.UnixMilli()+int64(i)*1000, "v")
+		res, err := l.Append(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.WaitDurable(t.Context(), res.LastOffset+1); err != nil {
+			t.Fatal(err)
+		}
+		written = append(written, b...)
+	}
+	size := int64(len(written))
+	leo := l.LogEndOffset()
+	if n := len(l.segments()); n != 1 {
+		t.Fatalf("%d segments: the test needs all of it in the active one", n)
+	}
+	// A power cut, not a Close: the next open finds what was fsynced.
+	crashed := mem.CrashClone()
+	l.Close()
+
+	logRead.Store(0)
+	opts.FS = vfs.NewFaultFS(crashed, count)
+	l2, rep, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l2.Close()
+	if len(rep.Checkpointed) != 1 || len(rep.Truncated) != 0 {
+		t.Fatalf("report %+v: want the active segment rescanned from its checkpoint, nothing cut", rep)
+	}
+	if r := logRead.Load(); r > 2*checkpoint {
+		t.Fatalf("open read %d bytes of a %d-byte segment, want at most %d (the tail after the checkpoint)", r, size, 2*checkpoint)
+	}
+	if l2.LogEndOffset() != leo {
+		t.Fatalf("log end %d after the crash, want %d", l2.LogEndOffset(), leo)
+	}
+	// Append set the base offsets in the bytes it was given.
+	got := readAll(t, l2, 0)
+	if !bytes.Equal(got, written) {
+		t.Fatalf("recovered %d bytes, wrote %d", len(got), len(written))
+	}
+	// Timestamp lookups in the checkpointed part and in the tail.
+	for _, i := range []int64{3, leo/10 - 1} {
+		want := i * 10
+		off, _, ok, err := l2.OffsetForTimestamp(epoch.UnixMilli() + i*1000)
+		if err != nil || !ok || off != want {
+			t.Fatalf("offset for the timestamp of batch %d: %d %v %v, want %d", i, off, ok, err, want)
+		}
+	}
+	if _, ts := l2.MaxTimestamp(); ts != epoch.UnixMilli()+(leo/10-1)*1000+9 {
+		t.Fatalf("max timestamp %d", ts)
+	}
+	// Appends continue where the log ended.
+	res, err := l2.Append(batch(t, 1, epoch.UnixMilli(), "after"))
+	if err != nil || res.BaseOffset != leo {
+		t.Fatalf("append after recovery: %+v %v, want offset %d", res, err, leo)
+	}
+}
+
+// A recovery checkpoint never hides a torn tail: data past it is rescanned
+// and a torn batch there is cut, the checkpointed part kept.
+func TestRecoveryCheckpointTornTail(t *testing.T) {
+	mem := vfs.NewMem()
+	opts := Options{FS: mem, Dir: "/p", Config: DefaultConfig(), RecoveryCheckpointBytes: 4 << 10}
+	l, _, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 200; i++ {
+		if _, err := l.Append(batch(t, 5, epoch.UnixMilli(), "v")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	leo := l.LogEndOffset()
+	if err := l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	// Half a batch at the end, as a write cut by a crash leaves it.
+	f, err := mem.OpenFile("/p/00000000000000000000.log", 2 /* O_RDWR */, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := f.Stat()
+	half := batch(t, 5, epoch.UnixMilli(), "torn")
+	if _, err := f.WriteAt(half[:len(half)/2], st.Size()); err != nil {
+		t.Fatal(err)
+	}
+	f.Sync()
+	f.Close()
+	crashed := mem.CrashClone()
+	l.Close()
+	opts.FS = crashed
+	l2, rep, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l2.Close()
+	if len(rep.Checkpointed) != 1 || len(rep.Truncated) != 1 || rep.Truncated[0].Dropped != int64(len(half)/2) {
+		t.Fatalf("report %+v: want a rescan from the checkpoint that cuts the torn half batch", rep)
+	}
+	if l2.LogEndOffset() != leo {
+		t.Fatalf("log end %d, want %d", l2.LogEndOffset(), leo)
+	}
+	if got := offsetsOf(t, readAll(t, l2, 0)); len(got) != 200 {
+		t.Fatalf("%d batches after recovery, want 200", len(got))
+	}
+}
