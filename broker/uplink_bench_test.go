@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -118,4 +119,111 @@ func BenchmarkUplinkForwardVsDirect(b *testing.B) {
 	b.ReportMetric(e, "enc-forward-rec/s")
 	b.ReportMetric(e/d, "enc-forward/direct")
 	b.ReportMetric(e/f, "enc/plain-forward")
+}
+
+// BenchmarkUplinkTxnForwardVsDirect is BenchmarkUplinkForwardVsDirect for
+// a transactional producer: transactions of txnRecords records over four
+// partitions, committed one after another, straight to the upstream and
+// to a local broker that forwards them (timed until the upstream has
+// acknowledged every committed record). Reported: records/s of each and
+// their ratio.
+func BenchmarkUplinkTxnForwardVsDirect(b *testing.B) {
+	const records, txnRecords, parts, size = 100_000, 1000, 4, 100
+	up := newUpstream(b)
+	local := minikafkatest.New(b, minikafka.WithUpstream(up.addr), minikafka.WithForward("fwd"),
+		minikafka.WithTopic("fwd", parts), minikafka.WithTopic("plain", parts))
+	opts, err := broker.UpstreamClientOpts(broker.UplinkConfig{Brokers: []string{up.addr}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	direct, err := kgo.NewClient(append(opts, kgo.TransactionalID("bench-direct"))...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer direct.Close()
+	toLocal, err := kgo.NewClient(append(opts, kgo.SeedBrokers(local.Addr()), kgo.TransactionalID("bench-fwd"))...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer toLocal.Close()
+	ctx := context.Background()
+	if _, err := kadm.NewClient(direct).CreateTopic(ctx, parts, -1, nil, "direct"); err != nil {
+		b.Fatal(err)
+	}
+	value := make([]byte, size)
+	send := func(cl *kgo.Client, topic string, n int) {
+		var failed atomic.Pointer[error]
+		for sent := 0; sent < n; {
+			if err := cl.BeginTransaction(); err != nil {
+				b.Fatal(err)
+			}
+			for j := 0; j < txnRecords && sent < n; j++ {
+				cl.Produce(ctx, &kgo.Record{Topic: topic, Partition: int32(sent % parts), Value: value}, func(_ *kgo.Record, err error) {
+					if err != nil {
+						failed.CompareAndSwap(nil, &err)
+					}
+				})
+				sent++
+			}
+			if err := cl.Flush(ctx); err != nil {
+				b.Fatal(err)
+			}
+			if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+				b.Fatalf("%s: commit: %v", topic, err)
+			}
+			if err := failed.Load(); err != nil {
+				b.Fatalf("%s: produce: %v", topic, *err)
+			}
+		}
+	}
+	drained := func() bool {
+		for _, s := range local.ForwardStats() {
+			if s.Lag != 0 {
+				return false
+			}
+		}
+		return true
+	}
+	// Warm up both paths (producer IDs, the forwarder's topic creation).
+	send(direct, "direct", parts)
+	send(toLocal, "fwd", parts)
+	send(toLocal, "plain", parts)
+	for !drained() {
+		time.Sleep(time.Millisecond)
+	}
+	var directDur, fwdDur, plainDur time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		send(direct, "direct", records)
+		directDur += time.Since(start)
+
+		start = time.Now()
+		send(toLocal, "fwd", records)
+		for !drained() {
+			time.Sleep(200 * time.Microsecond)
+		}
+		fwdDur += time.Since(start)
+
+		start = time.Now()
+		send(toLocal, "plain", records)
+		plainDur += time.Since(start)
+	}
+	b.StopTimer()
+	n := float64(records * b.N)
+	d, f, p := n/directDur.Seconds(), n/fwdDur.Seconds(), n/plainDur.Seconds()
+	b.ReportMetric(d, "direct-rec/s")
+	b.ReportMetric(f, "forward-rec/s")
+	b.ReportMetric(f/d, "forward/direct")
+	b.ReportMetric(p, "local-rec/s")
+	// Every committed record arrived upstream, once.
+	end, err := kadm.NewClient(direct).ListEndOffsets(ctx, "fwd")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var total int64
+	end.Each(func(o kadm.ListedOffset) { total += o.Offset })
+	if want := int64(parts + records*b.N); total != want {
+		b.Fatalf("upstream holds %d forwarded records, want %d", total, want)
+	}
 }
