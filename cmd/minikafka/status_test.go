@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -11,9 +12,11 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minikafka/minikafka"
 	"github.com/minikafka/minikafka/broker"
+	"github.com/minikafka/minikafka/protocol"
 )
 
 // forward-status against real brokers: a table and JSON while forwarding
@@ -199,4 +202,75 @@ func TestAppendJSONRows(t *testing.T) {
 	if err != nil || len(got) != 3 || got[1].Topic != "b" || got[1].Partition != 1 || got[2].Topic != "c" {
 		t.Fatalf("good rows: %+v, %v", got, err)
 	}
+}
+
+// forward-status against a broker whose forwarding config values are not
+// the JSON rows it expects (another program answering, or a newer broker
+// changed the format): a clear error naming the topic and the config, exit
+// 1, and no table printed from half a reply.
+func TestForwardStatusMalformedAnswer(t *testing.T) {
+	for _, c := range []struct{ config, value string }{
+		{forwardPartitionsConfig, `[{"topic": "t", "partition": "zero"}]`},
+		{forwardGroupOffsetsConfig, `{"not": "an array"}`},
+		{forwardPartitionsConfig, `[{"topic": "t"`},
+	} {
+		addr := fakeConfigBroker(t, c.config, c.value)
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), []string{"forward-status", "-bootstrap", addr, "t"}, func(string) (string, bool) { return "", false }, &out, &errOut, nil)
+		if code != 1 {
+			t.Errorf("%s = %s: exit %d, want 1 (stdout %q)", c.config, c.value, code, out.String())
+		}
+		if want := "topic t: bad " + c.config + ":"; !strings.Contains(errOut.String(), want) {
+			t.Errorf("%s = %s: stderr %q, want it to say %q", c.config, c.value, errOut.String(), want)
+		}
+		if out.Len() != 0 {
+			t.Errorf("%s = %s: printed %q from a malformed answer", c.config, c.value, out.String())
+		}
+	}
+}
+
+// fakeConfigBroker serves, on a real listener, the Kafka requests
+// forward-status makes (ApiVersions, Metadata, DescribeConfigs), answering
+// DescribeConfigs on any topic with config = value.
+func fakeConfigBroker(t *testing.T, config, value string) string {
+	t.Helper()
+	var port int32
+	srv, err := protocol.Listen(protocol.Config{Addr: "127.0.0.1:0"}, protocol.HandlerFunc(func(_ context.Context, req *protocol.Request) protocol.Reply {
+		switch r := req.Body.(type) {
+		case *kmsg.ApiVersionsRequest:
+			resp := r.ResponseKind().(*kmsg.ApiVersionsResponse)
+			for _, k := range []struct{ key, max int16 }{{3, 12}, {18, 3}, {32, 4}} {
+				resp.ApiKeys = append(resp.ApiKeys, kmsg.ApiVersionsResponseApiKey{ApiKey: k.key, MaxVersion: k.max})
+			}
+			return protocol.Reply{Response: resp}
+		case *kmsg.MetadataRequest:
+			resp := r.ResponseKind().(*kmsg.MetadataResponse)
+			resp.Brokers = []kmsg.MetadataResponseBroker{{NodeID: 1, Host: "127.0.0.1", Port: port}}
+			resp.ControllerID = 1
+			return protocol.Reply{Response: resp}
+		case *kmsg.DescribeConfigsRequest:
+			resp := r.ResponseKind().(*kmsg.DescribeConfigsResponse)
+			for _, rr := range r.Resources {
+				res := kmsg.NewDescribeConfigsResponseResource()
+				res.ResourceType, res.ResourceName = rr.ResourceType, rr.ResourceName
+				cfg := kmsg.NewDescribeConfigsResponseResourceConfig()
+				cfg.Name, cfg.Value = config, kmsg.StringPtr(value)
+				res.Configs = append(res.Configs, cfg)
+				resp.Resources = append(resp.Resources, res)
+			}
+			return protocol.Reply{Response: resp}
+		}
+		return protocol.Reply{Err: fmt.Errorf("fake broker: key %d not served", req.Key)}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	port = int32(srv.Addr().(*net.TCPAddr).Port)
+	go srv.Serve()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Close(ctx)
+	})
+	return srv.Addr().String()
 }
