@@ -14,7 +14,7 @@ type osFile struct{ *os.File }
 func (f osFile) OS() *os.File { return f.File }
 
 func (OS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
-	f, err := os.OpenFile(name, flag, perm)
+	f, err := openFile(name, flag, perm)
 	if err != nil {
 		return nil, err
 	}
@@ -30,7 +30,12 @@ func (OS) MkdirAll(dir string, perm os.FileMode) error {
 func (OS) Stat(name string) (fs.FileInfo, error) { return os.Stat(name) }
 
 func (OS) ReadDir(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
+	d, err := openFile(dir, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := d.ReadDir(-1)
+	d.Close()
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +48,7 @@ func (OS) ReadDir(dir string) ([]string, error) {
 }
 
 func (OS) SyncDir(dir string) error {
-	d, err := os.Open(dir)
+	d, err := openFile(dir, os.O_RDONLY, 0)
 	if err != nil {
 		return err
 	}
