@@ -161,7 +161,12 @@ type Broker struct {
 	acls   *aclManager // nil: no authorizer
 	// cleanStart: the data dir's last broker closed cleanly (its marker
 	// was found), so the logs opened at start are durable as they are.
-	cleanStart     bool
+	cleanStart bool
+	// cleanListings are the partition directories' file names as the
+	// last Close left them (from the marker; cleanshutdown.go), used and
+	// dropped at start; closeListings collects them at Close.
+	cleanListings  map[string][]string
+	closeListings  map[string][]string
 	mapping        *acl.MappingRules
 	quotaThrottles atomic.Uint64
 	// telemetry holds the client metrics clients push (KIP-714).
@@ -296,11 +301,12 @@ func (b *Broker) openStorage() (err error) {
 		b.acls, err = openACLs(b.fs, b.cfg.DataDir, *b.cfg.Authorizer)
 	}
 	if err == nil {
-		b.cleanStart, err = b.takeCleanShutdown()
+		b.cleanStart, b.cleanListings, err = b.takeCleanShutdown()
 	}
 	if err == nil {
 		err = b.loadTopics()
-		b.cleanStart = false // logs made from now on have no such history
+		// Logs made from now on have no such history.
+		b.cleanStart, b.cleanListings = false, nil
 	}
 	if err == nil {
 		err = b.dropCleanShutdown()
@@ -607,16 +613,26 @@ func (b *Broker) closeLogs() error {
 		wg   sync.WaitGroup
 	)
 	work := make(chan *partition)
+	listings := map[string][]string{}
 	for range closeWorkers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for p := range work {
-				if err := p.log.Close(); err != nil {
-					mu.Lock()
-					errs = append(errs, fmt.Errorf("closing %s-%d: %w", p.topic.name, p.index, err))
-					mu.Unlock()
+				err := p.log.Close()
+				var names []string
+				if err == nil {
+					// For the clean-shutdown marker: the next start
+					// need not list the directory (cleanshutdown.go).
+					names, err = b.fs.ReadDir(p.log.Dir())
 				}
+				mu.Lock()
+				if err != nil {
+					errs = append(errs, fmt.Errorf("closing %s-%d: %w", p.topic.name, p.index, err))
+				} else {
+					listings[b.listingKey(p.log.Dir())] = names
+				}
+				mu.Unlock()
 			}
 		}()
 	}
@@ -627,6 +643,7 @@ func (b *Broker) closeLogs() error {
 	}
 	close(work)
 	wg.Wait()
+	b.closeListings = listings
 	return errors.Join(errs...)
 }
 

@@ -321,6 +321,7 @@ func (b *Broker) openPartition(t *topic, i int32) (*partition, error) {
 		Files:  b.files,
 
 		CleanShutdown:    b.cleanStart,
+		Listing:          b.cleanListings[b.listingKey(dir)],
 		SmallActiveBytes: smallActiveBytes,
 	})
 	if err != nil {

@@ -92,4 +92,11 @@ type Options struct {
 	// a crash rescans at most about this much of it (see Recovery in
 	// doc.go); 0 means 128 MiB, negative never.
 	RecoveryCheckpointBytes int64
+	// Listing, when not nil, is taken as the names of the files in Dir
+	// instead of reading the directory: what the caller listed right
+	// after the last Close, which left the log as it was (a clean
+	// shutdown), saving a directory read per log at start. Files added
+	// since are not seen; if a listed file is missing, Open reads the
+	// directory and starts over.
+	Listing []string
 }

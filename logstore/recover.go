@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,6 +50,17 @@ const logStartFile = "logstart"
 // cleanly, a torn or damaged tail of the active segment is truncated and
 // reported, and damage anywhere else fails with a *CorruptionError.
 func Open(opts Options) (*Log, *RecoveryReport, error) {
+	l, rep, err := open(opts)
+	if err != nil && opts.Listing != nil && errors.Is(err, fs.ErrNotExist) {
+		// The listing was stale (a file removed since it was taken):
+		// go by the directory.
+		opts.Listing = nil
+		return open(opts)
+	}
+	return l, rep, err
+}
+
+func open(opts Options) (*Log, *RecoveryReport, error) {
 	if opts.FS == nil {
 		opts.FS = vfs.Default
 	}
@@ -71,7 +83,7 @@ func Open(opts Options) (*Log, *RecoveryReport, error) {
 	}
 	l.SetConfig(opts.Config)
 	rep := &RecoveryReport{}
-	if err := l.recover(rep, opts.VerifyAll, opts.CleanShutdown); err != nil {
+	if err := l.recover(rep, opts.VerifyAll, opts.CleanShutdown, opts.Listing); err != nil {
 		for _, s := range l.segmentsOrNil() {
 			s.h.close()
 		}
@@ -92,12 +104,15 @@ func (l *Log) segmentsOrNil() []*segment {
 	return nil
 }
 
-func (l *Log) recover(rep *RecoveryReport, verifyAll, clean bool) error {
+func (l *Log) recover(rep *RecoveryReport, verifyAll, clean bool, listing []string) error {
 	fsys := l.fs
 	// The listing is what recovery goes by: which files to open (a
 	// failed open of a missing file costs as much as a good one, times
 	// thousands of partitions at start).
-	names, err := fsys.ReadDir(l.dir)
+	names, err := slices.Sorted(slices.Values(listing)), error(nil)
+	if listing == nil {
+		names, err = fsys.ReadDir(l.dir)
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		// A new partition: its directory entry must be durable too.
 		if err := fsys.MkdirAll(l.dir, 0o755); err != nil {
