@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minikafka/minikafka/internal/records"
+	"github.com/minikafka/minikafka/internal/vfs"
 	"github.com/minikafka/minikafka/logstore"
 	"github.com/minikafka/minikafka/spool"
 )
@@ -36,8 +37,13 @@ type forwarder struct {
 	// journal is the upstream producer journal (uplink_producer.go);
 	// journaled what it holds; resend the batch to send first after a
 	// restart. Used by run's goroutine only (and before it starts).
-	journal   string
-	syncsPath string // offset syncs beside the spool (uplink_groups.go)
+	// journalFile is the journal kept open for in-place writes once the
+	// first write of this run made it; journalGen the generation of the
+	// slot last written.
+	journal     string
+	journalFile vfs.File
+	journalGen  uint64
+	syncsPath   string // offset syncs beside the spool (uplink_groups.go)
 	// producersPath holds the partition's producer state, producersSaved
 	// what was last written there (uplink_producers_state.go).
 	producersPath     string

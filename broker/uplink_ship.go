@@ -90,6 +90,7 @@ func (f *forwarder) run() {
 	defer f.u.wg.Done()
 	defer close(f.done)
 	defer f.setState(stateStopped)
+	defer f.closeJournal()
 	select {
 	case <-f.u.ready:
 	case <-f.quit:
