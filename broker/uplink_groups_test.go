@@ -87,15 +87,7 @@ func TestForwardGroupOffsetsMoveUpstream(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer mover.Close()
-	var rest []string
-	pctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	for len(rest) < 50 && pctx.Err() == nil {
-		mover.PollFetches(pctx).EachRecord(func(r *kgo.Record) { rest = append(rest, string(r.Value)) })
-	}
-	short, cancel2 := context.WithTimeout(ctx, 500*time.Millisecond)
-	defer cancel2()
-	mover.PollFetches(short).EachRecord(func(r *kgo.Record) { rest = append(rest, string(r.Value)) })
+	rest := pollValues(mover, 50)
 	if len(rest) != 50 {
 		t.Fatalf("upstream consumer read %d records, want 50: %v", len(rest), rest)
 	}
@@ -273,13 +265,7 @@ func TestForwardCheckpointsMoveUpstream(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer mover.Close()
-	var rest []string
-	pctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	for len(rest) < 50 && pctx.Err() == nil {
-		mover.PollFetches(pctx).EachRecord(func(r *kgo.Record) { rest = append(rest, string(r.Value)) })
-	}
-	if len(rest) != 50 || rest[0] != "50" || rest[49] != "99" {
+	if rest := pollValues(mover, 50); len(rest) != 50 || rest[0] != "50" || rest[49] != "99" {
 		t.Fatalf("upstream consumer from the checkpoint read %d records (%v), want 50..99", len(rest), rest)
 	}
 
@@ -303,4 +289,19 @@ func configValue(rc kadm.ResourceConfig, name string) string {
 		}
 	}
 	return ""
+}
+
+// pollValues reads record values from cl until it has n (or 20 s pass),
+// then polls half a second more, so that records beyond n show too.
+func pollValues(cl *kgo.Client, n int) []string {
+	var got []string
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for len(got) < n && ctx.Err() == nil {
+		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
+	}
+	short, cancel2 := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel2()
+	cl.PollFetches(short).EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
+	return got
 }
