@@ -305,3 +305,85 @@ func pollValues(cl *kgo.Client, n int) []string {
 	cl.PollFetches(short).EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
 	return got
 }
+
+// An exactly-once app (kgo's GroupTransactSession: consume a forwarded
+// topic, produce, commit its offsets inside each transaction) moves
+// upstream: the offsets of its committed transactions are synced to its
+// group upstream and checkpointed, those of an aborted one never are, and
+// a consumer of the group upstream resumes after the last committed
+// transaction.
+func TestForwardTransactionalOffsetsMoveUpstream(t *testing.T) {
+	up := newUpstream(t)
+	ctx := context.Background()
+	// The upstream is away while the app works: shipped records leave
+	// the spool, and the app reads what the spool holds.
+	up.Stop()
+	local := newCrashLocal(t, minikafka.WithUpstream(up.addr), minikafka.WithForward("in"),
+		minikafka.WithTopic("in", 1), minikafka.WithTopic("out", 1),
+		minikafka.WithForwardGroupOffsets(100*time.Millisecond), minikafka.WithForwardCheckpoints("edge", 100*time.Millisecond))
+	prod := minikafkatest.Client(t, local.b, kgo.DefaultProduceTopic("in"))
+	for i := range 100 {
+		if err := prod.ProduceSync(ctx, &kgo.Record{Value: []byte(strconv.Itoa(i))}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	prod.Close()
+
+	sess, err := kgo.NewGroupTransactSession(kgo.SeedBrokers(local.b.Addr()), kgo.TransactionalID("app-tx"),
+		kgo.ConsumerGroup("app"), kgo.ConsumeTopics("in"), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DefaultProduceTopic("out"), kgo.RequireStableFetchOffsets())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// process runs one transaction over up to n records.
+	process := func(n int, end kgo.TransactionEndTry) int {
+		t.Helper()
+		if err := sess.Begin(); err != nil {
+			t.Fatal(err)
+		}
+		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		done := 0
+		for done < n && pctx.Err() == nil {
+			sess.PollRecords(pctx, n-done).EachRecord(func(r *kgo.Record) {
+				sess.Produce(ctx, &kgo.Record{Value: r.Value}, nil)
+				done++
+			})
+		}
+		committed, err := sess.End(ctx, end)
+		if err != nil || committed != (end == kgo.TryCommit) {
+			t.Fatalf("ending the transaction (%v): committed %v, %v", end, committed, err)
+		}
+		return done
+	}
+	if n := process(25, kgo.TryCommit) + process(15, kgo.TryCommit); n != 40 {
+		t.Fatalf("processed %d records in the committed transactions, want 40", n)
+	}
+	process(10, kgo.TryAbort) // its offsets must not count
+	sess.Close()
+	up.Start()
+
+	synced := func() bool {
+		for _, s := range local.b.ForwardGroupOffsets() {
+			if s.Group == "app" && s.Topic == "in" && s.LocalOffset == 40 && s.UpstreamOffset == 40 && s.Committed == 40 && s.Checkpoint == 40 {
+				return true
+			}
+		}
+		return false
+	}
+	waitFor(t, 20*time.Second, "app's committed offsets synced and checkpointed upstream", synced)
+	time.Sleep(300 * time.Millisecond) // more passes: the aborted offsets stay out
+	if !synced() {
+		t.Fatalf("after more sync passes: %+v", local.b.ForwardGroupOffsets())
+	}
+
+	mover, err := kgo.NewClient(kgo.SeedBrokers(up.addr), kgo.ConsumeTopics("in"), kgo.ConsumerGroup("app"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mover.Close()
+	if rest := pollValues(mover, 60); len(rest) != 60 || rest[0] != "40" || rest[59] != "99" {
+		t.Fatalf("the group upstream read %d records (%v), want 40..99", len(rest), rest)
+	}
+}
