@@ -621,15 +621,17 @@ func (b *Broker) closeLogs() error {
 			for p := range work {
 				err := p.log.Close()
 				var names []string
+				var lerr error
 				if err == nil {
 					// For the clean-shutdown marker: the next start
 					// need not list the directory (cleanshutdown.go).
-					names, err = b.fs.ReadDir(p.log.Dir())
+					// Without it, that start lists it.
+					names, lerr = b.fs.ReadDir(p.log.Dir())
 				}
 				mu.Lock()
 				if err != nil {
 					errs = append(errs, fmt.Errorf("closing %s-%d: %w", p.topic.name, p.index, err))
-				} else {
+				} else if lerr == nil {
 					listings[b.listingKey(p.log.Dir())] = names
 				}
 				mu.Unlock()

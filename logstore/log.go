@@ -276,9 +276,7 @@ func (l *Log) append(batches []byte, validate bool) (AppendResult, error) {
 	seg.next.Store(off)
 	l.leo.Store(off)
 	if l.checkpointBytes > 0 && pos-max(seg.diskIndex, seg.checkpointAt) >= l.checkpointBytes {
-		if err := l.checkpointActiveLocked(); err != nil {
-			return AppendResult{}, err
-		}
+		l.checkpointActiveLocked()
 	}
 	switch l.sync.Mode {
 	case SyncAlways:
@@ -596,11 +594,13 @@ const defaultRecoveryCheckpointBytes = 128 << 20
 // loss too; rare enough that the fsyncs cost nothing measurable. An open
 // after a crash trusts that prefix, fsynced before the index that
 // describes it was written, and rescans only what follows (as Kafka's
-// recovery point). Only a failed fsync of the segment is an error: the
-// index files are a cache, and a lost or torn one costs a longer rescan.
-func (l *Log) checkpointActiveLocked() error {
+// recovery point). A failed fsync of the segment makes the log refuse
+// writes (sticky, as any failed fsync); this append's data is written
+// either way, and under SyncAlways WaitDurable reports the failure. A
+// failed index write only costs a longer rescan: the files are a cache.
+func (l *Log) checkpointActiveLocked() {
 	if err := l.syncActiveLocked(); err != nil {
-		return err
+		return
 	}
 	l.active.checkpointAt = l.active.size.Load()
 	err := l.writeIndexes(l.active)
@@ -610,7 +610,6 @@ func (l *Log) checkpointActiveLocked() error {
 	if err != nil {
 		l.logger.Debug("logstore: recovery checkpoint not written", "dir", l.dir, "err", err)
 	}
-	return nil
 }
 
 // writeIndexes replaces s's offset and time index files (vfs.ReplaceFile);
