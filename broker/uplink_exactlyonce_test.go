@@ -3,6 +3,9 @@ package broker_test
 import (
 	"context"
 	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -10,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/minikafka/minikafka"
+	"github.com/minikafka/minikafka/internal/vfs"
 	"github.com/minikafka/minikafka/minikafkatest"
 )
 
@@ -86,4 +90,35 @@ func TestUplinkExactlyOnceAcrossLocalCrash(t *testing.T) {
 		t.Fatalf("after UNKNOWN_PRODUCER_ID: producer %d, resets %d", st.ProducerID, st.ProducerResets)
 	}
 	checkUpstream(t, up.addr, "eo", 1, 16, true)
+}
+
+// A failed fsync of the upstream producer journal stops nothing and
+// duplicates nothing: that batch waits, the journal is made anew, and the
+// upstream holds every record once.
+func TestUplinkJournalFsyncFails(t *testing.T) {
+	up := newUpstream(t)
+	var syncs, failed atomic.Int64
+	inj := vfs.InjectorFunc(func(op vfs.Op, path string, n int) (int, error) {
+		if op == vfs.OpSync && strings.HasSuffix(path, ".upstream-producer") {
+			if s := syncs.Add(1); s == 3 || s == 4 {
+				failed.Add(1)
+				return 0, syscall.EIO
+			}
+		}
+		return n, nil
+	})
+	local := minikafkatest.New(t, minikafka.WithUpstream(up.addr), minikafka.WithForward("j"), minikafka.WithTopic("j", 1),
+		minikafka.WithFS(vfs.NewFaultFS(vfs.NewMem(), inj)), minikafka.WithDataDir("/data"), minikafka.WithDurability("always"))
+	cl := minikafkatest.Client(t, local, kgo.DefaultProduceTopic("j"))
+	ctx := context.Background()
+	for i := range 40 {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte(strconv.Itoa(i))}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, 30*time.Second, "everything shipped", func() bool { st := local.ForwardStats(); return len(st) == 1 && st[0].Lag == 0 })
+	if failed.Load() == 0 {
+		t.Fatalf("no journal fsync failed (%d fsyncs): the test did not test", syncs.Load())
+	}
+	checkUpstream(t, up.addr, "j", 1, 40, true)
 }

@@ -217,13 +217,16 @@ func (f *forwarder) writeJournal(j *inFlight) error {
 		f.journalFile, f.journalGen = file, gen
 		return nil
 	}
-	if _, err := f.journalFile.WriteAt(slot[:], int64(gen%2*journalSlotSize)); err != nil {
-		return err
+	_, err := f.journalFile.WriteAt(slot[:], int64(gen%2*journalSlotSize))
+	if err == nil && durable {
+		err = f.journalFile.Sync()
 	}
-	if durable {
-		if err := f.journalFile.Sync(); err != nil {
-			return err
-		}
+	if err != nil {
+		// After a failed write or fsync what the file holds is unknown
+		// (and a second fsync may report success for pages it dropped):
+		// the next attempt makes the file anew.
+		f.closeJournal()
+		return err
 	}
 	f.journalGen = gen
 	return nil
