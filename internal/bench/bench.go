@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
-	"golang.org/x/sys/unix"
 )
 
 // Config selects the brokers, scenarios and sizes of a run.
@@ -392,7 +391,7 @@ func diskFsyncMiBps(dir string, total int64) (float64, error) {
 		if _, err := f.Write(chunk); err != nil {
 			return 0, err
 		}
-		if err := unix.Fdatasync(int(f.Fd())); err != nil {
+		if err := datasync(f); err != nil {
 			return 0, err
 		}
 	}
@@ -415,7 +414,7 @@ func diskFsyncLatency(dir string, n, size int) ([]float64, error) {
 		if _, err := f.Write(buf); err != nil {
 			return nil, err
 		}
-		if err := unix.Fdatasync(int(f.Fd())); err != nil {
+		if err := datasync(f); err != nil {
 			return nil, err
 		}
 		lat = append(lat, msf(time.Since(t0)))
