@@ -103,11 +103,6 @@ func (u *uplinkConfig) build() (*broker.UplinkConfig, error) {
 		SyncGroupOffsets: u.syncGroups, SyncGroupOffsetsInterval: u.syncGroupsInterval,
 		CheckpointsAlias: u.checkpointsAlias,
 	}
-	if u.checkpointsAlias != "" {
-		if err := broker.ValidateCheckpointsAlias(u.checkpointsAlias); err != nil {
-			return nil, fmt.Errorf("minikafka: WithForwardCheckpoints: %w", err)
-		}
-	}
 	if u.spoolKey != nil {
 		c, err := spoolCipher(u.spoolKey, u.spoolOldKeys)
 		if err != nil {

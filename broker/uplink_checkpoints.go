@@ -81,6 +81,10 @@ type checkpointKey struct {
 	partition    int32
 }
 
+func checkpointKeyOf(r *GroupOffsetSync) checkpointKey {
+	return checkpointKey{r.Group, r.UpstreamTopic, r.Partition}
+}
+
 // checkpointed is the last checkpoint written for a key.
 type checkpointed struct {
 	local, upstream int64
@@ -88,62 +92,19 @@ type checkpointed struct {
 }
 
 // emitCheckpoints writes a checkpoint for every row whose translation
-// changed since the last one written, filling in each row's Checkpoint;
-// metadata holds each row's commit metadata, by index.
-func (u *uplink) emitCheckpoints(ctx context.Context, adm *kadm.Client, rows []GroupOffsetSync, metadata []string) {
-	topic := CheckpointsTopic(u.cfg.CheckpointsAlias)
+// changed since the last one written, filling in each row's Checkpoint.
+func (u *uplink) emitCheckpoints(ctx context.Context, adm *kadm.Client, rows []GroupOffsetSync) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	setErr := func(i int, msg string) {
-		if rows[i].Err == "" {
-			rows[i].Err = msg
-		}
-	}
-	if !u.checkpointsTopicReady {
-		_, err := adm.CreateTopic(ctx, 1, -1, map[string]*string{"cleanup.policy": kadm.StringPtr("compact")}, topic)
-		if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
-			for i := range rows {
-				setErr(i, "creating "+topic+" upstream: "+err.Error())
-				rows[i].Checkpoint = u.lastCheckpoint(rows[i])
-			}
-			return
-		}
-		u.checkpointsTopicReady = true
-	}
-	var recs []*kgo.Record
-	rowOf := map[*kgo.Record]int{} // ProduceSync answers in completion order
-	for i, r := range rows {
-		if r.UpstreamOffset < 0 {
-			continue
-		}
-		k := checkpointKey{r.Group, r.UpstreamTopic, r.Partition}
-		c := checkpointed{r.LocalOffset, r.UpstreamOffset, metadata[i]}
-		if last, ok := u.checkpoints[k]; ok && last == c {
-			continue
-		}
-		rec, ok := checkpointRecord(topic, r.Group, r.UpstreamTopic, r.Partition, r.LocalOffset, r.UpstreamOffset, metadata[i])
-		if !ok {
-			setErr(i, "checkpoint: a name or the metadata is longer than MirrorMaker 2's format allows")
-			continue
-		}
-		recs = append(recs, rec)
-		rowOf[rec] = i
-	}
-	if len(recs) > 0 {
-		res := u.client.ProduceSync(ctx, recs...)
-		for _, pr := range res {
-			i := rowOf[pr.Record]
-			if pr.Err != nil {
-				setErr(i, "writing the checkpoint: "+pr.Err.Error())
-				continue
-			}
-			r := rows[i]
-			u.checkpoints[checkpointKey{r.Group, r.UpstreamTopic, r.Partition}] = checkpointed{r.LocalOffset, r.UpstreamOffset, metadata[i]}
-		}
+	if err := u.writeCheckpoints(ctx, adm, rows); err != "" {
+		noteErrs(rows, err)
 	}
 	for i := range rows {
 		r := &rows[i]
-		r.Checkpoint = u.lastCheckpoint(*r)
+		r.Checkpoint = -1
+		if c, ok := u.checkpoints[checkpointKeyOf(r)]; ok {
+			r.Checkpoint = c.upstream
+		}
 		if !u.cfg.SyncGroupOffsets && r.UpstreamOffset >= 0 {
 			// No upstream group is synced: the lag is the checkpoint's.
 			r.Lag = max(0, r.UpstreamOffset-max(r.Checkpoint, 0))
@@ -151,11 +112,46 @@ func (u *uplink) emitCheckpoints(ctx context.Context, adm *kadm.Client, rows []G
 	}
 }
 
-// lastCheckpoint is the upstream offset of the last checkpoint written for
-// r's group partition; -1 when none was.
-func (u *uplink) lastCheckpoint(r GroupOffsetSync) int64 {
-	if c, ok := u.checkpoints[checkpointKey{r.Group, r.UpstreamTopic, r.Partition}]; ok {
-		return c.upstream
+// writeCheckpoints produces the changed checkpoints of rows, noting each
+// written one in u.checkpoints and a record's own failure in its row; it
+// returns why none could be written ("" when that is not so).
+func (u *uplink) writeCheckpoints(ctx context.Context, adm *kadm.Client, rows []GroupOffsetSync) string {
+	topic := CheckpointsTopic(u.cfg.CheckpointsAlias)
+	if !u.checkpointsTopicReady {
+		_, err := adm.CreateTopic(ctx, 1, -1, map[string]*string{"cleanup.policy": kadm.StringPtr("compact")}, topic)
+		if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+			return "creating " + topic + " upstream: " + err.Error()
+		}
+		u.checkpointsTopicReady = true
 	}
-	return -1
+	var recs []*kgo.Record
+	rowOf := map[*kgo.Record]int{} // ProduceSync answers in completion order
+	for i := range rows {
+		r := &rows[i]
+		if r.UpstreamOffset < 0 {
+			continue
+		}
+		if last, ok := u.checkpoints[checkpointKeyOf(r)]; ok && last == (checkpointed{r.LocalOffset, r.UpstreamOffset, r.metadata}) {
+			continue
+		}
+		rec, ok := checkpointRecord(topic, r.Group, r.UpstreamTopic, r.Partition, r.LocalOffset, r.UpstreamOffset, r.metadata)
+		if !ok {
+			r.noteErr("checkpoint: a name or the metadata is longer than MirrorMaker 2's format allows")
+			continue
+		}
+		recs = append(recs, rec)
+		rowOf[rec] = i
+	}
+	if len(recs) == 0 {
+		return ""
+	}
+	for _, pr := range u.client.ProduceSync(ctx, recs...) {
+		r := &rows[rowOf[pr.Record]]
+		if pr.Err != nil {
+			r.noteErr("writing the checkpoint: " + pr.Err.Error())
+			continue
+		}
+		u.checkpoints[checkpointKeyOf(r)] = checkpointed{r.LocalOffset, r.UpstreamOffset, r.metadata}
+	}
+	return ""
 }

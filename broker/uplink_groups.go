@@ -187,6 +187,22 @@ type GroupOffsetSync struct {
 	// not committed ("" when it was or needed not be).
 	SyncedAt time.Time `json:"synced_at"`
 	Err      string    `json:"error,omitempty"`
+
+	metadata string // the local commit's, for its checkpoint
+}
+
+// noteErr sets r's error unless an earlier step of the pass set one.
+func (r *GroupOffsetSync) noteErr(msg string) {
+	if r.Err == "" {
+		r.Err = msg
+	}
+}
+
+// noteErrs is noteErr for every row.
+func noteErrs(rows []GroupOffsetSync, msg string) {
+	for i := range rows {
+		rows[i].noteErr(msg)
+	}
 }
 
 // groupSyncLoop commits translated group offsets upstream until the
@@ -224,7 +240,6 @@ func (u *uplink) syncGroupOffsets(ctx context.Context) {
 	adm := kadm.NewClient(u.client)
 	now := time.Now()
 	var out []GroupOffsetSync
-	var metadata []string // out's commit metadata, for checkpoints
 	for _, group := range u.b.groups.StoredGroups() {
 		var rows []GroupOffsetSync
 		for _, c := range u.b.groups.GroupOffsets(group) {
@@ -233,8 +248,8 @@ func (u *uplink) syncGroupOffsets(ctx context.Context) {
 				continue
 			}
 			row := GroupOffsetSync{Group: group, Topic: c.Topic, Partition: c.Partition, UpstreamTopic: f.upstream,
-				LocalOffset: c.Offset.Offset, UpstreamOffset: -1, Committed: -1, Checkpoint: -1, SyncedAt: now}
-			metadata = append(metadata, c.Offset.Metadata)
+				LocalOffset: c.Offset.Offset, UpstreamOffset: -1, Committed: -1, Checkpoint: -1, SyncedAt: now,
+				metadata: c.Offset.Metadata}
 			if up, ok := f.syncs.translate(c.Offset.Offset); ok {
 				row.UpstreamOffset = up
 			} else {
@@ -251,7 +266,7 @@ func (u *uplink) syncGroupOffsets(ctx context.Context) {
 		out = append(out, rows...)
 	}
 	if u.cfg.CheckpointsAlias != "" && len(out) > 0 {
-		u.emitCheckpoints(ctx, adm, out, metadata)
+		u.emitCheckpoints(ctx, adm, out)
 	}
 	slices.SortFunc(out, CompareGroupOffsetSyncs)
 	u.groupSyncMu.Lock()
@@ -262,13 +277,7 @@ func (u *uplink) syncGroupOffsets(ctx context.Context) {
 // syncGroup commits rows' translations to group upstream when its state
 // allows, filling in what the upstream holds afterwards.
 func (u *uplink) syncGroup(ctx context.Context, adm *kadm.Client, group string, rows []GroupOffsetSync) {
-	setErr := func(msg string) {
-		for i := range rows {
-			if rows[i].Err == "" {
-				rows[i].Err = msg
-			}
-		}
-	}
+	setErr := func(msg string) { noteErrs(rows, msg) }
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	described, err := adm.DescribeGroups(ctx, group)

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -196,7 +197,21 @@ func TestForwardCheckpointsMoveUpstream(t *testing.T) {
 			t.Fatalf("commit %d: %v", off, err)
 		}
 	}
+	// The upstream is away when the first checkpoint is due: the rows
+	// say why none is written, and the next pass after it is back writes
+	// it.
+	waitFor(t, 20*time.Second, "everything shipped", func() bool { st := local.b.ForwardStats(); return len(st) == 1 && st[0].Lag == 0 })
+	up.Stop()
 	commit(50, "app-state-1")
+	waitFor(t, 30*time.Second, "the sync pass reporting the missing checkpoints topic", func() bool {
+		for _, s := range local.b.ForwardGroupOffsets() {
+			if s.Group == "billing" && s.Checkpoint == -1 && strings.Contains(s.Err, "creating edge.checkpoints.internal upstream") {
+				return true
+			}
+		}
+		return false
+	})
+	up.Start()
 
 	// Every record of the checkpoints topic, in order.
 	checkpoints := func() []mm2Checkpoint {
