@@ -164,9 +164,8 @@ type Broker struct {
 	cleanStart bool
 	// cleanListings are the partition directories' file names as the
 	// last Close left them (from the marker; cleanshutdown.go), used and
-	// dropped at start; closeListings collects them at Close.
+	// dropped at start.
 	cleanListings  map[string][]string
-	closeListings  map[string][]string
 	mapping        *acl.MappingRules
 	quotaThrottles atomic.Uint64
 	// telemetry holds the client metrics clients push (KIP-714).
@@ -340,7 +339,7 @@ func (b *Broker) openStorage() (err error) {
 			b.uplink.close()
 			b.uplink = nil
 		}
-		b.closeLogs()
+		_, _ = b.closeLogs()
 	}
 	return err
 }
@@ -592,16 +591,19 @@ func (b *Broker) Close() error {
 		if b.share != nil {
 			errs = append(errs, b.share.Close())
 		}
-		errs = append(errs, b.closeLogs())
+		listings, err := b.closeLogs()
+		errs = append(errs, err)
 		b.closeErr = errors.Join(errs...)
 		if b.closeErr == nil {
-			b.closeErr = b.markCleanShutdown()
+			b.closeErr = b.markCleanShutdown(listings)
 		}
 	})
 	return b.closeErr
 }
 
-func (b *Broker) closeLogs() error {
+// closeLogs closes every partition log and returns the listing of each
+// directory whose log closed, for the clean-shutdown marker.
+func (b *Broker) closeLogs() (map[string][]string, error) {
 	b.adminMu.Lock()
 	defer b.adminMu.Unlock()
 	// Logs close in parallel: each may fsync its active segment, and
@@ -619,22 +621,20 @@ func (b *Broker) closeLogs() error {
 		go func() {
 			defer wg.Done()
 			for p := range work {
-				err := p.log.Close()
-				var names []string
-				var lerr error
-				if err == nil {
-					// For the clean-shutdown marker: the next start
-					// need not list the directory (cleanshutdown.go).
-					// Without it, that start lists it.
-					names, lerr = b.fs.ReadDir(p.log.Dir())
-				}
-				mu.Lock()
-				if err != nil {
+				if err := p.log.Close(); err != nil {
+					mu.Lock()
 					errs = append(errs, fmt.Errorf("closing %s-%d: %w", p.topic.name, p.index, err))
-				} else if lerr == nil {
-					listings[b.listingKey(p.log.Dir())] = names
+					mu.Unlock()
+					continue
 				}
-				mu.Unlock()
+				// For the clean-shutdown marker: the next start need
+				// not list the directory (cleanshutdown.go); without a
+				// listing, it does.
+				if names, err := b.fs.ReadDir(p.log.Dir()); err == nil {
+					mu.Lock()
+					listings[b.listingKey(p.log.Dir())] = names
+					mu.Unlock()
+				}
 			}
 		}()
 	}
@@ -645,8 +645,7 @@ func (b *Broker) closeLogs() error {
 	}
 	close(work)
 	wg.Wait()
-	b.closeListings = listings
-	return errors.Join(errs...)
+	return listings, errors.Join(errs...)
 }
 
 // closeWorkers is how many logs close at once.

@@ -105,9 +105,10 @@ const smallActiveBytes = 128 << 10
 
 func (b *Broker) cleanShutdownPath() string { return path.Join(b.cfg.DataDir, cleanShutdownFile) }
 
-// markCleanShutdown writes the marker after a Close without errors.
-func (b *Broker) markCleanShutdown() error {
-	if err := vfs.WriteFileAtomic(b.fs, b.cleanShutdownPath(), encodeCleanMarker(b.closeListings), 0o644); err != nil {
+// markCleanShutdown writes the marker, with the partitions' listings,
+// after a Close without errors.
+func (b *Broker) markCleanShutdown(listings map[string][]string) error {
+	if err := vfs.WriteFileAtomic(b.fs, b.cleanShutdownPath(), encodeCleanMarker(listings), 0o644); err != nil {
 		return fmt.Errorf("broker: writing the clean-shutdown marker: %w", err)
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/minikafka/minikafka/internal/records"
@@ -67,11 +68,15 @@ func TestCleanShutdownMarker(t *testing.T) {
 type readDirCounter struct {
 	vfs.FS
 	partitionReads atomic.Int64
+	fail           atomic.Pointer[string] // a directory whose reads fail with EIO
 }
 
 func (c *readDirCounter) ReadDir(dir string) ([]string, error) {
 	if strings.Count(strings.TrimPrefix(dir, "/data/topics/"), "/") == 1 {
 		c.partitionReads.Add(1)
+	}
+	if f := c.fail.Load(); f != nil && *f == dir {
+		return nil, syscall.EIO
 	}
 	return c.FS.ReadDir(dir)
 }
@@ -121,6 +126,25 @@ func TestCleanShutdownListings(t *testing.T) {
 	b = restart("clean restart", 0)
 	if got := hws(b); !slices.Equal(got, []int64{3, 3, 3, 3, 3, 3, 3, 3}) {
 		t.Fatalf("high watermarks %v after a clean restart, want 3 each", got)
+	}
+
+	// A directory that cannot be listed after its log closed fails
+	// nothing: that partition only goes without a listing.
+	dir2 := b.lookupTopic("t", [16]byte{}).partition(2).log.Dir()
+	fsys.fail.Store(&dir2)
+	if err := b.Close(); err != nil {
+		t.Fatalf("Close with a directory that cannot be listed: %v", err)
+	}
+	fsys.fail.Store(nil)
+	fsys.partitionReads.Store(0)
+	if b, err = New(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if n := fsys.partitionReads.Load(); n != 1 {
+		t.Errorf("%d partition directories read, want 1 (the one without a listing)", n)
+	}
+	if got := hws(b); !slices.Equal(got, []int64{3, 3, 3, 3, 3, 3, 3, 3}) {
+		t.Fatalf("high watermarks %v, want 3 each", got)
 	}
 
 	// Partition 5's files go while the broker is down: its listing names
