@@ -34,14 +34,20 @@ func (c *skewedClock) now() time.Time { return time.Now().Add(time.Duration(c.sk
 
 func (c *skewedClock) skipNoSpaceWait() { c.skew.Add(int64(time.Second)) }
 
+// fullDiskBroker is a test broker on a disk that fills when told, with a
+// clock that can skip the full-disk backoff.
+func fullDiskBroker(t *testing.T) (*Broker, *fullDisk, *skewedClock) {
+	disk, clock := &fullDisk{}, &skewedClock{}
+	b := newTestBroker(t, func(c *Config) { c.FS, c.Now = vfs.NewFaultFS(vfs.NewMem(), disk), clock.now })
+	return b, disk, clock
+}
+
 // A partition that hit a full disk answers KAFKA_STORAGE_ERROR while the
 // disk is full and takes produce again once there is space, without a
 // restart; a consumer reads exactly the acknowledged batches, and
 // DeleteRecords works on it meanwhile.
 func TestDiskFullPartitionRecovers(t *testing.T) {
-	disk := &fullDisk{}
-	var clock skewedClock
-	b := newTestBroker(t, func(c *Config) { c.FS, c.Now = vfs.NewFaultFS(vfs.NewMem(), disk), clock.now })
+	b, disk, clock := fullDiskBroker(t)
 	createTopic(t, b, "t", 1)
 	send := func(v string) kmsg.ProduceResponseTopicPartition {
 		return produce(t, b, "t", 0, makeBatch(t, records.CodecNone, -1, 0, 0, testRec{value: []byte(v)}))
@@ -222,9 +228,7 @@ func TestDiskFullACLChanges(t *testing.T) {
 // waiting out its full-disk backoff takes the next produce without
 // waiting for the backoff to end.
 func TestDiskFullDeletedTopicEndsWait(t *testing.T) {
-	disk := &fullDisk{}
-	var clock skewedClock
-	b := newTestBroker(t, func(c *Config) { c.FS, c.Now = vfs.NewFaultFS(vfs.NewMem(), disk), clock.now })
+	b, disk, clock := fullDiskBroker(t)
 	createTopic(t, b, "t", 1)
 	createTopic(t, b, "old", 1)
 	send := func(v string) int16 {

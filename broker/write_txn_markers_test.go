@@ -155,9 +155,7 @@ func TestWriteTxnMarkersAbortsHangingTxn(t *testing.T) {
 // and the transaction stays open (the LSO does not move); once there is
 // room the same marker goes in.
 func TestWriteTxnMarkersDiskFull(t *testing.T) {
-	disk := &fullDisk{}
-	var clock skewedClock
-	b := newTestBroker(t, func(c *Config) { c.FS, c.Now = vfs.NewFaultFS(vfs.NewMem(), disk), clock.now })
+	b, disk, clock := fullDiskBroker(t)
 	createTopic(t, b, "w", 1)
 	r := initTxn(t, b, "full", 4, 600000, -1, -1)
 	wantCode(t, "init", r.ErrorCode, nil)
