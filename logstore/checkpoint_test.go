@@ -2,8 +2,10 @@ package logstore
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/minikafka/minikafka/internal/vfs"
@@ -136,4 +138,80 @@ func TestRecoveryCheckpointTornTail(t *testing.T) {
 	if got := offsetsOf(t, readAll(t, l2, 0)); len(got) != 200 {
 		t.Fatalf("%d batches after recovery, want 200", len(got))
 	}
+}
+
+// A recovery checkpoint that cannot be written costs only a longer rescan:
+// the append that triggered it succeeds and a crash recovers everything.
+// One whose fsync fails makes the log refuse writes (as any failed fsync)
+// without failing the append whose data was already written, and
+// WaitDurable reports the failure instead of acknowledging it.
+func TestRecoveryCheckpointFailures(t *testing.T) {
+	t.Run("index write", func(t *testing.T) {
+		mem := vfs.NewMem()
+		inj := vfs.InjectorFunc(func(op vfs.Op, path string, n int) (int, error) {
+			if op == vfs.OpWrite && strings.Contains(path, ".index") {
+				return 0, syscall.ENOSPC
+			}
+			return n, nil
+		})
+		opts := Options{FS: vfs.NewFaultFS(mem, inj), Dir: "/p", Config: DefaultConfig(), Sync: SyncPolicy{Mode: SyncAlways}, RecoveryCheckpointBytes: 4 << 10}
+		l, _, err := Open(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 100; i++ {
+			res, err := l.Append(batch(t, 5, epoch.UnixMilli(), "v"))
+			if err != nil {
+				t.Fatalf("append %d with checkpoints failing: %v", i, err)
+			}
+			if err := l.WaitDurable(t.Context(), res.LastOffset+1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		leo := l.LogEndOffset()
+		crashed := mem.CrashClone()
+		l.Close()
+		opts.FS = crashed
+		l2, rep, err := Open(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l2.Close()
+		if len(rep.Checkpointed) != 0 || l2.LogEndOffset() != leo {
+			t.Fatalf("report %+v, log end %d: want a full rescan finding all %d", rep, l2.LogEndOffset(), leo)
+		}
+	})
+	t.Run("segment fsync", func(t *testing.T) {
+		var failing atomic.Bool
+		inj := vfs.InjectorFunc(func(op vfs.Op, path string, n int) (int, error) {
+			if failing.Load() && op == vfs.OpSync && strings.HasSuffix(path, ".log") {
+				return 0, syscall.EIO
+			}
+			return n, nil
+		})
+		opts := Options{FS: vfs.NewFaultFS(vfs.NewMem(), inj), Dir: "/p", Config: DefaultConfig(), Sync: SyncPolicy{Mode: SyncAlways}, RecoveryCheckpointBytes: 4 << 10}
+		l, _, err := Open(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		b := batch(t, 5, epoch.UnixMilli(), "v")
+		for l.active.size.Load()+int64(len(b)) < 4<<10 {
+			if _, err := l.Append(batch(t, 5, epoch.UnixMilli(), "v")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		failing.Store(true)
+		res, err := l.Append(b) // crosses the checkpoint: its fsync fails
+		if err != nil {
+			t.Fatalf("the append that triggered the failed checkpoint: %v", err)
+		}
+		if err := l.WaitDurable(t.Context(), res.LastOffset+1); err == nil {
+			t.Fatal("WaitDurable acknowledged data whose fsync failed")
+		}
+		var we *WriteError
+		if _, err := l.Append(batch(t, 1, epoch.UnixMilli(), "after")); !errors.As(err, &we) || we.Transient {
+			t.Fatalf("append after the failed fsync: %v, want a sticky WriteError", err)
+		}
+	})
 }
