@@ -109,9 +109,12 @@ func (l *Log) recover(rep *RecoveryReport, verifyAll, clean bool, listing []stri
 	// The listing is what recovery goes by: which files to open (a
 	// failed open of a missing file costs as much as a good one, times
 	// thousands of partitions at start).
-	names, err := slices.Sorted(slices.Values(listing)), error(nil)
-	if listing == nil {
+	names, err := listing, error(nil)
+	switch {
+	case listing == nil:
 		names, err = fsys.ReadDir(l.dir)
+	case !slices.IsSorted(listing):
+		names = slices.Sorted(slices.Values(listing)) // ReadDir's order
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		// A new partition: its directory entry must be durable too.
@@ -287,14 +290,15 @@ func (l *Log) loadSegment(base int64, active, verifyAll, indexed bool, rep *Reco
 	// checkpointActiveLocked); only the tail after it is rescanned.
 	from, next := int64(0), base
 	if !verifyAll && indexed {
-		if described, ok := l.loadIndexes(s, size, active); ok && described == size {
-			s.size.Store(size)
-			s.diskIndex = size
-			if active && size > 0 {
-				s.created = l.now()
+		if described, ok := l.loadIndexes(s, size, active); ok {
+			if described == size {
+				s.size.Store(size)
+				s.diskIndex = size
+				if active && size > 0 {
+					s.created = l.now()
+				}
+				return s, nil
 			}
-			return s, nil
-		} else if ok {
 			from, next = described, s.next.Load()
 			s.diskIndex = described
 			rep.Checkpointed = append(rep.Checkpointed, filepath.Base(name))
