@@ -41,9 +41,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-
-	"github.com/minikafka/minikafka/internal/vfs"
-	"github.com/minikafka/minikafka/logstore"
 )
 
 // offsetSync maps local offsets [Local, Local+Len) to upstream offsets
@@ -154,11 +151,7 @@ func (f *forwarder) saveSyncs() {
 		return
 	}
 	data, _ := json.Marshal(ss)
-	write := vfs.WriteFileAtomic
-	if f.u.b.cfg.Sync.Mode == logstore.SyncNever {
-		write = vfs.ReplaceFileUnsynced
-	}
-	if err := write(f.u.b.fs, f.syncsPath, data, 0o644); err != nil {
+	if err := f.replaceStateFile(f.syncsPath, data); err != nil {
 		f.u.b.log.Warn("forwarding: saving offset syncs", "file", f.syncsPath, "err", err)
 	}
 }

@@ -196,21 +196,17 @@ func (f *forwarder) saveInFlight(b *outBatch) error {
 // writeJournal makes j the journal's current entry: the first time in
 // this run by replacing the file, then in place.
 func (f *forwarder) writeJournal(j *inFlight) error {
-	fsys, durable := f.u.b.fs, f.u.b.cfg.Sync.Mode != logstore.SyncNever
+	durable := f.u.b.cfg.Sync.Mode != logstore.SyncNever
 	gen := f.journalGen + 1
 	var slot [journalSlotSize]byte
 	encodeJournalSlot(slot[:], j, gen)
 	if f.journalFile == nil {
 		image := make([]byte, 2*journalSlotSize)
 		copy(image[gen%2*journalSlotSize:], slot[:])
-		write := vfs.WriteFileAtomic
-		if !durable {
-			write = vfs.ReplaceFileUnsynced
-		}
-		if err := write(fsys, f.journal, image, 0o644); err != nil {
+		if err := f.replaceStateFile(f.journal, image); err != nil {
 			return err
 		}
-		file, err := fsys.OpenFile(f.journal, os.O_RDWR, 0)
+		file, err := f.u.b.fs.OpenFile(f.journal, os.O_RDWR, 0)
 		if err != nil {
 			return err
 		}
@@ -230,6 +226,15 @@ func (f *forwarder) writeJournal(j *inFlight) error {
 	}
 	f.journalGen = gen
 	return nil
+}
+
+// replaceStateFile replaces one of the forwarder's state files beside its
+// spool atomically: durably, unless durability is never.
+func (f *forwarder) replaceStateFile(name string, data []byte) error {
+	if f.u.b.cfg.Sync.Mode == logstore.SyncNever {
+		return vfs.ReplaceFileUnsynced(f.u.b.fs, name, data, 0o644)
+	}
+	return vfs.WriteFileAtomic(f.u.b.fs, name, data, 0o644)
 }
 
 // closeJournal closes the journal's file at the end of run.

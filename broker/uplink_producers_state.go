@@ -19,9 +19,6 @@ import (
 	"errors"
 	"io/fs"
 	"time"
-
-	"github.com/minikafka/minikafka/internal/vfs"
-	"github.com/minikafka/minikafka/logstore"
 )
 
 type producerSnapshot struct {
@@ -71,11 +68,7 @@ func (f *forwarder) saveProducers() error {
 		f.producersSavedGen = gen
 		return nil
 	}
-	write := vfs.WriteFileAtomic
-	if f.u.b.cfg.Sync.Mode == logstore.SyncNever {
-		write = vfs.ReplaceFileUnsynced
-	}
-	if err := write(f.u.b.fs, f.producersPath, data, 0o644); err != nil {
+	if err := f.replaceStateFile(f.producersPath, data); err != nil {
 		return err
 	}
 	f.producersSaved, f.producersSavedGen = data, gen
