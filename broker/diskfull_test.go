@@ -27,10 +27,21 @@ func (d *fullDisk) Inject(op vfs.Op, path string, n int) (int, error) {
 
 // skewedClock is time.Now moved forward on demand: tests skip the wait a
 // full disk imposes between a log's write attempts (logstore backs off up
-// to 500 ms) instead of sleeping through it.
-type skewedClock struct{ skew atomic.Int64 }
+// to 500 ms) instead of sleeping through it; frozen, it stands still, so
+// that a wait cannot end by itself while a slow machine runs the test.
+type skewedClock struct {
+	skew   atomic.Int64
+	frozen atomic.Pointer[time.Time]
+}
 
-func (c *skewedClock) now() time.Time { return time.Now().Add(time.Duration(c.skew.Load())) }
+func (c *skewedClock) now() time.Time {
+	if t := c.frozen.Load(); t != nil {
+		return *t
+	}
+	return time.Now().Add(time.Duration(c.skew.Load()))
+}
+
+func (c *skewedClock) freeze() { t := c.now(); c.frozen.Store(&t) }
 
 func (c *skewedClock) skipNoSpaceWait() { c.skew.Add(int64(time.Second)) }
 
@@ -236,13 +247,15 @@ func TestDiskFullDeletedTopicEndsWait(t *testing.T) {
 	}
 	disk.full.Store(true)
 	// Each failure after a skipped wait doubles the next wait, up to
-	// its longest (500 ms): far longer than this test takes from here.
+	// its longest (500 ms); then the clock stands still, so only the
+	// deleted topic can end the wait.
 	for i := 0; i < 8; i++ {
 		if c := send("lost"); c != kerr.KafkaStorageError.Code {
 			t.Fatalf("produce on a full disk: %v, want KAFKA_STORAGE_ERROR", kerr.ErrorForCode(c))
 		}
 		clock.skipNoSpaceWait()
 	}
+	clock.freeze()
 	if c := send("lost"); c != kerr.KafkaStorageError.Code {
 		t.Fatalf("produce on a full disk: %v", kerr.ErrorForCode(c))
 	}
