@@ -49,16 +49,8 @@ func TestRecoveryCheckpointBoundsRescan(t *testing.T) {
 		t.Fatalf("%d segments: the test needs all of it in the active one", n)
 	}
 	// A power cut, not a Close: the next open finds what was fsynced.
-	crashed := mem.CrashClone()
-	l.Close()
-
 	logRead.Store(0)
-	opts.FS = vfs.NewFaultFS(crashed, count)
-	l2, rep, err := Open(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l2.Close()
+	l2, rep := reopenAfterPowerCut(t, l, mem, opts, func(fsys vfs.FS) vfs.FS { return vfs.NewFaultFS(fsys, count) })
 	if len(rep.Checkpointed) != 1 || len(rep.Truncated) != 0 {
 		t.Fatalf("report %+v: want the active segment rescanned from its checkpoint, nothing cut", rep)
 	}
@@ -121,14 +113,7 @@ func TestRecoveryCheckpointTornTail(t *testing.T) {
 	}
 	f.Sync()
 	f.Close()
-	crashed := mem.CrashClone()
-	l.Close()
-	opts.FS = crashed
-	l2, rep, err := Open(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l2.Close()
+	l2, rep := reopenAfterPowerCut(t, l, mem, opts, nil)
 	if len(rep.Checkpointed) != 1 || len(rep.Truncated) != 1 || rep.Truncated[0].Dropped != int64(len(half)/2) {
 		t.Fatalf("report %+v: want a rescan from the checkpoint that cuts the torn half batch", rep)
 	}
@@ -169,14 +154,7 @@ func TestRecoveryCheckpointFailures(t *testing.T) {
 			}
 		}
 		leo := l.LogEndOffset()
-		crashed := mem.CrashClone()
-		l.Close()
-		opts.FS = crashed
-		l2, rep, err := Open(opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l2.Close()
+		l2, rep := reopenAfterPowerCut(t, l, mem, opts, nil)
 		if len(rep.Checkpointed) != 0 || l2.LogEndOffset() != leo {
 			t.Fatalf("report %+v, log end %d: want a full rescan finding all %d", rep, l2.LogEndOffset(), leo)
 		}
@@ -214,4 +192,23 @@ func TestRecoveryCheckpointFailures(t *testing.T) {
 			t.Fatalf("append after the failed fsync: %v, want a sticky WriteError", err)
 		}
 	})
+}
+
+// reopenAfterPowerCut takes the image a power loss would leave of mem,
+// closes l, and opens the log again from that image (seen through wrap,
+// when not nil); the reopened log is closed at the end of the test.
+func reopenAfterPowerCut(t *testing.T, l *Log, mem *vfs.MemFS, opts Options, wrap func(vfs.FS) vfs.FS) (*Log, *RecoveryReport) {
+	t.Helper()
+	var crashed vfs.FS = mem.CrashClone()
+	l.Close()
+	if wrap != nil {
+		crashed = wrap(crashed)
+	}
+	opts.FS = crashed
+	l2, rep, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l2.Close() })
+	return l2, rep
 }
