@@ -82,6 +82,8 @@ type forwarder struct {
 	// Owned by the run goroutine.
 	prod   upProducer
 	leader int32 // upstream leader of the partition; -1 unknown
+	// upTopicID is the upstream topic's ID, learnt with the leader.
+	upTopicID [16]byte
 }
 
 func newForwarder(u *uplink, p *partition, sp *spool.Spool, upstream string) *forwarder {
@@ -126,10 +128,11 @@ func (f *forwarder) setState(s string) { f.state.Store(&s) }
 
 // Forwarder states, as ForwardStat.State shows them.
 const (
-	stateStarting = "starting" // before the upstream topic is known to exist
-	stateIdle     = "idle"     // everything spooled is acknowledged upstream
-	stateShipping = "shipping" // a request is in flight
-	stateRetrying = "retrying" // the last attempt failed; backing off
+	stateStarting = "starting"    // before the upstream topic is known to exist
+	stateIdle     = "idle"        // everything spooled is acknowledged upstream
+	stateShipping = "shipping"    // a request is in flight
+	stateRetrying = "retrying"    // the last attempt failed; backing off
+	stateTxnWait  = "transaction" // waiting for the round that ships a committed transaction
 	stateStopped  = "stopped"
 )
 

@@ -109,9 +109,12 @@ type txnState struct {
 	state     txnStateKind
 	start     time.Time
 	updated   time.Time
-	parts     map[tpKey]int64 // partitions of the open txn → LEO when added
-	groups    map[string]bool // groups added by AddOffsetsToTxn
-	offsets   map[string]map[tpName]groupstore.Offset
+	// lastPrepare is the last Prepare time this run; markers are stamped
+	// with it (complete).
+	lastPrepare time.Time
+	parts       map[tpKey]int64 // partitions of the open txn → LEO when added
+	groups      map[string]bool // groups added by AddOffsetsToTxn
+	offsets     map[string]map[tpName]groupstore.Offset
 }
 
 // partTxn is the transactional state of one partition.
@@ -315,7 +318,7 @@ func (c *txnCoordinator) recover(recs []txnRecord) error {
 	})
 	for _, s := range c.log.live {
 		ts := &txnState{id: s.ID, pid: s.PID, epoch: s.Epoch, lastEpoch: s.LastEpoch, timeout: time.Duration(s.TimeoutMs) * time.Millisecond,
-			state: s.State, start: time.UnixMilli(s.StartMs), updated: time.UnixMilli(s.UpdateMs),
+			state: s.State, start: time.UnixMilli(s.StartMs), updated: time.UnixMilli(s.UpdateMs), lastPrepare: time.UnixMilli(s.UpdateMs),
 			parts: map[tpKey]int64{}, groups: map[string]bool{}, offsets: map[string]map[tpName]groupstore.Offset{}}
 		for _, pr := range s.Parts {
 			if id, ok := parseTopicID(pr.Topic); ok {
@@ -430,7 +433,15 @@ func controlBatchOf(pid int64, epoch int16, coordinatorEpoch int32, commit bool,
 // writeMarker appends a marker for pid to p and updates its open and
 // aborted sets. It returns the offset after the marker.
 func (c *txnCoordinator) writeMarker(p *partition, pid int64, epoch int16, commit bool) (int64, error) {
-	end, _, _, err := c.writeMarkerChecked(p, pid, epoch, 0, commit, false)
+	return c.writeMarkerAt(p, pid, epoch, commit, c.b.now())
+}
+
+// writeMarkerAt is writeMarker with the marker's timestamp: the
+// coordinator stamps every marker of one transaction with the same time,
+// which tells a transaction's markers apart from its producer's others
+// (uplink_txn.go).
+func (c *txnCoordinator) writeMarkerAt(p *partition, pid int64, epoch int16, commit bool, at time.Time) (int64, error) {
+	end, _, _, err := c.writeMarkerStamped(p, pid, epoch, 0, commit, false, at)
 	return end, err
 }
 
@@ -444,8 +455,12 @@ var errStaleMarkerEpoch = errors.New("marker epoch older than the producer's")
 // transaction the marker closed (-1 if none was open) and the marker's
 // offset.
 func (c *txnCoordinator) writeMarkerChecked(p *partition, pid int64, epoch int16, coordinatorEpoch int32, commit, checkEpoch bool) (end, first, marker int64, err error) {
+	return c.writeMarkerStamped(p, pid, epoch, coordinatorEpoch, commit, checkEpoch, c.b.now())
+}
+
+func (c *txnCoordinator) writeMarkerStamped(p *partition, pid int64, epoch int16, coordinatorEpoch int32, commit, checkEpoch bool, at time.Time) (end, first, marker int64, err error) {
 	now := c.b.now()
-	batch := controlBatchOf(pid, epoch, coordinatorEpoch, commit, now)
+	batch := controlBatchOf(pid, epoch, coordinatorEpoch, commit, at)
 	st := c.b.storeOf(p) // before p.mu: opening a spool takes it
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -491,6 +506,19 @@ type logEnd struct {
 func (c *txnCoordinator) complete(ts *txnState, commit, recovering bool) error {
 	var waits []logEnd
 	var aborted []abortedRecord
+	// Every marker carries the Prepare time (endTxn keeps it increasing per
+	// producer); the uplink learns the forwarded partitions holding data of
+	// a committed transaction before any marker releases them.
+	at := ts.updated
+	var forwarded []*partition
+	if commit && !recovering && c.b.uplink != nil {
+		for k := range ts.parts {
+			if p := c.partitionByKey(k); p != nil && c.b.forwardOf(p) != nil && c.holdsOpen(p, ts.pid) {
+				forwarded = append(forwarded, p)
+			}
+		}
+		c.b.uplink.txs.noteCommit(txnKey{ts.pid, at.UnixMilli()}, forwarded)
+	}
 	for k, start := range ts.parts {
 		p := c.partitionByKey(k)
 		if p == nil {
@@ -500,6 +528,9 @@ func (c *txnCoordinator) complete(ts *txnState, commit, recovering bool) error {
 			first, marker, err := scanTxn(c.b.storeOf(p), p, ts.pid, start)
 			if err != nil {
 				return err
+			}
+			if commit && first >= 0 && c.b.uplink != nil && c.b.forwardOf(p) != nil {
+				forwarded = append(forwarded, p)
 			}
 			if marker >= 0 {
 				if !commit && first >= 0 {
@@ -523,7 +554,7 @@ func (c *txnCoordinator) complete(ts *txnState, commit, recovering bool) error {
 		pt.mu.Lock()
 		first, open := pt.open[ts.pid]
 		pt.mu.Unlock()
-		end, err := c.writeMarker(p, ts.pid, ts.epoch, commit)
+		end, err := c.writeMarkerAt(p, ts.pid, ts.epoch, commit, at)
 		if err != nil {
 			return fmt.Errorf("writing marker to %s-%d: %w", p.topic.name, p.index, err)
 		}
@@ -531,6 +562,9 @@ func (c *txnCoordinator) complete(ts *txnState, commit, recovering bool) error {
 			aborted = append(aborted, abortedRecord{Topic: hex.EncodeToString(k.id[:]), Partition: k.part, PID: ts.pid, First: first, Last: end - 1})
 		}
 		waits = append(waits, logEnd{c.b.storeOf(p), end})
+	}
+	if commit && recovering && c.b.uplink != nil {
+		c.b.uplink.txs.noteCommit(txnKey{ts.pid, at.UnixMilli()}, forwarded)
 	}
 	if commit {
 		for g, offs := range ts.offsets {
@@ -564,6 +598,15 @@ func (c *txnCoordinator) complete(ts *txnState, commit, recovering bool) error {
 	return c.persist(ts, false, aborted...)
 }
 
+// holdsOpen reports whether pid has data of an open transaction in p.
+func (c *txnCoordinator) holdsOpen(p *partition, pid int64) bool {
+	pt := c.partState(p)
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	_, ok := pt.open[pid]
+	return ok
+}
+
 // endTxn moves an Ongoing (or, for an abort, Empty/Complete with data)
 // transaction to Prepare*, durably, then completes it. The caller holds
 // ts.mu.
@@ -573,7 +616,13 @@ func (c *txnCoordinator) endTxn(ts *txnState, commit bool) error {
 	} else {
 		ts.state = txnPrepareAbort
 	}
-	ts.updated = c.b.now()
+	// Strictly later than the last Prepare time of this producer, to the
+	// millisecond: it stamps the markers (complete).
+	now := c.b.now().Truncate(time.Millisecond)
+	if !now.After(ts.lastPrepare) {
+		now = ts.lastPrepare.Add(time.Millisecond)
+	}
+	ts.updated, ts.lastPrepare = now, now
 	if err := c.persist(ts, true); err != nil {
 		return err
 	}

@@ -160,6 +160,9 @@ type uplink struct {
 	// the sync loop's own, uplink_checkpoints.go).
 	checkpoints           map[checkpointKey]checkpointed
 	checkpointsTopicReady bool
+
+	// txs ships committed transactions (uplink_txn.go).
+	txs *txnShipper
 }
 
 func (c *UplinkConfig) clientOpts() ([]kgo.Opt, error) {
@@ -229,6 +232,9 @@ func startUplink(b *Broker, cfg UplinkConfig) (*uplink, error) {
 	u := &uplink{b: b, cfg: cfg, client: cl, parts: map[*partition]*forwarder{}, ready: make(chan struct{}),
 		checkpoints: map[checkpointKey]checkpointed{}}
 	u.ctx, u.cancel = context.WithCancel(context.Background())
+	u.txs = newTxnShipper(u)
+	u.wg.Add(1)
+	go u.txs.run()
 	if cfg.Cipher != nil {
 		b.log.Info("spool encrypted at rest", "cipher", "AES-256-GCM", "key_id", cfg.EncryptionKeyID)
 	}

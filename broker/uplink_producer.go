@@ -288,7 +288,7 @@ func (f *forwarder) rebuild(j *inFlight) (outBatch, error) {
 	}
 	var b outBatch
 	if len(recs) == 1 {
-		b, err = f.build(recs) // as build made it: as it is, or re-encoded for LogAppendTime
+		b, err = f.build(recs, false) // as build made it: as it is, or re-encoded for LogAppendTime
 	} else {
 		var h records.BatchHeader
 		if h, err = records.ParseHeader(recs[0].Data); err == nil {

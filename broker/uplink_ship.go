@@ -222,7 +222,17 @@ func (f *forwarder) run() {
 			pend = pend[1:]
 			continue
 		}
-		b, err := f.build(pend)
+		if isTxnData(pend[0]) {
+			// Committed transactional data: the uplink's transaction
+			// shipper ships it with its transaction (uplink_txn.go).
+			n, ok := f.u.txs.park(f, pend[0].Seq)
+			if !ok {
+				return
+			}
+			next, pend = n, nil
+			continue
+		}
+		b, err := f.build(pend, false)
 		if err != nil {
 			// Undecodable spooled batch: it cannot be shipped; skip it
 			// loudly rather than block the partition forever.
@@ -339,7 +349,7 @@ func (f *forwarder) upstreamPartitions(ctx context.Context) (int32, error) {
 		if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
 			return 0, fmt.Errorf("upstream metadata of %s: %w", f.upstream, err)
 		}
-		f.leader = -1
+		f.leader, f.upTopicID = -1, t.TopicID
 		for _, p := range t.Partitions {
 			if p.Partition == f.p.index && p.ErrorCode == 0 {
 				f.leader = p.Leader
@@ -394,7 +404,9 @@ func (f *forwarder) initProducer(ctx context.Context) error {
 
 // build makes the next batch to ship from the front of pend: a large batch
 // as it is, a run of small ones merged.
-func (f *forwarder) build(pend []spool.Record) (outBatch, error) {
+// Transactional data ends a run (withTxn false) for the idempotent path:
+// it goes in upstream transactions (uplink_txn.go).
+func (f *forwarder) build(pend []spool.Record, withTxn bool) (outBatch, error) {
 	r := pend[0]
 	h, err := records.ParseHeader(r.Data)
 	if err != nil {
@@ -406,7 +418,7 @@ func (f *forwarder) build(pend []spool.Record) (outBatch, error) {
 	n := 1
 	if len(r.Data) < mergeBelow {
 		size, recs := len(r.Data), int(h.NumRecords)
-		for n < len(pend) && len(pend[n].Data) < mergeBelow && size+len(pend[n].Data) <= mergeMax && recs+pend[n].Span <= mergeMaxRecords && !f.unshipped(pend[n]) {
+		for n < len(pend) && len(pend[n].Data) < mergeBelow && size+len(pend[n].Data) <= mergeMax && recs+pend[n].Span <= mergeMaxRecords && !f.unshipped(pend[n]) && (withTxn || !isTxnData(pend[n])) {
 			size += len(pend[n].Data)
 			recs += pend[n].Span
 			n++
@@ -486,7 +498,7 @@ func cloneBytes(b []byte) []byte {
 
 // unshipped reports whether a spooled batch stays here: a transaction
 // marker, or data of an aborted transaction. Committed transactional data
-// is shipped as the forwarder's own idempotent data (stamp).
+// is shipped in an upstream transaction (uplink_txn.go).
 func (f *forwarder) unshipped(r spool.Record) bool {
 	h, err := records.ParseHeader(r.Data)
 	if err != nil || !h.IsTransactional() {

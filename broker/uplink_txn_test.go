@@ -20,6 +20,16 @@ import (
 // and returns the values seen.
 func consumeValues(t *testing.T, addr, topic string, iso kgo.IsolationLevel, want int) []string {
 	t.Helper()
+	var out []string
+	for _, r := range consumeRecords(t, addr, topic, iso, want) {
+		out = append(out, string(r.Value))
+	}
+	return out
+}
+
+// consumeRecords is consumeValues returning the records.
+func consumeRecords(t *testing.T, addr, topic string, iso kgo.IsolationLevel, want int) []*kgo.Record {
+	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic), kgo.FetchIsolationLevel(iso),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(100*time.Millisecond))
 	if err != nil {
@@ -28,18 +38,32 @@ func consumeValues(t *testing.T, addr, topic string, iso kgo.IsolationLevel, wan
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	var out []string
+	var out []*kgo.Record
 	for len(out) < want {
 		fs := cl.PollFetches(ctx)
 		if ctx.Err() != nil {
-			t.Fatalf("read %d of %d records of %s at %s: %v", len(out), want, topic, addr, out)
+			t.Fatalf("read %d of %d records of %s at %s", len(out), want, topic, addr)
 		}
 		fs.EachError(func(tp string, p int32, err error) { t.Fatalf("fetch %s[%d]: %v", tp, p, err) })
-		fs.EachRecord(func(r *kgo.Record) { out = append(out, string(r.Value)) })
+		fs.EachRecord(func(r *kgo.Record) { out = append(out, r) })
 	}
 	short, cancelShort := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancelShort()
-	cl.PollFetches(short).EachRecord(func(r *kgo.Record) { out = append(out, string(r.Value)) })
+	cl.PollFetches(short).EachRecord(func(r *kgo.Record) { out = append(out, r) })
+	return out
+}
+
+// upstreamTxnOf returns the upstream transaction each transactional
+// record arrived in, by value: transactions v2 (the upstream here is a
+// minikafka broker) bump the producer epoch at every commit, so producer
+// ID and epoch name one upstream transaction.
+func upstreamTxnOf(recs []*kgo.Record) map[string][2]int64 {
+	out := map[string][2]int64{}
+	for _, r := range recs {
+		if r.Attrs.IsTransactional() {
+			out[string(r.Value)] = [2]int64{r.ProducerID, int64(r.ProducerEpoch)}
+		}
+	}
 	return out
 }
 
@@ -141,10 +165,44 @@ func TestUplinkTransactionsShipCommittedRecordsOnly(t *testing.T) {
 		st := local.ForwardStats()
 		return len(st) == 2 && st[0].Lag == 0 && st[1].Lag == 0
 	})
-	sameValues(t, "upstream read_committed", consumeValues(t, up.addr, "tx", kgo.ReadCommitted(), len(want)), want)
-	sameValues(t, "upstream read_uncommitted", consumeValues(t, up.addr, "tx", kgo.ReadUncommitted(), len(want)), want)
-	if n := upstreamEnds(t, up.addr, "tx", 2); n != len(want) {
-		t.Errorf("upstream holds %d offsets, want %d (the committed records only)", n, len(want))
+	recs := consumeRecords(t, up.addr, "tx", kgo.ReadCommitted(), len(want))
+	var got []string
+	for _, r := range recs {
+		got = append(got, string(r.Value))
+	}
+	sameValues(t, "upstream read_committed", got, want)
+	// Each local transaction arrived as one upstream transaction over
+	// both partitions, with the plain record produced while it was open
+	// (it sits inside the transaction's run), and no two in the same one.
+	of := upstreamTxnOf(recs)
+	seen := map[[2]int64]int{}
+	for i := 0; i < 12; i++ {
+		if i%3 == 1 {
+			continue // aborted: never shipped
+		}
+		id, ok := of[fmt.Sprintf("txn-%d-0", i)]
+		if !ok {
+			t.Errorf("txn %d: record 0 is not transactional upstream", i)
+		}
+		vs := []string{fmt.Sprintf("plain-%d", i)}
+		for j := 1; j < 6; j++ {
+			vs = append(vs, fmt.Sprintf("txn-%d-%d", i, j))
+		}
+		for _, v := range vs {
+			if o, ok := of[v]; !ok || o != id {
+				t.Errorf("txn %d: %s arrived in upstream transaction %v (transactional: %v), record 0 in %v", i, v, o, ok, id)
+			}
+		}
+		if o, ok := seen[id]; ok {
+			t.Errorf("transactions %d and %d arrived in the same upstream transaction %v", o, i, id)
+		}
+		seen[id] = i
+	}
+	// Read uncommitted, nothing of an aborted transaction is there.
+	for _, v := range consumeValues(t, up.addr, "tx", kgo.ReadUncommitted(), len(want)) {
+		if !want[v] {
+			t.Errorf("upstream read_uncommitted: %q should not be there", v)
+		}
 	}
 }
 
@@ -226,10 +284,8 @@ func TestUplinkTransactionsAcrossLocalCrash(t *testing.T) {
 	waitFor(t, 30*time.Second, "the open transaction aborted at its timeout and the rest forwarded",
 		func() bool { st := local.b.ForwardStats(); return len(st) == 1 && st[0].Lag == 0 })
 	want := map[string]bool{"commit=true-0": true, "commit=true-1": true, "commit=true-2": true, "after-crash": true}
-	sameValues(t, "upstream after the crash", consumeValues(t, up.addr, "txc", kgo.ReadUncommitted(), len(want)), want)
-	if n := upstreamEnds(t, up.addr, "txc", 1); n != len(want) {
-		t.Errorf("upstream holds %d offsets, want %d", n, len(want))
-	}
+	sameValues(t, "upstream after the crash", consumeValues(t, up.addr, "txc", kgo.ReadCommitted(), len(want)), want)
+	sameValues(t, "upstream after the crash, read uncommitted", consumeValues(t, up.addr, "txc", kgo.ReadUncommitted(), len(want)), want)
 }
 
 // A transaction fills the spool while the upstream is away, to the last

@@ -237,6 +237,16 @@ func SetIdempotentProducer(batch []byte, id int64, epoch int16, seq int32) {
 	be.PutUint32(batch[offCRC:], Checksum(batch))
 }
 
+// SetTransactionalProducer rewrites the batch's producer identity and first
+// sequence in place, sets its transactional bit (the batch is then the data
+// of that transactional producer) and recomputes the CRC.
+func SetTransactionalProducer(batch []byte, id int64, epoch int16, seq int32) {
+	SetIdempotentProducer(batch, id, epoch, seq)
+	be := binary.BigEndian
+	be.PutUint16(batch[offAttributes:], be.Uint16(batch[offAttributes:])|attrTransactional)
+	be.PutUint32(batch[offCRC:], Checksum(batch))
+}
+
 // SetPartitionLeaderEpoch rewrites the leader epoch in place (not covered by the CRC).
 func SetPartitionLeaderEpoch(batch []byte, epoch int32) {
 	binary.BigEndian.PutUint32(batch[offLeaderEpoch:], uint32(epoch))

@@ -1,0 +1,817 @@
+package broker
+
+// Committed transactions shipped upstream with their boundaries.
+//
+// A forwarder ships the partition's non-transactional data on its own, as
+// its idempotent producer (uplink_ship.go). When the next batch to ship is
+// data of a committed transaction it parks, and the uplink's transaction
+// shipper takes over: it ships that transaction's records in every
+// forwarded partition it touched inside one upstream transaction, as the
+// uplink's transactional producer, and commits it; read_committed
+// consumers upstream then see the whole transaction or none of it.
+//
+// A round is closed over interleaving. In each partition a round ships a
+// contiguous run from where its forwarder parked to the last marker of
+// the round's transactions there, so every committed transaction with
+// data inside such a run joins the round, with its own partitions (two
+// producers whose transactions overlap in two partitions in opposite
+// orders would otherwise wait on each other forever). Non-transactional
+// records inside a run go in the upstream transaction too; aborted records
+// and markers never go. The shipper waits while a run would reach past
+// the partition's last stable offset (an open transaction inside it) or a
+// member partition's forwarder has not reached its share yet.
+//
+// Membership. The coordinator tells the shipper, before any marker of a
+// committed transaction is written, which forwarded partitions hold its
+// data (txnCoordinator.complete); the transaction is named by its
+// producer ID and the time stamped on all of its markers, strictly
+// increasing per producer. After a restart that memory is gone: the first
+// transaction the shipper cannot name is looked up by one walk over the
+// unshipped part of every forwarded spool, which groups commit markers by
+// that name.
+//
+// Exactly once across a crash. The transactional.id is
+// minikafka-uplink-<local cluster ID>, stable across restarts, so each
+// InitProducerID fences the previous incarnation and aborts a round it
+// left open. Each round also commits, inside the upstream transaction, the
+// local offset up to which it shipped each partition as the offset of the
+// upstream group of the same name (metadata: the local topic ID, so a
+// recreated topic never trusts an old position). After every
+// InitProducerID the shipper reads those positions back (RequireStable):
+// a round that committed upstream but whose local acknowledgement was
+// lost is recognized and not shipped again; one that did not commit was
+// aborted upstream and is shipped again.
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minikafka/minikafka/internal/records"
+	"github.com/minikafka/minikafka/spool"
+)
+
+// txnKey names one committed transaction: its producer ID and the
+// timestamp of its markers.
+type txnKey struct {
+	pid   int64
+	stamp int64
+}
+
+// upTxnTimeout is the upstream transaction timeout of a round.
+const upTxnTimeout = time.Minute
+
+type txnShipper struct {
+	u     *uplink
+	txnID string // upstream transactional.id, and the group of positions
+
+	mu sync.Mutex
+	// members: committed transaction → forwarded partitions with its data.
+	members map[txnKey][]*partition
+	scanned bool // the post-restart walk was done
+	parked  map[*forwarder]*parkSlot
+	wake    chan struct{}
+
+	// Owned by run.
+	pid       int64 // -1: InitProducerID first
+	epoch     int16
+	seqs      map[*partition]int32
+	positions map[tpName]upPosition
+
+	// Visible: rounds committed upstream since start.
+	rounds   int64
+	shownPID int64
+}
+
+type parkSlot struct {
+	from int64      // first spool record of the forwarder's share
+	done chan int64 // where the forwarder goes on
+}
+
+// upPosition is a position committed upstream: the local offset after the
+// last record shipped, and the local topic it belongs to.
+type upPosition struct {
+	next    int64
+	topicID string
+}
+
+func newTxnShipper(u *uplink) *txnShipper {
+	return &txnShipper{u: u, txnID: "minikafka-uplink-" + u.b.clusterID, members: map[txnKey][]*partition{},
+		parked: map[*forwarder]*parkSlot{}, wake: make(chan struct{}, 1), pid: -1, shownPID: -1}
+}
+
+// noteCommit records the forwarded partitions holding data of a
+// transaction about to be committed (txnCoordinator.complete).
+func (s *txnShipper) noteCommit(k txnKey, parts []*partition) {
+	if len(parts) == 0 {
+		return
+	}
+	s.mu.Lock()
+	s.members[k] = parts
+	s.mu.Unlock()
+	s.poke()
+}
+
+func (s *txnShipper) poke() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// park hands the forwarder's partition to the shipper from spool record
+// from on, which is committed transactional data, and waits for the round
+// that ships it: it returns the next record to read, false when stopped.
+func (s *txnShipper) park(f *forwarder, from int64) (int64, bool) {
+	slot := &parkSlot{from: from, done: make(chan int64, 1)}
+	s.mu.Lock()
+	s.parked[f] = slot
+	s.mu.Unlock()
+	s.poke()
+	f.setState(stateTxnWait)
+	select {
+	case next := <-slot.done:
+		return next, true
+	case <-f.quit:
+		s.mu.Lock()
+		if s.parked[f] == slot {
+			delete(s.parked, f)
+		}
+		s.mu.Unlock()
+		return 0, false
+	}
+}
+
+// isTxnData reports whether a spooled batch is transactional data (not a
+// marker).
+func isTxnData(r spool.Record) bool {
+	h, err := records.ParseHeader(r.Data)
+	return err == nil && h.IsTransactional() && !h.IsControl()
+}
+
+// run ships rounds as forwarders park.
+func (s *txnShipper) run() {
+	defer s.u.wg.Done()
+	select {
+	case <-s.u.ready:
+	case <-s.u.ctx.Done():
+		return
+	}
+	backoff := 100 * time.Millisecond
+	for {
+		s.mu.Lock()
+		waiting := len(s.parked) > 0
+		s.mu.Unlock()
+		var tick <-chan time.Time
+		var t *time.Timer
+		if waiting {
+			// A round may wait on an open transaction or another
+			// forwarder: looked at again shortly.
+			t = time.NewTimer(20 * time.Millisecond)
+			tick = t.C
+		}
+		select {
+		case <-s.u.ctx.Done():
+			return
+		case <-s.wake:
+		case <-tick:
+		}
+		if t != nil {
+			t.Stop()
+		}
+		if !waiting {
+			s.mu.Lock()
+			waiting = len(s.parked) > 0
+			s.mu.Unlock()
+			if !waiting {
+				continue
+			}
+		}
+		if err := s.step(); err != nil {
+			if s.u.ctx.Err() != nil {
+				return
+			}
+			s.u.b.log.Warn("forwarding: upstream transaction failed; retrying", "transactional_id", s.txnID, "err", err)
+			s.pid = -1 // the next InitProducerID aborts what is left upstream
+			t := time.NewTimer(backoff)
+			select {
+			case <-s.u.ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			backoff = min(2*backoff, 5*time.Second)
+			s.poke()
+			continue
+		}
+		backoff = 100 * time.Millisecond
+	}
+}
+
+// errRoundWaits: a round cannot be formed yet; parked forwarders wait.
+var errRoundWaits = errors.New("round waits")
+
+// step releases parked forwarders whose share is already upstream, then
+// plans and ships one round if one is ready.
+func (s *txnShipper) step() error {
+	ctx := s.u.ctx
+	if s.pid < 0 {
+		if err := s.initProducer(ctx); err != nil {
+			s.noteErr(err)
+			return err
+		}
+	}
+	parked := s.snapshot()
+	for f, from := range parked {
+		if pos, ok := s.positions[tpName{f.upstream, f.p.index}]; ok && pos.topicID == hex.EncodeToString(f.p.topic.id[:]) && pos.next > from {
+			// Shipped by a round whose local acknowledgement a crash took.
+			s.release(f, pos.next-1, 0, 0)
+			delete(parked, f)
+		}
+	}
+	if len(parked) == 0 {
+		return nil
+	}
+	r, err := s.plan(parked)
+	if errors.Is(err, errRoundWaits) {
+		return nil
+	}
+	if err != nil {
+		s.noteErr(err)
+		return err
+	}
+	return s.ship(ctx, r)
+}
+
+func (s *txnShipper) snapshot() map[*forwarder]int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[*forwarder]int64, len(s.parked))
+	for f, slot := range s.parked {
+		out[f] = slot.from
+	}
+	return out
+}
+
+// release lets a parked forwarder go on after last, noting what was
+// shipped for it.
+func (s *txnShipper) release(f *forwarder, last int64, recs, bytes int) {
+	f.ackedThrough(last, recs, bytes)
+	s.mu.Lock()
+	slot := s.parked[f]
+	delete(s.parked, f)
+	s.mu.Unlock()
+	if slot != nil {
+		slot.done <- last + 1
+	}
+}
+
+func (s *txnShipper) noteErr(err error) {
+	for f := range s.snapshot() {
+		f.errCount.Add(1)
+		f.setErr(err)
+	}
+}
+
+// txnShare is one partition's part of a round: spool records [from, to].
+type txnShare struct {
+	f        *forwarder
+	from, to int64
+}
+
+type txnRound struct {
+	shares []*txnShare
+	txns   map[txnKey]bool
+}
+
+// plan forms the round of the parked forwarder with the lowest position
+// (the oldest data goes first), closed as the file comment says.
+func (s *txnShipper) plan(parked map[*forwarder]int64) (*txnRound, error) {
+	var f0 *forwarder
+	for f, from := range parked {
+		if f0 == nil || from < parked[f0] || (from == parked[f0] && lessPart(f, f0)) {
+			f0 = f
+		}
+	}
+	r := &txnRound{txns: map[txnKey]bool{}}
+	byF := map[*forwarder]*txnShare{}
+	var queue []*txnShare // shares whose run is to be walked (again)
+	add := func(f *forwarder) (*txnShare, error) {
+		if sh := byF[f]; sh != nil {
+			return sh, nil
+		}
+		from, ok := parked[f]
+		if !ok {
+			return nil, errRoundWaits // its forwarder has not reached its share
+		}
+		sh := &txnShare{f: f, from: from, to: from}
+		byF[f] = sh
+		r.shares = append(r.shares, sh)
+		queue = append(queue, sh)
+		return sh, nil
+	}
+	if _, err := add(f0); err != nil {
+		return nil, err
+	}
+	for len(queue) > 0 {
+		sh := queue[0]
+		queue = queue[1:]
+		stable := sh.f.lastStable()
+		var werr error
+		err := sh.f.eachBatchHeader(sh.from, func(h *records.BatchHeader) bool {
+			if h.BaseOffset > sh.to {
+				return false
+			}
+			if h.LastOffset() >= stable {
+				werr = errRoundWaits // an open transaction inside the run
+				return false
+			}
+			if !h.IsTransactional() || h.IsControl() || s.u.b.txns.abortedHolds(sh.f.p, h.ProducerID, h.BaseOffset) {
+				return true
+			}
+			k, st, err := s.txnOf(sh.f, h.ProducerID, h.LastOffset()+1)
+			if err != nil || st == markerWait {
+				werr = cmpErr(err, errRoundWaits)
+				return false
+			}
+			if st == markerNone || r.txns[k] {
+				return true // data no marker will ever close: shipped as part of the run
+			}
+			r.txns[k] = true
+			members, err := s.membersOf(k, sh.f.p)
+			if err != nil {
+				werr = err
+				return false
+			}
+			for _, p := range members {
+				fq := s.u.forwarderOf(p)
+				if fq == nil {
+					continue // its topic was deleted
+				}
+				shq, err := add(fq)
+				if err != nil {
+					werr = err
+					return false
+				}
+				m, st, err := s.markerOf(fq, k, shq.from)
+				if err != nil || st == markerWait {
+					werr = cmpErr(err, errRoundWaits)
+					return false
+				}
+				if st == markerFound && m > shq.to {
+					shq.to = m
+					if shq != sh && !slices.Contains(queue, shq) {
+						queue = append(queue, shq) // walked again over the longer run
+					}
+				}
+			}
+			return true
+		})
+		if err == nil {
+			err = werr
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+func lessPart(a, b *forwarder) bool {
+	if a.upstream != b.upstream {
+		return a.upstream < b.upstream
+	}
+	return a.p.index < b.p.index
+}
+
+func cmpErr(err, otherwise error) error {
+	if err != nil {
+		return err
+	}
+	return otherwise
+}
+
+// What a walk for a marker found.
+type markerState int8
+
+const (
+	markerFound markerState = iota
+	markerWait              // not written yet, or not stable yet
+	markerNone              // none ahead: passed already, or never coming
+)
+
+// txnOf names the transaction of pid whose data ends before spool record
+// from in f, by pid's next marker.
+func (s *txnShipper) txnOf(f *forwarder, pid int64, from int64) (txnKey, markerState, error) {
+	var k txnKey
+	st := markerNone
+	stable := f.lastStable()
+	err := f.eachBatchHeader(from, func(h *records.BatchHeader) bool {
+		if h.ProducerID == pid && h.IsTransactional() && h.IsControl() {
+			k, st = txnKey{pid, h.FirstTimestamp}, markerFound
+			if h.BaseOffset >= stable {
+				st = markerWait
+			}
+			return false
+		}
+		return true
+	})
+	if st == markerNone && s.u.b.txns.holdsOpen(f.p, pid) {
+		st = markerWait
+	}
+	return k, st, err
+}
+
+// markerOf finds k's marker in f at or after from: pid's markers of
+// earlier transactions are walked past; one of a later transaction, or
+// none while pid has no open transaction there, means k's data in f is
+// not ahead (markerNone).
+func (s *txnShipper) markerOf(f *forwarder, k txnKey, from int64) (int64, markerState, error) {
+	at, st := int64(-1), markerNone
+	stable := f.lastStable()
+	err := f.eachBatchHeader(from, func(h *records.BatchHeader) bool {
+		if h.ProducerID != k.pid || !h.IsTransactional() || !h.IsControl() || h.FirstTimestamp < k.stamp {
+			return true
+		}
+		if h.FirstTimestamp == k.stamp {
+			at, st = h.BaseOffset, markerFound
+			if h.BaseOffset >= stable {
+				st = markerWait
+			}
+		}
+		return false
+	})
+	if at < 0 && st == markerNone && s.u.b.txns.holdsOpen(f.p, k.pid) {
+		st = markerWait
+	}
+	return at, st, err
+}
+
+// membersOf returns k's forwarded partitions: as the coordinator noted
+// them, else (after a restart) as the walk over every spool finds them,
+// else (a marker written from outside, WriteTxnMarkers) just p.
+func (s *txnShipper) membersOf(k txnKey, p *partition) ([]*partition, error) {
+	s.mu.Lock()
+	m, ok := s.members[k]
+	scanned := s.scanned
+	s.mu.Unlock()
+	if ok {
+		return m, nil
+	}
+	if !scanned {
+		found := map[txnKey][]*partition{}
+		for _, f := range s.u.forwarders() {
+			from := max(f.acked.Load()+1, f.sp.Head())
+			stable := f.lastStable()
+			hasData := map[int64]bool{} // pid → data since its last marker
+			err := f.eachBatchHeader(from, func(h *records.BatchHeader) bool {
+				if h.BaseOffset >= stable {
+					return false
+				}
+				if !h.IsTransactional() {
+					return true
+				}
+				if !h.IsControl() {
+					hasData[h.ProducerID] = true
+					return true
+				}
+				if hasData[h.ProducerID] {
+					k := txnKey{h.ProducerID, h.FirstTimestamp}
+					found[k] = append(found[k], f.p)
+				}
+				hasData[h.ProducerID] = false
+				return true
+			})
+			if err != nil {
+				return nil, fmt.Errorf("finding the partitions of transactions in %s-%d: %w", f.p.topic.name, f.p.index, err)
+			}
+		}
+		s.mu.Lock()
+		for k, ps := range found {
+			if _, ok := s.members[k]; !ok {
+				s.members[k] = ps
+			}
+		}
+		s.scanned = true
+		m, ok = s.members[k]
+		s.mu.Unlock()
+		if ok {
+			return m, nil
+		}
+	}
+	return []*partition{p}, nil
+}
+
+// initProducer takes the uplink's transactional producer identity
+// upstream, fencing an earlier incarnation (its open round is aborted),
+// and reads back the positions committed rounds left.
+func (s *txnShipper) initProducer(ctx context.Context) error {
+	req := kmsg.NewPtrInitProducerIDRequest()
+	req.TransactionalID = &s.txnID
+	req.TransactionTimeoutMillis = int32(upTxnTimeout / time.Millisecond)
+	req.ProducerID, req.ProducerEpoch = -1, -1
+	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	resp, err := req.RequestWith(rctx, s.u.client)
+	if err == nil {
+		err = kerr.ErrorForCode(resp.ErrorCode)
+	}
+	if err != nil {
+		return fmt.Errorf("upstream InitProducerID for %s: %w", s.txnID, err)
+	}
+	offs, err := kadm.NewClient(s.u.client).FetchOffsets(kadm.RequireStable(rctx), s.txnID)
+	if err == nil {
+		err = offs.Error()
+	}
+	if err != nil {
+		return fmt.Errorf("reading the positions of %s upstream: %w", s.txnID, err)
+	}
+	s.positions = map[tpName]upPosition{}
+	offs.Each(func(o kadm.OffsetResponse) {
+		s.positions[tpName{o.Topic, o.Partition}] = upPosition{next: o.At, topicID: o.Metadata}
+	})
+	s.pid, s.epoch, s.seqs = resp.ProducerID, resp.ProducerEpoch, map[*partition]int32{}
+	s.mu.Lock()
+	s.shownPID = resp.ProducerID
+	s.mu.Unlock()
+	s.u.b.log.Info("forwarding: upstream transactional producer", "transactional_id", s.txnID, "producer_id", resp.ProducerID, "epoch", resp.ProducerEpoch)
+	return nil
+}
+
+// ship sends a round as one upstream transaction: partitions added, each
+// share produced, positions committed, then the commit.
+func (s *txnShipper) ship(ctx context.Context, r *txnRound) error {
+	sort.Slice(r.shares, func(i, j int) bool { return lessPart(r.shares[i].f, r.shares[j].f) })
+	for _, sh := range r.shares {
+		sh.f.setState(stateShipping)
+		if _, err := sh.f.findLeader(ctx); err != nil {
+			return err
+		}
+	}
+	add := kmsg.NewPtrAddPartitionsToTxnRequest()
+	add.TransactionalID, add.ProducerID, add.ProducerEpoch = s.txnID, s.pid, s.epoch
+	for _, sh := range r.shares {
+		t := kmsg.NewAddPartitionsToTxnRequestTopic()
+		t.Topic = sh.f.upstream
+		t.Partitions = []int32{sh.f.p.index}
+		add.Topics = append(add.Topics, t)
+	}
+	addResp, err := add.RequestWith(ctx, s.u.client)
+	if err != nil {
+		return fmt.Errorf("upstream AddPartitionsToTxn: %w", err)
+	}
+	if err := addPartitionsErr(addResp); err != nil {
+		return fmt.Errorf("upstream AddPartitionsToTxn: %w", err)
+	}
+	counts := make([]shareShipped, len(r.shares))
+	for i, sh := range r.shares {
+		c, err := s.produceShare(ctx, sh)
+		if err != nil {
+			return err
+		}
+		counts[i] = c
+	}
+	if err := s.commitPositions(ctx, r); err != nil {
+		return err
+	}
+	end := kmsg.NewPtrEndTxnRequest()
+	end.TransactionalID, end.ProducerID, end.ProducerEpoch, end.Commit = s.txnID, s.pid, s.epoch, true
+	endResp, err := end.RequestWith(ctx, s.u.client)
+	if err == nil {
+		err = kerr.ErrorForCode(endResp.ErrorCode)
+	}
+	if err != nil {
+		// Whether it committed is unknown: the next InitProducerID
+		// settles it and the positions tell.
+		return fmt.Errorf("upstream EndTxn: %w", err)
+	}
+	if endResp.Version >= 5 && endResp.ProducerID >= 0 {
+		// Transactions v2 (KIP-890) bump the epoch with every end; the
+		// sequences start over under the new one.
+		if endResp.ProducerID != s.pid || endResp.ProducerEpoch != s.epoch {
+			s.pid, s.epoch, s.seqs = endResp.ProducerID, endResp.ProducerEpoch, map[*partition]int32{}
+		}
+	}
+	s.mu.Lock()
+	s.shownPID = s.pid
+	s.rounds++
+	for k := range r.txns {
+		delete(s.members, k)
+	}
+	s.mu.Unlock()
+	for i, sh := range r.shares {
+		for _, o := range counts[i].syncs {
+			sh.f.syncs.add(o)
+		}
+		s.release(sh.f, sh.to, counts[i].recs, counts[i].bytes)
+	}
+	return nil
+}
+
+// shareShipped is what a share's produce shipped: records, bytes, and
+// the offset syncs to note once the round commits.
+type shareShipped struct {
+	recs, bytes int
+	syncs       []offsetSync
+}
+
+func addPartitionsErr(resp *kmsg.AddPartitionsToTxnResponse) error {
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		return err
+	}
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+				return fmt.Errorf("%s-%d: %w", t.Topic, p.Partition, err)
+			}
+		}
+	}
+	for _, tx := range resp.Transactions {
+		for _, t := range tx.Topics {
+			for _, p := range t.Partitions {
+				if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+					return fmt.Errorf("%s-%d: %w", t.Topic, p.Partition, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// produceShare ships one partition's share as the transactional
+// producer, batch by batch.
+func (s *txnShipper) produceShare(ctx context.Context, sh *txnShare) (shareShipped, error) {
+	f := sh.f
+	var pend []spool.Record
+	next := sh.from
+	var out shareShipped
+	for next <= sh.to || len(pend) > 0 {
+		if len(pend) == 0 {
+			recs, err := f.sp.Read(next, 1024, 8<<20)
+			if err != nil {
+				return out, err
+			}
+			for _, rec := range recs {
+				if rec.Seq > sh.to {
+					break
+				}
+				pend = append(pend, rec)
+			}
+			if len(pend) == 0 {
+				return out, fmt.Errorf("spool of %s-%d ends before %d", f.p.topic.name, f.p.index, sh.to)
+			}
+			next = pend[len(pend)-1].Last() + 1
+		}
+		if f.unshipped(pend[0]) {
+			pend = pend[1:]
+			continue
+		}
+		b, err := f.build(pend, true)
+		if err != nil {
+			// Undecodable: skipped loudly, as the idempotent path does.
+			f.u.b.log.Error("forwarding: dropping undecodable spooled batch", "topic", f.p.topic.name, "partition", f.p.index, "offset", pend[0].Seq, "err", err)
+			pend = pend[1:]
+			continue
+		}
+		pend = pend[b.spoolRecs:]
+		seq := s.seqs[f.p]
+		records.SetPartitionLeaderEpoch(b.data, -1)
+		records.SetTransactionalProducer(b.data, s.pid, s.epoch, seq)
+		upBase, err := s.produce(ctx, f, b.data)
+		if err != nil {
+			return out, err
+		}
+		s.seqs[f.p] = nextSeq(seq, b.records)
+		if upBase >= 0 {
+			out.syncs = append(out.syncs, offsetSync{Local: b.first, Upstream: upBase, Len: b.last - b.first + 1})
+		}
+		out.recs += int(b.records)
+		out.bytes += len(b.data)
+	}
+	return out, nil
+}
+
+// produce sends one transactional batch to f's partition upstream,
+// resending it (same sequence) on a transport error; it returns the
+// upstream base offset.
+func (s *txnShipper) produce(ctx context.Context, f *forwarder, batch []byte) (int64, error) {
+	var last error
+	for attempt := 0; attempt < 3; attempt++ {
+		leader, err := f.findLeader(ctx)
+		if err != nil {
+			return -1, err
+		}
+		req := kmsg.NewPtrProduceRequest()
+		req.TransactionID = &s.txnID
+		req.Acks = -1
+		req.TimeoutMillis = int32(produceTimeout / time.Millisecond)
+		rt := kmsg.NewProduceRequestTopic()
+		rt.Topic = f.upstream
+		rp := kmsg.NewProduceRequestTopicPartition()
+		rp.Partition = f.p.index
+		rp.Records = batch
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		rctx, cancel := context.WithTimeout(ctx, produceTimeout+30*time.Second)
+		kresp, err := f.u.client.Broker(int(leader)).Request(rctx, produceV12{req})
+		cancel()
+		if err != nil {
+			f.leader = -1
+			last = fmt.Errorf("upstream produce to %s-%d: %w", f.upstream, f.p.index, err)
+			continue
+		}
+		for _, t := range kresp.(*kmsg.ProduceResponse).Topics {
+			for _, p := range t.Partitions {
+				if t.Topic != f.upstream || p.Partition != f.p.index {
+					continue
+				}
+				perr := kerr.ErrorForCode(p.ErrorCode)
+				if perr == nil || errors.Is(perr, kerr.DuplicateSequenceNumber) {
+					return p.BaseOffset, nil
+				}
+				if p.ErrorMessage != nil {
+					perr = fmt.Errorf("%w: %s", perr, *p.ErrorMessage)
+				}
+				if kerr.IsRetriable(perr) {
+					f.leader = -1
+				}
+				return -1, fmt.Errorf("upstream produce to %s-%d: %w", f.upstream, f.p.index, perr)
+			}
+		}
+		f.leader = -1
+		last = fmt.Errorf("upstream produce to %s-%d: partition missing from the response", f.upstream, f.p.index)
+	}
+	return -1, last
+}
+
+// commitPositions commits, inside the round's transaction, the local
+// offset after each share as the position of the uplink's group upstream.
+func (s *txnShipper) commitPositions(ctx context.Context, r *txnRound) error {
+	add := kmsg.NewPtrAddOffsetsToTxnRequest()
+	add.TransactionalID, add.ProducerID, add.ProducerEpoch, add.Group = s.txnID, s.pid, s.epoch, s.txnID
+	resp, err := add.RequestWith(ctx, s.u.client)
+	if err == nil {
+		err = kerr.ErrorForCode(resp.ErrorCode)
+	}
+	if err != nil {
+		return fmt.Errorf("upstream AddOffsetsToTxn: %w", err)
+	}
+	req := kmsg.NewPtrTxnOffsetCommitRequest()
+	req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch = s.txnID, s.txnID, s.pid, s.epoch
+	req.Generation, req.MemberID = -1, ""
+	byTopic := map[string]int{}
+	for _, sh := range r.shares {
+		i, ok := byTopic[sh.f.upstream]
+		if !ok {
+			i = len(req.Topics)
+			byTopic[sh.f.upstream] = i
+			t := kmsg.NewTxnOffsetCommitRequestTopic()
+			t.Topic, t.TopicID = sh.f.upstream, sh.f.upTopicID // names for v5 and older, the ID for v6+
+			req.Topics = append(req.Topics, t)
+		}
+		p := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+		p.Partition, p.Offset, p.LeaderEpoch = sh.f.p.index, sh.to+1, -1
+		meta := hex.EncodeToString(sh.f.p.topic.id[:])
+		p.Metadata = &meta
+		req.Topics[i].Partitions = append(req.Topics[i].Partitions, p)
+	}
+	cresp, err := req.RequestWith(ctx, s.u.client)
+	if err != nil {
+		return fmt.Errorf("upstream TxnOffsetCommit: %w", err)
+	}
+	for _, t := range cresp.Topics {
+		for _, p := range t.Partitions {
+			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+				return fmt.Errorf("upstream TxnOffsetCommit %s-%d: %w", t.Topic, p.Partition, err)
+			}
+		}
+	}
+	return nil
+}
+
+// forwarders lists the uplink's forwarders.
+func (u *uplink) forwarders() []*forwarder {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	out := make([]*forwarder, 0, len(u.parts))
+	for _, f := range u.parts {
+		out = append(out, f)
+	}
+	return out
+}
+
+// forwarderOf returns p's running forwarder, nil if none.
+func (u *uplink) forwarderOf(p *partition) *forwarder {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.parts[p]
+}
