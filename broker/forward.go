@@ -473,6 +473,7 @@ func (f *forwarder) stat() ForwardStat {
 	if p := f.state.Load(); p != nil {
 		s.State = *p
 	}
+	s.TransactionalID, s.TransactionalProducerID, s.TransactionRounds = f.u.txs.stat()
 	return s
 }
 

@@ -445,6 +445,14 @@ type ForwardStat struct {
 	ProducerID     int64 `json:"producer_id"`
 	ProducerEpoch  int16 `json:"producer_epoch"`
 	ProducerResets int64 `json:"producer_resets"`
+	// TransactionalID is the uplink's transactional producer upstream,
+	// which ships committed transactions (uplink_txn.go);
+	// TransactionalProducerID its producer ID (-1 before it has one) and
+	// TransactionRounds the upstream transactions it committed since
+	// start. The same for every partition of the uplink.
+	TransactionalID         string `json:"transactional_id"`
+	TransactionalProducerID int64  `json:"transactional_producer_id"`
+	TransactionRounds       int64  `json:"transaction_rounds"`
 }
 
 // ForwardStats returns the state of every forwarded partition, sorted by

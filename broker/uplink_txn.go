@@ -121,6 +121,14 @@ func (s *txnShipper) noteCommit(k txnKey, parts []*partition) {
 	s.poke()
 }
 
+// stat returns the transactional ID, its producer ID and the rounds
+// committed since start.
+func (s *txnShipper) stat() (string, int64, int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.txnID, s.shownPID, s.rounds
+}
+
 func (s *txnShipper) poke() {
 	select {
 	case s.wake <- struct{}{}:
