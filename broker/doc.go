@@ -251,18 +251,20 @@
 // read_committed consumers see the last stable offset and the aborted
 // index. The forwarder ships only below the last stable offset: an open
 // transaction holds back its partition (as it holds back read_committed
-// consumers), committed data is shipped as the forwarder's own idempotent
-// data, and aborted data and markers never leave (they are passed over,
-// then deleted with what was shipped). So upstream, read_committed and
-// read_uncommitted consumers alike see exactly the committed records, once
-// each, across local crashes (an Ongoing transaction found at restart is
-// aborted at its timeout, and never shipped).
-// Not kept upstream: the atomicity of a transaction over several
-// partitions. Each partition ships its share when it commits, on its own,
-// so an upstream consumer may for a moment see one partition's share and
-// not yet another's; nor is a group offset committed in the transaction
-// (TxnOffsetCommit) shipped in it (-forward-group-offsets syncs groups on
-// its own schedule).
+// consumers). Committed data goes upstream inside upstream transactions
+// of the uplink's transactional producer (uplink_txn.go), one per round:
+// the whole of each committed transaction over every forwarded partition
+// it touched (several transactions together when they interleave), so
+// upstream read_committed consumers see a transaction all at once, or
+// not at all. Aborted data and markers never leave (they are passed over,
+// then deleted with what was shipped). Across local crashes each record
+// is committed upstream once (an Ongoing transaction found at restart is
+// aborted at its timeout, and never shipped); a round the upstream aborts
+// (it failed midway) is shipped again, so read_uncommitted consumers
+// upstream may see its records twice, as with any transactional producer.
+// Not shipped in the transaction: a group offset committed in it
+// (TxnOffsetCommit); once committed it is the group's offset here, which
+// -forward-group-offsets syncs on its own schedule.
 //
 // Not forwarded: records a topic held in its log before it became
 // forwarded (its offsets continue from the log end, but the old records

@@ -168,6 +168,10 @@ func TestUplinkTransactionRoundCommittedBeforeCrash(t *testing.T) {
 	sameValues(t, "upstream read_committed", got, want)
 	sameValues(t, "upstream read_uncommitted", consumeValues(t, up.addr, "rc", kgo.ReadUncommitted(), len(want)), want)
 	sameUpstreamTxn(t, recs, []string{"t1-0", "t1-1"}, []string{"t2-0", "t2-1", "t2-0b"}, []string{"t3-1"})
+	// Since the restart: the recognized round was not one, t3 was.
+	if st := local.b.ForwardStats()[0]; st.TransactionalProducerID < 0 || st.TransactionRounds != 1 {
+		t.Errorf("forward stats after the restart: transactional producer %d, %d rounds; want a producer and 1 round", st.TransactionalProducerID, st.TransactionRounds)
+	}
 }
 
 // Committed transactions wait in the spool (the upstream is away) when

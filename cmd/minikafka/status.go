@@ -101,6 +101,11 @@ func runForwardStatus(ctx context.Context, args []string, stdout, stderr io.Writ
 			s.HighWatermark, s.UpstreamAcked, s.Lag, s.SpoolBytes, 100*s.Pressure, enc, producer, s.State, strings.ReplaceAll(lastErr, "\n", " "))
 	}
 	w.Flush()
+	if s := stats[0]; s.TransactionalID != "" && s.TransactionalProducerID >= 0 {
+		// Shown once transactions were shipped this run.
+		fmt.Fprintf(stdout, "\ncommitted transactions ship as upstream transactional ID %s (producer %d), %d upstream transactions committed since start\n",
+			s.TransactionalID, s.TransactionalProducerID, s.TransactionRounds)
+	}
 	if len(syncs) > 0 {
 		fmt.Fprintln(stdout)
 		printGroupSyncs(stdout, syncs, time.Now())
