@@ -332,8 +332,11 @@ func (f *forwarder) read(o logstore.ReadOptions) (storeRead, error) {
 // not parse is skipped, as it would be shipped.
 func (f *forwarder) eachBatchHeader(from int64, fn func(*records.BatchHeader) bool) error {
 	var h records.BatchHeader // one for the walk: fn's argument escapes
-	for seq := from; seq < f.sp.NextSeq(); {
-		recs, err := f.sp.Read(seq, 4096, 64<<20)
+	// Reads start small and grow: a spool read decodes every record it
+	// returns, and most walks stop within a few batches.
+	chunk := 16
+	for seq := from; seq < f.sp.NextSeq(); chunk = min(2*chunk, 4096) {
+		recs, err := f.sp.Read(seq, chunk, 64<<20)
 		if err != nil || len(recs) == 0 {
 			return err
 		}

@@ -229,7 +229,11 @@ func (f *forwarder) run() {
 			if !ok {
 				return
 			}
-			next, pend = n, nil
+			// What was read past the round is still to ship.
+			next = n
+			for len(pend) > 0 && pend[0].Seq < n {
+				pend = pend[1:]
+			}
 			continue
 		}
 		b, err := f.build(pend, false)

@@ -664,7 +664,7 @@ func (s *txnShipper) produceShare(ctx context.Context, sh *txnShare) (shareShipp
 	var out shareShipped
 	for next <= sh.to || len(pend) > 0 {
 		if len(pend) == 0 {
-			recs, err := f.sp.Read(next, 1024, 8<<20)
+			recs, err := f.sp.Read(next, int(min(1024, sh.to-next+1)), 8<<20)
 			if err != nil {
 				return out, err
 			}

@@ -210,3 +210,150 @@ func TestUplinkTransactionsKeepBoundariesAcrossRestart(t *testing.T) {
 	sameValues(t, "upstream read_committed", got, want)
 	sameUpstreamTxn(t, recs, groups...)
 }
+
+// Transactions through the forwarder under chaos: a transactional
+// producer commits and aborts transactions over three partitions while
+// the upstream restarts and the local broker loses power during shipping.
+// Upstream, read_committed consumers must see every transaction whose
+// commit was acknowledged, whole and once; none whose abort was; one whose
+// end was lost to a crash whole or not at all; and each transaction's
+// records inside one upstream transaction.
+func TestUplinkTransactionsChaos(t *testing.T) {
+	const topic, parts = "txchaos", 3
+	up := newUpstream(t)
+	local := newCrashLocal(t, minikafka.WithUpstream(up.addr), minikafka.WithForward(topic), minikafka.WithTopic(topic, parts))
+	const (
+		committed = iota + 1
+		aborted
+		unknown
+	)
+	outcome := map[int]int{}
+	sizes := map[int]int{}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		newClient := func() *kgo.Client {
+			return minikafkatest.Client(t, local.b, kgo.TransactionalID("chaos-txn"), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+				kgo.TransactionTimeout(3*time.Second), kgo.RecordDeliveryTimeout(5*time.Second), kgo.RetryTimeout(5*time.Second))
+		}
+		cl := newClient()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				cl.Close()
+				return
+			default:
+			}
+			size := 2 + i%4
+			sizes[i] = size
+			commit := i%4 != 3
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			err := cl.BeginTransaction()
+			for j := 0; j < size && err == nil; j++ {
+				err = cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Partition: int32((i + j) % parts), Value: []byte(fmt.Sprintf("t%d-%d", i, j))}).FirstErr()
+			}
+			if err == nil {
+				err = cl.EndTransaction(ctx, kgo.TransactionEndTry(commit))
+			}
+			cancel()
+			switch {
+			case err != nil:
+				// Its end (or a record) was lost: the next client's
+				// InitProducerID aborts it if it never committed.
+				outcome[i] = unknown
+				cl.Close()
+				cl = newClient()
+			case commit:
+				outcome[i] = committed
+			default:
+				outcome[i] = aborted
+			}
+		}
+	}()
+	for _, e := range []string{"up", "crash", "up", "crash", "crash", "up"} {
+		time.Sleep(700 * time.Millisecond)
+		if e == "up" {
+			up.Stop()
+			time.Sleep(200 * time.Millisecond)
+			up.Start()
+		} else {
+			local.Crash()
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+	close(stop)
+	<-done
+	waitFor(t, 90*time.Second, "everything forwarded", lagZero(local.b, parts))
+
+	cl, err := kgo.NewClient(kgo.SeedBrokers(up.addr), kgo.ConsumeTopics(topic), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var recs []*kgo.Record
+	for quiet := 0; quiet < 10; {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		fs := cl.PollFetches(ctx)
+		cancel()
+		n := len(recs)
+		fs.EachRecord(func(r *kgo.Record) { recs = append(recs, r) })
+		if len(recs) == n {
+			quiet++
+		} else {
+			quiet = 0
+		}
+	}
+	seen := map[string]int{}
+	for _, r := range recs {
+		seen[string(r.Value)]++
+	}
+	counts := map[int]int{}
+	for v, c := range seen {
+		if c != 1 {
+			t.Errorf("%s seen %d times upstream", v, c)
+		}
+		var i, j int
+		if _, err := fmt.Sscanf(v, "t%d-%d", &i, &j); err != nil {
+			t.Fatalf("upstream value %q", v)
+		}
+		counts[i]++
+	}
+	stats := map[int]int{}
+	for i, o := range outcome {
+		stats[o]++
+		switch {
+		case o == committed && counts[i] != sizes[i]:
+			t.Errorf("committed transaction %d: %d of its %d records upstream", i, counts[i], sizes[i])
+		case o == aborted && counts[i] != 0:
+			t.Errorf("aborted transaction %d: %d records upstream", i, counts[i])
+		case o == unknown && counts[i] != 0 && counts[i] != sizes[i]:
+			t.Errorf("transaction %d (end lost in a crash): %d of its %d records upstream", i, counts[i], sizes[i])
+		}
+		if counts[i] > 0 {
+			var g []string
+			for j := 0; j < sizes[i]; j++ {
+				g = append(g, fmt.Sprintf("t%d-%d", i, j))
+			}
+			sameTxnOnly(t, recs, g)
+		}
+	}
+	t.Logf("%d transactions committed, %d aborted, %d ended in a crash; %d records upstream", stats[committed], stats[aborted], stats[unknown], len(recs))
+	if stats[committed] < 10 {
+		t.Errorf("only %d transactions committed: the test did not exercise forwarding", stats[committed])
+	}
+}
+
+// sameTxnOnly fails unless the values of g arrived upstream in one
+// transaction.
+func sameTxnOnly(t *testing.T, recs []*kgo.Record, g []string) {
+	t.Helper()
+	of := upstreamTxnOf(recs)
+	id, ok := of[g[0]]
+	for _, v := range g[1:] {
+		if o, ok2 := of[v]; !ok || !ok2 || o != id {
+			t.Errorf("%s arrived in upstream transaction %v, %s in %v", v, o, g[0], id)
+		}
+	}
+}
