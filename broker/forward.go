@@ -289,8 +289,13 @@ func (f *forwarder) append(batch []byte, count int, now time.Time) (logstore.App
 	return res, nil
 }
 
-// waitDurable: the spool waits for an inclusive last sequence.
+// waitDurable: the spool waits for an inclusive last sequence, under
+// durability always; otherwise, as a log, only a failed write is reported
+// (the spool writes its open segment within its flush interval anyway).
 func (f *forwarder) waitDurable(ctx context.Context, end int64) error {
+	if f.u.b.cfg.Sync.Mode != logstore.SyncAlways {
+		return f.sp.Err()
+	}
 	return f.sp.WaitDurable(ctx, end-1)
 }
 

@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/minikafka/minikafka"
@@ -226,5 +228,58 @@ func TestUplinkForwardsRecords(t *testing.T) {
 	}
 	if rs := readAll(t, up.addr, "plain", 1, 1, 300*time.Millisecond); len(rs[0]) != 0 {
 		t.Errorf("non-forwarded topic reached the upstream")
+	}
+}
+
+// A produce to a forwarded topic is answered under the durability policy,
+// as one to a log: under "always" only once its spool segment is fsynced,
+// under "never" without waiting for that fsync. A spool write that fails
+// is reported under either.
+func TestUplinkProduceHonoursDurability(t *testing.T) {
+	for _, policy := range []string{"always", "never"} {
+		t.Run(policy, func(t *testing.T) {
+			const slow = time.Second
+			// Not minikafkatest.NewWithDisk: its cleanup fails the test
+			// on the close error this test provokes.
+			b, err := minikafka.Start(context.Background(), minikafka.WithStorageFaults(), minikafka.WithDataDir(t.TempDir()),
+				minikafka.WithListenAddr("127.0.0.1:0"), minikafka.WithDurability(policy), minikafka.WithUpstream("127.0.0.1:1"),
+				minikafka.WithForward("dur"), minikafka.WithTopic("dur", 1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { b.Close() })
+			disk := b.StorageFaults()
+			b.EnableRequestLog(50)
+			cl := minikafkatest.Client(t, b, kgo.DefaultProduceTopic("dur"), kgo.RecordRetries(1))
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			disk.SlowSync(slow)
+			if err := cl.ProduceSync(ctx, kgo.StringRecord("v")).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+			var produce *minikafka.RequestLogEntry
+			for _, e := range b.RequestLog() {
+				if e.Key == 0 {
+					produce = &e
+				}
+			}
+			if produce == nil {
+				t.Fatalf("no produce in the request log: %+v", b.RequestLog())
+			}
+			if waited := produce.Latency >= slow; waited != (policy == "always") {
+				t.Fatalf("durability %s: produce answered in %v with fsyncs taking %v", policy, produce.Latency, slow)
+			}
+			disk.SlowSync(0)
+			disk.FailSync(true)
+			waitFor(t, 20*time.Second, "a produce refused after the spool's write failed", func() bool {
+				err := cl.ProduceSync(ctx, kgo.StringRecord("after")).FirstErr()
+				return errors.Is(err, kerr.KafkaStorageError)
+			})
+			disk.FailSync(false)
+			cl.Close()
+			if err := b.Close(); err != nil {
+				t.Logf("close after the failed spool write: %v", err) // the spool reports its error
+			}
+		})
 	}
 }

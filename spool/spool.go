@@ -461,6 +461,14 @@ func (s *Spool) WaitDurable(ctx context.Context, seq int64) error {
 	}
 }
 
+// Err returns the spool's sticky write error: once a segment write or
+// fsync failed, nothing after it becomes durable.
+func (s *Spool) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
 func isClosed(ch chan struct{}) bool {
 	select {
 	case <-ch:
