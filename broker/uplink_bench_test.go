@@ -240,3 +240,83 @@ func BenchmarkUplinkTxnForwardVsDirect(b *testing.B) {
 		b.Fatalf("upstream holds %d forwarded records, want %d", total, want)
 	}
 }
+
+// BenchmarkUplinkSmallTxns: many small transactions (one record in each of
+// 3 partitions, commit, next), so what is timed is the per-transaction
+// cost: straight to the upstream (direct), and through a forwarding local
+// broker (forward, timed until the upstream acknowledged every round; each
+// local transaction is one upstream transaction of the uplink's
+// transactional producer).
+func BenchmarkUplinkSmallTxns(b *testing.B) {
+	const txns, parts = 300, 3
+	up := newUpstream(b)
+	local := minikafkatest.New(b, minikafka.WithUpstream(up.addr), minikafka.WithForward("fwd"), minikafka.WithTopic("fwd", parts))
+	opts, err := broker.UpstreamClientOpts(broker.UplinkConfig{Brokers: []string{up.addr}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	direct, err := kgo.NewClient(append(opts, kgo.TransactionalID("small-direct"), kgo.RecordPartitioner(kgo.ManualPartitioner()))...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer direct.Close()
+	toLocal, err := kgo.NewClient(append(opts, kgo.SeedBrokers(local.Addr()), kgo.TransactionalID("small-fwd"), kgo.RecordPartitioner(kgo.ManualPartitioner()))...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer toLocal.Close()
+	ctx := context.Background()
+	if _, err := kadm.NewClient(direct).CreateTopic(ctx, parts, -1, nil, "direct"); err != nil {
+		b.Fatal(err)
+	}
+	value := make([]byte, 100)
+	send := func(cl *kgo.Client, topic string, n int) {
+		for i := 0; i < n; i++ {
+			if err := cl.BeginTransaction(); err != nil {
+				b.Fatal(err)
+			}
+			for p := int32(0); p < parts; p++ {
+				cl.Produce(ctx, &kgo.Record{Topic: topic, Partition: p, Value: value}, nil)
+			}
+			if err := cl.Flush(ctx); err != nil {
+				b.Fatal(err)
+			}
+			if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	drained := func() bool {
+		for _, s := range local.ForwardStats() {
+			if s.Lag != 0 {
+				return false
+			}
+		}
+		return true
+	}
+	send(direct, "direct", 1)
+	send(toLocal, "fwd", 1)
+	for !drained() {
+		time.Sleep(time.Millisecond)
+	}
+	var directDur, fwdDur time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		send(direct, "direct", txns)
+		directDur += time.Since(start)
+		start = time.Now()
+		send(toLocal, "fwd", txns)
+		for !drained() {
+			time.Sleep(200 * time.Microsecond)
+		}
+		fwdDur += time.Since(start)
+	}
+	b.StopTimer()
+	n := float64(txns * b.N)
+	d, f := n/directDur.Seconds(), n/fwdDur.Seconds()
+	b.ReportMetric(d, "direct-txn/s")
+	b.ReportMetric(f, "forward-txn/s")
+	b.ReportMetric(f/d, "forward/direct")
+	b.ReportMetric(float64(local.ForwardStats()[0].TransactionRounds)/float64(b.N), "upstream-txns/op")
+}

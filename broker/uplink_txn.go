@@ -580,16 +580,27 @@ func (s *txnShipper) ship(ctx context.Context, r *txnRound) error {
 	if err := addPartitionsErr(addResp); err != nil {
 		return fmt.Errorf("upstream AddPartitionsToTxn: %w", err)
 	}
+	// The shares (one request in flight per partition) and the
+	// positions go in parallel; the commit waits for all.
+	positions := s.positionsRequest(r)
 	counts := make([]shareShipped, len(r.shares))
+	errs := make([]error, len(r.shares)+1)
+	var wg sync.WaitGroup
 	for i, sh := range r.shares {
-		c, err := s.produceShare(ctx, sh)
-		if err != nil {
-			return err
-		}
-		counts[i] = c
+		seq := s.seqs[sh.f.p]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			counts[i], errs[i] = s.produceShare(ctx, sh, seq)
+		}()
 	}
-	if err := s.commitPositions(ctx, r); err != nil {
+	errs[len(r.shares)] = s.commitPositions(ctx, positions)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
 		return err
+	}
+	for i, sh := range r.shares {
+		s.seqs[sh.f.p] = counts[i].seq
 	}
 	end := kmsg.NewPtrEndTxnRequest()
 	end.TransactionalID, end.ProducerID, end.ProducerEpoch, end.Commit = s.txnID, s.pid, s.epoch, true
@@ -630,6 +641,7 @@ func (s *txnShipper) ship(ctx context.Context, r *txnRound) error {
 type shareShipped struct {
 	recs, bytes int
 	syncs       []offsetSync
+	seq         int32 // the partition's next sequence
 }
 
 func addPartitionsErr(resp *kmsg.AddPartitionsToTxnResponse) error {
@@ -656,12 +668,13 @@ func addPartitionsErr(resp *kmsg.AddPartitionsToTxnResponse) error {
 }
 
 // produceShare ships one partition's share as the transactional
-// producer, batch by batch.
-func (s *txnShipper) produceShare(ctx context.Context, sh *txnShare) (shareShipped, error) {
+// producer, batch by batch from sequence seq. It touches only sh.f's
+// state, so shares ship in parallel.
+func (s *txnShipper) produceShare(ctx context.Context, sh *txnShare, seq int32) (shareShipped, error) {
 	f := sh.f
 	var pend []spool.Record
 	next := sh.from
-	var out shareShipped
+	out := shareShipped{seq: seq}
 	for next <= sh.to || len(pend) > 0 {
 		if len(pend) == 0 {
 			recs, err := f.sp.Read(next, int(min(1024, sh.to-next+1)), 8<<20)
@@ -691,14 +704,13 @@ func (s *txnShipper) produceShare(ctx context.Context, sh *txnShare) (shareShipp
 			continue
 		}
 		pend = pend[b.spoolRecs:]
-		seq := s.seqs[f.p]
 		records.SetPartitionLeaderEpoch(b.data, -1)
-		records.SetTransactionalProducer(b.data, s.pid, s.epoch, seq)
+		records.SetTransactionalProducer(b.data, s.pid, s.epoch, out.seq)
 		upBase, err := s.produce(ctx, f, b.data)
 		if err != nil {
 			return out, err
 		}
-		s.seqs[f.p] = nextSeq(seq, b.records)
+		out.seq = nextSeq(out.seq, b.records)
 		if upBase >= 0 {
 			out.syncs = append(out.syncs, offsetSync{Local: b.first, Upstream: upBase, Len: b.last - b.first + 1})
 		}
@@ -761,18 +773,11 @@ func (s *txnShipper) produce(ctx context.Context, f *forwarder, batch []byte) (i
 	return -1, last
 }
 
-// commitPositions commits, inside the round's transaction, the local
-// offset after each share as the position of the uplink's group upstream.
-func (s *txnShipper) commitPositions(ctx context.Context, r *txnRound) error {
-	add := kmsg.NewPtrAddOffsetsToTxnRequest()
-	add.TransactionalID, add.ProducerID, add.ProducerEpoch, add.Group = s.txnID, s.pid, s.epoch, s.txnID
-	resp, err := add.RequestWith(ctx, s.u.client)
-	if err == nil {
-		err = kerr.ErrorForCode(resp.ErrorCode)
-	}
-	if err != nil {
-		return fmt.Errorf("upstream AddOffsetsToTxn: %w", err)
-	}
+// positionsRequest is the TxnOffsetCommit of a round: the local offset
+// after each share as the position of the uplink's group upstream. Built
+// before the shares ship, since shipping may refresh a forwarder's
+// upstream topic ID.
+func (s *txnShipper) positionsRequest(r *txnRound) *kmsg.TxnOffsetCommitRequest {
 	req := kmsg.NewPtrTxnOffsetCommitRequest()
 	req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch = s.txnID, s.txnID, s.pid, s.epoch
 	req.Generation, req.MemberID = -1, ""
@@ -791,6 +796,21 @@ func (s *txnShipper) commitPositions(ctx context.Context, r *txnRound) error {
 		meta := hex.EncodeToString(sh.f.p.topic.id[:])
 		p.Metadata = &meta
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, p)
+	}
+	return req
+}
+
+// commitPositions adds the uplink's group to the round's transaction and
+// commits the positions in it.
+func (s *txnShipper) commitPositions(ctx context.Context, req *kmsg.TxnOffsetCommitRequest) error {
+	add := kmsg.NewPtrAddOffsetsToTxnRequest()
+	add.TransactionalID, add.ProducerID, add.ProducerEpoch, add.Group = s.txnID, s.pid, s.epoch, s.txnID
+	resp, err := add.RequestWith(ctx, s.u.client)
+	if err == nil {
+		err = kerr.ErrorForCode(resp.ErrorCode)
+	}
+	if err != nil {
+		return fmt.Errorf("upstream AddOffsetsToTxn: %w", err)
 	}
 	cresp, err := req.RequestWith(ctx, s.u.client)
 	if err != nil {
