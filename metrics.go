@@ -215,7 +215,16 @@ func (m *metrics) writeTo(w io.Writer) {
 			p.sample("minikafka_forward_group_offset_sync_lag_records", []string{"group", g.Group, "topic", g.Topic, "partition", strconv.Itoa(int(g.Partition)), "upstream_topic", g.UpstreamTopic}, v)
 		}
 	}
-	p.family("minikafka_forward_state", "gauge", "1 for the forwarder's current state (starting, idle, shipping, retrying, stopped).")
+	// The uplink's transactional producer, once: every partition's stat
+	// carries the same.
+	if s := stats[0]; s.TransactionalID != "" {
+		l := []string{"transactional_id", s.TransactionalID}
+		p.family("minikafka_forward_upstream_transactions_total", "counter", "Upstream transactions the uplink's transactional producer committed since start, each carrying one or more committed local transactions whole.")
+		p.sample("minikafka_forward_upstream_transactions_total", l, float64(s.TransactionRounds))
+		p.family("minikafka_forward_transactional_producer_id", "gauge", "The uplink's transactional producer ID upstream (-1 before it shipped a transaction this run).")
+		p.sample("minikafka_forward_transactional_producer_id", l, float64(s.TransactionalProducerID))
+	}
+	p.family("minikafka_forward_state", "gauge", "1 for the forwarder's current state (starting, idle, shipping, retrying, transaction: waiting for the upstream transaction that ships a committed one, stopped).")
 	for i := range stats {
 		s := &stats[i]
 		p.sample("minikafka_forward_state", []string{"topic", s.Topic, "partition", strconv.Itoa(int(s.Partition)), "state", s.State}, 1)

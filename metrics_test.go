@@ -140,6 +140,37 @@ func TestMetricsEndpoint(t *testing.T) {
 		}
 	}
 
+	// A committed transaction goes upstream as an upstream transaction
+	// of the uplink's transactional producer.
+	txnID := b.ForwardStats()[0].TransactionalID
+	txnLabel := `{transactional_id="` + txnID + `"}`
+	if m["minikafka_forward_upstream_transactions_total"+txnLabel] != 0 || m["minikafka_forward_transactional_producer_id"+txnLabel] != -1 {
+		t.Errorf("before any transaction: %v upstream transactions, producer %v", m["minikafka_forward_upstream_transactions_total"+txnLabel], m["minikafka_forward_transactional_producer_id"+txnLabel])
+	}
+	txn, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.TransactionalID("metrics-txn"), kgo.DefaultProduceTopic("edge-a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer txn.Close()
+	if err := txn.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.ProduceSync(ctx, kgo.StringRecord("in a transaction")).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	for m = scrape(t, addr); m["minikafka_forward_upstream_transactions_total"+txnLabel] != 1; m = scrape(t, addr) {
+		if ctx.Err() != nil {
+			t.Fatalf("the transaction never shipped: %v", m)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if m["minikafka_forward_transactional_producer_id"+txnLabel] < 0 {
+		t.Errorf("transactional producer id %v after a shipped transaction", m["minikafka_forward_transactional_producer_id"+txnLabel])
+	}
+
 	// The upstream goes away: lag and errors show.
 	up.Close()
 	upClosed = true

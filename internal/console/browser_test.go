@@ -19,6 +19,9 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/minikafka/minikafka/minikafkatest"
 )
 
 // chromium finds the browser: $MINIKAFKA_CHROMIUM, else chromium on PATH.
@@ -449,5 +452,35 @@ func TestBrowserForwardingGroups(t *testing.T) {
 	}
 	if got := br.text(fmt.Sprintf(`#forward-groups tr[data-group=%q] td:nth-child(9)`, seededGroup)); !strings.HasPrefix(got, "20") {
 		t.Errorf("synced %q, want a time", got)
+	}
+	if n := br.count("#forward-txn"); n != 0 {
+		t.Errorf("%d transactional producer lines before any forwarded transaction, want none", n)
+	}
+
+	// A committed transaction on the forwarded topic: the page names the
+	// upstream transactional producer that shipped it.
+	txn := minikafkatest.Client(t, s.b, kgo.TransactionalID("console-forward-txn"), kgo.DefaultProduceTopic("events"))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := txn.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.ProduceSync(ctx, kgo.StringRecord("in a transaction")).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	for s.b.ForwardStats()[0].TransactionRounds != 1 {
+		if ctx.Err() != nil {
+			t.Fatalf("the transaction was never shipped: %+v", s.b.ForwardStats())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	br.start(t, "/forwarding")
+	want := "upstream transactional ID " + s.b.ForwardStats()[0].TransactionalID
+	br.waitText("#forward-txn", want)
+	if got := br.text("#forward-txn"); !strings.Contains(got, ": 1 upstream transactions since start") {
+		t.Errorf("transactional producer line %q", got)
 	}
 }

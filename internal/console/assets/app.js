@@ -419,6 +419,10 @@ async function pageForwarding() {
       el("td", {}, s.producer_id >= 0 ? s.producer_id + "/" + s.producer_epoch + (s.producer_resets ? " (" + s.producer_resets + " resets)" : "") : "-"), num(s.errors),
       el("td", { class: "error" }, s.last_error || ""))))
       : el("p", { id: "no-forwarding" }, "No forwarded topics (start the broker with -upstream and -forward)."),
+    // The uplink's transactional producer, once it shipped a committed transaction this run.
+    ...(stats.length && stats[0].transactional_producer_id >= 0 ? [el("p", { id: "forward-txn" },
+      "Committed transactions ship as upstream transactional ID " + stats[0].transactional_id + " (producer " + stats[0].transactional_producer_id + "): " +
+      stats[0].transaction_rounds + " upstream transactions since start.")] : []),
     ...groupTable);
 }
 
