@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/minikafka/minikafka"
+	"github.com/minikafka/minikafka/broker"
 	"github.com/minikafka/minikafka/minikafkatest"
 )
 
@@ -401,4 +402,49 @@ func TestForwardTransactionalOffsetsMoveUpstream(t *testing.T) {
 	if rest := pollValues(mover, 60); len(rest) != 60 || rest[0] != "40" || rest[59] != "99" {
 		t.Fatalf("the group upstream read %d records (%v), want 40..99", len(rest), rest)
 	}
+}
+
+// The upstream refuses the checkpoint record (INVALID_RECORD): the row
+// says why no checkpoint was written, the rest of the sync goes on, and
+// once the upstream takes records again the next pass writes it.
+func TestForwardCheckpointRefusedUpstream(t *testing.T) {
+	up := newUpstream(t)
+	local := minikafkatest.New(t, minikafka.WithUpstream(up.addr), minikafka.WithForward("orders=site."),
+		minikafka.WithTopic("orders", 1), minikafka.WithForwardCheckpoints("edge", 100*time.Millisecond))
+	ctx := context.Background()
+	prod := minikafkatest.Client(t, local, kgo.DefaultProduceTopic("orders"))
+	for i := range 10 {
+		if err := prod.ProduceSync(ctx, &kgo.Record{Value: []byte(strconv.Itoa(i))}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, 20*time.Second, "everything shipped", func() bool { st := local.ForwardStats(); return len(st) == 1 && st[0].Lag == 0 })
+	id, err := up.b.AddFault(minikafka.Fault{Keys: []int16{0}, Topic: "edge.checkpoints.internal", ErrorCode: 87}) // INVALID_RECORD
+	if err != nil {
+		t.Fatal(err)
+	}
+	os := kadm.Offsets{}
+	os.Add(kadm.Offset{Topic: "orders", Partition: 0, At: 6, LeaderEpoch: -1})
+	if res, err := kadm.NewClient(prod).CommitOffsets(ctx, "billing", os); err != nil || res.Error() != nil {
+		t.Fatalf("commit: %v %v", err, res.Error())
+	}
+	row := func() (r broker.GroupOffsetSync, ok bool) {
+		for _, s := range local.ForwardGroupOffsets() {
+			if s.Group == "billing" {
+				return s, true
+			}
+		}
+		return r, false
+	}
+	waitFor(t, 20*time.Second, "the refused checkpoint reported", func() bool {
+		r, ok := row()
+		return ok && r.Checkpoint == -1 && r.UpstreamOffset == 6 && strings.Contains(r.Err, "writing the checkpoint") && strings.Contains(r.Err, "INVALID_RECORD")
+	})
+	if err := up.b.RemoveFault(id); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "the checkpoint written once the upstream takes it", func() bool {
+		r, ok := row()
+		return ok && r.Checkpoint == 6 && r.Err == ""
+	})
 }
