@@ -35,8 +35,10 @@ package broker
 // InitProducerID fences the previous incarnation and aborts a round it
 // left open. Each round also commits, inside the upstream transaction, the
 // local offset up to which it shipped each partition as the offset of the
-// upstream group of the same name (metadata: the local topic ID, so a
-// recreated topic never trusts an old position). After every
+// upstream group of the same name (metadata: the local topic ID and the
+// transaction whose marker ends the share, which must be the record before
+// the position, so a recreated topic, or a spool that lost records to a
+// crash under durability never, never trusts an old position). After every
 // InitProducerID the shipper reads those positions back (RequireStable):
 // a round that committed upstream but whose local acknowledgement was
 // lost is recognized and not shipped again; one that did not commit was
@@ -44,9 +46,9 @@ package broker
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"sync"
@@ -100,8 +102,9 @@ type parkSlot struct {
 // upPosition is a position committed upstream: the local offset after the
 // last record shipped, and the local topic it belongs to.
 type upPosition struct {
-	next    int64
-	topicID string
+	next int64
+	meta string // positionMeta
+	end  txnKey // parsed from meta
 }
 
 func newTxnShipper(u *uplink) *txnShipper {
@@ -209,6 +212,7 @@ func (s *txnShipper) run() {
 				return
 			}
 			s.u.b.log.Warn("forwarding: upstream transaction failed; retrying", "transactional_id", s.txnID, "err", err)
+			s.noteErr(err)
 			s.pid = -1 // the next InitProducerID aborts what is left upstream
 			t := time.NewTimer(backoff)
 			select {
@@ -234,13 +238,12 @@ func (s *txnShipper) step() error {
 	ctx := s.u.ctx
 	if s.pid < 0 {
 		if err := s.initProducer(ctx); err != nil {
-			s.noteErr(err)
 			return err
 		}
 	}
 	parked := s.snapshot()
 	for f, from := range parked {
-		if pos, ok := s.positions[tpName{f.upstream, f.p.index}]; ok && pos.topicID == hex.EncodeToString(f.p.topic.id[:]) && pos.next > from {
+		if pos, ok := s.positions[tpName{f.upstream, f.p.index}]; ok && pos.next > from && s.positionHolds(f, pos) {
 			// Shipped by a round whose local acknowledgement a crash took.
 			s.release(f, pos.next-1, 0, 0)
 			delete(parked, f)
@@ -254,7 +257,6 @@ func (s *txnShipper) step() error {
 		return nil
 	}
 	if err != nil {
-		s.noteErr(err)
 		return err
 	}
 	return s.ship(ctx, r)
@@ -270,6 +272,39 @@ func (s *txnShipper) snapshot() map[*forwarder]int64 {
 	return out
 }
 
+// positionHolds reports whether a position committed upstream is one of
+// this spool: same local topic, and the record before it is the marker
+// that ended the share. A position of a recreated topic, or one past
+// records a crash took from the spool under durability never, is not.
+func (s *txnShipper) positionHolds(f *forwarder, pos upPosition) bool {
+	want := positionMeta(f.p.topic.id, pos.end)
+	if pos.meta != want {
+		return false
+	}
+	holds := false
+	f.eachBatchHeader(pos.next-1, func(h *records.BatchHeader) bool {
+		holds = h.BaseOffset == pos.next-1 && h.IsControl() && h.ProducerID == pos.end.pid && h.FirstTimestamp == pos.end.stamp
+		return false
+	})
+	return holds
+}
+
+// positionMeta is a position's metadata upstream: the local topic ID and
+// the transaction whose marker ends the share.
+func positionMeta(topicID [16]byte, end txnKey) string {
+	return fmt.Sprintf("%x %d %d", topicID, end.pid, end.stamp)
+}
+
+// parsePositionMeta reads the transaction back from positionMeta's form.
+func parsePositionMeta(meta string) txnKey {
+	var id string
+	var k txnKey
+	if _, err := fmt.Sscanf(meta, "%s %d %d", &id, &k.pid, &k.stamp); err != nil {
+		return txnKey{pid: -1}
+	}
+	return k
+}
+
 // release lets a parked forwarder go on after last, noting what was
 // shipped for it.
 func (s *txnShipper) release(f *forwarder, last int64, recs, bytes int) {
@@ -283,6 +318,8 @@ func (s *txnShipper) release(f *forwarder, last int64, recs, bytes int) {
 	}
 }
 
+// noteErr shows err as the last error of every parked forwarder (a
+// failed round holds them all).
 func (s *txnShipper) noteErr(err error) {
 	for f := range s.snapshot() {
 		f.errCount.Add(1)
@@ -294,6 +331,7 @@ func (s *txnShipper) noteErr(err error) {
 type txnShare struct {
 	f        *forwarder
 	from, to int64
+	end      txnKey // the transaction whose marker is at to
 }
 
 type txnRound struct {
@@ -376,7 +414,7 @@ func (s *txnShipper) plan(parked map[*forwarder]int64) (*txnRound, error) {
 					return false
 				}
 				if st == markerFound && m > shq.to {
-					shq.to = m
+					shq.to, shq.end = m, k
 					if shq != sh && !slices.Contains(queue, shq) {
 						queue = append(queue, shq) // walked again over the longer run
 					}
@@ -545,7 +583,7 @@ func (s *txnShipper) initProducer(ctx context.Context) error {
 	}
 	s.positions = map[tpName]upPosition{}
 	offs.Each(func(o kadm.OffsetResponse) {
-		s.positions[tpName{o.Topic, o.Partition}] = upPosition{next: o.At, topicID: o.Metadata}
+		s.positions[tpName{o.Topic, o.Partition}] = upPosition{next: o.At, meta: o.Metadata, end: parsePositionMeta(o.Metadata)}
 	})
 	s.pid, s.epoch, s.seqs = resp.ProducerID, resp.ProducerEpoch, map[*partition]int32{}
 	s.mu.Lock()
@@ -675,6 +713,7 @@ func (s *txnShipper) produceShare(ctx context.Context, sh *txnShare, seq int32) 
 	var pend []spool.Record
 	next := sh.from
 	out := shareShipped{seq: seq}
+	run := math.MaxInt // spool records a built batch may merge
 	for next <= sh.to || len(pend) > 0 {
 		if len(pend) == 0 {
 			recs, err := f.sp.Read(next, int(min(1024, sh.to-next+1)), 8<<20)
@@ -696,20 +735,40 @@ func (s *txnShipper) produceShare(ctx context.Context, sh *txnShare, seq int32) 
 			pend = pend[1:]
 			continue
 		}
-		b, err := f.build(pend, true)
+		b, err := f.build(pend[:min(len(pend), run)], true)
 		if err != nil {
 			// Undecodable: skipped loudly, as the idempotent path does.
 			f.u.b.log.Error("forwarding: dropping undecodable spooled batch", "topic", f.p.topic.name, "partition", f.p.index, "offset", pend[0].Seq, "err", err)
+			f.setErr(err)
 			pend = pend[1:]
 			continue
 		}
-		pend = pend[b.spoolRecs:]
-		records.SetPartitionLeaderEpoch(b.data, -1)
-		records.SetTransactionalProducer(b.data, s.pid, s.epoch, out.seq)
-		upBase, err := s.produce(ctx, f, b.data)
+		upBase, err := s.produce(ctx, f, b.data, out.seq)
+		switch {
+		case err == nil:
+		case (errors.Is(err, kerr.MessageTooLarge) || errors.Is(err, kerr.RecordListTooLarge)) && b.spoolRecs > 1:
+			// A merged run too large for the upstream: its halves go
+			// (the sequence did not move).
+			run = max(1, b.spoolRecs/2)
+			continue
+		case !b.reencoded && (errors.Is(err, kerr.CorruptMessage) || errors.Is(err, kerr.InvalidRecord) || errors.Is(err, kerr.UnsupportedCompressionType)):
+			// A batch shipped as it is was refused: re-encoded, it goes;
+			// one that does not decode never can (as in ship).
+			nb, merr := merge([]spool.Record{{Seq: b.first, Span: int(b.last - b.first + 1), Data: b.data}}, records.CodecNone)
+			if merr == nil {
+				upBase, err = s.produce(ctx, f, nb.data, out.seq)
+				b.data = nb.data
+			} else {
+				f.u.b.log.Error("forwarding: dropping a spooled batch the upstream refused as corrupt and that does not decode", "topic", f.p.topic.name, "partition", f.p.index, "offsets", fmt.Sprintf("%d-%d", b.first, b.last), "err", merr)
+				f.setErr(merr)
+				pend = pend[b.spoolRecs:]
+				continue
+			}
+		}
 		if err != nil {
 			return out, err
 		}
+		pend, run = pend[b.spoolRecs:], math.MaxInt
 		out.seq = nextSeq(out.seq, b.records)
 		if upBase >= 0 {
 			out.syncs = append(out.syncs, offsetSync{Local: b.first, Upstream: upBase, Len: b.last - b.first + 1})
@@ -720,10 +779,12 @@ func (s *txnShipper) produceShare(ctx context.Context, sh *txnShare, seq int32) 
 	return out, nil
 }
 
-// produce sends one transactional batch to f's partition upstream,
-// resending it (same sequence) on a transport error; it returns the
-// upstream base offset.
-func (s *txnShipper) produce(ctx context.Context, f *forwarder, batch []byte) (int64, error) {
+// produce stamps batch as the transactional producer's from sequence seq
+// and sends it to f's partition upstream, resending it (same sequence) on a
+// transport error; it returns the upstream base offset.
+func (s *txnShipper) produce(ctx context.Context, f *forwarder, batch []byte, seq int32) (int64, error) {
+	records.SetPartitionLeaderEpoch(batch, -1)
+	records.SetTransactionalProducer(batch, s.pid, s.epoch, seq)
 	var last error
 	for attempt := 0; attempt < 3; attempt++ {
 		leader, err := f.findLeader(ctx)
@@ -793,7 +854,7 @@ func (s *txnShipper) positionsRequest(r *txnRound) *kmsg.TxnOffsetCommitRequest 
 		}
 		p := kmsg.NewTxnOffsetCommitRequestTopicPartition()
 		p.Partition, p.Offset, p.LeaderEpoch = sh.f.p.index, sh.to+1, -1
-		meta := hex.EncodeToString(sh.f.p.topic.id[:])
+		meta := positionMeta(sh.f.p.topic.id, sh.end)
 		p.Metadata = &meta
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, p)
 	}

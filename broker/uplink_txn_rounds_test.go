@@ -3,6 +3,7 @@ package broker_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -355,5 +356,63 @@ func sameTxnOnly(t *testing.T, recs []*kgo.Record, g []string) {
 		if o, ok2 := of[v]; !ok || !ok2 || o != id {
 			t.Errorf("%s arrived in upstream transaction %v, %s in %v", v, o, g[0], id)
 		}
+	}
+}
+
+// The upstream refuses a share's produce once: a merged run as too large
+// (it goes again in halves), a batch shipped as it is as corrupt (it goes
+// again re-encoded). Either way the round commits once, with every record
+// once, inside it.
+func TestUplinkTransactionShareRefusedOnce(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		code  int16
+		sizes []int // value sizes of the transaction's records, one batch each
+	}{
+		{"too large", 10, []int{100, 100, 100, 100, 100, 100}}, // MESSAGE_TOO_LARGE; small batches merge
+		{"corrupt", 2, []int{20 << 10}},                        // CORRUPT_MESSAGE; a large batch goes as it is
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			up := newUpstream(t)
+			local := minikafkatest.New(t, minikafka.WithUpstream(up.addr), minikafka.WithForward("rf"), minikafka.WithTopic("rf", 1))
+			cl := minikafkatest.Client(t, local, kgo.TransactionalID("rf-txn"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+			produceTxn(t, cl, "rf", []int32{0}, []string{"warm"})
+			waitFor(t, 20*time.Second, "the warm-up shipped", lagZero(local, 1))
+			up.Stop() // the transaction's batches wait in the spool, to be shipped as one run
+			ctx := context.Background()
+			if err := cl.BeginTransaction(); err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]bool{"warm": true}
+			for i, n := range c.sizes {
+				v := fmt.Sprintf("%d-%s", i, strings.Repeat("x", n))
+				want[v] = true
+				if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "rf", Value: []byte(v)}).FirstErr(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+				t.Fatal(err)
+			}
+			up.Start()
+			if _, err := up.b.AddFault(minikafka.Fault{Keys: []int16{0}, Topic: "rf", ErrorCode: c.code, Times: 1}); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, 30*time.Second, "forwarded", lagZero(local, 1))
+			recs := consumeRecords(t, up.addr, "rf", kgo.ReadCommitted(), len(want))
+			var got, group []string
+			for _, r := range recs {
+				got = append(got, string(r.Value))
+				if string(r.Value) != "warm" {
+					group = append(group, string(r.Value))
+				}
+			}
+			sameValues(t, "upstream read_committed", got, want)
+			sameTxnOnly(t, recs, group)
+			// Handled inside the round: no round failed.
+			if st := local.ForwardStats()[0]; st.TransactionRounds != 2 || st.Errors != 0 {
+				t.Errorf("%d upstream transactions, %d errors (last %q); want 2 (the warm-up and this one) and none", st.TransactionRounds, st.Errors, st.LastError)
+			}
+		})
 	}
 }
