@@ -356,6 +356,7 @@ func (u *uplink) topicDeleted(name string, id [16]byte) {
 		}
 	}
 	u.mu.Unlock()
+	u.txs.forgetTopic(id)
 	for _, f := range victims {
 		f.stop()
 		if err := f.sp.Destroy(); err != nil {

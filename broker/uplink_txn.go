@@ -124,6 +124,22 @@ func (s *txnShipper) noteCommit(k txnKey, parts []*partition) {
 	s.poke()
 }
 
+// forgetTopic drops a deleted topic's partitions from the transactions
+// waiting to ship, and the transactions left with none.
+func (s *txnShipper) forgetTopic(id [16]byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, ps := range s.members {
+		// A new slice: membersOf hands out the old one.
+		ps = slices.DeleteFunc(slices.Clone(ps), func(p *partition) bool { return p.topic.id == id })
+		if len(ps) == 0 {
+			delete(s.members, k)
+		} else {
+			s.members[k] = ps
+		}
+	}
+}
+
 // stat returns the transactional ID, its producer ID and the rounds
 // committed since start.
 func (s *txnShipper) stat() (string, int64, int64) {
