@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -129,27 +130,9 @@ func BenchmarkUplinkForwardVsDirect(b *testing.B) {
 // their ratio.
 func BenchmarkUplinkTxnForwardVsDirect(b *testing.B) {
 	const records, txnRecords, parts, size = 100_000, 1000, 4, 100
-	up := newUpstream(b)
-	local := minikafkatest.New(b, minikafka.WithUpstream(up.addr), minikafka.WithForward("fwd"),
-		minikafka.WithTopic("fwd", parts), minikafka.WithTopic("plain", parts))
-	opts, err := broker.UpstreamClientOpts(broker.UplinkConfig{Brokers: []string{up.addr}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	direct, err := kgo.NewClient(append(opts, kgo.TransactionalID("bench-direct"))...)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer direct.Close()
-	toLocal, err := kgo.NewClient(append(opts, kgo.SeedBrokers(local.Addr()), kgo.TransactionalID("bench-fwd"))...)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer toLocal.Close()
+	tb := newTxnBench(b, parts)
+	up, local, direct, toLocal, drained := tb.up, tb.local, tb.direct, tb.toLocal, tb.drained
 	ctx := context.Background()
-	if _, err := kadm.NewClient(direct).CreateTopic(ctx, parts, -1, nil, "direct"); err != nil {
-		b.Fatal(err)
-	}
 	value := make([]byte, size)
 	send := func(cl *kgo.Client, topic string, n int) {
 		var failed atomic.Pointer[error]
@@ -175,14 +158,6 @@ func BenchmarkUplinkTxnForwardVsDirect(b *testing.B) {
 				b.Fatalf("%s: produce: %v", topic, *err)
 			}
 		}
-	}
-	drained := func() bool {
-		for _, s := range local.ForwardStats() {
-			if s.Lag != 0 {
-				return false
-			}
-		}
-		return true
 	}
 	// Warm up both paths (producer IDs, the forwarder's topic creation).
 	send(direct, "direct", parts)
@@ -249,26 +224,9 @@ func BenchmarkUplinkTxnForwardVsDirect(b *testing.B) {
 // transactional producer).
 func BenchmarkUplinkSmallTxns(b *testing.B) {
 	const txns, parts = 300, 3
-	up := newUpstream(b)
-	local := minikafkatest.New(b, minikafka.WithUpstream(up.addr), minikafka.WithForward("fwd"), minikafka.WithTopic("fwd", parts))
-	opts, err := broker.UpstreamClientOpts(broker.UplinkConfig{Brokers: []string{up.addr}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	direct, err := kgo.NewClient(append(opts, kgo.TransactionalID("small-direct"), kgo.RecordPartitioner(kgo.ManualPartitioner()))...)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer direct.Close()
-	toLocal, err := kgo.NewClient(append(opts, kgo.SeedBrokers(local.Addr()), kgo.TransactionalID("small-fwd"), kgo.RecordPartitioner(kgo.ManualPartitioner()))...)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer toLocal.Close()
+	tb := newTxnBench(b, parts, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	local, direct, toLocal, drained := tb.local, tb.direct, tb.toLocal, tb.drained
 	ctx := context.Background()
-	if _, err := kadm.NewClient(direct).CreateTopic(ctx, parts, -1, nil, "direct"); err != nil {
-		b.Fatal(err)
-	}
 	value := make([]byte, 100)
 	send := func(cl *kgo.Client, topic string, n int) {
 		for i := 0; i < n; i++ {
@@ -285,14 +243,6 @@ func BenchmarkUplinkSmallTxns(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-	}
-	drained := func() bool {
-		for _, s := range local.ForwardStats() {
-			if s.Lag != 0 {
-				return false
-			}
-		}
-		return true
 	}
 	send(direct, "direct", 1)
 	send(toLocal, "fwd", 1)
@@ -319,4 +269,47 @@ func BenchmarkUplinkSmallTxns(b *testing.B) {
 	b.ReportMetric(f, "forward-txn/s")
 	b.ReportMetric(f/d, "forward/direct")
 	b.ReportMetric(float64(local.ForwardStats()[0].TransactionRounds)/float64(b.N), "upstream-txns/op")
+}
+
+// txnBench is what the transactional benchmarks share: an upstream with
+// the topic "direct", a local broker forwarding "fwd" (and keeping
+// "plain"), each with parts partitions, and a transactional kgo producer
+// to each broker (with the uplink's own client settings, plus opts).
+type txnBench struct {
+	up              *upstream
+	local           *minikafka.Broker
+	direct, toLocal *kgo.Client
+}
+
+func newTxnBench(b *testing.B, parts int32, opts ...kgo.Opt) *txnBench {
+	tb := &txnBench{up: newUpstream(b)}
+	tb.local = minikafkatest.New(b, minikafka.WithUpstream(tb.up.addr), minikafka.WithForward("fwd"),
+		minikafka.WithTopic("fwd", parts), minikafka.WithTopic("plain", parts))
+	base, err := broker.UpstreamClientOpts(broker.UplinkConfig{Brokers: []string{tb.up.addr}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	base = append(base, opts...)
+	if tb.direct, err = kgo.NewClient(append(slices.Clone(base), kgo.TransactionalID(b.Name()+"-direct"))...); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(tb.direct.Close)
+	if tb.toLocal, err = kgo.NewClient(append(slices.Clone(base), kgo.SeedBrokers(tb.local.Addr()), kgo.TransactionalID(b.Name()+"-fwd"))...); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(tb.toLocal.Close)
+	if _, err := kadm.NewClient(tb.direct).CreateTopic(context.Background(), parts, -1, nil, "direct"); err != nil {
+		b.Fatal(err)
+	}
+	return tb
+}
+
+// drained reports whether the upstream acknowledged everything forwarded.
+func (tb *txnBench) drained() bool {
+	for _, s := range tb.local.ForwardStats() {
+		if s.Lag != 0 {
+			return false
+		}
+	}
+	return true
 }
