@@ -69,8 +69,20 @@ type txnKey struct {
 	stamp int64
 }
 
-// upTxnTimeout is the upstream transaction timeout of a round.
-const upTxnTimeout = time.Minute
+const (
+	// upTxnTimeout is the upstream transaction timeout asked for: a round
+	// carries whole local transactions, which may be large, over a link
+	// that may be slow. An upstream whose transaction.max.timeout.ms is
+	// lower refuses it, and upTxnTimeoutLow is asked for instead.
+	upTxnTimeout    = 5 * time.Minute
+	upTxnTimeoutLow = time.Minute
+	// coordinatorTimeout bounds each request to the upstream's
+	// coordinators (kgo retries retriable errors until then).
+	coordinatorTimeout = 30 * time.Second
+	// shareWorkers is how many shares of a round ship at once (each
+	// holds up to 8 MiB of spool records).
+	shareWorkers = 8
+)
 
 type txnShipper struct {
 	u     *uplink
@@ -579,13 +591,19 @@ func (s *txnShipper) membersOf(k txnKey, p *partition) ([]*partition, error) {
 func (s *txnShipper) initProducer(ctx context.Context) error {
 	req := kmsg.NewPtrInitProducerIDRequest()
 	req.TransactionalID = &s.txnID
-	req.TransactionTimeoutMillis = int32(upTxnTimeout / time.Millisecond)
 	req.ProducerID, req.ProducerEpoch = -1, -1
-	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	rctx, cancel := context.WithTimeout(ctx, coordinatorTimeout)
 	defer cancel()
-	resp, err := req.RequestWith(rctx, s.u.client)
-	if err == nil {
-		err = kerr.ErrorForCode(resp.ErrorCode)
+	var resp *kmsg.InitProducerIDResponse
+	var err error
+	for _, timeout := range []time.Duration{upTxnTimeout, upTxnTimeoutLow} {
+		req.TransactionTimeoutMillis = int32(timeout / time.Millisecond)
+		if resp, err = req.RequestWith(rctx, s.u.client); err == nil {
+			err = kerr.ErrorForCode(resp.ErrorCode)
+		}
+		if !errors.Is(err, kerr.InvalidTransactionTimeout) {
+			break
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("upstream InitProducerID for %s: %w", s.txnID, err)
@@ -627,7 +645,9 @@ func (s *txnShipper) ship(ctx context.Context, r *txnRound) error {
 		t.Partitions = []int32{sh.f.p.index}
 		add.Topics = append(add.Topics, t)
 	}
-	addResp, err := add.RequestWith(ctx, s.u.client)
+	actx, cancel := context.WithTimeout(ctx, coordinatorTimeout)
+	addResp, err := add.RequestWith(actx, s.u.client)
+	cancel()
 	if err != nil {
 		return fmt.Errorf("upstream AddPartitionsToTxn: %w", err)
 	}
@@ -640,11 +660,14 @@ func (s *txnShipper) ship(ctx context.Context, r *txnRound) error {
 	counts := make([]shareShipped, len(r.shares))
 	errs := make([]error, len(r.shares)+1)
 	var wg sync.WaitGroup
+	workers := make(chan struct{}, shareWorkers)
 	for i, sh := range r.shares {
 		seq := s.seqs[sh.f.p]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			workers <- struct{}{}
+			defer func() { <-workers }()
 			counts[i], errs[i] = s.produceShare(ctx, sh, seq)
 		}()
 	}
@@ -658,7 +681,9 @@ func (s *txnShipper) ship(ctx context.Context, r *txnRound) error {
 	}
 	end := kmsg.NewPtrEndTxnRequest()
 	end.TransactionalID, end.ProducerID, end.ProducerEpoch, end.Commit = s.txnID, s.pid, s.epoch, true
-	endResp, err := end.RequestWith(ctx, s.u.client)
+	ectx, cancel := context.WithTimeout(ctx, coordinatorTimeout)
+	endResp, err := end.RequestWith(ectx, s.u.client)
+	cancel()
 	if err == nil {
 		err = kerr.ErrorForCode(endResp.ErrorCode)
 	}
@@ -880,6 +905,8 @@ func (s *txnShipper) positionsRequest(r *txnRound) *kmsg.TxnOffsetCommitRequest 
 // commitPositions adds the uplink's group to the round's transaction and
 // commits the positions in it.
 func (s *txnShipper) commitPositions(ctx context.Context, req *kmsg.TxnOffsetCommitRequest) error {
+	ctx, cancel := context.WithTimeout(ctx, coordinatorTimeout)
+	defer cancel()
 	add := kmsg.NewPtrAddOffsetsToTxnRequest()
 	add.TransactionalID, add.ProducerID, add.ProducerEpoch, add.Group = s.txnID, s.pid, s.epoch, s.txnID
 	resp, err := add.RequestWith(ctx, s.u.client)

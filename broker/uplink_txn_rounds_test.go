@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/minikafka/minikafka"
@@ -412,6 +413,58 @@ func TestUplinkTransactionShareRefusedOnce(t *testing.T) {
 			// Handled inside the round: no round failed.
 			if st := local.ForwardStats()[0]; st.TransactionRounds != 2 || st.Errors != 0 {
 				t.Errorf("%d upstream transactions, %d errors (last %q); want 2 (the warm-up and this one) and none", st.TransactionRounds, st.Errors, st.LastError)
+			}
+		})
+	}
+}
+
+// The uplink's transactional producer asks the upstream for a 5-minute
+// transaction timeout (a round carries whole local transactions); an
+// upstream whose limit is lower refuses it (INVALID_TRANSACTION_TIMEOUT)
+// and gets one minute.
+func TestUplinkTransactionTimeoutFallsBack(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		refuse bool
+		want   int32
+	}{{"accepted", false, 300_000}, {"refused", true, 60_000}} {
+		t.Run(c.name, func(t *testing.T) {
+			up := newUpstream(t)
+			local := minikafkatest.New(t, minikafka.WithUpstream(up.addr), minikafka.WithForward("tt"), minikafka.WithTopic("tt", 1))
+			// A plain record starts the forwarder (it names the
+			// transactional ID) before any transaction asks for the
+			// producer.
+			plain := minikafkatest.Client(t, local, kgo.DefaultProduceTopic("tt"))
+			if err := plain.ProduceSync(context.Background(), kgo.StringRecord("plain")).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+			txnID := local.ForwardStats()[0].TransactionalID
+			if st := local.ForwardStats()[0]; st.TransactionalProducerID != -1 {
+				t.Fatalf("transactional producer %d before any transaction", st.TransactionalProducerID)
+			}
+			if c.refuse {
+				if _, err := up.b.AddFault(minikafka.Fault{Keys: []int16{22}, TxnID: txnID, ErrorCode: 50, Times: 1}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cl := minikafkatest.Client(t, local, kgo.TransactionalID("tt-txn"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+			produceTxn(t, cl, "tt", []int32{0}, []string{"in a transaction"})
+			waitFor(t, 20*time.Second, "the transaction shipped", lagZero(local, 1))
+			upCl, err := kgo.NewClient(kgo.SeedBrokers(up.addr))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer upCl.Close()
+			ds, err := kadm.NewClient(upCl).DescribeTransactions(context.Background(), txnID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, ok := ds[txnID]
+			if !ok || d.Err != nil {
+				t.Fatalf("describing %s upstream: %+v", txnID, ds)
+			}
+			if d.TimeoutMillis != c.want {
+				t.Errorf("upstream transaction timeout %d ms, want %d", d.TimeoutMillis, c.want)
 			}
 		})
 	}
