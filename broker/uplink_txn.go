@@ -280,14 +280,32 @@ func (s *txnShipper) step() error {
 	if len(parked) == 0 {
 		return nil
 	}
-	r, err := s.plan(parked)
-	if errors.Is(err, errRoundWaits) {
-		return nil
+	// The oldest data first; a round that waits (on a member partition
+	// whose forwarder is stuck behind its own data, say) does not hold
+	// back one that does not need it. A round that needs a waiting
+	// round's partition walks that round's run too, so it waits as well.
+	starts := make([]*forwarder, 0, len(parked))
+	for f := range parked {
+		starts = append(starts, f)
 	}
-	if err != nil {
-		return err
+	sort.Slice(starts, func(i, j int) bool {
+		a, b := starts[i], starts[j]
+		if parked[a] != parked[b] {
+			return parked[a] < parked[b]
+		}
+		return lessPart(a, b)
+	})
+	for _, f0 := range starts {
+		r, err := s.plan(parked, f0)
+		if errors.Is(err, errRoundWaits) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		return s.ship(ctx, r)
 	}
-	return s.ship(ctx, r)
+	return nil
 }
 
 func (s *txnShipper) snapshot() map[*forwarder]int64 {
@@ -367,15 +385,9 @@ type txnRound struct {
 	txns   map[txnKey]bool
 }
 
-// plan forms the round of the parked forwarder with the lowest position
-// (the oldest data goes first), closed as the file comment says.
-func (s *txnShipper) plan(parked map[*forwarder]int64) (*txnRound, error) {
-	var f0 *forwarder
-	for f, from := range parked {
-		if f0 == nil || from < parked[f0] || (from == parked[f0] && lessPart(f, f0)) {
-			f0 = f
-		}
-	}
+// plan forms the round that starts with parked forwarder f0's share,
+// closed as the file comment says.
+func (s *txnShipper) plan(parked map[*forwarder]int64, f0 *forwarder) (*txnRound, error) {
 	r := &txnRound{txns: map[txnKey]bool{}}
 	byF := map[*forwarder]*txnShare{}
 	var queue []*txnShare // shares whose run is to be walked (again)

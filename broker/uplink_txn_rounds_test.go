@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/minikafka/minikafka"
+	"github.com/minikafka/minikafka/broker"
 	"github.com/minikafka/minikafka/minikafkatest"
 )
 
@@ -468,4 +469,72 @@ func TestUplinkTransactionTimeoutFallsBack(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A round that waits does not hold back one that does not need it:
+// transaction 1 spans topics a and s, and s's forwarder is stuck behind a
+// plain record the upstream keeps refusing; transaction 2, on topic b
+// alone, still ships. Once the upstream takes s again, transaction 1
+// ships whole.
+func TestUplinkWaitingRoundHoldsBackNoOther(t *testing.T) {
+	up := newUpstream(t)
+	local := minikafkatest.New(t, minikafka.WithUpstream(up.addr), minikafka.WithForward("a"), minikafka.WithForward("b"), minikafka.WithForward("s"),
+		minikafka.WithTopic("a", 1), minikafka.WithTopic("b", 1), minikafka.WithTopic("s", 1))
+	ctx := context.Background()
+	plain := minikafkatest.Client(t, local)
+	for _, topic := range []string{"a", "b", "s"} { // the upstream topics exist
+		if err := plain.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: []byte("warm-" + topic)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, 20*time.Second, "the warm-up shipped", lagZero(local, 3))
+	id, err := up.b.AddFault(minikafka.Fault{Keys: []int16{0}, Topic: "s", ErrorCode: 6}) // NOT_LEADER_OR_FOLLOWER, retried forever
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := plain.ProduceSync(ctx, &kgo.Record{Topic: "s", Value: []byte("stuck")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 5; i++ { // b's transaction sits further into its spool than a's
+		if err := plain.ProduceSync(ctx, &kgo.Record{Topic: "b", Value: []byte(fmt.Sprintf("b-plain-%d", i))}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cl := minikafkatest.Client(t, local, kgo.TransactionalID("wr-txn"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err := cl.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	for _, topic := range []string{"a", "s"} {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Partition: 0, Value: []byte("t1-" + topic)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	produceTxn(t, cl, "b", []int32{0}, []string{"t2-b"})
+	stat := func(topic string) broker.ForwardStat {
+		for _, s := range local.ForwardStats() {
+			if s.Topic == topic {
+				return s
+			}
+		}
+		t.Fatalf("no forwarder of %s", topic)
+		return broker.ForwardStat{}
+	}
+	waitFor(t, 20*time.Second, "transaction 2 shipped while transaction 1 waits", func() bool { return stat("b").Lag == 0 })
+	if a, s := stat("a"), stat("s"); a.Lag == 0 || s.Lag == 0 || a.State != "transaction" {
+		t.Fatalf("transaction 1 shipped though s is refused: a %+v, s %+v", a, s)
+	}
+	if err := up.b.RemoveFault(id); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "everything shipped", lagZero(local, 3))
+	var recs []*kgo.Record
+	for _, topic := range []string{"a", "s"} {
+		for _, r := range consumeRecords(t, up.addr, topic, kgo.ReadCommitted(), 2) {
+			recs = append(recs, r)
+		}
+	}
+	sameTxnOnly(t, recs, []string{"t1-a", "t1-s"})
 }
