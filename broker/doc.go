@@ -106,7 +106,8 @@
 //	ShareGroupDescribe); partition stores are read under it lock-free
 //	Broker.hookMu and producerIDs.mu are leaves (nothing is taken under them);
 //	so is txnCoordinator.mu, which the group coordinator may take under its
-//	group.mu (TxnOffsetPending)
+//	group.mu (TxnOffsetPending), and txnShipper.mu, which a commit takes
+//	under txnState.mu (noteCommit, uplink_txn.go)
 //	Broker.adminMu → quota Bucket.mu (controller_mutation_rate, quotas.go);
 //	quotaManager.alterMu → the quota file write; quotaManager.sensorMu,
 //	quota Rate.mu and Bucket.mu are otherwise leaves
