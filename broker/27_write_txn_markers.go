@@ -67,7 +67,7 @@ func (b *Broker) handleWriteTxnMarkers(ctx context.Context, req *protocol.Reques
 				case p == nil:
 					rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				default:
-					end, first, marker, err := b.txns.writeMarkerChecked(p, m.ProducerID, m.ProducerEpoch, m.CoordinatorEpoch, m.Committed, true)
+					end, first, marker, err := b.txns.writeMarkerChecked(p, m.ProducerID, m.ProducerEpoch, m.CoordinatorEpoch, m.Committed, true, b.now())
 					switch {
 					case errors.Is(err, errStaleMarkerEpoch):
 						rp.ErrorCode = kerr.InvalidProducerEpoch.Code

@@ -430,18 +430,13 @@ func controlBatchOf(pid int64, epoch int16, coordinatorEpoch int32, commit bool,
 	return b
 }
 
-// writeMarker appends a marker for pid to p and updates its open and
-// aborted sets. It returns the offset after the marker.
-func (c *txnCoordinator) writeMarker(p *partition, pid int64, epoch int16, commit bool) (int64, error) {
-	return c.writeMarkerAt(p, pid, epoch, commit, c.b.now())
-}
-
-// writeMarkerAt is writeMarker with the marker's timestamp: the
-// coordinator stamps every marker of one transaction with the same time,
-// which tells a transaction's markers apart from its producer's others
-// (uplink_txn.go).
-func (c *txnCoordinator) writeMarkerAt(p *partition, pid int64, epoch int16, commit bool, at time.Time) (int64, error) {
-	end, _, _, err := c.writeMarkerStamped(p, pid, epoch, 0, commit, false, at)
+// writeMarker appends a marker for pid to p, stamped at (the coordinator
+// stamps every marker of one transaction with the same time, which tells
+// a transaction's markers apart from its producer's others;
+// uplink_txn.go), and updates p's open and aborted sets. It returns the
+// offset after the marker.
+func (c *txnCoordinator) writeMarker(p *partition, pid int64, epoch int16, commit bool, at time.Time) (int64, error) {
+	end, _, _, err := c.writeMarkerChecked(p, pid, epoch, 0, commit, false, at)
 	return end, err
 }
 
@@ -454,11 +449,7 @@ var errStaleMarkerEpoch = errors.New("marker epoch older than the producer's")
 // the producer's epoch on p. It also returns the first offset of the
 // transaction the marker closed (-1 if none was open) and the marker's
 // offset.
-func (c *txnCoordinator) writeMarkerChecked(p *partition, pid int64, epoch int16, coordinatorEpoch int32, commit, checkEpoch bool) (end, first, marker int64, err error) {
-	return c.writeMarkerStamped(p, pid, epoch, coordinatorEpoch, commit, checkEpoch, c.b.now())
-}
-
-func (c *txnCoordinator) writeMarkerStamped(p *partition, pid int64, epoch int16, coordinatorEpoch int32, commit, checkEpoch bool, at time.Time) (end, first, marker int64, err error) {
+func (c *txnCoordinator) writeMarkerChecked(p *partition, pid int64, epoch int16, coordinatorEpoch int32, commit, checkEpoch bool, at time.Time) (end, first, marker int64, err error) {
 	now := c.b.now()
 	batch := controlBatchOf(pid, epoch, coordinatorEpoch, commit, at)
 	st := c.b.storeOf(p) // before p.mu: opening a spool takes it
@@ -513,7 +504,7 @@ func (c *txnCoordinator) complete(ts *txnState, commit, recovering bool) error {
 	var forwarded []*partition
 	if commit && !recovering && c.b.uplink != nil {
 		for k := range ts.parts {
-			if p := c.partitionByKey(k); p != nil && c.b.forwardOf(p) != nil && c.holdsOpen(p, ts.pid) {
+			if p := c.partitionByKey(k); p != nil && c.forwarded(p) && c.holdsOpen(p, ts.pid) {
 				forwarded = append(forwarded, p)
 			}
 		}
@@ -529,7 +520,7 @@ func (c *txnCoordinator) complete(ts *txnState, commit, recovering bool) error {
 			if err != nil {
 				return err
 			}
-			if commit && first >= 0 && c.b.uplink != nil && c.b.forwardOf(p) != nil {
+			if commit && first >= 0 && c.forwarded(p) {
 				forwarded = append(forwarded, p)
 			}
 			if marker >= 0 {
@@ -554,7 +545,7 @@ func (c *txnCoordinator) complete(ts *txnState, commit, recovering bool) error {
 		pt.mu.Lock()
 		first, open := pt.open[ts.pid]
 		pt.mu.Unlock()
-		end, err := c.writeMarkerAt(p, ts.pid, ts.epoch, commit, at)
+		end, err := c.writeMarker(p, ts.pid, ts.epoch, commit, at)
 		if err != nil {
 			return fmt.Errorf("writing marker to %s-%d: %w", p.topic.name, p.index, err)
 		}
@@ -598,13 +589,17 @@ func (c *txnCoordinator) complete(ts *txnState, commit, recovering bool) error {
 	return c.persist(ts, false, aborted...)
 }
 
+// forwarded reports whether p's committed data goes upstream (in the
+// uplink's transactions).
+func (c *txnCoordinator) forwarded(p *partition) bool {
+	return c.b.uplink != nil && c.b.forwardOf(p) != nil
+}
+
 // holdsOpen reports whether pid has data of an open transaction in p.
 func (c *txnCoordinator) holdsOpen(p *partition, pid int64) bool {
-	pt := c.partState(p)
-	pt.mu.Lock()
-	defer pt.mu.Unlock()
-	_, ok := pt.open[pid]
-	return ok
+	open := false
+	c.withPartTxn(p, func(pt *partTxn) { _, open = pt.open[pid] })
+	return open
 }
 
 // endTxn moves an Ongoing (or, for an abort, Empty/Complete with data)

@@ -400,7 +400,7 @@ func TestTxnCrashMidCommitRecovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	p0 := b.lookupTopic("c", [16]byte{}).partition(0)
-	end, err := c.writeMarker(p0, pidCom, ts.epoch, true)
+	end, err := c.writeMarker(p0, pidCom, ts.epoch, true, c.b.now())
 	if err != nil {
 		t.Fatal(err)
 	}
