@@ -229,21 +229,25 @@ func SetLogAppendTime(batch []byte, ts int64) {
 // sequence in place, clears its transactional bit (the batch is then the
 // data of an idempotent, not transactional, producer) and recomputes the CRC.
 func SetIdempotentProducer(batch []byte, id int64, epoch int16, seq int32) {
+	setProducer(batch, id, epoch, seq, false)
+}
+
+// SetTransactionalProducer is SetIdempotentProducer for a transactional
+// producer: the batch keeps (or gains) its transactional bit.
+func SetTransactionalProducer(batch []byte, id int64, epoch int16, seq int32) {
+	setProducer(batch, id, epoch, seq, true)
+}
+
+func setProducer(batch []byte, id int64, epoch int16, seq int32, transactional bool) {
 	be := binary.BigEndian
-	be.PutUint16(batch[offAttributes:], be.Uint16(batch[offAttributes:])&^attrTransactional)
+	attrs := be.Uint16(batch[offAttributes:]) &^ attrTransactional
+	if transactional {
+		attrs |= attrTransactional
+	}
+	be.PutUint16(batch[offAttributes:], attrs)
 	be.PutUint64(batch[offProducerID:], uint64(id))
 	be.PutUint16(batch[offProducerEpoch:], uint16(epoch))
 	be.PutUint32(batch[offBaseSequence:], uint32(seq))
-	be.PutUint32(batch[offCRC:], Checksum(batch))
-}
-
-// SetTransactionalProducer rewrites the batch's producer identity and first
-// sequence in place, sets its transactional bit (the batch is then the data
-// of that transactional producer) and recomputes the CRC.
-func SetTransactionalProducer(batch []byte, id int64, epoch int16, seq int32) {
-	SetIdempotentProducer(batch, id, epoch, seq)
-	be := binary.BigEndian
-	be.PutUint16(batch[offAttributes:], be.Uint16(batch[offAttributes:])|attrTransactional)
 	be.PutUint32(batch[offCRC:], Checksum(batch))
 }
 

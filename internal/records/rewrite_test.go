@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -176,5 +177,34 @@ func TestSetIdempotentProducer(t *testing.T) {
 	}
 	if h.IsTransactional() || h.ProducerID != 42 || h.ProducerEpoch != 3 || h.BaseSequence != 1000 || h.NumRecords != 2 || h.Compression() != CodecLZ4 {
 		t.Fatalf("header %+v", h)
+	}
+}
+
+// A plain batch restamped as a transactional producer's: new producer
+// fields, the transactional bit set, a valid CRC, the records untouched.
+func TestSetTransactionalProducer(t *testing.T) {
+	recs := []Record{{Key: []byte("k"), Value: []byte("v")}, {Value: []byte("w")}}
+	batch, err := AppendBatch(nil, BatchSpec{Codec: CodecZstd, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	SetTransactionalProducer(batch, 7, 2, 30)
+	h, err := Validate(batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !h.IsTransactional() || h.IsControl() || h.ProducerID != 7 || h.ProducerEpoch != 2 || h.BaseSequence != 30 || h.NumRecords != 2 || h.Compression() != CodecZstd {
+		t.Fatalf("header %+v", h)
+	}
+	it, err := Records(h, batch[BatchHeaderLen:], 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for it.Next() {
+		got = append(got, string(it.Record().Key)+"="+string(it.Record().Value))
+	}
+	if it.Err() != nil || strings.Join(got, ",") != "k=v,=w" {
+		t.Fatalf("records %q, %v", got, it.Err())
 	}
 }
