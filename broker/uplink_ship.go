@@ -215,16 +215,13 @@ func (f *forwarder) run() {
 			}
 			pend = recs
 		}
-		if f.unshipped(pend[0]) {
-			// A transaction marker, or data of an aborted transaction.
+		switch f.fate(pend[0]) {
+		case staysHere:
 			f.passedThrough(pend[0].Last())
 			next = pend[0].Last() + 1
 			pend = pend[1:]
 			continue
-		}
-		if isTxnData(pend[0]) {
-			// Committed transactional data: the uplink's transaction
-			// shipper ships it with its transaction (uplink_txn.go).
+		case shipsInTxn:
 			n, ok := f.u.txs.park(f, pend[0].Seq)
 			if !ok {
 				return
@@ -422,7 +419,7 @@ func (f *forwarder) build(pend []spool.Record, withTxn bool) (outBatch, error) {
 	n := 1
 	if len(r.Data) < mergeBelow {
 		size, recs := len(r.Data), int(h.NumRecords)
-		for n < len(pend) && len(pend[n].Data) < mergeBelow && size+len(pend[n].Data) <= mergeMax && recs+pend[n].Span <= mergeMaxRecords && !f.unshipped(pend[n]) && (withTxn || !isTxnData(pend[n])) {
+		for n < len(pend) && len(pend[n].Data) < mergeBelow && size+len(pend[n].Data) <= mergeMax && recs+pend[n].Span <= mergeMaxRecords && f.merges(pend[n], withTxn) {
 			size += len(pend[n].Data)
 			recs += pend[n].Span
 			n++
@@ -500,18 +497,55 @@ func cloneBytes(b []byte) []byte {
 	return append([]byte{}, b...)
 }
 
-// unshipped reports whether a spooled batch stays here: a transaction
-// marker, or data of an aborted transaction. Committed transactional data
-// is shipped in an upstream transaction (uplink_txn.go).
-func (f *forwarder) unshipped(r spool.Record) bool {
+// What becomes of a spooled batch.
+type batchFate int8
+
+const (
+	shipsPlain batchFate = iota // its forwarder ships it, as its idempotent producer
+	shipsInTxn                  // committed transactional data: in an upstream transaction (uplink_txn.go)
+	staysHere                   // a transaction marker, or aborted data: never shipped
+)
+
+// fate tells what becomes of a spooled batch. One whose header does not
+// parse is shipped plain, which drops it loudly (build).
+func (f *forwarder) fate(r spool.Record) batchFate {
 	h, err := records.ParseHeader(r.Data)
-	if err != nil || !h.IsTransactional() {
-		return false
+	switch {
+	case err != nil || !h.IsTransactional():
+		return shipsPlain
+	case h.IsControl() || f.u.b.txns.abortedHolds(f.p, h.ProducerID, r.Seq):
+		return staysHere
 	}
-	if h.IsControl() {
+	return shipsInTxn
+}
+
+// merges reports whether a batch may join a merged run: never one that
+// stays here, transactional data only in a round (withTxn).
+func (f *forwarder) merges(r spool.Record, withTxn bool) bool {
+	switch f.fate(r) {
+	case shipsPlain:
 		return true
+	case shipsInTxn:
+		return withTxn
 	}
-	return f.u.b.txns.abortedHolds(f.p, h.ProducerID, r.Seq)
+	return false
+}
+
+// refusedAsCorrupt: the upstream could not read a batch; one shipped as it
+// is may be repaired by re-encoding it (reencode).
+func refusedAsCorrupt(err error) bool {
+	return errors.Is(err, kerr.CorruptMessage) || errors.Is(err, kerr.InvalidRecord) || errors.Is(err, kerr.UnsupportedCompressionType)
+}
+
+// refusedAsTooLarge: a merged batch goes again in parts (shrink).
+func refusedAsTooLarge(err error) bool {
+	return errors.Is(err, kerr.MessageTooLarge) || errors.Is(err, kerr.RecordListTooLarge)
+}
+
+// reencode decodes b and encodes its records again, uncompressed, which
+// repairs what the codec stream or the record framing got wrong.
+func (b outBatch) reencode() (outBatch, error) {
+	return merge([]spool.Record{{Seq: b.first, Span: int(b.last - b.first + 1), Data: b.data}}, records.CodecNone)
 }
 
 // stamp writes the producer identity into the batch, clears its
@@ -626,21 +660,17 @@ func (f *forwarder) ship(b *outBatch) bool {
 			// producer from the first unacknowledged record.
 			f.u.b.log.Warn("forwarding: upstream reset the producer; continuing under a new producer id (the batch in flight may be duplicated upstream)", "topic", f.p.topic.name, "partition", f.p.index, "upstream_topic", f.upstream, "err", perr)
 			f.prod.id = -1
-		case !b.reencoded && (errors.Is(perr, kerr.CorruptMessage) || errors.Is(perr, kerr.InvalidRecord) ||
-			errors.Is(perr, kerr.UnsupportedCompressionType)):
-			// A batch shipped as it is was refused: decode it and ship
-			// it re-encoded, which repairs what the codec stream or the
-			// record framing got wrong; one that does not decode can
-			// never be shipped.
-			nb, err := merge([]spool.Record{{Seq: b.first, Span: int(b.last - b.first + 1), Data: b.data}}, records.CodecNone)
+		case !b.reencoded && refusedAsCorrupt(perr):
+			// A batch shipped as it is was refused: it goes re-encoded;
+			// one that does not decode can never be shipped.
+			nb, err := b.reencode()
 			if err != nil {
 				b.undecodable = fmt.Errorf("upstream: %v; here: %w", perr, err)
 				return true
 			}
-			nb.reencoded = true
 			*b = nb
 			continue
-		case errors.Is(perr, kerr.MessageTooLarge), errors.Is(perr, kerr.RecordListTooLarge):
+		case refusedAsTooLarge(perr):
 			if b.spoolRecs > 1 {
 				// A merged batch: ship its parts one by one.
 				*b = f.shrink(*b)

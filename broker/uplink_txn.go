@@ -48,7 +48,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"sync"
@@ -188,13 +187,6 @@ func (s *txnShipper) park(f *forwarder, from int64) (int64, bool) {
 		s.mu.Unlock()
 		return 0, false
 	}
-}
-
-// isTxnData reports whether a spooled batch is transactional data (not a
-// marker).
-func isTxnData(r spool.Record) bool {
-	h, err := records.ParseHeader(r.Data)
-	return err == nil && h.IsTransactional() && !h.IsControl()
 }
 
 // run ships rounds as forwarders park.
@@ -766,7 +758,6 @@ func (s *txnShipper) produceShare(ctx context.Context, sh *txnShare, seq int32) 
 	var pend []spool.Record
 	next := sh.from
 	out := shareShipped{seq: seq}
-	run := math.MaxInt // spool records a built batch may merge
 	for next <= sh.to || len(pend) > 0 {
 		if len(pend) == 0 {
 			recs, err := f.sp.Read(next, int(min(1024, sh.to-next+1)), 8<<20)
@@ -784,11 +775,11 @@ func (s *txnShipper) produceShare(ctx context.Context, sh *txnShare, seq int32) 
 			}
 			next = pend[len(pend)-1].Last() + 1
 		}
-		if f.unshipped(pend[0]) {
+		if f.fate(pend[0]) == staysHere {
 			pend = pend[1:]
 			continue
 		}
-		b, err := f.build(pend[:min(len(pend), run)], true)
+		b, err := f.build(pend, true)
 		if err != nil {
 			// Undecodable: skipped loudly, as the idempotent path does.
 			f.u.b.log.Error("forwarding: dropping undecodable spooled batch", "topic", f.p.topic.name, "partition", f.p.index, "offset", pend[0].Seq, "err", err)
@@ -796,32 +787,16 @@ func (s *txnShipper) produceShare(ctx context.Context, sh *txnShare, seq int32) 
 			pend = pend[1:]
 			continue
 		}
-		upBase, err := s.produce(ctx, f, b.data, out.seq)
-		switch {
-		case err == nil:
-		case (errors.Is(err, kerr.MessageTooLarge) || errors.Is(err, kerr.RecordListTooLarge)) && b.spoolRecs > 1:
-			// A merged run too large for the upstream: its halves go
-			// (the sequence did not move).
-			run = max(1, b.spoolRecs/2)
-			continue
-		case !b.reencoded && (errors.Is(err, kerr.CorruptMessage) || errors.Is(err, kerr.InvalidRecord) || errors.Is(err, kerr.UnsupportedCompressionType)):
-			// A batch shipped as it is was refused: re-encoded, it goes;
-			// one that does not decode never can (as in ship).
-			nb, merr := merge([]spool.Record{{Seq: b.first, Span: int(b.last - b.first + 1), Data: b.data}}, records.CodecNone)
-			if merr == nil {
-				upBase, err = s.produce(ctx, f, nb.data, out.seq)
-				b.data = nb.data
-			} else {
-				f.u.b.log.Error("forwarding: dropping a spooled batch the upstream refused as corrupt and that does not decode", "topic", f.p.topic.name, "partition", f.p.index, "offsets", fmt.Sprintf("%d-%d", b.first, b.last), "err", merr)
-				f.setErr(merr)
-				pend = pend[b.spoolRecs:]
-				continue
-			}
-		}
+		upBase, err := s.produceRepaired(ctx, f, &b, out.seq)
 		if err != nil {
 			return out, err
 		}
-		pend, run = pend[b.spoolRecs:], math.MaxInt
+		pend = pend[b.spoolRecs:]
+		if b.undecodable != nil {
+			f.u.b.log.Error("forwarding: dropping a spooled batch the upstream refused as corrupt and that does not decode", "topic", f.p.topic.name, "partition", f.p.index, "offsets", fmt.Sprintf("%d-%d", b.first, b.last), "err", b.undecodable)
+			f.setErr(b.undecodable)
+			continue
+		}
 		out.seq = nextSeq(out.seq, b.records)
 		if upBase >= 0 {
 			out.syncs = append(out.syncs, offsetSync{Local: b.first, Upstream: upBase, Len: b.last - b.first + 1})
@@ -830,6 +805,36 @@ func (s *txnShipper) produceShare(ctx context.Context, sh *txnShare, seq int32) 
 		out.bytes += len(b.data)
 	}
 	return out, nil
+}
+
+// produceRepaired produces b, repairing it as ship does when the upstream
+// refuses it: a merged batch too large goes in parts (b becomes the first,
+// the rest follows in the share), one shipped as it is and refused as
+// corrupt goes re-encoded (b.undecodable set when it does not decode). The
+// sequence moves only with a success, so a refused attempt is not a gap.
+func (s *txnShipper) produceRepaired(ctx context.Context, f *forwarder, b *outBatch, seq int32) (int64, error) {
+	for {
+		upBase, err := s.produce(ctx, f, b.data, seq)
+		switch {
+		case err == nil:
+			return upBase, nil
+		case refusedAsTooLarge(err) && b.spoolRecs > 1:
+			nb := f.shrink(*b)
+			if nb.spoolRecs >= b.spoolRecs {
+				return -1, err // the spool could not give the parts
+			}
+			*b = nb
+		case !b.reencoded && refusedAsCorrupt(err):
+			nb, rerr := b.reencode()
+			if rerr != nil {
+				b.undecodable = fmt.Errorf("upstream: %v; here: %w", err, rerr)
+				return -1, nil
+			}
+			*b = nb
+		default:
+			return -1, err
+		}
+	}
 }
 
 // produce stamps batch as the transactional producer's from sequence seq
