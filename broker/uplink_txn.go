@@ -46,8 +46,10 @@ package broker
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"sync"
@@ -113,9 +115,9 @@ type parkSlot struct {
 // upPosition is a position committed upstream: the local offset after the
 // last record shipped, and the local topic it belongs to.
 type upPosition struct {
-	next int64
-	meta string // positionMeta
-	end  txnKey // parsed from meta
+	next    int64
+	topicID string // hex, as positionMeta writes it
+	end     txnKey // the transaction whose marker ends the share
 }
 
 func newTxnShipper(u *uplink) *txnShipper {
@@ -199,9 +201,7 @@ func (s *txnShipper) run() {
 	}
 	backoff := 100 * time.Millisecond
 	for {
-		s.mu.Lock()
-		waiting := len(s.parked) > 0
-		s.mu.Unlock()
+		waiting := s.hasParked()
 		var tick <-chan time.Time
 		var t *time.Timer
 		if waiting {
@@ -219,13 +219,8 @@ func (s *txnShipper) run() {
 		if t != nil {
 			t.Stop()
 		}
-		if !waiting {
-			s.mu.Lock()
-			waiting = len(s.parked) > 0
-			s.mu.Unlock()
-			if !waiting {
-				continue
-			}
+		if !s.hasParked() {
+			continue
 		}
 		if err := s.step(); err != nil {
 			if s.u.ctx.Err() != nil {
@@ -300,6 +295,12 @@ func (s *txnShipper) step() error {
 	return nil
 }
 
+func (s *txnShipper) hasParked() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.parked) > 0
+}
+
 func (s *txnShipper) snapshot() map[*forwarder]int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -315,8 +316,7 @@ func (s *txnShipper) snapshot() map[*forwarder]int64 {
 // that ended the share. A position of a recreated topic, or one past
 // records a crash took from the spool under durability never, is not.
 func (s *txnShipper) positionHolds(f *forwarder, pos upPosition) bool {
-	want := positionMeta(f.p.topic.id, pos.end)
-	if pos.meta != want {
+	if pos.topicID != hex.EncodeToString(f.p.topic.id[:]) {
 		return false
 	}
 	holds := false
@@ -330,17 +330,17 @@ func (s *txnShipper) positionHolds(f *forwarder, pos upPosition) bool {
 // positionMeta is a position's metadata upstream: the local topic ID and
 // the transaction whose marker ends the share.
 func positionMeta(topicID [16]byte, end txnKey) string {
-	return fmt.Sprintf("%x %d %d", topicID, end.pid, end.stamp)
+	return fmt.Sprintf("%s %d %d", hex.EncodeToString(topicID[:]), end.pid, end.stamp)
 }
 
-// parsePositionMeta reads the transaction back from positionMeta's form.
-func parsePositionMeta(meta string) txnKey {
-	var id string
-	var k txnKey
-	if _, err := fmt.Sscanf(meta, "%s %d %d", &id, &k.pid, &k.stamp); err != nil {
-		return txnKey{pid: -1}
+// parsePosition reads a position committed upstream; one whose metadata
+// is not positionMeta's (written by something else) names no topic.
+func parsePosition(next int64, meta string) upPosition {
+	pos := upPosition{next: next}
+	if _, err := fmt.Sscanf(meta, "%s %d %d", &pos.topicID, &pos.end.pid, &pos.end.stamp); err != nil {
+		return upPosition{next: next}
 	}
-	return k
+	return pos
 }
 
 // release lets a parked forwarder go on after last, noting what was
@@ -490,23 +490,8 @@ const (
 // txnOf names the transaction of pid whose data ends before spool record
 // from in f, by pid's next marker.
 func (s *txnShipper) txnOf(f *forwarder, pid int64, from int64) (txnKey, markerState, error) {
-	var k txnKey
-	st := markerNone
-	stable := f.lastStable()
-	err := f.eachBatchHeader(from, func(h *records.BatchHeader) bool {
-		if h.ProducerID == pid && h.IsTransactional() && h.IsControl() {
-			k, st = txnKey{pid, h.FirstTimestamp}, markerFound
-			if h.BaseOffset >= stable {
-				st = markerWait
-			}
-			return false
-		}
-		return true
-	})
-	if st == markerNone && s.u.b.txns.holdsOpen(f.p, pid) {
-		st = markerWait
-	}
-	return k, st, err
+	at, stamp, err := nextMarker(f, pid, from, math.MinInt64)
+	return txnKey{pid, stamp}, s.markerState(f, pid, at), err
 }
 
 // markerOf finds k's marker in f at or after from: pid's markers of
@@ -514,24 +499,38 @@ func (s *txnShipper) txnOf(f *forwarder, pid int64, from int64) (txnKey, markerS
 // none while pid has no open transaction there, means k's data in f is
 // not ahead (markerNone).
 func (s *txnShipper) markerOf(f *forwarder, k txnKey, from int64) (int64, markerState, error) {
-	at, st := int64(-1), markerNone
-	stable := f.lastStable()
-	err := f.eachBatchHeader(from, func(h *records.BatchHeader) bool {
-		if h.ProducerID != k.pid || !h.IsTransactional() || !h.IsControl() || h.FirstTimestamp < k.stamp {
+	at, stamp, err := nextMarker(f, k.pid, from, k.stamp)
+	if stamp != k.stamp {
+		at = -1
+	}
+	return at, s.markerState(f, k.pid, at), err
+}
+
+// nextMarker returns the offset and stamp of pid's first marker in f at or
+// after from stamped minStamp or later; -1 when there is none.
+func nextMarker(f *forwarder, pid, from, minStamp int64) (at, stamp int64, err error) {
+	at = -1
+	err = f.eachBatchHeader(from, func(h *records.BatchHeader) bool {
+		if h.ProducerID != pid || !h.IsTransactional() || !h.IsControl() || h.FirstTimestamp < minStamp {
 			return true
 		}
-		if h.FirstTimestamp == k.stamp {
-			at, st = h.BaseOffset, markerFound
-			if h.BaseOffset >= stable {
-				st = markerWait
-			}
-		}
+		at, stamp = h.BaseOffset, h.FirstTimestamp
 		return false
 	})
-	if at < 0 && st == markerNone && s.u.b.txns.holdsOpen(f.p, k.pid) {
-		st = markerWait
+	return at, stamp, err
+}
+
+// markerState judges a marker found at at (-1: none) in f: a marker
+// below the last stable offset is found; one above it, or none while pid
+// still has an open transaction there (its marker is to come), waits.
+func (s *txnShipper) markerState(f *forwarder, pid, at int64) markerState {
+	switch {
+	case at >= 0 && at < f.lastStable():
+		return markerFound
+	case at >= 0, s.u.b.txns.holdsOpen(f.p, pid):
+		return markerWait
 	}
-	return at, st, err
+	return markerNone
 }
 
 // membersOf returns k's forwarded partitions: as the coordinator noted
@@ -546,32 +545,9 @@ func (s *txnShipper) membersOf(k txnKey, p *partition) ([]*partition, error) {
 		return m, nil
 	}
 	if !scanned {
-		found := map[txnKey][]*partition{}
-		for _, f := range s.u.forwarders() {
-			from := max(f.acked.Load()+1, f.sp.Head())
-			stable := f.lastStable()
-			hasData := map[int64]bool{} // pid → data since its last marker
-			err := f.eachBatchHeader(from, func(h *records.BatchHeader) bool {
-				if h.BaseOffset >= stable {
-					return false
-				}
-				if !h.IsTransactional() {
-					return true
-				}
-				if !h.IsControl() {
-					hasData[h.ProducerID] = true
-					return true
-				}
-				if hasData[h.ProducerID] {
-					k := txnKey{h.ProducerID, h.FirstTimestamp}
-					found[k] = append(found[k], f.p)
-				}
-				hasData[h.ProducerID] = false
-				return true
-			})
-			if err != nil {
-				return nil, fmt.Errorf("finding the partitions of transactions in %s-%d: %w", f.p.topic.name, f.p.index, err)
-			}
+		found, err := s.scanMembers()
+		if err != nil {
+			return nil, err
 		}
 		s.mu.Lock()
 		for k, ps := range found {
@@ -587,6 +563,38 @@ func (s *txnShipper) membersOf(k txnKey, p *partition) ([]*partition, error) {
 		}
 	}
 	return []*partition{p}, nil
+}
+
+// scanMembers walks the unshipped, stable part of every forwarded spool
+// and groups the commit markers of transactions with data there by name:
+// after a restart, the partitions of each transaction still to ship.
+func (s *txnShipper) scanMembers() (map[txnKey][]*partition, error) {
+	found := map[txnKey][]*partition{}
+	for _, f := range s.u.forwarders() {
+		from := max(f.acked.Load()+1, f.sp.Head())
+		stable := f.lastStable()
+		hasData := map[int64]bool{} // pid → data since its last marker
+		err := f.eachBatchHeader(from, func(h *records.BatchHeader) bool {
+			switch {
+			case h.BaseOffset >= stable:
+				return false
+			case !h.IsTransactional():
+			case !h.IsControl():
+				hasData[h.ProducerID] = true
+			default:
+				if hasData[h.ProducerID] {
+					k := txnKey{h.ProducerID, h.FirstTimestamp}
+					found[k] = append(found[k], f.p)
+				}
+				hasData[h.ProducerID] = false
+			}
+			return true
+		})
+		if err != nil {
+			return nil, fmt.Errorf("finding the partitions of transactions in %s-%d: %w", f.p.topic.name, f.p.index, err)
+		}
+	}
+	return found, nil
 }
 
 // initProducer takes the uplink's transactional producer identity
@@ -621,7 +629,7 @@ func (s *txnShipper) initProducer(ctx context.Context) error {
 	}
 	s.positions = map[tpName]upPosition{}
 	offs.Each(func(o kadm.OffsetResponse) {
-		s.positions[tpName{o.Topic, o.Partition}] = upPosition{next: o.At, meta: o.Metadata, end: parsePositionMeta(o.Metadata)}
+		s.positions[tpName{o.Topic, o.Partition}] = parsePosition(o.At, o.Metadata)
 	})
 	s.pid, s.epoch, s.seqs = resp.ProducerID, resp.ProducerEpoch, map[*partition]int32{}
 	s.mu.Lock()
