@@ -194,23 +194,8 @@ func BenchmarkUplinkTxnForwardVsDirect(b *testing.B) {
 	b.ReportMetric(float64(local.ForwardStats()[0].TransactionRounds)/float64(b.N), "upstream-txns/op")
 	// Every committed record arrived upstream, once (read_committed: the
 	// upstream's offsets also hold the markers of its transactions).
-	cl, err := kgo.NewClient(kgo.SeedBrokers(up.addr), kgo.ConsumeTopics("fwd"), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(100*time.Millisecond))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cl.Close()
 	total, want := 0, parts+records*b.N
-	for quiet := 0; quiet < 5 && total <= want; {
-		pctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-		n := cl.PollFetches(pctx).NumRecords()
-		cancel()
-		if total += n; n == 0 {
-			quiet++
-		} else {
-			quiet = 0
-		}
-	}
+	readQuiet(b, up.addr, "fwd", kgo.ReadCommitted(), 5, func(*kgo.Record) { total++ })
 	if total != want {
 		b.Fatalf("upstream holds %d forwarded records, want %d", total, want)
 	}

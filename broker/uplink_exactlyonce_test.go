@@ -49,12 +49,9 @@ func TestUplinkExactlyOnceAcrossLocalCrash(t *testing.T) {
 		e, _ := ends.Lookup("eo", 0)
 		return e.Offset
 	}
-	lagZero := func(b *minikafka.Broker) func() bool {
-		return func() bool { st := b.ForwardStats(); return len(st) == 1 && st[0].Lag == 0 }
-	}
 
 	produce(0, 10)
-	waitFor(t, 20*time.Second, "first 10 forwarded", lagZero(local.b))
+	waitFor(t, 20*time.Second, "first 10 forwarded", lagZero(local.b, 1))
 	before := local.b.ForwardStats()[0]
 	if before.ProducerID < 0 {
 		t.Fatalf("no upstream producer: %+v", before)
@@ -72,7 +69,7 @@ func TestUplinkExactlyOnceAcrossLocalCrash(t *testing.T) {
 		t.Logf("release: %v", err)
 	}
 
-	waitFor(t, 20*time.Second, "forwarding after the crash", lagZero(local.b))
+	waitFor(t, 20*time.Second, "forwarding after the crash", lagZero(local.b, 1))
 	after := local.b.ForwardStats()[0]
 	if after.ProducerID != before.ProducerID || after.ProducerEpoch != before.ProducerEpoch || after.ProducerResets != 0 {
 		t.Fatalf("producer identity before the crash %d/%d, after %d/%d with %d resets", before.ProducerID, before.ProducerEpoch, after.ProducerID, after.ProducerEpoch, after.ProducerResets)
@@ -85,7 +82,7 @@ func TestUplinkExactlyOnceAcrossLocalCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	produce(15, 16)
-	waitFor(t, 20*time.Second, "forwarding after the producer reset", lagZero(local.b))
+	waitFor(t, 20*time.Second, "forwarding after the producer reset", lagZero(local.b, 1))
 	if st := local.b.ForwardStats()[0]; st.ProducerResets != 1 || st.ProducerID == after.ProducerID {
 		t.Fatalf("after UNKNOWN_PRODUCER_ID: producer %d, resets %d", st.ProducerID, st.ProducerResets)
 	}
@@ -117,7 +114,7 @@ func TestUplinkJournalFsyncFails(t *testing.T) {
 		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte(strconv.Itoa(i))}).FirstErr(); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, 30*time.Second, "record shipped", func() bool { st := local.ForwardStats(); return len(st) == 1 && st[0].Lag == 0 })
+		waitFor(t, 30*time.Second, "record shipped", lagZero(local, 1))
 	}
 	if failed.Load() == 0 {
 		t.Fatalf("no journal fsync failed (%d fsyncs): the test did not test", syncs.Load())

@@ -91,6 +91,24 @@ func readAll(t testing.TB, addr, topic string, parts int32, want int, timeout ti
 	return got
 }
 
+// lagZero reports whether b forwards at least parts partitions (a
+// partition's forwarder starts with its first use) and every one has
+// shipped all.
+func lagZero(b *minikafka.Broker, parts int) func() bool {
+	return func() bool {
+		st := b.ForwardStats()
+		if len(st) < parts {
+			return false
+		}
+		for _, s := range st {
+			if s.Lag != 0 {
+				return false
+			}
+		}
+		return true
+	}
+}
+
 func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)

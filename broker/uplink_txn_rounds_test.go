@@ -15,24 +15,6 @@ import (
 	"github.com/minikafka/minikafka/minikafkatest"
 )
 
-// lagZero reports whether b forwards at least parts partitions (a
-// partition's forwarder starts with its first use) and every one has
-// shipped all.
-func lagZero(b *minikafka.Broker, parts int) func() bool {
-	return func() bool {
-		st := b.ForwardStats()
-		if len(st) < parts {
-			return false
-		}
-		for _, s := range st {
-			if s.Lag != 0 {
-				return false
-			}
-		}
-		return true
-	}
-}
-
 // produceTxn runs one transaction of cl: records values[i] to partitions
 // parts[i], in that order, then commits it.
 func produceTxn(t *testing.T, cl *kgo.Client, topic string, parts []int32, values []string) {
@@ -58,21 +40,32 @@ func sameUpstreamTxn(t *testing.T, recs []*kgo.Record, groups ...[]string) {
 	of := upstreamTxnOf(recs)
 	seen := map[[2]int64]int{}
 	for i, g := range groups {
-		id, ok := of[g[0]]
+		id, ok := oneUpstreamTxn(t, of, g)
 		if !ok {
-			t.Errorf("%s is not transactional upstream", g[0])
 			continue
-		}
-		for _, v := range g[1:] {
-			if o, ok := of[v]; !ok || o != id {
-				t.Errorf("%s arrived in upstream transaction %v (transactional: %v), %s in %v", v, o, ok, g[0], id)
-			}
 		}
 		if j, ok := seen[id]; ok {
 			t.Errorf("groups %d and %d arrived in one upstream transaction", j, i)
 		}
 		seen[id] = i
 	}
+}
+
+// oneUpstreamTxn fails unless every value of g arrived upstream in one
+// transaction (of is upstreamTxnOf's map), and returns it.
+func oneUpstreamTxn(t *testing.T, of map[string][2]int64, g []string) ([2]int64, bool) {
+	t.Helper()
+	id, ok := of[g[0]]
+	if !ok {
+		t.Errorf("%s is not transactional upstream", g[0])
+		return id, false
+	}
+	for _, v := range g[1:] {
+		if o, ok := of[v]; !ok || o != id {
+			t.Errorf("%s arrived in upstream transaction %v (transactional: %v), %s in %v", v, o, ok, g[0], id)
+		}
+	}
+	return id, true
 }
 
 // Two producers' transactions overlap on two partitions in opposite
@@ -289,25 +282,8 @@ func TestUplinkTransactionsChaos(t *testing.T) {
 	<-done
 	waitFor(t, 90*time.Second, "everything forwarded", lagZero(local.b, parts))
 
-	cl, err := kgo.NewClient(kgo.SeedBrokers(up.addr), kgo.ConsumeTopics(topic), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(100*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
 	var recs []*kgo.Record
-	for quiet := 0; quiet < 10; {
-		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-		fs := cl.PollFetches(ctx)
-		cancel()
-		n := len(recs)
-		fs.EachRecord(func(r *kgo.Record) { recs = append(recs, r) })
-		if len(recs) == n {
-			quiet++
-		} else {
-			quiet = 0
-		}
-	}
+	readQuiet(t, up.addr, topic, kgo.ReadCommitted(), 10, func(r *kgo.Record) { recs = append(recs, r) })
 	seen := map[string]int{}
 	for _, r := range recs {
 		seen[string(r.Value)]++
@@ -323,6 +299,7 @@ func TestUplinkTransactionsChaos(t *testing.T) {
 		}
 		counts[i]++
 	}
+	of := upstreamTxnOf(recs)
 	stats := map[int]int{}
 	for i, o := range outcome {
 		stats[o]++
@@ -339,25 +316,12 @@ func TestUplinkTransactionsChaos(t *testing.T) {
 			for j := 0; j < sizes[i]; j++ {
 				g = append(g, fmt.Sprintf("t%d-%d", i, j))
 			}
-			sameTxnOnly(t, recs, g)
+			oneUpstreamTxn(t, of, g)
 		}
 	}
 	t.Logf("%d transactions committed, %d aborted, %d ended in a crash; %d records upstream", stats[committed], stats[aborted], stats[unknown], len(recs))
 	if stats[committed] < 10 {
 		t.Errorf("only %d transactions committed: the test did not exercise forwarding", stats[committed])
-	}
-}
-
-// sameTxnOnly fails unless the values of g arrived upstream in one
-// transaction.
-func sameTxnOnly(t *testing.T, recs []*kgo.Record, g []string) {
-	t.Helper()
-	of := upstreamTxnOf(recs)
-	id, ok := of[g[0]]
-	for _, v := range g[1:] {
-		if o, ok2 := of[v]; !ok || !ok2 || o != id {
-			t.Errorf("%s arrived in upstream transaction %v, %s in %v", v, o, g[0], id)
-		}
 	}
 }
 
@@ -410,7 +374,7 @@ func TestUplinkTransactionShareRefusedOnce(t *testing.T) {
 				}
 			}
 			sameValues(t, "upstream read_committed", got, want)
-			sameTxnOnly(t, recs, group)
+			oneUpstreamTxn(t, upstreamTxnOf(recs), group)
 			// Handled inside the round: no round failed.
 			if st := local.ForwardStats()[0]; st.TransactionRounds != 2 || st.Errors != 0 {
 				t.Errorf("%d upstream transactions, %d errors (last %q); want 2 (the warm-up and this one) and none", st.TransactionRounds, st.Errors, st.LastError)
@@ -536,5 +500,5 @@ func TestUplinkWaitingRoundHoldsBackNoOther(t *testing.T) {
 			recs = append(recs, r)
 		}
 	}
-	sameTxnOnly(t, recs, []string{"t1-a", "t1-s"})
+	oneUpstreamTxn(t, upstreamTxnOf(recs), []string{"t1-a", "t1-s"})
 }

@@ -53,6 +53,30 @@ func consumeRecords(t *testing.T, addr, topic string, iso kgo.IsolationLevel, wa
 	return out
 }
 
+// readQuiet reads topic at isolation level iso from the start, handing
+// each record to fn, until quiet polls in a row (of up to 200 ms) find
+// nothing: for when how many records there are is what is checked.
+func readQuiet(tb testing.TB, addr, topic string, iso kgo.IsolationLevel, quiet int, fn func(*kgo.Record)) {
+	tb.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic), kgo.FetchIsolationLevel(iso),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(100*time.Millisecond))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer cl.Close()
+	for idle := 0; idle < quiet; {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		fs := cl.PollFetches(ctx)
+		cancel()
+		if fs.NumRecords() == 0 {
+			idle++
+			continue
+		}
+		idle = 0
+		fs.EachRecord(fn)
+	}
+}
+
 // upstreamTxnOf returns the upstream transaction each transactional
 // record arrived in, by value: transactions v2 (the upstream here is a
 // minikafka broker) bump the producer epoch at every commit, so producer
@@ -120,10 +144,7 @@ func TestUplinkTransactionsShipCommittedRecordsOnly(t *testing.T) {
 		}
 		want[v] = true
 	}
-	waitFor(t, 20*time.Second, "the forwarders shipping", func() bool {
-		st := local.ForwardStats()
-		return len(st) == 2 && st[0].Lag == 0 && st[1].Lag == 0
-	})
+	waitFor(t, 20*time.Second, "the forwarders shipping", lagZero(local, 2))
 	up.Stop()
 
 	for i := 0; i < 12; i++ {
@@ -161,10 +182,7 @@ func TestUplinkTransactionsShipCommittedRecordsOnly(t *testing.T) {
 	}
 	sameValues(t, "local read_committed", consumeValues(t, local.Addr(), "tx", kgo.ReadCommitted(), len(spooled)), spooled)
 	up.Start()
-	waitFor(t, 60*time.Second, "everything forwarded", func() bool {
-		st := local.ForwardStats()
-		return len(st) == 2 && st[0].Lag == 0 && st[1].Lag == 0
-	})
+	waitFor(t, 60*time.Second, "everything forwarded", lagZero(local, 2))
 	recs := consumeRecords(t, up.addr, "tx", kgo.ReadCommitted(), len(want))
 	var got []string
 	for _, r := range recs {
@@ -174,30 +192,18 @@ func TestUplinkTransactionsShipCommittedRecordsOnly(t *testing.T) {
 	// Each local transaction arrived as one upstream transaction over
 	// both partitions, with the plain record produced while it was open
 	// (it sits inside the transaction's run), and no two in the same one.
-	of := upstreamTxnOf(recs)
-	seen := map[[2]int64]int{}
+	var groups [][]string
 	for i := 0; i < 12; i++ {
 		if i%3 == 1 {
 			continue // aborted: never shipped
 		}
-		id, ok := of[fmt.Sprintf("txn-%d-0", i)]
-		if !ok {
-			t.Errorf("txn %d: record 0 is not transactional upstream", i)
-		}
-		vs := []string{fmt.Sprintf("plain-%d", i)}
+		g := []string{fmt.Sprintf("txn-%d-0", i), fmt.Sprintf("plain-%d", i)}
 		for j := 1; j < 6; j++ {
-			vs = append(vs, fmt.Sprintf("txn-%d-%d", i, j))
+			g = append(g, fmt.Sprintf("txn-%d-%d", i, j))
 		}
-		for _, v := range vs {
-			if o, ok := of[v]; !ok || o != id {
-				t.Errorf("txn %d: %s arrived in upstream transaction %v (transactional: %v), record 0 in %v", i, v, o, ok, id)
-			}
-		}
-		if o, ok := seen[id]; ok {
-			t.Errorf("transactions %d and %d arrived in the same upstream transaction %v", o, i, id)
-		}
-		seen[id] = i
+		groups = append(groups, g)
 	}
+	sameUpstreamTxn(t, recs, groups...)
 	// Read uncommitted, nothing of an aborted transaction is there.
 	for _, v := range consumeValues(t, up.addr, "tx", kgo.ReadUncommitted(), len(want)) {
 		if !want[v] {
@@ -281,8 +287,7 @@ func TestUplinkTransactionsAcrossLocalCrash(t *testing.T) {
 	if err := plain.ProduceSync(ctx, kgo.StringRecord("after-crash")).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 30*time.Second, "the open transaction aborted at its timeout and the rest forwarded",
-		func() bool { st := local.b.ForwardStats(); return len(st) == 1 && st[0].Lag == 0 })
+	waitFor(t, 30*time.Second, "the open transaction aborted at its timeout and the rest forwarded", lagZero(local.b, 1))
 	want := map[string]bool{"commit=true-0": true, "commit=true-1": true, "commit=true-2": true, "after-crash": true}
 	sameValues(t, "upstream after the crash", consumeValues(t, up.addr, "txc", kgo.ReadCommitted(), len(want)), want)
 	sameValues(t, "upstream after the crash, read uncommitted", consumeValues(t, up.addr, "txc", kgo.ReadUncommitted(), len(want)), want)
@@ -302,7 +307,7 @@ func TestUplinkTransactionEndsInAFullSpool(t *testing.T) {
 	if err := plain.ProduceSync(ctx, kgo.StringRecord("first")).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 20*time.Second, "the forwarder shipping", func() bool { st := local.ForwardStats(); return len(st) == 1 && st[0].Lag == 0 })
+	waitFor(t, 20*time.Second, "the forwarder shipping", lagZero(local, 1))
 	up.Stop()
 
 	txn := minikafkatest.Client(t, local, kgo.TransactionalID("full-txn"), kgo.DefaultProduceTopic("full"),
