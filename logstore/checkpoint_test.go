@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/minikafka/minikafka/internal/vfs"
 )
@@ -48,6 +49,9 @@ func TestRecoveryCheckpointBoundsRescan(t *testing.T) {
 	if n := len(l.segments()); n != 1 {
 		t.Fatalf("%d segments: the test needs all of it in the active one", n)
 	}
+	// Checkpoints run in the background; the last one may still be
+	// running (a crash then would rescan from the one before).
+	l.waitCheckpoint()
 	// A power cut, not a Close: the next open finds what was fsynced.
 	logRead.Store(0)
 	l2, rep := reopenAfterPowerCut(t, l, mem, opts, func(fsys vfs.FS) vfs.FS { return vfs.NewFaultFS(fsys, count) })
@@ -101,6 +105,7 @@ func TestRecoveryCheckpointTornTail(t *testing.T) {
 	if err := l.Sync(); err != nil {
 		t.Fatal(err)
 	}
+	l.waitCheckpoint() // checkpoints run in the background
 	// Half a batch at the end, as a write cut by a crash leaves it.
 	f, err := mem.OpenFile("/p/00000000000000000000.log", 2 /* O_RDWR */, 0)
 	if err != nil {
@@ -211,4 +216,136 @@ func reopenAfterPowerCut(t *testing.T, l *Log, mem *vfs.MemFS, opts Options, wra
 	}
 	t.Cleanup(func() { l2.Close() })
 	return l2, rep
+}
+
+// blockFirstLogSync returns an injector that holds the first fsync of a
+// .log file until release is closed (at most 20 s), and a channel closed
+// when that fsync has started.
+func blockFirstLogSync(release <-chan struct{}) (vfs.Injector, <-chan struct{}) {
+	var once atomic.Bool
+	started := make(chan struct{})
+	return vfs.InjectorFunc(func(op vfs.Op, path string, n int) (int, error) {
+		if op == vfs.OpSync && strings.HasSuffix(path, ".log") && once.CompareAndSwap(false, true) {
+			close(started)
+			select {
+			case <-release:
+			case <-time.After(20 * time.Second):
+			}
+		}
+		return n, nil
+	}), started
+}
+
+// A recovery checkpoint is not on the append path: with durability never,
+// appends crossing the checkpoint size go on while its fsync is stuck, and
+// the checkpoint lands once the fsync returns, so a crash then rescans only
+// the tail.
+func TestRecoveryCheckpointOffAppendPath(t *testing.T) {
+	const checkpoint = 16 << 10
+	release := make(chan struct{})
+	inj, started := blockFirstLogSync(release)
+	mem := vfs.NewMem()
+	opts := Options{FS: vfs.NewFaultFS(mem, inj), Dir: "/p", Config: DefaultConfig(), RecoveryCheckpointBytes: checkpoint}
+	l, _, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		for l.active.size.Load() < 4*checkpoint {
+			if _, err := l.Append(batch(t, 5, epoch.UnixMilli(), "v")); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no checkpoint fsync started")
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		close(release)
+		t.Fatal("appends waited for the checkpoint's fsync")
+	}
+	if n := l.ckRuns.Load(); n != 0 {
+		t.Fatalf("%d checkpoints written while the fsync was stuck", n)
+	}
+	close(release)
+	l.waitCheckpoint()
+	if l.ckRuns.Load() == 0 || l.active.diskIndex.Load() <= 0 {
+		t.Fatalf("no checkpoint after the fsync returned (runs %d, index at %d)", l.ckRuns.Load(), l.active.diskIndex.Load())
+	}
+	for i := 0; i < 10; i++ { // a tail after the checkpoint
+		if _, err := l.Append(batch(t, 5, epoch.UnixMilli(), "tail")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	leo := l.LogEndOffset()
+	l2, rep := reopenAfterPowerCut(t, l, mem, opts, nil)
+	if len(rep.Checkpointed) != 1 || l2.LogEndOffset() != leo {
+		t.Fatalf("report %+v, log end %d: want a rescan from the checkpoint finding all %d", rep, l2.LogEndOffset(), leo)
+	}
+}
+
+// A checkpoint whose snapshot a Truncate overtook (the truncation came
+// while its fsync ran) writes no index files: they would describe bytes
+// the log no longer holds. Recovery then finds the log as truncated and
+// appended to since.
+func TestRecoveryCheckpointFencedByTruncate(t *testing.T) {
+	const checkpoint = 16 << 10
+	release := make(chan struct{})
+	inj, started := blockFirstLogSync(release)
+	mem := vfs.NewMem()
+	opts := Options{FS: vfs.NewFaultFS(mem, inj), Dir: "/p", Config: DefaultConfig(), RecoveryCheckpointBytes: checkpoint}
+	l, _, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for l.active.size.Load() < checkpoint {
+		if _, err := l.Append(batch(t, 5, epoch.UnixMilli(), "v")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no checkpoint fsync started")
+	}
+	cut := l.LogEndOffset() / 2
+	if err := l.Truncate(cut); err != nil {
+		t.Fatal(err)
+	}
+	var want []byte
+	for i := 0; l.active.size.Load() < checkpoint+checkpoint/2; i++ {
+		b := batch(t, 3, epoch.UnixMilli(), "new")
+		if _, err := l.Append(b); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, b...)
+	}
+	close(release)
+	l.waitCheckpoint()
+	if err := l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	leo := l.LogEndOffset()
+	kept := readAll(t, l, 0)
+	l2, _ := reopenAfterPowerCut(t, l, mem, opts, nil)
+	if l2.LogEndOffset() != leo {
+		t.Fatalf("log end %d after the crash, want %d", l2.LogEndOffset(), leo)
+	}
+	got := readAll(t, l2, 0)
+	if !bytes.Equal(got, kept) || !bytes.HasSuffix(got, want) {
+		t.Fatalf("recovered %d bytes, the log held %d", len(got), len(kept))
+	}
 }

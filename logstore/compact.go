@@ -555,7 +555,7 @@ func (w *groupWriter) finish() error {
 	if err := vfs.WriteFileSync(l.fs, l.path(ns.base, ".timeindex"+cleanedSuffix), encodeTimeIndex(hdr, ns.timeIndexForDisk()), 0o644); err != nil {
 		return err
 	}
-	ns.diskIndex = w.pos
+	ns.diskIndex.Store(w.pos)
 	return nil
 }
 

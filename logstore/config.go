@@ -88,9 +88,10 @@ type Options struct {
 	// them.
 	SmallActiveBytes int64
 	// RecoveryCheckpointBytes: each time the active segment grows this
-	// much, it is fsynced and its index files written, so an open after
-	// a crash rescans at most about this much of it (see Recovery in
-	// doc.go); 0 means 128 MiB, negative never.
+	// much, a background checkpoint fsyncs it and writes its index files
+	// (never on the append path), so an open after a crash rescans at
+	// most about this much of it (see Recovery in doc.go); 0 means
+	// 128 MiB, negative never.
 	RecoveryCheckpointBytes int64
 	// Listing, when not nil, is taken as the names of the files in Dir
 	// instead of reading the directory: what the caller listed right

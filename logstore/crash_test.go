@@ -189,6 +189,10 @@ func TestCrashNever(t *testing.T) {
 			}
 			if rng.IntN(10) == 0 {
 				l.Sync()
+				// Recovery checkpoints run in the background: let
+				// one that is due land, so crashes after it are
+				// tested too.
+				l.waitCheckpoint()
 			}
 		}
 		l.Close()

@@ -114,11 +114,41 @@
 // log data. A recovery checkpoint bounds what an open after a crash reads:
 // each time the active segment has grown Options.RecoveryCheckpointBytes
 // (128 MiB) since its index files were written, the append that crossed it
-// fsyncs the segment, then writes the index files for its current size and
-// fsyncs them and the directory (Kafka's recovery point). Index files of the
-// active segment that describe fewer bytes than the file holds are such a
-// checkpoint: the bytes they describe were durable before they were written,
-// so Open trusts them and rescans only the rest. Otherwise the segment is
+// asks the log's checkpoint goroutine (started on demand, one at a time per
+// log) for one, and returns: no fsync or file write of a checkpoint is ever
+// on the append path or under the writer's mutex, under any durability
+// policy (Kafka's recovery point, which its log flusher also advances in
+// the background). A checkpoint:
+//
+//  1. takes, under the writer's mutex for a moment, the active segment's
+//     size S, its next offset, the in-memory index entries for [0, S) and
+//     the fence epoch;
+//  2. without any lock, fsyncs the segment (skipped under SyncAlways when
+//     group commit already made [0, S) durable), so [0, S) is durable:
+//     those bytes were written before S was published under the mutex;
+//     then writes both index files for [0, S) as *.ckpt.tmp and fsyncs them;
+//  3. under a checkpoint mutex, renames them over the index files unless
+//     the fence epoch moved, then fsyncs the directory.
+//
+// Everything else that writes or removes the active segment's index files,
+// or changes its bytes other than by appending (roll, Truncate and its
+// reset, Close, Destroy), first moves the fence epoch under that mutex, so
+// a checkpoint whose snapshot predates it abandons its files; the fence
+// waits at most for a checkpoint's two renames, never for its fsyncs. The
+// argument: index files of the active segment that describe a prefix [0, S)
+// were renamed into place only after [0, S) was fsynced, and no operation
+// since has changed those bytes (appends only add after S; anything else
+// fenced first, and Truncate removes the index files before it cuts). So
+// they describe durable bytes that are still in the file, and Open may
+// trust them. A crash between the two renames leaves headers that disagree,
+// which Open rejects (full rescan); a crash before the directory fsync may
+// bring back the previous index files, which were just as valid. Close
+// waits for a running checkpoint to finish. A crash while a checkpoint runs
+// rescans from the previous one, so the rescan is bounded by about
+// RecoveryCheckpointBytes plus what was appended during one checkpoint.
+// Index files of the active segment that describe fewer bytes than the
+// file holds are such a checkpoint: Open trusts them and rescans only the
+// rest. Otherwise the segment is
 // rescanned: every batch's length, magic, CRC32C, record count
 // and base offset (must equal the previous batch's last offset + 1) is
 // checked. In the last (active) segment the first bad or incomplete batch

@@ -73,6 +73,18 @@ type Log struct {
 	changed  chan struct{}
 
 	cleaner cleanerState // compaction (compact*.go)
+
+	// Recovery checkpoints run in the background (checkpointLoop), so
+	// produce never waits for their fsyncs. ckRunning and ckAgain are
+	// guarded by mu; ckMu orders a checkpoint's renames of index files
+	// against every writer-side change to the active segment's index
+	// files (fenceCheckpoint), and ckEpoch counts those changes.
+	ckRunning bool
+	ckAgain   bool
+	ckMu      sync.Mutex
+	ckEpoch   atomic.Uint64
+	ckDone    chan struct{} // closed when the running checkpointLoop exits
+	ckRuns    atomic.Int64  // checkpoints whose index files were renamed into place (tests)
 }
 
 // hwMark is the published high watermark: offsets below off are visible, and
@@ -275,8 +287,9 @@ func (l *Log) append(batches []byte, validate bool) (AppendResult, error) {
 	seg.size.Store(pos)
 	seg.next.Store(off)
 	l.leo.Store(off)
-	if l.checkpointBytes > 0 && pos-max(seg.diskIndex, seg.checkpointAt) >= l.checkpointBytes {
-		l.checkpointActiveLocked()
+	if l.checkpointBytes > 0 && pos-max(seg.diskIndex.Load(), seg.checkpointAt) >= l.checkpointBytes {
+		seg.checkpointAt = pos
+		l.startCheckpointLocked()
 	}
 	switch l.sync.Mode {
 	case SyncAlways:
@@ -519,6 +532,7 @@ func (l *Log) syncActiveLocked() error {
 // one at the log end.
 func (l *Log) rollLocked() error {
 	old := l.active
+	l.fenceCheckpoint()
 	if err := l.syncActiveLocked(); err != nil {
 		return err
 	}
@@ -588,27 +602,156 @@ func (l *Log) createSegment(base int64) (*segment, error) {
 // a 1 GiB segment writes about 3 % more this way.
 const defaultRecoveryCheckpointBytes = 128 << 20
 
-// checkpointActiveLocked is a recovery checkpoint: it fsyncs the active
-// segment, then writes its index files for what it holds now, durably
-// (fsynced, then the directory), so that the checkpoint survives a power
-// loss too; rare enough that the fsyncs cost nothing measurable. An open
-// after a crash trusts that prefix, fsynced before the index that
-// describes it was written, and rescans only what follows (as Kafka's
-// recovery point). A failed fsync of the segment makes the log refuse
-// writes (sticky, as any failed fsync); this append's data is written
-// either way, and under SyncAlways WaitDurable reports the failure. A
-// failed index write only costs a longer rescan: the files are a cache.
-func (l *Log) checkpointActiveLocked() {
-	if err := l.syncActiveLocked(); err != nil {
+// startCheckpointLocked asks for a recovery checkpoint of the active
+// segment; it runs in a goroutine of the log's own (one at a time, started
+// on demand), never on the appender's time. Called with mu held.
+func (l *Log) startCheckpointLocked() {
+	if l.closed.Load() {
 		return
 	}
-	l.active.checkpointAt = l.active.size.Load()
-	err := l.writeIndexes(l.active)
+	if l.ckRunning {
+		l.ckAgain = true
+		return
+	}
+	l.ckRunning = true
+	l.ckDone = make(chan struct{})
+	go l.checkpointLoop(l.ckDone)
+}
+
+// checkpointLoop runs checkpoints until none is asked for.
+func (l *Log) checkpointLoop(done chan struct{}) {
+	defer close(done)
+	for {
+		l.checkpoint()
+		l.mu.Lock()
+		if !l.ckAgain || l.closed.Load() {
+			l.ckRunning = false
+			l.mu.Unlock()
+			return
+		}
+		l.ckAgain = false
+		l.mu.Unlock()
+	}
+}
+
+// fenceCheckpoint is called, with mu held, by everything that writes or
+// removes the active segment's index files or changes its bytes other than
+// by appending (roll, Truncate, reset, Close): a checkpoint that took its
+// snapshot before it does not rename its index files into place after it.
+// It waits at most for a checkpoint's two renames, never for its fsyncs.
+func (l *Log) fenceCheckpoint() {
+	l.ckMu.Lock()
+	l.ckEpoch.Add(1)
+	l.ckMu.Unlock()
+}
+
+// checkpoint is a recovery checkpoint of the active segment (Kafka's
+// recovery point), off the append path:
+//
+//  1. under mu, for a moment: the active segment's size S, next offset and
+//     the in-memory index entries for [0, S) (a snapshot: appends only
+//     add entries after it), and the fence epoch;
+//  2. with no lock: fsync the segment, which makes [0, S) durable (its
+//     bytes were written before S was published), then write both index
+//     files for [0, S) to *.ckpt.tmp and fsync them;
+//  3. under ckMu: if no fence happened since 1, rename them over the
+//     index files; then fsync the directory (no lock).
+//
+// So index files on disk only ever describe a prefix that was fsynced
+// before they were written, and that prefix still holds the same bytes: a
+// Truncate, roll, reset or Close fences first, so a checkpoint that
+// snapshotted before it gives up. An open after a crash trusts that
+// prefix and rescans only what follows (see Recovery in doc.go). A failed
+// fsync of the segment makes the log refuse writes (sticky, as any failed
+// fsync; under SyncAlways WaitDurable reports it); a failed index write
+// only costs a longer rescan: the files are a cache.
+func (l *Log) checkpoint() {
+	l.mu.Lock()
+	if l.closed.Load() || l.stickyErr() != nil {
+		l.mu.Unlock()
+		return
+	}
+	seg := l.active
+	epoch := l.ckEpoch.Load()
+	seg.mu.RLock()
+	hdr := indexHeader{logSize: seg.size.Load(), next: seg.next.Load()}
+	idx := seg.idx[:len(seg.idx):len(seg.idx)]
+	tidx := seg.timeIndexForDisk()
+	seg.mu.RUnlock()
+	synced := false
+	if m := l.hw.Load(); l.sync.Mode == SyncAlways && m != nil && m.seg == seg && m.pos >= hdr.logSize {
+		synced = true // group commit already fsynced the prefix
+	}
+	l.mu.Unlock()
+	if hdr.logSize == 0 || hdr.logSize <= seg.diskIndex.Load() {
+		return
+	}
+	if !synced {
+		err := l.syncSegment(seg)
+		if err != nil {
+			l.mu.Lock()
+			// A fenced segment (closed, rolled, truncated) may fail to
+			// sync for that reason alone; the fence did its own sync.
+			if !l.closed.Load() && l.ckEpoch.Load() == epoch {
+				l.setSticky("fsync", err)
+			}
+			l.mu.Unlock()
+			return
+		}
+	}
+	oi := encodeOffsetIndex(hdr, idx)
+	ti := encodeTimeIndex(hdr, tidx)
+	oPath, tPath := l.path(seg.base, ".index"), l.path(seg.base, ".timeindex")
+	const tmp = ".ckpt.tmp"
+	err := vfs.WriteFileSync(l.fs, oPath+tmp, oi, 0o644)
 	if err == nil {
+		err = vfs.WriteFileSync(l.fs, tPath+tmp, ti, 0o644)
+	}
+	renamed := false
+	if err == nil {
+		l.ckMu.Lock()
+		if l.ckEpoch.Load() == epoch {
+			if err = l.fs.Rename(oPath+tmp, oPath); err == nil {
+				err = l.fs.Rename(tPath+tmp, tPath)
+			}
+			if err == nil {
+				seg.diskIndex.Store(hdr.logSize)
+				renamed = true
+			}
+		}
+		l.ckMu.Unlock()
+	}
+	if !renamed {
+		_ = l.fs.Remove(oPath + tmp)
+		_ = l.fs.Remove(tPath + tmp)
+	}
+	if err == nil && renamed {
 		err = l.fs.SyncDir(l.dir)
+		l.ckRuns.Add(1)
 	}
 	if err != nil {
 		l.logger.Debug("logstore: recovery checkpoint not written", "dir", l.dir, "err", err)
+	}
+}
+
+// syncSegment fsyncs seg's file without any of the log's locks.
+func (l *Log) syncSegment(seg *segment) error {
+	f, err := seg.h.acquire()
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	seg.h.release()
+	return err
+}
+
+// waitCheckpoint waits for a running checkpoint to finish (Close, tests).
+func (l *Log) waitCheckpoint() {
+	l.mu.Lock()
+	done := l.ckDone
+	l.mu.Unlock()
+	if done != nil {
+		<-done
 	}
 }
 
@@ -628,14 +771,14 @@ func (l *Log) replaceIndexes(s *segment, replace func(vfs.FS, string, []byte, os
 	oi := encodeOffsetIndex(hdr, s.idx)
 	ti := encodeTimeIndex(hdr, s.timeIndexForDisk())
 	s.mu.RUnlock()
-	s.diskIndex = -1
+	s.diskIndex.Store(-1)
 	if err := replace(l.fs, l.path(s.base, ".index"), oi, 0o644); err != nil {
 		return err
 	}
 	if err := replace(l.fs, l.path(s.base, ".timeindex"), ti, 0o644); err != nil {
 		return err
 	}
-	s.diskIndex = hdr.logSize
+	s.diskIndex.Store(hdr.logSize)
 	return nil
 }
 
@@ -670,11 +813,23 @@ func (l *Log) Dir() string { return l.dir }
 // not rescan it) and releases the files. Readers holding ranges keep their
 // files open until they Release them.
 func (l *Log) Close() error {
+	ck, err := l.close()
+	if ck != nil {
+		// A checkpoint that was running touches no file after the fence
+		// but may still be in its fsync or writing its tmp files.
+		<-ck
+	}
+	return err
+}
+
+func (l *Log) close() (chan struct{}, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed.Swap(true) {
-		return nil
+		return nil, nil
 	}
+	l.fenceCheckpoint()
+	ck := l.ckDone
 	l.syncMu.Lock()
 	if l.timer != nil {
 		l.timer.Stop()
@@ -696,7 +851,7 @@ func (l *Log) Close() error {
 		// A small one gets none (Options.SmallActiveBytes): rescanning
 		// it at open costs less than two files created now and opened
 		// then.
-		if a := l.active; err == nil && a.diskIndex != a.size.Load() && a.size.Load() >= l.smallActive {
+		if a := l.active; err == nil && a.diskIndex.Load() != a.size.Load() && a.size.Load() >= l.smallActive {
 			err = l.writeIndexesUnsynced(a)
 		}
 	}
@@ -709,13 +864,15 @@ func (l *Log) Close() error {
 		s.h.close()
 	}
 	l.notify()
-	return err
+	return ck, err
 }
 
 // Destroy closes the log and removes its directory.
 func (l *Log) Destroy() error {
 	l.mu.Lock()
 	closed := l.closed.Swap(true)
+	l.fenceCheckpoint()
+	ck := l.ckDone
 	if !closed {
 		l.syncMu.Lock()
 		if l.timer != nil {
@@ -728,6 +885,9 @@ func (l *Log) Destroy() error {
 	}
 	l.mu.Unlock()
 	l.notify()
+	if ck != nil {
+		<-ck // no checkpoint writes into the directory being removed
+	}
 	if err := l.fs.RemoveAll(l.dir); err != nil {
 		return err
 	}

@@ -293,14 +293,14 @@ func (l *Log) loadSegment(base int64, active, verifyAll, indexed bool, rep *Reco
 		if described, ok := l.loadIndexes(s, size, active); ok {
 			if described == size {
 				s.size.Store(size)
-				s.diskIndex = size
+				s.diskIndex.Store(size)
 				if active && size > 0 {
 					s.created = l.now()
 				}
 				return s, nil
 			}
 			from, next = described, s.next.Load()
-			s.diskIndex = described
+			s.diskIndex.Store(described)
 			rep.Checkpointed = append(rep.Checkpointed, filepath.Base(name))
 		}
 	}
@@ -327,7 +327,7 @@ func (l *Log) loadSegment(base int64, active, verifyAll, indexed bool, rep *Reco
 		l.logger.Warn("logstore: truncating damaged tail", "file", name, "pos", res.end, "dropped", size-res.end, "reason", res.err)
 		// Stale index files must go before the log changes size.
 		l.removeIndexes(base)
-		s.diskIndex = -1
+		s.diskIndex.Store(-1)
 		wf, err := h.acquire()
 		if err != nil {
 			h.close()

@@ -213,6 +213,7 @@ func (l *Log) Truncate(offset int64) error {
 		return nil
 	}
 	l.gen.Add(1)
+	l.fenceCheckpoint()
 	segs := l.segments()
 	if offset < segs[0].base {
 		return l.resetLocked(offset)
@@ -234,7 +235,7 @@ func (l *Log) Truncate(offset int64) error {
 	// The index files no longer describe the file; remove them first so a
 	// crash mid-way leaves a segment that is rescanned.
 	l.removeIndexes(s.base)
-	s.diskIndex = -1
+	s.diskIndex.Store(-1)
 	if err := l.fs.SyncDir(l.dir); err != nil {
 		return l.setSticky("sync dir", err)
 	}

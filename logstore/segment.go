@@ -32,7 +32,9 @@ type segment struct {
 	sinceIdx  int64
 	sinceTidx int64
 	created   time.Time // first append into this segment (for segment.ms)
-	diskIndex int64     // log size the index files on disk describe; -1 if none
+	// diskIndex is the log size the index files on disk describe, -1 if
+	// none (written under Log.mu, or Log.ckMu by a checkpoint).
+	diskIndex atomic.Int64
 	// checkpointAt is the size at the last recovery checkpoint tried
 	// (written or not), so a failing index write is not retried on
 	// every append.
@@ -47,8 +49,9 @@ type segment struct {
 }
 
 func newSegment(base int64, h *fileHandle) *segment {
-	s := &segment{base: base, h: h, maxTs: -1, maxTsBase: -1, maxTsPos: -1, diskIndex: -1}
+	s := &segment{base: base, h: h, maxTs: -1, maxTsBase: -1, maxTsPos: -1}
 	s.next.Store(base)
+	s.diskIndex.Store(-1)
 	return s
 }
 
