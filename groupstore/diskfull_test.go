@@ -73,3 +73,33 @@ func TestDiskFullCommitsResume(t *testing.T) {
 		})
 	}
 }
+
+// A store closed (or synced) right after a commit failed on a full disk
+// reports no error for it: its caller was told, and nothing else is
+// pending. A reopen finds the commits that succeeded.
+func TestDiskFullCloseAfterFailedCommit(t *testing.T) {
+	for _, policy := range []SyncMode{SyncAlways, SyncNever} {
+		t.Run(fmt.Sprint("sync-", policy), func(t *testing.T) {
+			disk := &fullDisk{}
+			mem := vfs.NewMem()
+			s, _ := open(t, Options{FS: vfs.NewFaultFS(mem, disk), Dir: "/g", Sync: policy})
+			must(t, s.Commit("g", []Commit{{Topic: "t", Partition: 0, Offset: off(5)}}))
+			disk.full.Store(true)
+			if err := s.Commit("g", []Commit{{Topic: "t", Partition: 0, Offset: off(9)}}); !errors.Is(err, syscall.ENOSPC) {
+				t.Fatalf("commit on a full disk: %v, want ENOSPC", err)
+			}
+			disk.full.Store(false)
+			if err := s.Sync(); err != nil {
+				t.Fatalf("Sync after a failed commit: %v", err)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatalf("Close after a failed commit: %v", err)
+			}
+			s2, _ := open(t, Options{FS: mem, Dir: "/g", Sync: SyncAlways})
+			defer s2.Close()
+			if got, _ := s2.Get("g", "t", 0); got.Offset != 5 {
+				t.Fatalf("reopened: offset %d, want the acknowledged 5", got.Offset)
+			}
+		})
+	}
+}

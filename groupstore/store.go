@@ -858,7 +858,19 @@ func (s *Store) Sync() error {
 	if s.closed {
 		return ErrClosed
 	}
-	return s.waitLocked(s.seq, true)
+	return s.waitLocked(s.lastLiveLocked(), true)
+}
+
+// lastLiveLocked is the newest change not known to have failed: Sync and
+// Close make it durable, and do not fail for a change whose write failed
+// (on a full disk) and whose caller was told so. REQUIRES: s.mu.
+func (s *Store) lastLiveLocked() uint64 {
+	if n := len(s.failed); n > 0 {
+		if r := s.failed[n-1]; s.seq <= r.upTo {
+			return r.after
+		}
+	}
+	return s.seq
 }
 
 // Stats is a snapshot of the store's counters.
@@ -888,7 +900,7 @@ func (s *Store) Close() error {
 	if s.closed {
 		return nil
 	}
-	err := s.waitLocked(s.seq, true)
+	err := s.waitLocked(s.lastLiveLocked(), true)
 	for s.flushing {
 		s.cond.Wait()
 	}
