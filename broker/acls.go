@@ -240,7 +240,7 @@ func (az *authz) decide(op acl.Operation, rt acl.ResourceType, name string, logD
 		// Once per connection, resource and ACL version (the cache), so
 		// a retrying client does not flood the log; Kafka's authorizer
 		// logger logs denials at INFO too.
-		az.b.logReq(slog.LevelInfo, az.req, "authorization denied", "principal", az.principal, "host", az.host,
+		az.b.logReqLimited(slog.LevelInfo, az.req, "authorization denied", "principal", az.principal, "host", az.host,
 			"operation", op.String(), "resource", rt.String()+":"+name)
 	}
 	return ok

@@ -34,6 +34,7 @@ import (
 	"github.com/minikafka/minikafka/broker/internal/quota"
 	"github.com/minikafka/minikafka/broker/internal/share"
 	"github.com/minikafka/minikafka/broker/internal/telemetry"
+	"github.com/minikafka/minikafka/internal/ratelog"
 	"github.com/minikafka/minikafka/internal/vfs"
 	"github.com/minikafka/minikafka/logstore"
 	"github.com/minikafka/minikafka/protocol"
@@ -122,6 +123,7 @@ type Broker struct {
 	cfg             Config
 	fs              vfs.FS
 	log             *slog.Logger
+	rl              *ratelog.Limiter // client-caused lines (logReq)
 	now             func() time.Time
 	files           *logstore.FileCache
 
@@ -214,6 +216,7 @@ func New(cfg Config) (*Broker, error) {
 		cfg:     cfg,
 		fs:      cfg.FS,
 		log:     cfg.Logger,
+		rl:      ratelog.New(cfg.Logger, 0),
 		now:     cfg.Now,
 		files:   logstore.NewFileCache(maxOpenSegmentFiles),
 		closing: make(chan struct{}),
@@ -552,9 +555,11 @@ func (b *Broker) handle(ctx context.Context, req *protocol.Request, a *api) prot
 	return a.fn(b, ctx, req)
 }
 
-// logBad logs one rejected request with the client's address.
+// logBad logs one rejected request with the client's address, rate-limited
+// per message (internal/ratelog): a client repeating a bad request costs a
+// first line and a count per interval, not a line per request.
 func (b *Broker) logBad(req *protocol.Request, msg string, args ...any) {
-	b.logReq(slog.LevelWarn, req, msg, args...)
+	b.logReqLimited(slog.LevelWarn, req, msg, args...)
 }
 
 // logRoutine logs, at debug level, an error answer that is part of normal
@@ -568,12 +573,24 @@ func (b *Broker) logReq(level slog.Level, req *protocol.Request, msg string, arg
 	if !b.log.Enabled(context.Background(), level) {
 		return
 	}
+	b.log.Log(context.Background(), level, msg, reqArgs(req, args)...)
+}
+
+// logReqLimited is logReq through the rate limiter, for lines a client can
+// cause at will.
+func (b *Broker) logReqLimited(level slog.Level, req *protocol.Request, msg string, args ...any) {
+	if !b.log.Enabled(context.Background(), level) {
+		return
+	}
+	b.rl.Log(context.Background(), level, msg, reqArgs(req, args)...)
+}
+
+func reqArgs(req *protocol.Request, args []any) []any {
 	var remote string
 	if req.Conn != nil && req.Conn.Remote != nil {
 		remote = req.Conn.Remote.String()
 	}
-	args = append([]any{"client", remote, "api", req.Key, "version", req.Version}, args...)
-	b.log.Log(context.Background(), level, msg, args...)
+	return append([]any{"client", remote, "api", req.Key, "version", req.Version}, args...)
 }
 
 // Close stops background work and closes every partition log; it is
@@ -582,6 +599,7 @@ func (b *Broker) Close() error {
 	b.closeOnce.Do(func() {
 		close(b.closing)
 		b.bg.Wait()
+		b.rl.Close()
 		var errs []error
 		if b.uplink != nil {
 			errs = append(errs, b.uplink.close())

@@ -453,7 +453,7 @@ func (b *Broker) ConnectionThrottle(remote net.Addr) time.Duration {
 		// Kafka takes it back out of the IP's rate.
 		s.rate.Unrecord(1)
 		b.quotaThrottles.Add(1)
-		b.log.Info("connection over its IP's connection_creation_rate: closing it unserved", "client", remote.String(), "rate_limit", limit, "throttle", d)
+		b.rl.Info("connection over its IP's connection_creation_rate: closing it unserved", "client", remote.String(), "rate_limit", limit, "throttle", d)
 	}
 	return d
 }
