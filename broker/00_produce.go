@@ -248,7 +248,7 @@ func (b *Broker) produceTo(p *partition, st partitionStore, batch []byte, acks i
 	if h.Compression() == records.CodecZstd && version < 7 {
 		return kerr.UnsupportedCompressionType.Code, 0, fmt.Errorf("produce requests with version %d are not allowed to use ZStandard compression", version)
 	}
-	if err := b.validateBatchRecords(&h, batch, p, st.decodesBatches(), cfg, now); err != nil {
+	if batch, err = b.validateBatchRecords(&h, batch, p, st.decodesBatches(), cfg, now); err != nil {
 		if rve, ok := err.(*recordValidationError); ok {
 			if version >= 8 {
 				rve.fill(sp)
@@ -259,9 +259,6 @@ func (b *Broker) produceTo(p *partition, st partitionStore, batch []byte, acks i
 		return errCode(err), 0, err
 	}
 	if cfg.recompress && h.Compression() != cfg.codec {
-		if batch, err = recompressBatch(batch, cfg); err != nil {
-			return errCode(err), 0, err
-		}
 		if int64(len(batch)) > int64(cfg.maxMessageBytes) {
 			return kerr.MessageTooLarge.Code, 0, fmt.Errorf("record batch of %d bytes in the topic's compression.type %s exceeds max.message.bytes %d", len(batch), cfg.codec, cfg.maxMessageBytes)
 		}

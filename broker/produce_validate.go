@@ -29,6 +29,7 @@ package broker
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -88,23 +89,36 @@ type batchValidation struct {
 }
 
 // validateBatchRecords applies the record-level rules to a batch whose
-// header is valid, decompressing only when it must (see the file comment).
+// header is valid, decompressing only when it must (see the file comment),
+// and returns the batch to store: batch itself, or, when the topic's
+// compression.type differs from the producer's codec, the batch rebuilt in
+// that codec from records decoded once for both jobs.
 // storeDecodes is the partition store's decodesBatches: a batch its store
 // will decode later (the forwarder merges small batches) must decode now,
 // or it would be dropped after we acknowledged it.
-func (b *Broker) validateBatchRecords(h *records.BatchHeader, batch []byte, p *partition, storeDecodes bool, cfg *topicConfig, now time.Time) error {
+func (b *Broker) validateBatchRecords(h *records.BatchHeader, batch []byte, p *partition, storeDecodes bool, cfg *topicConfig, now time.Time) ([]byte, error) {
 	v := batchValidation{h: h, cfg: cfg, p: p, nowMs: now.UnixMilli(), compacted: cfg.compacts()}
+	if cfg.recompress && h.Compression() != cfg.codec {
+		return v.recompress(batch)
+	}
 	if h.Compression() != records.CodecNone && !v.compacted && b.cfg.PassCompressedRecords && !storeDecodes {
 		if err := records.CheckFrame(h.Compression(), batch[records.BatchHeaderLen:]); err != nil {
-			return err
+			return nil, err
 		}
 		if v.headerTimestampsOK() {
-			return nil
+			return batch, nil
 		}
 		// Rare: a timestamp looks out of range. Decode the records so
 		// the answer names exactly the records Kafka would.
 	}
-	return v.decodeAndCheck(batch)
+	it := scanPool.Scan(*h, batch[records.BatchHeaderLen:], v.inflateLimit())
+	defer it.Close()
+	return batch, v.check(it)
+}
+
+// inflateLimit is how far a batch may decompress.
+func (v *batchValidation) inflateLimit() int {
+	return max(maxDecompressedBatch, 4*int(v.cfg.maxMessageBytes))
 }
 
 // headerTimestampsOK reports whether no record can break the timestamp
@@ -155,17 +169,11 @@ func (v *batchValidation) tp() string { return fmt.Sprintf("%s-%d", v.p.topic.na
 // and with them the decompression scratch (records.ScanPool).
 var scanPool = records.NewScanPool(0)
 
-// decodeAndCheck streams through every record (decompressing through a
-// small buffer, never the whole batch) and collects Kafka's per-record
+// check walks every record of it (streaming through the decompressed
+// body, or over records decoded already) and collects Kafka's per-record
 // errors.
-func (v *batchValidation) decodeAndCheck(batch []byte) error {
+func (v *batchValidation) check(it *records.Scanner) error {
 	h, cfg := v.h, v.cfg
-	limit := maxDecompressedBatch
-	if l := 4 * int(cfg.maxMessageBytes); l > limit {
-		limit = l
-	}
-	it := scanPool.Scan(*h, batch[records.BatchHeaderLen:], limit)
-	defer it.Close()
 	var errs []recordError
 	anyTimestamp := false
 	for i := int32(0); it.Next(); i++ {
@@ -226,16 +234,39 @@ func satSub(a, b int64) int64 {
 // validation.
 var recompressSlots = make(chan struct{}, scanPool.Slots())
 
-// recompressBatch rebuilds a validated batch in the topic's codec
+// rawPool keeps the buffers batches are decompressed into for
+// recompression; one larger than rawKeep is not kept.
+var rawPool sync.Pool // *[]byte
+
+const rawKeep = 4 << 20
+
+// recompress validates a batch and rebuilds it in the topic's codec
 // (compression.type), as Kafka's LogValidator does when the producer's
-// codec differs.
-func recompressBatch(batch []byte, cfg *topicConfig) ([]byte, error) {
+// codec differs: the body is decompressed once, into memory (bounded by
+// inflateLimit and recompressSlots), its records checked there and then
+// compressed again.
+func (v *batchValidation) recompress(batch []byte) ([]byte, error) {
 	recompressSlots <- struct{}{}
 	defer func() { <-recompressSlots }()
-	limit := maxDecompressedBatch
-	if l := 4 * int(cfg.maxMessageBytes); l > limit {
-		limit = l
+	bp, _ := rawPool.Get().(*[]byte)
+	if bp == nil {
+		bp = new([]byte)
 	}
-	out, _, err := records.Recompress(make([]byte, 0, len(batch)), batch, cfg.codec, cfg.codecLevel, limit, nil)
-	return out, err
+	defer func() {
+		if cap(*bp) <= rawKeep {
+			rawPool.Put(bp)
+		}
+	}()
+	raw, err := scanPool.Inflate((*bp)[:0], *v.h, batch[records.BatchHeaderLen:], v.inflateLimit())
+	*bp = raw
+	if err != nil {
+		return nil, err
+	}
+	it := scanPool.ScanRaw(*v.h, raw)
+	err = v.check(it)
+	it.Close()
+	if err != nil {
+		return nil, err
+	}
+	return records.RecompressRaw(make([]byte, 0, len(batch)), *v.h, raw, v.cfg.codec, v.cfg.codecLevel)
 }

@@ -41,7 +41,16 @@ func Recompress(dst, batch []byte, codec Codec, level, max int, scratch []byte) 
 		}
 		raw = scratch
 	}
+	out, err = RecompressRaw(dst, h, raw, codec, level)
+	return out, scratch, err
+}
+
+// RecompressRaw appends to dst the batch with header h whose records,
+// decompressed, are raw, rebuilt with codec at level (for a caller that
+// decompressed the body already, to validate it).
+func RecompressRaw(dst []byte, h BatchHeader, raw []byte, codec Codec, level int) ([]byte, error) {
 	var body []byte
+	var err error
 	switch {
 	case codec == CodecNone:
 		body = raw
@@ -51,11 +60,11 @@ func Recompress(dst, batch []byte, codec Codec, level, max int, scratch []byte) 
 		body = XerialSnappy(raw, 32<<10)
 	case level == LevelDefault:
 		if body, err = compressPooled(codec, raw); err != nil {
-			return dst, scratch, err
+			return dst, err
 		}
 	default:
 		if body, err = compressLevel(codec, level, raw); err != nil {
-			return dst, scratch, err
+			return dst, err
 		}
 	}
 	h.Attributes = h.Attributes&^attrCompressionMask | int16(codec)
@@ -65,11 +74,10 @@ func Recompress(dst, batch []byte, codec Codec, level, max int, scratch []byte) 
 	hh.Attributes &^= attrCompressionMask
 	start := len(dst)
 	if dst, err = AppendRewritten(dst, hh, h.NumRecords, body, nil); err != nil {
-		return dst, scratch, err
+		return dst, err
 	}
-	b := dst[start:]
-	putAttributes(b, h.Attributes)
-	return dst, scratch, nil
+	putAttributes(dst[start:], h.Attributes)
+	return dst, nil
 }
 
 // putAttributes sets a built batch's attributes and its CRC again.

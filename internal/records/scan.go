@@ -11,7 +11,6 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
-	"github.com/pierrec/lz4/v4"
 )
 
 // Streaming validation. A Scanner walks the records of a batch as Kafka's
@@ -70,22 +69,49 @@ func NewScanPool(n int) *ScanPool {
 // Slots is the number of scans that may run at once.
 func (p *ScanPool) Slots() int { return cap(p.slots) }
 
-// Decoders are pooled: building a zstd or gzip decoder costs more than a
-// small batch's decompression. How many are in use is bounded by the
-// ScanPool slots.
-var (
-	scanGzipPool sync.Pool // *gzip.Reader
-	scanLZ4Pool  = sync.Pool{New: func() any { return lz4.NewReader(nil) }}
-	scanZstdPool = sync.Pool{New: func() any {
-		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
-			zstd.WithDecoderMaxWindow(scanZstdWindow), zstd.WithDecoderMaxMemory(scanZstdWindow))
-		if err != nil {
-			panic(err) // only on invalid options
+// Each slot keeps its own decoders, created on first use: a zstd or gzip
+// decoder costs more to build than a small batch costs to decode, and
+// decoders in a sync.Pool (or pierrec's pooled 4 MiB lz4 block buffers)
+// are dropped at every GC, which a busy broker runs often. The slots bound
+// how many exist.
+func newScanZstd() *zstd.Decoder {
+	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
+		zstd.WithDecoderMaxWindow(scanZstdWindow), zstd.WithDecoderMaxMemory(scanZstdWindow))
+	if err != nil {
+		panic(err) // only on invalid options
+	}
+	return d
+}
+
+// chunkSource hands out the decoded stream in runs, each valid until the
+// next call; io.EOF after a clean end (trailer and checksums checked).
+type chunkSource interface {
+	next() ([]byte, error)
+}
+
+// readerChunks reads an io.Reader decoder through the slot's buffer.
+type readerChunks struct {
+	r   io.Reader
+	buf []byte
+	err error // held back to follow the bytes it came with
+}
+
+func (c *readerChunks) next() ([]byte, error) {
+	if c.err != nil {
+		return nil, c.err
+	}
+	for range 100 {
+		n, err := c.r.Read(c.buf)
+		if n > 0 {
+			c.err = err
+			return c.buf[:n], nil
 		}
-		return d
-	}}
-	scanSnappyPool = sync.Pool{New: func() any { return new(snappyStream) }}
-)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return nil, io.ErrNoProgress
+}
 
 // Scanner iterates the records of one batch without keeping them.
 //
@@ -100,18 +126,28 @@ type Scanner struct {
 	rec  RecordInfo
 	err  error
 
-	// The decoded stream: buf[r:w] is buffered; src refills it (nil for
-	// an uncompressed body, which buf then is).
+	// The decoded stream is buf (read up to r), then pend, then what src
+	// has not handed out yet. buf is a chunk from src, or carry when a
+	// field straddles two chunks; off is buf[0]'s position in the stream.
 	buf  []byte
-	r, w int
-	src  io.Reader
-	own  []byte // the slot's read buffer (nil for an uncompressed scan)
-	// read counts decompressed bytes pulled from src, against limit.
+	r    int
+	off  int64
+	pend []byte
+	src  chunkSource // nil once the stream has ended (or for no codec)
+	// read counts decompressed bytes handed out by src, against limit.
 	read, limit int64
+	carry       [2 * binary.MaxVarintLen64]byte
 
 	codec Codec
-	dec   any // the pooled decoder in use
 	br    bytes.Reader
+
+	// The slot's own (nil for an uncompressed scan), reused by its scans.
+	own    []byte
+	rc     readerChunks
+	lz4    lz4Frame
+	zstd   *zstd.Decoder
+	gzip   *gzip.Reader
+	snappy snappyStream
 }
 
 // Scan takes a slot (waiting for one if all are in use) and returns a
@@ -128,77 +164,111 @@ func (p *ScanPool) Scan(h BatchHeader, body []byte, limit int) *Scanner {
 	}
 	s.h, s.i, s.err, s.limit, s.read = h, 0, nil, int64(limit), 0
 	s.codec = h.Compression()
-	s.r, s.w = 0, 0
+	s.r, s.off, s.pend, s.src = 0, 0, nil, nil
 	if s.codec == CodecNone {
-		s.buf, s.w, s.src = body, len(body), nil
+		s.buf = body
 		return s
 	}
-	s.buf = s.own
+	s.buf = nil
 	s.br.Reset(body)
 	switch s.codec {
 	case CodecGzip:
-		var zr *gzip.Reader
 		var err error
-		if v := scanGzipPool.Get(); v != nil {
-			zr = v.(*gzip.Reader)
-			err = zr.Reset(&s.br)
+		if s.gzip == nil {
+			s.gzip, err = gzip.NewReader(&s.br)
 		} else {
-			zr, err = gzip.NewReader(&s.br)
+			err = s.gzip.Reset(&s.br)
 		}
 		if err != nil {
 			s.err = fmt.Errorf("%w: gzip: %v", ErrCorrupt, err)
-			if zr != nil {
-				scanGzipPool.Put(zr)
-			}
 			return s
 		}
-		s.dec, s.src = zr, zr
+		s.rc = readerChunks{r: s.gzip, buf: s.own}
+		s.src = &s.rc
 	case CodecLZ4:
-		zr := scanLZ4Pool.Get().(*lz4.Reader)
-		zr.Reset(&s.br)
-		s.dec, s.src = zr, zr
-	case CodecZstd:
-		zr := scanZstdPool.Get().(*zstd.Decoder)
-		s.dec = zr
-		if err := zr.Reset(&s.br); err != nil {
-			s.err = fmt.Errorf("%w: zstd: %v", ErrCorrupt, err)
-			return s
-		}
-		s.src = zr
-	case CodecSnappy:
-		ss := scanSnappyPool.Get().(*snappyStream)
-		s.dec = ss
-		if err := ss.reset(body); err != nil {
+		if err := s.lz4.reset(body); err != nil {
 			s.err = err
 			return s
 		}
-		s.src = ss
+		s.src = &s.lz4
+	case CodecZstd:
+		if s.zstd == nil {
+			s.zstd = newScanZstd()
+		}
+		if err := s.zstd.Reset(&s.br); err != nil {
+			s.err = fmt.Errorf("%w: zstd: %v", ErrCorrupt, err)
+			return s
+		}
+		s.rc = readerChunks{r: s.zstd, buf: s.own}
+		s.src = &s.rc
+	case CodecSnappy:
+		if err := s.snappy.reset(body); err != nil {
+			s.err = err
+			return s
+		}
+		s.src = &s.snappy
 	default:
 		s.err = fmt.Errorf("%w: %d", ErrUnsupportedCompression, s.codec)
 	}
 	return s
 }
 
-// Close ends the scan and gives back its slot and decoder.
-func (s *Scanner) Close() {
-	switch d := s.dec.(type) {
-	case *gzip.Reader:
-		scanGzipPool.Put(d)
-	case *lz4.Reader:
-		d.Reset(nil)
-		scanLZ4Pool.Put(d)
-	case *zstd.Decoder:
-		_ = d.Reset(nil)
-		scanZstdPool.Put(d)
-	case *snappyStream:
-		// A window grown for one far-reaching kgo block is not kept.
-		if cap(d.win) > 1<<20 {
-			d.win = nil
+// Inflate appends the decompressed body of the batch with header h to dst
+// with a slot's decoders, failing with ErrTooLarge past limit bytes: for
+// a caller that needs the records in memory anyway (recompression), so
+// that they are decoded once. ScanRaw then checks them.
+func (p *ScanPool) Inflate(dst []byte, h BatchHeader, body []byte, limit int) ([]byte, error) {
+	if h.Compression() == CodecNone {
+		if len(body) > limit {
+			return dst, fmt.Errorf("%w: batch inflates past %d bytes", ErrTooLarge, limit)
 		}
-		d.src, d.rest = nil, nil
-		scanSnappyPool.Put(d)
+		return append(dst, body...), nil
 	}
-	s.dec, s.src, s.buf = nil, nil, nil
+	s := p.Scan(h, body, limit)
+	defer s.Close()
+	if s.err != nil {
+		return dst, s.err
+	}
+	start := len(dst)
+	for s.src != nil {
+		c, err := s.src.next()
+		if len(dst)-start+len(c) > limit {
+			return dst[:start], fmt.Errorf("%w: batch inflates past %d bytes", ErrTooLarge, limit)
+		}
+		dst = append(dst, c...)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return dst[:start], s.codecErr(err)
+		}
+	}
+	return dst, nil
+}
+
+// ScanRaw returns a Scanner over raw, the decompressed records of the
+// batch with header h (see Inflate). It takes no slot.
+func (p *ScanPool) ScanRaw(h BatchHeader, raw []byte) *Scanner {
+	h.Attributes &^= attrCompressionMask
+	return p.Scan(h, raw, len(raw))
+}
+
+// Close ends the scan and gives back its slot.
+func (s *Scanner) Close() {
+	switch s.codec {
+	case CodecZstd:
+		_ = s.zstd.Reset(nil)
+	case CodecLZ4:
+		s.lz4.release()
+	case CodecSnappy:
+		// A window grown for one far-reaching kgo block is not kept.
+		if cap(s.snappy.win) > 1<<20 {
+			s.snappy.win = nil
+		}
+		s.snappy.src, s.snappy.rest = nil, nil
+	}
+	s.rc = readerChunks{}
+	s.src, s.buf, s.pend = nil, nil, nil
 	s.br.Reset(nil)
 	if s.pool == nil {
 		plainScanners.Put(s)
@@ -244,21 +314,18 @@ func (s *Scanner) Next() bool {
 }
 
 func (s *Scanner) checkEnd() {
-	if s.w > s.r {
-		s.err = fmt.Errorf("%w: %d unexpected bytes after %d records", ErrInvalidRecord, s.w-s.r, s.h.NumRecords)
+	if n := len(s.buf) - s.r + len(s.pend); n > 0 {
+		s.err = fmt.Errorf("%w: %d unexpected bytes after %d records", ErrInvalidRecord, n, s.h.NumRecords)
 		return
 	}
-	if s.src == nil {
-		return
-	}
-	var one [1]byte
-	for {
-		n, err := s.src.Read(one[:])
-		if n > 0 {
+	for s.src != nil {
+		c, err := s.src.next()
+		if len(c) > 0 {
 			s.err = fmt.Errorf("%w: bytes after %d records", ErrInvalidRecord, s.h.NumRecords)
 			return
 		}
 		if err == io.EOF {
+			s.src = nil
 			return
 		}
 		if err != nil {
@@ -278,49 +345,69 @@ func (s *Scanner) codecErr(err error) error {
 // errEOF marks the decompressed stream ending inside a record.
 var errEOF = errors.New("premature end of records")
 
-// more makes at least n bytes (n <= scanBufSize) buffered, or fails with
-// errEOF at a clean end of stream, or the codec's error.
+// pos is the position of the next unread byte in the decoded stream.
+func (s *Scanner) pos() int64 { return s.off + int64(s.r) }
+
+// more makes at least n bytes (n <= len(carry)) contiguous in buf[r:], or
+// fails with errEOF at a clean end of stream, or the codec's error.
 func (s *Scanner) more(n int) error {
-	if s.w-s.r >= n {
-		return nil
-	}
-	if s.src == nil {
-		return errEOF
-	}
-	if s.r > 0 {
-		s.w = copy(s.buf, s.buf[s.r:s.w])
-		s.r = 0
-	}
-	for s.w < n {
-		m, err := s.src.Read(s.buf[s.w:])
-		s.w += m
-		s.read += int64(m)
-		if s.read > s.limit {
-			return fmt.Errorf("%w: batch inflates past %d bytes", ErrTooLarge, s.limit)
-		}
-		if err == io.EOF {
-			if s.w < n {
-				return errEOF
-			}
+	for {
+		have := len(s.buf) - s.r
+		if have >= n {
 			return nil
 		}
-		if err != nil {
-			return s.codecErr(err)
+		if len(s.pend) == 0 {
+			if s.src == nil {
+				return errEOF
+			}
+			if have > 0 && !s.inCarry() {
+				// The chunk under buf is about to be reused.
+				s.off += int64(s.r)
+				s.buf = s.carry[:copy(s.carry[:], s.buf[s.r:])]
+				s.r = 0
+			}
+			c, err := s.src.next()
+			s.read += int64(len(c))
+			if s.read > s.limit {
+				return fmt.Errorf("%w: batch inflates past %d bytes", ErrTooLarge, s.limit)
+			}
+			switch {
+			case err == io.EOF:
+				s.src = nil
+			case err != nil:
+				return s.codecErr(err)
+			}
+			s.pend = c
+			continue
 		}
+		if have == 0 {
+			s.off += int64(len(s.buf))
+			s.buf, s.r, s.pend = s.pend, 0, nil
+			continue
+		}
+		// A field straddles buf and pend: gather its bytes in carry.
+		s.off += int64(s.r)
+		k := copy(s.carry[:], s.buf[s.r:])
+		m := copy(s.carry[k:n], s.pend)
+		s.pend = s.pend[m:]
+		s.buf, s.r = s.carry[:k+m], 0
 	}
-	return nil
+}
+
+func (s *Scanner) inCarry() bool {
+	return len(s.buf) > 0 && &s.buf[0] == &s.carry[0]
 }
 
 // varint reads a zigzag varint (at most 10 bytes).
 func (s *Scanner) varint() (int64, error) {
-	if s.w-s.r < binary.MaxVarintLen64 {
+	if len(s.buf)-s.r < binary.MaxVarintLen64 {
 		if err := s.more(binary.MaxVarintLen64); err != nil && err != errEOF {
 			return 0, err
 		}
 	}
-	v, n := binary.Varint(s.buf[s.r:s.w])
+	v, n := binary.Varint(s.buf[s.r:])
 	if n <= 0 {
-		if s.w == s.r || n == 0 {
+		if len(s.buf) == s.r || n == 0 {
 			return 0, errEOF
 		}
 		return 0, decodeErr("bad varint")
@@ -332,13 +419,13 @@ func (s *Scanner) varint() (int64, error) {
 // skip discards n decoded bytes.
 func (s *Scanner) skip(n int64) error {
 	for {
-		if have := int64(s.w - s.r); have >= n {
+		have := int64(len(s.buf) - s.r)
+		if have >= n {
 			s.r += int(n)
 			return nil
-		} else {
-			n -= have
-			s.r, s.w = 0, 0
 		}
+		n -= have
+		s.r = len(s.buf)
 		if err := s.more(1); err != nil {
 			return err
 		}
@@ -366,16 +453,7 @@ func (s *Scanner) decode() error {
 	}
 	// The fixed fields take at most 1+10+5+5+5+5 bytes; count what the
 	// record uses as we go.
-	start := s.read - int64(s.w-s.r) // position in the decoded stream
-	if s.src == nil {
-		start = int64(s.r)
-	}
-	pos := func() int64 {
-		if s.src == nil {
-			return int64(s.r)
-		}
-		return s.read - int64(s.w-s.r)
-	}
+	start := s.pos()
 	if err := s.more(1); err != nil {
 		return fail(err)
 	}
@@ -429,11 +507,11 @@ func (s *Scanner) decode() error {
 		if _, err := field("header value", true); err != nil {
 			return fail(err)
 		}
-		if pos()-start > length {
+		if s.pos()-start > length {
 			break
 		}
 	}
-	if pos()-start != length {
+	if s.pos()-start != length {
 		return fail(decodeErr("record length does not match contents"))
 	}
 	return nil

@@ -302,3 +302,50 @@ func BenchmarkDecompressWhole(b *testing.B) {
 		})
 	}
 }
+
+// FuzzScan: the streaming Scanner never panics, and a batch it accepts
+// decodes in full (Records, decompressing the whole body with the
+// codecs' own readers) to the same records.
+func FuzzScan(f *testing.F) {
+	for _, c := range allCodecs {
+		b, _ := AppendBatch(nil, BatchSpec{Codec: c, ProducerID: -1}, sampleRecords(3))
+		f.Add(b)
+	}
+	f.Add(rebatch(f, CodecLZ4, 1, lz4FrameOf(0x60|0x04, 0x40, 0, [][]byte{[]byte{0x10, 0x00, 0x02, 0x00, 0x01}}, []bool{true}, []byte{0x10, 0x00, 0x02, 0x00, 0x01})))
+	p := NewScanPool(1)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		h, err := Validate(b)
+		if err != nil || h.Size() != len(b) {
+			return
+		}
+		got, err := scanAll(t, p, b)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrInvalidRecord) && !errors.Is(err, ErrTooLarge) && !errors.Is(err, ErrUnsupportedCompression) {
+				t.Fatalf("unexpected error kind: %v", err)
+			}
+			return
+		}
+		it, err := Records(h, b[BatchHeaderLen:], 64<<20)
+		if err != nil {
+			t.Fatalf("scanner accepted, Records: %v", err)
+		}
+		i := 0
+		for ; it.Next(); i++ {
+			r := it.Record()
+			if i >= len(got) || got[i].OffsetDelta != r.OffsetDelta || got[i].TimestampDelta != r.TimestampDelta ||
+				int(got[i].ValueLen) != lenOrNull(r.Value) || int(got[i].KeyLen) != lenOrNull(r.Key) || int(got[i].Headers) != len(r.Headers) {
+				t.Fatalf("record %d: scanner %+v", i, got[min(i, len(got)-1)])
+			}
+		}
+		if it.Err() != nil || i != len(got) {
+			t.Fatalf("scanner accepted %d records; Records %d, %v", len(got), i, it.Err())
+		}
+	})
+}
+
+func lenOrNull(b []byte) int {
+	if b == nil {
+		return -1
+	}
+	return len(b)
+}

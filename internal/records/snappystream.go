@@ -341,3 +341,27 @@ func (s *snappyStream) nextChunk() bool {
 	}
 	return true
 }
+
+// next hands out the next run of decoded bytes without copying them (the
+// Scanner's chunk source); the slice is valid until the next call.
+func (s *snappyStream) next() ([]byte, error) {
+	for {
+		if s.whole != nil {
+			out := s.whole[s.rd:]
+			s.rd, s.whole = len(s.whole), nil
+			if len(out) > 0 {
+				return out, nil
+			}
+			continue
+		}
+		if s.rd < s.pos {
+			out := s.win[s.rd:s.pos]
+			s.rd = s.pos
+			return out, nil
+		}
+		if s.err != nil {
+			return nil, s.err
+		}
+		s.fill()
+	}
+}
