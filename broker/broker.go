@@ -218,7 +218,7 @@ func New(cfg Config) (*Broker, error) {
 		log:     cfg.Logger,
 		rl:      ratelog.New(cfg.Logger, 0),
 		now:     cfg.Now,
-		files:   logstore.NewFileCache(maxOpenSegmentFiles),
+		files:   logstore.NewFileCache(logstore.FileCacheSize(maxOpenSegmentFiles)),
 		closing: make(chan struct{}),
 
 		fetchSessions: newFetchSessionCache(maxFetchSessions),
@@ -717,7 +717,8 @@ func (b *Broker) loadClusterID() (string, error) {
 	return id, nil
 }
 
-// maxOpenSegmentFiles bounds descriptors held by segment files across all
-// partitions (idle ones are closed LRU-first), leaving room under a typical
-// 1024 soft limit for client connections.
+// maxOpenSegmentFiles is the least bound on descriptors held by segment
+// files across all partitions (idle ones are closed LRU-first); the bound
+// is half the open-file limit when that is more (logstore.FileCacheSize),
+// so that appends to many partitions do not each open and close a file.
 const maxOpenSegmentFiles = 512

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package logstore
+
+func descriptorLimit() int { return 0 }
