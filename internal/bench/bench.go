@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -17,6 +18,10 @@ import (
 type Config struct {
 	Minikafka Cmd // the minikafka binary (flags -listen -data -durability -log-level are appended)
 	Kfake     Cmd // kfakebroker (flags -data-dir -sync are appended)
+	// Others are more minikafka binaries (older builds) run in the same
+	// produce and latency runs, alternating with the two above, so a
+	// change is measured against its base under the same load.
+	Others []NamedCmd
 
 	Scenarios    []string // names from AllScenarios, or "all"
 	Runs         int      // runs per broker per scenario (medians over these)
@@ -28,8 +33,14 @@ type Config struct {
 	Log          io.Writer // progress lines; nil for none
 }
 
+// NamedCmd is a minikafka binary with the label its figures get.
+type NamedCmd struct {
+	Name string
+	Cmd  Cmd
+}
+
 // AllScenarios in the order they run.
-var AllScenarios = []string{"produce-100b", "produce-1k", "produce-16k", "always", "compression", "consume", "latency", "share"}
+var AllScenarios = []string{"produce-100b", "produce-1k", "produce-1k-1000p", "produce-16k", "always", "compression", "consume", "latency", "share"}
 
 // Row is one line of the result table.
 type Row struct {
@@ -39,6 +50,7 @@ type Row struct {
 	MkCPU, KfCPU     string // broker CPU-s/GiB, medians
 	Target           string // the issue's goal for minikafka
 	Load             string // load average when the scenario started
+	Others           string // Config.Others' figures in the same runs
 }
 
 type runner struct {
@@ -47,6 +59,12 @@ type runner struct {
 	seq     int
 	mkStart []float64 // fresh-dir start-up times, ms
 	kfStart []float64
+	// others are Config.Others' processes of the current pair, when the
+	// scenario runs them (withOthers); otherRuns their samples from the
+	// last alternate, by index.
+	withOthers bool
+	others     []*proc
+	otherRuns  [][]sample
 }
 
 // Run runs the configured scenarios and returns the table rows.
@@ -82,6 +100,7 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 		load := LoadAvg()
 		first := len(r.rows)
 		fmt.Fprintf(cfg.Log, "== %s (load average %s)\n", s, load)
+		r.withOthers = strings.HasPrefix(s, "produce-") || s == "latency"
 		t0 := time.Now()
 		var err error
 		switch s {
@@ -89,6 +108,8 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 			err = r.produce(ctx, s, "100 B, 1 partition, 1 producer, acks=all, durability never", produceSpec{recSize: 100, parts: 1, producers: 1}, false, "≥ 1.3× kfake; ≤ 6 CPU-s/GiB")
 		case "produce-1k":
 			err = r.produce(ctx, s, "1 KiB, 8 partitions, 2 producers, acks=all, durability never", produceSpec{recSize: 1024, parts: 8, producers: 2}, false, "≥ 1.5× kfake; ≤ 1.2 CPU-s/GiB")
+		case "produce-1k-1000p":
+			err = r.produce(ctx, s, "1 KiB, 1000 partitions, 2 producers, acks=all, durability never", produceSpec{recSize: 1024, parts: 1000, producers: 2}, false, "CPU-s/GiB ≤ 1.2× produce-1k's; ahead of kfake in rate and CPU")
 		case "produce-16k":
 			err = r.produce(ctx, s, "16 KiB, 1 partition, 1 producer, acks=all, durability never", produceSpec{recSize: 16 << 10, parts: 1, producers: 1}, false, "≥ 400 MiB/s")
 		case "always":
@@ -132,6 +153,24 @@ func (r *runner) pair(ctx context.Context, always bool) (mk, kf *proc, cleanup f
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	r.others = nil
+	if r.withOthers {
+		for i, o := range r.cfg.Others {
+			d := filepath.Join(root, fmt.Sprintf("other%d", i))
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return nil, nil, nil, err
+			}
+			p, err := r.startCmd(ctx, o.Name, o.Cmd, d, always)
+			if err != nil {
+				mk.stop()
+				for _, q := range r.others {
+					q.stop()
+				}
+				return nil, nil, nil, err
+			}
+			r.others = append(r.others, p)
+		}
+	}
 	r.mkStart = append(r.mkStart, msf(mk.startup))
 	var kargs []string
 	if always {
@@ -140,35 +179,47 @@ func (r *runner) pair(ctx context.Context, always bool) (mk, kf *proc, cleanup f
 	kf, err = startProc(ctx, "kfake", r.cfg.Kfake, kargs, kfDir)
 	if err != nil {
 		mk.stop()
+		for _, q := range r.others {
+			q.stop()
+		}
 		return nil, nil, nil, err
 	}
+	others := r.others
 	r.kfStart = append(r.kfStart, msf(kf.startup))
 	return mk, kf, func() {
 		// Both at once: each takes about a second to exit after SIGTERM.
-		done := make(chan struct{})
-		go func() { mk.stop(); close(done) }()
+		var wg sync.WaitGroup
+		for _, p := range append([]*proc{mk}, others...) {
+			wg.Add(1)
+			go func() { defer wg.Done(); p.stop() }()
+		}
 		kf.stop()
-		<-done
+		wg.Wait()
 		os.RemoveAll(root)
 	}, nil
 }
 
 func (r *runner) startMk(ctx context.Context, dir string, always bool) (*proc, error) {
+	return r.startCmd(ctx, "minikafka", r.cfg.Minikafka, dir, always)
+}
+
+func (r *runner) startCmd(ctx context.Context, name string, c Cmd, dir string, always bool) (*proc, error) {
 	d := "never"
 	if always {
 		d = "always"
 	}
-	return startProc(ctx, "minikafka", r.cfg.Minikafka, []string{"-listen", "127.0.0.1:0", "-data", dir, "-durability", d, "-log-level", "warn"}, dir)
+	return startProc(ctx, name, c, []string{"-listen", "127.0.0.1:0", "-data", dir, "-durability", d, "-log-level", "warn"}, dir)
 }
 
 // alternate runs fn Runs times on each broker, swapping which goes first
 // every round; each call gets a new topic name.
 func (r *runner) alternate(mk, kf *proc, fn func(p *proc, topic string) (sample, error)) (mks, kfs []sample, err error) {
+	all := append([]*proc{mk, kf}, r.others...)
+	r.otherRuns = make([][]sample, len(r.others))
 	for i := 0; i < r.cfg.Runs; i++ {
-		order := []*proc{mk, kf}
-		if i%2 == 1 {
-			order = []*proc{kf, mk}
-		}
+		// Each round starts with the next broker: every one goes first
+		// (and last) equally often.
+		order := append(append([]*proc(nil), all[i%len(all):]...), all[:i%len(all)]...)
 		for _, p := range order {
 			s, err := fn(p, fmt.Sprintf("t%d-%s", i, p.name))
 			if err != nil {
@@ -179,10 +230,17 @@ func (r *runner) alternate(mk, kf *proc, fn func(p *proc, topic string) (sample,
 				fmt.Fprintf(r.cfg.Log, "  p50 %.2f p99 %.2f p999 %.2f ms", s.p50, s.p99, s.p999)
 			}
 			fmt.Fprintln(r.cfg.Log)
-			if p == mk {
+			switch p {
+			case mk:
 				mks = append(mks, s)
-			} else {
+			case kf:
 				kfs = append(kfs, s)
+			default:
+				for j, q := range r.others {
+					if q == p {
+						r.otherRuns[j] = append(r.otherRuns[j], s)
+					}
+				}
 			}
 		}
 	}
@@ -224,7 +282,11 @@ func (r *runner) produce(ctx context.Context, name, desc string, spec produceSpe
 
 func (r *runner) addThroughput(name, desc string, mks, kfs []sample, target string) {
 	mm, km := median(mibs(mks)), median(mibs(kfs))
-	r.rows = append(r.rows, Row{Scenario: name, Metric: desc + " — MiB/s (rec/s)",
+	var others []string
+	for j, ss := range r.otherRuns {
+		others = append(others, fmt.Sprintf("%s: %s, %.2f CPU-s/GiB", r.others[j].name, mibps(median(mibs(ss))), median(cpus(ss))))
+	}
+	r.rows = append(r.rows, Row{Scenario: name, Metric: desc + " — MiB/s (rec/s)", Others: strings.Join(others, "; "),
 		Minikafka: fmt.Sprintf("%s (%s)", mibps(mm), krec(median(recs(mks)))),
 		Kfake:     fmt.Sprintf("%s (%s)", mibps(km), krec(median(recs(kfs)))),
 		Ratio:     ratio(mm, km),
@@ -339,6 +401,10 @@ func (r *runner) latency(ctx context.Context) error {
 		mks, kfs, err := r.alternate(mk, kf, func(p *proc, topic string) (sample, error) {
 			return runLatency(ctx, p, topic, r.cfg.LatencyRate, 1024, r.cfg.LatencyFor)
 		})
+		names := make([]string, len(r.others))
+		for j, p := range r.others {
+			names[j] = p.name
+		}
 		cleanup()
 		if err != nil {
 			return err
@@ -367,7 +433,11 @@ func (r *runner) latency(ctx context.Context) error {
 			r.rows = append(r.rows, Row{Scenario: "latency", Metric: "disk: write 4 KiB + fdatasync, p50 / p99 / p999 ms of 500 (same run)",
 				Minikafka: fmt.Sprintf("%.2f / %.2f / %.2f", pct(lat, 0.5), pct(lat, 0.99), pct(lat, 0.999))})
 		}
-		r.rows = append(r.rows, Row{Scenario: "latency",
+		var others []string
+		for j, ss := range r.otherRuns {
+			others = append(others, names[j]+": "+lat(ss))
+		}
+		r.rows = append(r.rows, Row{Scenario: "latency", Others: strings.Join(others, "; "),
 			Metric:    fmt.Sprintf("end-to-end p50 / p99 / p999 ms, %d rec/s of 1 KiB for %s, durability %s", r.cfg.LatencyRate, r.cfg.LatencyFor, mode),
 			Minikafka: lat(mks), Kfake: lat(kfs), Ratio: "p99 " + ratio(p99(mks), p99(kfs)),
 			MkCPU: fmt.Sprintf("%.2f", median(cpus(mks))), KfCPU: fmt.Sprintf("%.2f", median(cpus(kfs))), Target: target})
@@ -439,8 +509,17 @@ func LoadAvg() string {
 // Table renders rows as a markdown table.
 func Table(rows []Row) string {
 	var b strings.Builder
-	b.WriteString("| scenario (load avg at its start) | metric | minikafka | kfake | ratio mk/kfake | broker CPU-s/GiB mk / kfake | issue target (minikafka) |\n")
-	b.WriteString("|---|---|---|---|---|---|---|\n")
+	others := false
+	for _, r := range rows {
+		others = others || r.Others != ""
+	}
+	if others {
+		b.WriteString("| scenario (load avg at its start) | metric | minikafka | kfake | ratio mk/kfake | broker CPU-s/GiB mk / kfake | other minikafka builds, same runs | issue target (minikafka) |\n")
+		b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	} else {
+		b.WriteString("| scenario (load avg at its start) | metric | minikafka | kfake | ratio mk/kfake | broker CPU-s/GiB mk / kfake | issue target (minikafka) |\n")
+		b.WriteString("|---|---|---|---|---|---|---|\n")
+	}
 	for _, r := range rows {
 		cpu := ""
 		if r.MkCPU != "" {
@@ -449,6 +528,10 @@ func Table(rows []Row) string {
 		sc := r.Scenario
 		if r.Load != "" {
 			sc += " (" + strings.Fields(r.Load)[0] + ")"
+		}
+		if others {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", sc, r.Metric, r.Minikafka, r.Kfake, r.Ratio, cpu, r.Others, r.Target)
+			continue
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", sc, r.Metric, r.Minikafka, r.Kfake, r.Ratio, cpu, r.Target)
 	}

@@ -34,6 +34,7 @@ func TestRunTiny(t *testing.T) {
 	rows, err := Run(ctx, Config{
 		Minikafka:    Cmd{Path: self, Env: []string{"MKBENCH_CHILD=minikafka"}},
 		Kfake:        Cmd{Path: self, Env: []string{"MKBENCH_CHILD=kfake"}},
+		Others:       []NamedCmd{{Name: "base", Cmd: Cmd{Path: self, Env: []string{"MKBENCH_CHILD=minikafka"}}}},
 		Scenarios:    []string{"consume", "latency", "share"},
 		Runs:         1,
 		ProduceBytes: 256 << 10,
@@ -56,6 +57,10 @@ func TestRunTiny(t *testing.T) {
 		}
 		if r.Minikafka == "" || strings.Contains(r.Minikafka, "NaN") || strings.HasPrefix(r.Minikafka, "0.0 ") {
 			t.Errorf("row %s/%s: minikafka figure %q", r.Scenario, r.Metric, r.Minikafka)
+		}
+		// Config.Others run in the latency runs too, with their figures.
+		if r.Scenario == "latency" && r.Kfake != "" && !strings.HasPrefix(r.Others, "base: ") {
+			t.Errorf("latency row %q: other builds' figures %q", r.Metric, r.Others)
 		}
 	}
 	for s, seen := range want {

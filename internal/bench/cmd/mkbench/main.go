@@ -38,19 +38,28 @@ func main() {
 		mkArgs = append(mkArgs, v)
 		return nil
 	})
+	var others []bench.NamedCmd
+	flag.Func("other", "another minikafka `name=binary` (an older build) run in the same produce and latency runs, alternating (repeatable)", func(v string) error {
+		name, path, ok := strings.Cut(v, "=")
+		if !ok || name == "" || path == "" {
+			return fmt.Errorf("want name=binary, got %q", v)
+		}
+		others = append(others, bench.NamedCmd{Name: name, Cmd: bench.Cmd{Path: path}})
+		return nil
+	})
 	out := flag.String("o", "", "also write the markdown table to this `file`")
 	quiet := flag.Bool("q", false, "no per-run progress on stderr")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, *scenario, *runs, *produceMiB, *consumeMiB, *latRate, *latFor, *dir, *mkBin, *kfBin, mkArgs, *out, *quiet); err != nil {
+	if err := run(ctx, *scenario, *runs, *produceMiB, *consumeMiB, *latRate, *latFor, *dir, *mkBin, *kfBin, mkArgs, others, *out, *quiet); err != nil {
 		fmt.Fprintf(os.Stderr, "mkbench: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, scenario string, runs int, produceMiB, consumeMiB int64, latRate int, latFor time.Duration, dir, mkBin, kfBin string, mkArgs []string, out string, quiet bool) error {
+func run(ctx context.Context, scenario string, runs int, produceMiB, consumeMiB int64, latRate int, latFor time.Duration, dir, mkBin, kfBin string, mkArgs []string, others []bench.NamedCmd, out string, quiet bool) error {
 	tmp, err := os.MkdirTemp(dir, "mkbench-")
 	if err != nil {
 		return err
@@ -77,6 +86,7 @@ func run(ctx context.Context, scenario string, runs int, produceMiB, consumeMiB 
 	cfg := bench.Config{
 		Minikafka:    bench.Cmd{Path: mkBin, Args: mkArgs},
 		Kfake:        bench.Cmd{Path: kfBin},
+		Others:       others,
 		Scenarios:    strings.Split(scenario, ","),
 		Runs:         runs,
 		ProduceBytes: produceMiB << 20,
