@@ -12,6 +12,12 @@ package broker
 // open transaction is aborted first, and transaction.timeout.ms must be in
 // (0, 15 min] (INVALID_TRANSACTION_TIMEOUT). An empty transactional ID is
 // INVALID_REQUEST.
+//
+// Storage failures (a full disk) answer what Kafka answers for them, codes
+// every client retries: a block of producer IDs that cannot be recorded is
+// COORDINATOR_LOAD_IN_PROGRESS (Kafka's answer while no block is at hand);
+// a transaction log that cannot be written is NOT_COORDINATOR (Kafka's
+// transaction coordinator on a failed append).
 
 import (
 	"context"
@@ -37,6 +43,9 @@ func (b *Broker) handleInitProducerID(_ context.Context, req *protocol.Request) 
 	case r.TransactionalID != nil:
 		var err error
 		resp.ProducerID, resp.ProducerEpoch, resp.ErrorCode, err = b.txns.initProducerID(*r.TransactionalID, r.TransactionTimeoutMillis, r.ProducerID, r.ProducerEpoch, req.Version)
+		if resp.ErrorCode == kerr.KafkaStorageError.Code {
+			resp.ErrorCode = coordinatorErrCode(err)
+		}
 		if resp.ErrorCode != 0 {
 			resp.ProducerID, resp.ProducerEpoch = -1, -1
 			b.logBad(req, "init producer id", "transactional_id", *r.TransactionalID, "error", kerr.ErrorForCode(resp.ErrorCode), "err", err)
@@ -44,7 +53,7 @@ func (b *Broker) handleInitProducerID(_ context.Context, req *protocol.Request) 
 	default:
 		id, err := b.producers.allocate()
 		if err != nil {
-			resp.ErrorCode = errCode(err)
+			resp.ErrorCode = kerr.CoordinatorLoadInProgress.Code
 			b.log.Error("allocating producer id", "err", err)
 			break
 		}

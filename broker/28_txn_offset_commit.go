@@ -16,6 +16,10 @@ package broker
 //
 // v6 names topics by ID (the same change as OffsetCommit v10): every
 // partition of an ID no topic has is UNKNOWN_TOPIC_ID.
+//
+// A transaction log that cannot be written (a full disk) answers
+// NOT_COORDINATOR, as Kafka's transaction coordinator answers a failed
+// append: the client looks it up again and retries.
 
 import (
 	"context"
@@ -83,7 +87,7 @@ func (b *Broker) handleTxnOffsetCommit(_ context.Context, req *protocol.Request)
 			for i := range resp.Topics {
 				for j := range resp.Topics[i].Partitions {
 					if resp.Topics[i].Partitions[j].ErrorCode == 0 {
-						resp.Topics[i].Partitions[j].ErrorCode = kerr.KafkaStorageError.Code
+						resp.Topics[i].Partitions[j].ErrorCode = coordinatorErrCode(err)
 					}
 				}
 			}

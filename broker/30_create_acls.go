@@ -55,7 +55,7 @@ func (b *Broker) handleCreateAcls(_ context.Context, req *protocol.Request) prot
 	if err := b.acls.change(func(s *acl.Set) *acl.Set { return s.Create(valid) }); err != nil {
 		b.log.Error("storing ACLs failed", "err", err)
 		for _, i := range at {
-			resp.Results[i].ErrorCode = kerr.KafkaStorageError.Code
+			resp.Results[i].ErrorCode = errCode(err)
 			resp.Results[i].ErrorMessage = kmsg.StringPtr(err.Error())
 		}
 		return protocol.Reply{Response: resp}

@@ -59,7 +59,7 @@ func (b *Broker) handleDeleteAcls(_ context.Context, req *protocol.Request) prot
 	if err != nil {
 		b.log.Error("storing ACLs failed", "err", err)
 		for _, i := range at {
-			resp.Results[i].ErrorCode = kerr.KafkaStorageError.Code
+			resp.Results[i].ErrorCode = errCode(err)
 			resp.Results[i].ErrorMessage = kmsg.StringPtr(err.Error())
 		}
 		return protocol.Reply{Response: resp}

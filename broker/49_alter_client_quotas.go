@@ -13,8 +13,9 @@ package broker
 // checked (removing what is not set changes nothing). Ops apply in order,
 // so a key given twice keeps its last value. With validate_only nothing
 // changes. The valid entries are written to DataDir/client_quotas (whole,
-// atomically) before the answer; a failed write answers them
-// UNKNOWN_SERVER_ERROR and changes nothing.
+// atomically) before the answer; a failed write (a full disk) answers them
+// KAFKA_STORAGE_ERROR, what Kafka's controller answers for a storage
+// failure, and changes nothing; the next request takes once there is space.
 
 import (
 	"context"
@@ -64,7 +65,7 @@ func (b *Broker) handleAlterClientQuotas(_ context.Context, req *protocol.Reques
 		if err := b.quotas.alter(changes); err != nil {
 			b.log.Error("alter client quotas: writing the quota file failed", "err", err)
 			for _, i := range applied {
-				resp.Entries[i].ErrorCode = kerr.UnknownServerError.Code
+				resp.Entries[i].ErrorCode = errCode(err)
 				resp.Entries[i].ErrorMessage = kmsg.StringPtr(err.Error())
 			}
 		} else {

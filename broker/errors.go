@@ -41,14 +41,30 @@ func errCode(err error) int16 {
 }
 
 // createErrCode is the code for a topic or partitions that could not be
-// created (their directories, logs, topic.json): UNKNOWN_SERVER_ERROR, what
-// Kafka's controller answers for an unexpected failure. Kafka never answers
-// CreateTopics with KAFKA_STORAGE_ERROR: it creates the logs after replying.
+// created (their directories, logs, topic.json): a storage failure, as
+// Kafka's controller answers when a write of the change fails
+// (ApiError.fromThrowable of a KafkaStorageException); every failure here
+// is a write (the topic's ID comes from crypto/rand, which cannot fail).
+// Clients retry it, where UNKNOWN_SERVER_ERROR is fatal to them.
 func createErrCode(err error) int16 {
 	if err == nil {
 		return 0
 	}
-	return kerr.UnknownServerError.Code
+	return kerr.KafkaStorageError.Code
+}
+
+// coordinatorErrCode is the code for a group or transaction coordinator
+// whose state could not be written (offsets, the transaction log, a
+// producer-ID block): NOT_COORDINATOR, what Kafka's coordinators answer
+// when their log append fails with KAFKA_STORAGE_ERROR (their partition's
+// log dir went offline, so the coordinator moves). Clients look the
+// coordinator up again and retry; here they find the same broker, which
+// takes the write once there is space.
+func coordinatorErrCode(err error) int16 {
+	if err == nil {
+		return 0
+	}
+	return kerr.NotCoordinator.Code
 }
 
 // errMessage is the error message Kafka puts next to a code (v8+ produce,

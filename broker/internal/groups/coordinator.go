@@ -295,7 +295,11 @@ func newMemberID(clientID string) string {
 }
 
 // storeErrCode maps a groupstore error to the code Kafka gives for a failed
-// offsets write.
+// offsets write. A write that failed (a full disk, an I/O error) is
+// NOT_COORDINATOR, what Kafka's group coordinator answers when its append
+// to __consumer_offsets fails with KAFKA_STORAGE_ERROR: clients look the
+// coordinator up again and retry, and the store takes writes again once
+// there is space.
 func storeErrCode(err error) int16 {
 	switch {
 	case err == nil:
@@ -305,5 +309,5 @@ func storeErrCode(err error) int16 {
 	case errors.Is(err, groupstore.ErrClosed):
 		return kerr.CoordinatorNotAvailable.Code
 	}
-	return kerr.UnknownServerError.Code
+	return kerr.NotCoordinator.Code
 }
