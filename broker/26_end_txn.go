@@ -12,6 +12,12 @@ package broker
 // opposite decision then is INVALID_TXN_STATE, as is ending a transaction
 // that never started (v0–v4). v5 (KIP-890) bumps the epoch on every EndTxn
 // and returns the new producer ID and epoch; an empty abort then succeeds.
+//
+// A transaction log or partition that cannot be written (a full disk)
+// answers NOT_COORDINATOR, as Kafka's transaction coordinator answers a
+// failed append; clients retry. If the Prepare was not written nothing
+// changed (not even the v5 epoch) and the retry starts over; if it was,
+// the retry writes the markers that are missing and succeeds.
 
 import (
 	"context"
@@ -52,6 +58,17 @@ func (b *Broker) endTxn(r *kmsg.EndTxnRequest, version int16, resp *kmsg.EndTxnR
 		resp.ProducerID, resp.ProducerEpoch = ts.pid, ts.epoch
 		return 0
 	}
+	prepared := (r.Commit && ts.state == txnPrepareCommit) || (!r.Commit && ts.state == txnPrepareAbort)
+	if prepared && (r.ProducerEpoch == ts.epoch || r.ProducerEpoch == ts.lastEpoch) {
+		// A retry of the EndTxn whose Prepare is durable but whose
+		// markers were not all written: write the missing ones.
+		if err := c.complete(ts, r.Commit, true); err != nil {
+			b.log.Error("end txn: completing", "transactional_id", ts.id, "err", err)
+			return coordinatorErrCode(err)
+		}
+		resp.ProducerID, resp.ProducerEpoch = ts.pid, ts.epoch
+		return 0
+	}
 	if code := checkProducer(ts, r.ProducerID, r.ProducerEpoch, 26, version); code != 0 {
 		return code
 	}
@@ -69,12 +86,17 @@ func (b *Broker) endTxn(r *kmsg.EndTxnRequest, version int16, resp *kmsg.EndTxnR
 		}
 		// KIP-890: an abort with nothing produced still bumps the epoch.
 	}
+	epoch, lastEpoch := ts.epoch, ts.lastEpoch
 	if version >= 5 {
 		c.bump(ts) // the markers carry the new epoch, fencing the old one
 	}
 	if err := c.endTxn(ts, r.Commit); err != nil {
 		b.log.Error("end txn", "transactional_id", ts.id, "err", err)
-		return errCode(err)
+		if ts.state != txnPrepareCommit && ts.state != txnPrepareAbort {
+			// The Prepare was not written: as if this EndTxn never came.
+			ts.epoch, ts.lastEpoch = epoch, lastEpoch
+		}
+		return coordinatorErrCode(err)
 	}
 	resp.ProducerID, resp.ProducerEpoch = ts.pid, ts.epoch
 	return 0

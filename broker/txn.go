@@ -606,6 +606,7 @@ func (c *txnCoordinator) holdsOpen(p *partition, pid int64) bool {
 // transaction to Prepare*, durably, then completes it. The caller holds
 // ts.mu.
 func (c *txnCoordinator) endTxn(ts *txnState, commit bool) error {
+	prevState, prevUpdated := ts.state, ts.updated // back if the prepare is not written
 	if commit {
 		ts.state = txnPrepareCommit
 	} else {
@@ -619,6 +620,7 @@ func (c *txnCoordinator) endTxn(ts *txnState, commit bool) error {
 	}
 	ts.updated, ts.lastPrepare = now, now
 	if err := c.persist(ts, true); err != nil {
+		ts.state, ts.updated = prevState, prevUpdated
 		return err
 	}
 	return c.complete(ts, commit, false)

@@ -99,7 +99,7 @@ type txnLog struct {
 	f     vfs.File
 	gen   uint64
 	size  int64
-	err   error // sticky: after a failed write or fsync nothing more is written
+	err   error // sticky: after a failed write (a full disk's is undone) or fsync nothing more is written
 	dirty bool  // written since the last fsync
 
 	// The live content, what a compaction writes: the newest state of
@@ -279,7 +279,13 @@ func (tl *txnLog) append(durable bool, recs ...txnRecord) error {
 		return tl.err
 	}
 	if _, err := tl.f.WriteAt(buf, tl.size); err != nil {
-		tl.err = fmt.Errorf("broker: txn log write: %w", err)
+		werr := fmt.Errorf("broker: txn log write: %w", err)
+		// A full disk is undone rather than sticky: cut off whatever
+		// part of buf reached the file; the next append tries again.
+		if vfs.IsNoSpace(err) && tl.f.Truncate(tl.size) == nil {
+			return werr
+		}
+		tl.err = werr
 		return tl.err
 	}
 	tl.size += int64(len(buf))
