@@ -8,10 +8,14 @@ package broker
 // INVALID_REQUEST. With the authorizer on a topic needs DELETE
 // (TOPIC_AUTHORIZATION_FAILED, before existence for a name). Deletion closes
 // the partition logs (waking long-polling fetches), removes the data and
-// calls the OnTopicDeleted hooks before answering.
+// calls the OnTopicDeleted hooks before answering. On a full disk the
+// deletion still works (it frees space; if the directory cannot be renamed,
+// its topic.json is unlinked instead); only one that might not survive a
+// restart is answered KAFKA_STORAGE_ERROR.
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -73,9 +77,13 @@ func (b *Broker) handleDeleteTopics(_ context.Context, req *protocol.Request) pr
 		if t != nil {
 			name := t.name
 			st.Topic, st.TopicID = &name, t.id
-			if derr := b.deleteTopic(t); derr != nil {
-				// The topic is gone from the table either way; leftover
-				// files are swept on the next start.
+			if derr := b.deleteTopic(t); errors.Is(derr, errTopicNotDeleted) {
+				// Gone from the table, but it may be back after a
+				// restart: not acknowledged.
+				st.ErrorCode, err = kerr.KafkaStorageError.Code, derr
+				b.log.Error("deleting topic", "topic", t.name, "err", derr)
+			} else if derr != nil {
+				// Leftover files are swept on the next start.
 				b.log.Error("deleting topic data", "topic", t.name, "err", derr)
 			} else {
 				b.log.Info("deleted topic", "topic", t.name)

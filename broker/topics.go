@@ -385,7 +385,13 @@ func (b *Broker) createTopic(name string, nparts int32, configs map[string]strin
 	return t, nil
 }
 
-// deleteTopic removes a topic; the caller holds adminMu.
+// errTopicNotDeleted marks a deletion that may not survive a restart: the
+// topic's directory could be neither renamed nor stripped of topic.json.
+var errTopicNotDeleted = errors.New("broker: the topic's deletion is not durable")
+
+// deleteTopic removes a topic; the caller holds adminMu. An error wrapping
+// errTopicNotDeleted means the topic may come back at the next start; any
+// other is leftover data, swept then.
 func (b *Broker) deleteTopic(t *topic) error {
 	b.metadataChanges.Add(1) // DescribeQuorum's high watermark
 	tt := b.topics.Load().clone()
@@ -402,7 +408,20 @@ func (b *Broker) deleteTopic(t *topic) error {
 		}
 	}
 	if err := b.fs.Rename(t.dir, gone); err != nil {
-		errs = append(errs, err)
+		// A full disk can refuse even a rename (the directory may need
+		// a block for the new name); unlinking topic.json needs none,
+		// and without it the directory is debris at the next start.
+		if rerr := b.fs.Remove(path.Join(t.dir, "topic.json")); rerr != nil {
+			errs = append(errs, fmt.Errorf("%w: %w (and removing topic.json: %w)", errTopicNotDeleted, err, rerr))
+		} else {
+			if err := b.fs.SyncDir(t.dir); err != nil {
+				errs = append(errs, fmt.Errorf("%w: %w", errTopicNotDeleted, err))
+			}
+			if err := b.fs.RemoveAll(t.dir); err != nil {
+				errs = append(errs, err)
+			}
+			b.spaceFreed()
+		}
 	} else {
 		if err := b.fs.SyncDir(b.topicsDir()); err != nil {
 			errs = append(errs, err)
