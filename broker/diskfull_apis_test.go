@@ -1,0 +1,194 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
+
+	"github.com/minikafka/minikafka/internal/vfs"
+)
+
+// EndTxn whose Prepare is written but whose markers meet a full disk (the
+// partitions' logs are full, the transaction log is not): NOT_COORDINATOR,
+// and the client's retry, with the epoch it knows, writes the markers and
+// succeeds once there is space. A read_committed consumer then sees the
+// transaction's records exactly once.
+func TestDiskFullEndTxnMarkersResume(t *testing.T) {
+	for _, version := range []int16{3, 5} {
+		t.Run(fmt.Sprintf("EndTxn v%d", version), func(t *testing.T) {
+			var full atomic.Bool
+			inj := vfs.InjectorFunc(func(op vfs.Op, p string, n int) (int, error) {
+				if full.Load() && op == vfs.OpWrite && strings.Contains(p, "/topics/") {
+					return 0, syscall.ENOSPC
+				}
+				return n, nil
+			})
+			b := newTestBroker(t, func(c *Config) { c.FS = vfs.NewFaultFS(vfs.NewMem(), inj) })
+			createTopic(t, b, "t", 2)
+			addr := listen(t, b)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			tx := newClient(t, addr, kgo.TransactionalID("tx"), kgo.ProducerLinger(0), kgo.DefaultProduceTopic("t"))
+			if err := tx.BeginTransaction(); err != nil {
+				t.Fatal(err)
+			}
+			for p := int32(0); p < 2; p++ {
+				if err := tx.ProduceSync(ctx, &kgo.Record{Partition: p, Value: []byte{'a' + byte(p)}}).FirstErr(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			pid, epoch, err := tx.ProducerID(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			vs := kversion.Stable()
+			vs.SetMaxKeyVersion(26, version)
+			raw := newClient(t, addr, kgo.MaxVersions(vs))
+			endTxn := func() int16 {
+				req := kmsg.NewPtrEndTxnRequest()
+				req.Version = version
+				req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit = "tx", pid, epoch, true
+				resp, err := raw.Broker(int(b.NodeID())).Request(ctx, req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return resp.(*kmsg.EndTxnResponse).ErrorCode
+			}
+			full.Store(true)
+			if c := endTxn(); c != kerr.NotCoordinator.Code {
+				t.Fatalf("EndTxn with the markers refused: %v, want NOT_COORDINATOR", kerr.ErrorForCode(c))
+			}
+			full.Store(false)
+			var c int16
+			for i := 0; i < 100; i++ { // past the log's full-disk backoff
+				if c = endTxn(); c != kerr.NotCoordinator.Code {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if c != 0 {
+				t.Fatalf("EndTxn retried once there is space: %v", kerr.ErrorForCode(c))
+			}
+			if c := endTxn(); c != 0 {
+				t.Fatalf("EndTxn retried after it succeeded: %v", kerr.ErrorForCode(c))
+			}
+			got := map[string]int{}
+			for _, r := range consumeN(t, addr, "t", 2, kgo.FetchIsolationLevel(kgo.ReadCommitted())) {
+				got[string(r.Value)]++
+			}
+			if got["a"] != 1 || got["b"] != 1 {
+				t.Fatalf("read_committed reads %v, want a and b once", got)
+			}
+		})
+	}
+}
+
+// A directory that cannot be renamed on a full disk (it may need a block
+// for the new name) does not keep a deleted topic: topic.json goes
+// instead, the delete is acknowledged, and the topic stays gone after a
+// restart.
+func TestDiskFullDeleteTopicWithoutRename(t *testing.T) {
+	var full atomic.Bool
+	inj := vfs.InjectorFunc(func(op vfs.Op, p string, n int) (int, error) {
+		if full.Load() && (op == vfs.OpWrite || op == vfs.OpRename) {
+			return 0, syscall.ENOSPC
+		}
+		return n, nil
+	})
+	fsys := vfs.NewFaultFS(vfs.NewMem(), inj)
+	cfg := Config{DataDir: "/data", FS: fsys, NodeID: 1, DefaultPartitions: 1}
+	b, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	createTopic(t, b, "gone", 1)
+	createTopic(t, b, "kept", 1)
+	addr := listen(t, b)
+	adm := newAdmin(t, addr)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	full.Store(true)
+	resp, err := adm.DeleteTopics(ctx, "gone")
+	if err == nil {
+		err = resp.Error()
+	}
+	if err != nil {
+		t.Fatalf("DeleteTopics on a full disk: %v", err)
+	}
+	full.Store(false)
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err = New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if b.TopicExists("gone") {
+		t.Fatal("a topic deleted on a full disk came back after a restart")
+	}
+	if !b.TopicExists("kept") {
+		t.Fatal("topic kept lost")
+	}
+}
+
+// The transaction log undoes a write torn by a full disk instead of
+// refusing every later one: the next append after space returns goes
+// through, without a reopen, and a reopen finds exactly the appends that
+// succeeded.
+func TestDiskFullTxnLogResumes(t *testing.T) {
+	var full atomic.Bool
+	inj := vfs.InjectorFunc(func(op vfs.Op, p string, n int) (int, error) {
+		if full.Load() && op == vfs.OpWrite {
+			return n / 2, syscall.ENOSPC
+		}
+		return n, nil
+	})
+	mem := vfs.NewMem()
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	tl, _, err := openTxnLog(vfs.NewFaultFS(mem, inj), "/d", true, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := func(id string) txnRecord { return txnRecord{Txn: &txnSnapshot{ID: id, PID: 1}} }
+	if err := tl.append(true, rec("before")); err != nil {
+		t.Fatal(err)
+	}
+	full.Store(true)
+	if err := tl.append(true, rec("refused")); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("append on a full disk: %v, want ENOSPC", err)
+	}
+	full.Store(false)
+	if err := tl.append(true, rec("after")); err != nil {
+		t.Fatalf("append once there is space: %v", err)
+	}
+	if err := tl.close(); err != nil {
+		t.Fatal(err)
+	}
+	tl, _, err = openTxnLog(mem, "/d", true, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tl.close()
+	var ids []string
+	for id := range tl.live {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	if strings.Join(ids, ",") != "after,before" {
+		t.Fatalf("reopened txn log holds %v, want [after before]", ids)
+	}
+}
