@@ -14,6 +14,11 @@
 // segment removed by retention, DeleteRecords or Truncate is renamed to
 // *.deleted at once and unlinked when its last reader releases it.
 //
+// Lock order inside a Log: mu (the writer's) → a segment's mu; mu → the
+// file cache's mu; mu → the checkpoint mutex (the fence, see Recovery), which a
+// checkpoint takes without mu and holds only for two renames. syncMu and
+// notifyMu are taken under mu or alone, and nothing is taken under them.
+//
 // Append validates every batch (length, magic 2, CRC32C, record count ==
 // last offset delta + 1) before taking the lock, so a malformed request
 // writes nothing; then it assigns offsets in place and issues one write.
