@@ -120,7 +120,8 @@
 // each time the active segment has grown Options.RecoveryCheckpointBytes
 // (128 MiB) since its index files were written, the append that crossed it
 // asks the log's checkpoint goroutine (started on demand, one at a time per
-// log) for one, and returns: no fsync or file write of a checkpoint is ever
+// log, at most two running their I/O at once in the process) for one, and
+// returns: no fsync or file write of a checkpoint is ever
 // on the append path or under the writer's mutex, under any durability
 // policy (Kafka's recovery point, which its log flusher also advances in
 // the background). A checkpoint:

@@ -602,6 +602,11 @@ func (l *Log) createSegment(base int64) (*segment, error) {
 // a 1 GiB segment writes about 3 % more this way.
 const defaultRecoveryCheckpointBytes = 128 << 20
 
+// checkpointSlots bounds the recovery checkpoints of a process that run at
+// once: many partitions written at the same rate cross their checkpoint
+// sizes together, and their fsyncs need not all reach the disk together.
+var checkpointSlots = make(chan struct{}, 2)
+
 // startCheckpointLocked asks for a recovery checkpoint of the active
 // segment; it runs in a goroutine of the log's own (one at a time, started
 // on demand), never on the appender's time. Called with mu held.
@@ -685,6 +690,11 @@ func (l *Log) checkpoint() {
 	l.mu.Unlock()
 	if hdr.logSize == 0 || hdr.logSize <= seg.diskIndex.Load() {
 		return
+	}
+	checkpointSlots <- struct{}{}
+	defer func() { <-checkpointSlots }()
+	if l.ckEpoch.Load() != epoch {
+		return // fenced while waiting for a slot
 	}
 	if !synced {
 		err := l.syncSegment(seg)
