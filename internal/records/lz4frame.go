@@ -14,7 +14,7 @@ import (
 // from a sync.Pool for every frame; under a broker's allocation rate the
 // pool is emptied at every GC, so a busy broker zeroed a fresh 4 MiB per
 // batch. This one decodes each block with lz4.UncompressBlock into a
-// buffer its scan slot keeps (at most lz4MaxBlock), hands the decoded
+// buffer its scan slot keeps (at most the frame's 4 MiB maximum), hands the decoded
 // block to the Scanner without another copy, and checks what consumers
 // check (librdkafka's LZ4F, kgo's pierrec reader, Kafka's
 // Lz4BlockInputStream): the header checksum, block checksums, the content
@@ -84,9 +84,6 @@ func (f *lz4Frame) reset(body []byte) error {
 		return lz4Corrupt("header checksum %#x, computed %#x", b[n], hc)
 	}
 	f.src = b[n+1:]
-	if cap(f.blk) < f.blockMax {
-		f.blk = make([]byte, f.blockMax)
-	}
 	f.sum.reset()
 	return nil
 }
@@ -125,7 +122,14 @@ func (f *lz4Frame) next() ([]byte, error) {
 		if v&(1<<31) != 0 {
 			out = data // stored uncompressed: hand the bytes out as they are
 		} else {
-			k, err := lz4.UncompressBlock(data, f.blk[:f.blockMax])
+			// A block decodes to at most 255 bytes per byte (match
+			// lengths grow by 255 per extra length byte): the buffer
+			// grows to that or the frame's maximum, whatever the
+			// frame header declares.
+			if need := min(f.blockMax, 256*n+64); cap(f.blk) < need {
+				f.blk = make([]byte, min(f.blockMax, max(need, 2*cap(f.blk))))
+			}
+			k, err := lz4.UncompressBlock(data, f.blk[:min(cap(f.blk), f.blockMax)])
 			if err != nil {
 				return nil, lz4Corrupt("%v", err)
 			}

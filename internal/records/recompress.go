@@ -67,13 +67,20 @@ func RecompressRaw(dst []byte, h BatchHeader, raw []byte, codec Codec, level int
 			return dst, err
 		}
 	}
+	return AppendBody(dst, h, codec, body)
+}
+
+// AppendBody appends to dst the batch with header h (but for Length, CRC
+// and the codec bits) and body, records already compressed with codec.
+func AppendBody(dst []byte, h BatchHeader, codec Codec, body []byte) ([]byte, error) {
 	h.Attributes = h.Attributes&^attrCompressionMask | int16(codec)
 	// AppendRewritten compresses raw itself; hand it the finished body
 	// as an uncompressed one and set the codec bits after.
 	hh := h
 	hh.Attributes &^= attrCompressionMask
 	start := len(dst)
-	if dst, err = AppendRewritten(dst, hh, h.NumRecords, body, nil); err != nil {
+	dst, err := AppendRewritten(dst, hh, h.NumRecords, body, nil)
+	if err != nil {
 		return dst, err
 	}
 	putAttributes(dst[start:], h.Attributes)

@@ -230,11 +230,22 @@ func (p *ScanPool) Inflate(dst []byte, h BatchHeader, body []byte, limit int) ([
 		return dst, s.err
 	}
 	start := len(dst)
+	// Room for a usual ratio first, then doubling, never past the limit:
+	// what is allocated stays under twice the limit.
+	grow := func(need int) {
+		if need <= cap(dst) {
+			return
+		}
+		nb := make([]byte, len(dst), min(max(need, 2*cap(dst), start+4*len(body)), start+limit))
+		copy(nb, dst)
+		dst = nb
+	}
 	for s.src != nil {
 		c, err := s.src.next()
 		if len(dst)-start+len(c) > limit {
 			return dst[:start], fmt.Errorf("%w: batch inflates past %d bytes", ErrTooLarge, limit)
 		}
+		grow(len(dst) + len(c))
 		dst = append(dst, c...)
 		if err == io.EOF {
 			break
