@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"testing"
@@ -135,5 +136,63 @@ func TestCompressionTypeTooLargeAfterDecompression(t *testing.T) {
 	}
 	if got := produce(t, b, "small", 0, batch); got.ErrorCode != kerr.MessageTooLarge.Code {
 		t.Fatalf("code %d, want MESSAGE_TOO_LARGE", got.ErrorCode)
+	}
+}
+
+// A topic that recompresses checks the records it decoded for
+// recompression exactly as a validating topic checks them by streaming:
+// per-record errors with record_errors (v8+), keys on a compacted topic,
+// and CORRUPT_MESSAGE for a body that does not decode, over real TCP; a
+// good batch is stored in the topic's codec with the records unchanged.
+func TestCompressionTypeValidatesWhatItDecodes(t *testing.T) {
+	b := newTestBroker(t)
+	cl := dialRaw(t, listen(t, b))
+	createTopic(t, b, "to-zstd", 1, "compression.type", "zstd", "message.timestamp.after.max.ms", "60000")
+	createTopic(t, b, "to-gzip-compacted", 1, "compression.type", "gzip", "cleanup.policy", "compact")
+	hour := int64(time.Hour / time.Millisecond)
+	for _, codec := range []records.Codec{records.CodecNone, records.CodecLZ4, records.CodecSnappy, records.CodecGzip} {
+		late := makeBatchCodec(t, codec, testRec{value: []byte("now")}, testRec{value: []byte("late"), tsDelta: 2 * hour})
+		r := tcpProduce(t, cl, 11, "to-zstd", late)
+		if r.ErrorCode != kerr.InvalidTimestamp.Code || len(r.ErrorRecords) != 1 || r.ErrorRecords[0].RelativeOffset != 1 {
+			t.Fatalf("%s, late record: %v %+v", codec, kerr.ErrorForCode(r.ErrorCode), r.ErrorRecords)
+		}
+		keyless := makeBatchCodec(t, codec, testRec{key: []byte("k"), value: []byte("a")}, testRec{value: []byte("b")})
+		r = tcpProduce(t, cl, 11, "to-gzip-compacted", keyless)
+		if r.ErrorCode != kerr.InvalidRecord.Code || len(r.ErrorRecords) != 1 || r.ErrorRecords[0].RelativeOffset != 1 {
+			t.Fatalf("%s, keyless record on a compacted topic: %v %+v", codec, kerr.ErrorForCode(r.ErrorCode), r.ErrorRecords)
+		}
+		if codec != records.CodecNone {
+			good := makeBatchCodec(t, codec, testRec{value: []byte("x")})
+			if r := tcpProduce(t, cl, 11, "to-zstd", withBody(good, garbageBody(t, codec))); r.ErrorCode != kerr.CorruptMessage.Code {
+				t.Fatalf("%s garbage body: %v", codec, kerr.ErrorForCode(r.ErrorCode))
+			}
+		}
+	}
+	if _, hw := tcpFetchAll(t, cl, "to-zstd"); hw != 0 {
+		t.Fatalf("a refused batch was stored: hw %d", hw)
+	}
+	want := makeBatchCodec(t, records.CodecLZ4, testRec{key: []byte("k1"), value: []byte("v1")}, testRec{key: []byte("k2"), value: bytes.Repeat([]byte("v2"), 500), tsDelta: 3})
+	if r := tcpProduce(t, cl, 11, "to-zstd", want); r.ErrorCode != 0 {
+		t.Fatalf("good batch: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	stored, _ := tcpFetchAll(t, cl, "to-zstd")
+	if len(stored) != 1 {
+		t.Fatalf("%d batches stored", len(stored))
+	}
+	sh, err := records.Validate(stored[0])
+	if err != nil || sh.Compression() != records.CodecZstd {
+		t.Fatalf("stored batch: %v, codec %v", err, sh.Compression())
+	}
+	wh, _ := records.Validate(want)
+	got, err := records.Decompress(records.CodecZstd, stored[0][records.BatchHeaderLen:], 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent, err := records.Decompress(records.CodecLZ4, want[records.BatchHeaderLen:], 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, sent) || sh.NumRecords != wh.NumRecords || sh.FirstTimestamp != wh.FirstTimestamp || sh.MaxTimestamp != wh.MaxTimestamp {
+		t.Fatalf("records changed in recompression")
 	}
 }

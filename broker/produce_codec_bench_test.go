@@ -1,13 +1,19 @@
 package broker
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/s2"
+	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -139,4 +145,173 @@ func BenchmarkRecompressCPU(b *testing.B) {
 			runProduceCPU(b, br, codecBatches(b, records.CodecLZ4, parts, perBatch, recSize), recSize*perBatch)
 		})
 	}
+}
+
+// BenchmarkValidateVsDecode sets produce validation beside the codec's own
+// decode, in process, per codec, on one batch of 64 compressible 1 KiB
+// records compressed as kgo compresses (pierrec lz4 frame with content
+// checksum; zstd EncodeAll, 64 KiB window; s2.EncodeSnappy; gzip):
+//
+//   - decode: the codec's decoder, reused (Reset), streaming to io.Discard
+//     (snappy: s2.Decode of the block into a reused buffer);
+//   - validate: the broker's check of the batch (the Scanner through the
+//     slot's decoders, every record's fields and lengths, timestamps).
+//
+// MB/s are of uncompressed records; cpu-ns/op is process CPU (immune to
+// other processes on a shared machine). ratio runs both alternately, 50
+// batches each per round, and reports validate/decode CPU: the issue's
+// target is ≤ 1.2.
+func BenchmarkValidateVsDecode(b *testing.B) {
+	recs := make([]records.Record, 64)
+	for i := range recs {
+		recs[i] = records.Record{Value: compressibleValue(1024, uint64(i)), TimestampDelta: int64(i)}
+	}
+	plain, err := records.AppendBatch(nil, records.BatchSpec{FirstTimestamp: time.Now().UnixMilli(), ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, recs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	h, _ := records.Validate(plain)
+	raw := plain[records.BatchHeaderLen:]
+	cfg, err := parseTopicConfigs(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := &partition{topic: &topic{name: "t"}}
+	for _, codec := range []records.Codec{records.CodecLZ4, records.CodecZstd, records.CodecSnappy, records.CodecGzip} {
+		body := kgoCompress(b, codec, raw)
+		batch, err := records.AppendBody(nil, h, codec, body)
+		if err != nil {
+			b.Fatal(err)
+		}
+		bh, err := records.Validate(batch)
+		if err != nil {
+			b.Fatal(err)
+		}
+		decode := codecDecoder(b, codec, len(raw))
+		validate := func() {
+			v := batchValidation{h: &bh, cfg: cfg, p: p, nowMs: time.Now().UnixMilli()}
+			it := scanPool.Scan(bh, batch[records.BatchHeaderLen:], v.inflateLimit())
+			err := v.check(it)
+			it.Close()
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		if n := decode(body); n != len(raw) {
+			b.Fatalf("%s decodes to %d bytes, want %d", codec, n, len(raw))
+		}
+		for _, m := range []struct {
+			name string
+			run  func()
+		}{{"decode", func() { decode(body) }}, {"validate", validate}} {
+			b.Run(codec.String()+"/"+m.name, func(b *testing.B) {
+				b.SetBytes(int64(len(raw)))
+				b.ReportAllocs()
+				cpu0 := processCPU()
+				for b.Loop() {
+					m.run()
+				}
+				reportCPUPerOp(b, cpu0)
+			})
+		}
+		b.Run(codec.String()+"/ratio", func(b *testing.B) {
+			var dec, val time.Duration
+			for b.Loop() {
+				c0 := processCPU()
+				for range 50 {
+					decode(body)
+				}
+				c1 := processCPU()
+				for range 50 {
+					validate()
+				}
+				c2 := processCPU()
+				dec, val = dec+c1-c0, val+c2-c1
+			}
+			b.ReportMetric(float64(val)/float64(dec), "validate/decode")
+		})
+	}
+}
+
+// kgoCompress compresses raw as franz-go's producer does.
+func kgoCompress(b *testing.B, codec records.Codec, raw []byte) []byte {
+	var buf bytes.Buffer
+	switch codec {
+	case records.CodecLZ4:
+		w := lz4.NewWriter(&buf)
+		w.Write(raw)
+		w.Close()
+	case records.CodecZstd:
+		e, err := zstd.NewWriter(nil, zstd.WithWindowSize(64<<10), zstd.WithEncoderConcurrency(1), zstd.WithZeroFrames(true))
+		if err != nil {
+			b.Fatal(err)
+		}
+		return e.EncodeAll(raw, nil)
+	case records.CodecSnappy:
+		return s2.EncodeSnappy(nil, raw)
+	case records.CodecGzip:
+		w := gzip.NewWriter(&buf)
+		w.Write(raw)
+		w.Close()
+	}
+	return buf.Bytes()
+}
+
+// codecDecoder returns a function decoding a body with codec's own
+// decoder, reused across calls, to io.Discard; it returns the bytes out.
+func codecDecoder(b *testing.B, codec records.Codec, size int) func([]byte) int {
+	var br bytes.Reader
+	switch codec {
+	case records.CodecLZ4:
+		zr := lz4.NewReader(nil)
+		return func(body []byte) int {
+			br.Reset(body)
+			zr.Reset(&br)
+			n, err := io.Copy(io.Discard, zr)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return int(n)
+		}
+	case records.CodecZstd:
+		zr, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
+		if err != nil {
+			b.Fatal(err)
+		}
+		return func(body []byte) int {
+			br.Reset(body)
+			if err := zr.Reset(&br); err != nil {
+				b.Fatal(err)
+			}
+			n, err := io.Copy(io.Discard, zr)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return int(n)
+		}
+	case records.CodecSnappy:
+		dst := make([]byte, size)
+		return func(body []byte) int {
+			out, err := s2.Decode(dst, body)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return len(out)
+		}
+	case records.CodecGzip:
+		var zr gzip.Reader
+		return func(body []byte) int {
+			br.Reset(body)
+			if err := zr.Reset(&br); err != nil {
+				b.Fatal(err)
+			}
+			n, err := io.Copy(io.Discard, &zr)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return int(n)
+		}
+	}
+	b.Fatalf("no decoder for %s", codec)
+	return nil
 }

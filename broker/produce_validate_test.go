@@ -6,11 +6,14 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math/bits"
 	"net"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pierrec/lz4/v4"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -492,4 +495,102 @@ func TestOffsetDeltaRecordErrors(t *testing.T) {
 	if _, hw := tcpFetchAll(t, clFull, "t"); hw != 0 {
 		t.Fatalf("full validation stored a bad batch: hw %d", hw)
 	}
+}
+
+// lz4BombBody is an lz4 frame (4 MiB blocks) holding one keyless record
+// whose value is n zero bytes, built without holding n bytes.
+func lz4BombBody(t *testing.T, n int64) []byte {
+	t.Helper()
+	head := []byte{0, 0, 0, 1} // attributes, ts delta 0, offset delta 0, key null (-1)
+	head = binary.AppendVarint(head, n)
+	rec := binary.AppendVarint(nil, int64(len(head))+n+1)
+	rec = append(rec, head...)
+	var buf bytes.Buffer
+	w := lz4.NewWriter(&buf)
+	w.Write(rec)
+	zeros := make([]byte, 1<<20)
+	for left := n; left > 0; left -= int64(len(zeros)) {
+		w.Write(zeros[:min(left, int64(len(zeros)))])
+	}
+	w.Write([]byte{0}) // no headers
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestCompressedHostileBodiesBounded: on a validating topic and on one
+// whose compression.type recompresses, an lz4 batch whose block claims
+// 2 GiB (10 bytes behind it) is CORRUPT_MESSAGE and allocates next to
+// nothing; a decompression bomb past the inflation limit (100 MiB of
+// zeros in a 400 KiB batch) is MESSAGE_TOO_LARGE, having allocated at most
+// the scan slot's 4 MiB block buffer when validating by streaming, and
+// under twice the inflation limit (its buffer, grown by doubling) when the
+// records must be held to recompress.
+// Nothing is stored and the broker keeps serving.
+func TestCompressedHostileBodiesBounded(t *testing.T) {
+	b := newTestBroker(t)
+	createTopic(t, b, "plain", 1)
+	createTopic(t, b, "to-zstd", 1, "compression.type", "zstd")
+	header := makeBatch(t, records.CodecNone, -1, 0, 0, testRec{value: []byte("v")})
+	lie := []byte{0x04, 0x22, 0x4d, 0x18, 0x60, 0x70} // magic, FLG, BD (4 MiB blocks)
+	lie = append(lie, byte(headerChecksum(lie[4:6])>>8))
+	lie = binary.LittleEndian.AppendUint32(lie, 0x7fffffff)
+	lie = append(lie, make([]byte, 10)...)
+	lying := withBody(header, lie)
+	lying[22] |= byte(records.CodecLZ4)
+	binary.BigEndian.PutUint32(lying[17:], records.Checksum(lying))
+	bomb := withBody(header, lz4BombBody(t, 100<<20))
+	bomb[22] |= byte(records.CodecLZ4)
+	binary.BigEndian.PutUint32(bomb[17:], records.Checksum(bomb))
+	if len(bomb) > 1<<20 {
+		t.Fatalf("bomb batch is %d bytes", len(bomb))
+	}
+	allocs := func(f func()) uint64 {
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		f()
+		runtime.ReadMemStats(&m1)
+		return m1.TotalAlloc - m0.TotalAlloc
+	}
+	for _, tc := range []struct {
+		topic     string
+		bombBound uint64
+	}{{"plain", 6 << 20}, {"to-zstd", 2*maxDecompressedBatch + 8<<20}} {
+		var r kmsg.ProduceResponseTopicPartition
+		if d := allocs(func() { r = produce(t, b, tc.topic, 0, lying) }); d > 1<<20 {
+			t.Errorf("%s: a lying lz4 block size allocated %d bytes", tc.topic, d)
+		}
+		if r.ErrorCode != kerr.CorruptMessage.Code {
+			t.Errorf("%s: lying block size: %v, want CORRUPT_MESSAGE", tc.topic, kerr.ErrorForCode(r.ErrorCode))
+		}
+		if d := allocs(func() { r = produce(t, b, tc.topic, 0, bomb) }); d > tc.bombBound {
+			t.Errorf("%s: a 100 MiB lz4 bomb allocated %d bytes, bound %d", tc.topic, d, tc.bombBound)
+		}
+		if r.ErrorCode != kerr.MessageTooLarge.Code {
+			t.Errorf("%s: bomb: %v, want MESSAGE_TOO_LARGE", tc.topic, kerr.ErrorForCode(r.ErrorCode))
+		}
+		// Still serving; nothing of the above was stored.
+		if r := produce(t, b, tc.topic, 0, makeBatch(t, records.CodecLZ4, -1, 0, 0, testRec{value: []byte("ok")})); r.ErrorCode != 0 || r.BaseOffset != 0 {
+			t.Fatalf("%s: good batch after the hostile ones: %v at %d", tc.topic, kerr.ErrorForCode(r.ErrorCode), r.BaseOffset)
+		}
+	}
+}
+
+// headerChecksum is XXH32 (seed 0) of a short input (under 16 bytes): an
+// lz4 frame descriptor, for building frames by hand.
+func headerChecksum(b []byte) uint32 {
+	const p1, p2, p3, p4, p5 = 2654435761, 2246822519, 3266489917, 668265263, 374761393
+	h := uint32(p5) + uint32(len(b))
+	for ; len(b) >= 4; b = b[4:] {
+		h = bits.RotateLeft32(h+binary.LittleEndian.Uint32(b)*p3, 17) * p4
+	}
+	for _, c := range b {
+		h = bits.RotateLeft32(h+uint32(c)*p5, 11) * p1
+	}
+	h ^= h >> 15
+	h *= p2
+	h ^= h >> 13
+	h *= p3
+	return h ^ h>>16
 }
