@@ -7,10 +7,14 @@ package broker
 // (length, magic, CRC32C, codec, count vs last offset delta) and the
 // header rules in produceTo (control bit, producer id/sequence). Then
 // every record is checked, compressed or not, by streaming through the
-// batch (records.Scanner: a decompressing reader and a small buffer, key,
-// value and header bytes skipped as Kafka's skipKeyValueIterator does, at
-// most scanPool.Slots() batches inflating at once), so a batch consumers
-// cannot decode is never acknowledged. The opt-out,
+// batch (records.Scanner: the codec's output walked in place, a block or
+// a small buffer at a time, key, value and header bytes skipped as
+// Kafka's skipKeyValueIterator does, at most scanPool.Slots() batches
+// inflating at once, each slot keeping its own decoders), so a batch
+// consumers cannot decode is never acknowledged. A topic whose
+// compression.type differs from the producer's codec decodes the body
+// once into memory (bounded by inflateLimit and recompressSlots), checks
+// the records there and compresses them again. The opt-out,
 // Config.PassCompressedRecords, keeps the old passthrough for compressed
 // batches of topics that are neither compacted nor forwarded:
 // records.CheckFrame on the codec's stream header, and the timestamp rules
