@@ -67,6 +67,7 @@ func (r *diskFullRig) start() {
 	vs.SetMaxKeyVersion(8, 8)
 	vs.SetMaxKeyVersion(28, 3)
 	vs.SetMaxKeyVersion(26, 3)
+	vs.SetMaxKeyVersion(24, 3) // v4+ is the brokers' batched form
 	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.MaxVersions(vs), kgo.RequestRetries(2), kgo.RecordRetries(2),
 		kgo.RetryBackoffFn(func(int) time.Duration { return 10 * time.Millisecond }), kgo.MetadataMinAge(10*time.Millisecond),
 		kgo.ProducerLinger(0), kgo.DisableIdempotentWrite(), kgo.AllowAutoTopicCreation())
@@ -149,8 +150,10 @@ func TestDiskFullEveryWritingAPI(t *testing.T) {
 	if _, err := r.adm.CreateTopic(ctx, 1, 1, nil, "data"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.adm.CreateTopic(ctx, 1, 1, nil, "spare"); err != nil {
-		t.Fatal(err)
+	for _, topic := range []string{"spare", "data2"} {
+		if _, err := r.adm.CreateTopic(ctx, 1, 1, nil, topic); err != nil {
+			t.Fatal(err)
+		}
 	}
 	var acked []string
 	for i := 0; i < 20; i++ {
@@ -351,6 +354,21 @@ func TestDiskFullEveryWritingAPI(t *testing.T) {
 		req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit = "tx-1", pid, epoch, true
 		return r.req(req).(*kmsg.EndTxnResponse).ErrorCode
 	}
+	addPartitions := func() int16 {
+		req := kmsg.NewPtrAddPartitionsToTxnRequest()
+		req.TransactionalID, req.ProducerID, req.ProducerEpoch = "tx-1", pid, epoch
+		rt := kmsg.NewAddPartitionsToTxnRequestTopic()
+		rt.Topic, rt.Partitions = "data2", []int32{0}
+		req.Topics = append(req.Topics, rt)
+		return r.req(req).(*kmsg.AddPartitionsToTxnResponse).Topics[0].Partitions[0].ErrorCode
+	}
+	r.failsWith("AddPartitionsToTxn", kerr.NotCoordinator, addPartitions)
+	addOffsets := func() int16 {
+		req := kmsg.NewPtrAddOffsetsToTxnRequest()
+		req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group = "tx-1", pid, epoch, "gt2"
+		return r.req(req).(*kmsg.AddOffsetsToTxnResponse).ErrorCode
+	}
+	r.failsWith("AddOffsetsToTxn", kerr.NotCoordinator, addOffsets)
 	r.failsWith("EndTxn", kerr.NotCoordinator, endTxn)
 	r.failsWith("Produce", kerr.KafkaStorageError, func() int16 {
 		err := r.cl.ProduceSync(ctx, &kgo.Record{Topic: "data", Value: []byte("refused")}).FirstErr()
@@ -428,6 +446,8 @@ func TestDiskFullEveryWritingAPI(t *testing.T) {
 	r.succeeds("InitProducerId (idempotent)", func() int16 {
 		return r.req(kmsg.NewPtrInitProducerIDRequest()).(*kmsg.InitProducerIDResponse).ErrorCode
 	})
+	r.succeeds("AddPartitionsToTxn", addPartitions)
+	r.succeeds("AddOffsetsToTxn", addOffsets)
 	r.succeeds("EndTxn", endTxn)
 	r.succeeds("Produce", func() int16 {
 		err := r.cl.ProduceSync(ctx, &kgo.Record{Topic: "data", Value: []byte("after")}).FirstErr()

@@ -47,7 +47,7 @@ func (b *Broker) handleAddPartitionsToTxn(_ context.Context, req *protocol.Reque
 		code = c
 		if ts != nil {
 			if err := b.txns.addPartitions(ts, ps); err != nil {
-				code = errCode(err)
+				code = coordinatorErrCode(err)
 				b.log.Error("add partitions to txn", "transactional_id", r.TransactionalID, "err", err)
 			}
 			ts.mu.Unlock()

@@ -27,13 +27,20 @@ func (b *Broker) handleAddOffsetsToTxn(_ context.Context, req *protocol.Request)
 	ts, code := b.txns.lookup(r.TransactionalID, r.ProducerID, r.ProducerEpoch, 25, req.Version)
 	if ts != nil {
 		if !ts.groups[r.Group] || ts.state != txnOngoing {
+			had, state, start, updated := ts.groups[r.Group], ts.state, ts.start, ts.updated
 			ts.groups[r.Group] = true
 			if ts.state != txnOngoing {
 				ts.state, ts.start = txnOngoing, b.now()
 			}
 			ts.updated = b.now()
 			if err := b.txns.persist(ts, true); err != nil {
-				code = errCode(err)
+				// Not written (a full disk): as if never asked, so
+				// that the retry writes it.
+				if !had {
+					delete(ts.groups, r.Group)
+				}
+				ts.state, ts.start, ts.updated = state, start, updated
+				code = coordinatorErrCode(err)
 				b.log.Error("add offsets to txn", "transactional_id", r.TransactionalID, "err", err)
 			}
 		}

@@ -192,3 +192,84 @@ func TestDiskFullTxnLogResumes(t *testing.T) {
 		t.Fatalf("reopened txn log holds %v, want [after before]", ids)
 	}
 }
+
+// AddPartitionsToTxn and AddOffsetsToTxn refused on a full disk leave the
+// transaction as it was, so that the retry once there is space writes the
+// change (before, it found the change in memory and answered success
+// without writing it): after a restart the transaction still holds the
+// partition and the group.
+func TestDiskFullTxnAddsAreWrittenOnRetry(t *testing.T) {
+	var full atomic.Bool
+	inj := vfs.InjectorFunc(func(op vfs.Op, p string, n int) (int, error) {
+		if full.Load() && op == vfs.OpWrite {
+			return 0, syscall.ENOSPC
+		}
+		return n, nil
+	})
+	cfg := Config{DataDir: "/data", FS: vfs.NewFaultFS(vfs.NewMem(), inj), NodeID: 1, DefaultPartitions: 1}
+	b, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	createTopic(t, b, "t", 1)
+	ip := kmsg.NewPtrInitProducerIDRequest()
+	ip.TransactionalID, ip.TransactionTimeoutMillis = kmsg.StringPtr("tx"), 60000
+	ipr := serve(t, b, ip).(*kmsg.InitProducerIDResponse)
+	if ipr.ErrorCode != 0 {
+		t.Fatal(kerr.ErrorForCode(ipr.ErrorCode))
+	}
+	addParts := func() int16 {
+		r := kmsg.NewPtrAddPartitionsToTxnRequest()
+		r.Version = 3
+		r.TransactionalID, r.ProducerID, r.ProducerEpoch = "tx", ipr.ProducerID, ipr.ProducerEpoch
+		r.Topics = []kmsg.AddPartitionsToTxnRequestTopic{{Topic: "t", Partitions: []int32{0}}}
+		return serve(t, b, r).(*kmsg.AddPartitionsToTxnResponse).Topics[0].Partitions[0].ErrorCode
+	}
+	addOffsets := func() int16 {
+		r := kmsg.NewPtrAddOffsetsToTxnRequest()
+		r.Version = 3
+		r.TransactionalID, r.ProducerID, r.ProducerEpoch, r.Group = "tx", ipr.ProducerID, ipr.ProducerEpoch, "g"
+		return serve(t, b, r).(*kmsg.AddOffsetsToTxnResponse).ErrorCode
+	}
+	restart := func() *txnState {
+		t.Helper()
+		if err := b.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if b, err = New(cfg); err != nil {
+			t.Fatal(err)
+		}
+		ts := b.txns.get("tx")
+		if ts == nil {
+			t.Fatal("transactional ID lost across the restart")
+		}
+		return ts
+	}
+	// One at a time, with a restart after each: a later write would
+	// carry an earlier change along and hide that it was never written.
+	full.Store(true)
+	if c := addOffsets(); c != kerr.NotCoordinator.Code {
+		t.Fatalf("AddOffsetsToTxn on a full disk: %v, want NOT_COORDINATOR", kerr.ErrorForCode(c))
+	}
+	full.Store(false)
+	if c := addOffsets(); c != 0 {
+		t.Fatalf("AddOffsetsToTxn once there is space: %v", kerr.ErrorForCode(c))
+	}
+	if ts := restart(); !ts.groups["g"] || ts.state != txnOngoing {
+		t.Fatalf("after a restart the transaction holds groups %v, state %v; want g, ongoing", ts.groups, ts.state)
+	}
+	full.Store(true)
+	if c := addParts(); c != kerr.NotCoordinator.Code {
+		t.Fatalf("AddPartitionsToTxn on a full disk: %v, want NOT_COORDINATOR", kerr.ErrorForCode(c))
+	}
+	full.Store(false)
+	if c := addParts(); c != 0 {
+		t.Fatalf("AddPartitionsToTxn once there is space: %v", kerr.ErrorForCode(c))
+	}
+	if ts := restart(); len(ts.parts) != 1 {
+		t.Fatalf("after a restart the transaction holds %d partitions, want 1", len(ts.parts))
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

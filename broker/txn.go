@@ -630,6 +630,8 @@ func (c *txnCoordinator) endTxn(ts *txnState, commit bool) error {
 // The caller holds ts.mu.
 func (c *txnCoordinator) addPartitions(ts *txnState, ps []*partition) error {
 	changed := false
+	state, start, updated := ts.state, ts.start, ts.updated
+	var added []tpKey
 	if ts.state != txnOngoing {
 		ts.state = txnOngoing
 		ts.start = c.b.now()
@@ -641,13 +643,23 @@ func (c *txnCoordinator) addPartitions(ts *txnState, ps []*partition) error {
 			continue
 		}
 		ts.parts[k] = c.b.storeOf(p).logEnd()
+		added = append(added, k)
 		changed = true
 	}
 	if !changed {
 		return nil
 	}
 	ts.updated = c.b.now()
-	return c.persist(ts, true)
+	if err := c.persist(ts, true); err != nil {
+		// Not written (a full disk): as if never asked, so that the
+		// retry writes it rather than finding nothing changed.
+		for _, k := range added {
+			delete(ts.parts, k)
+		}
+		ts.state, ts.start, ts.updated = state, start, updated
+		return err
+	}
+	return nil
 }
 
 // commitOffsets hands a committed transaction's offsets to the group
