@@ -16,7 +16,9 @@ package broker
 // topic ID. With the authorizer on, a topic needs CREATE on the cluster or
 // on itself (TOPIC_AUTHORIZATION_FAILED), and its configs are answered only
 // with DESCRIBE_CONFIGS (else the config error code is
-// TOPIC_AUTHORIZATION_FAILED), as in Kafka.
+// TOPIC_AUTHORIZATION_FAILED), as in Kafka. A topic whose files cannot be
+// written (a full disk) is KAFKA_STORAGE_ERROR, which clients retry, and
+// leaves nothing behind; auto-creation (Metadata) answers the same.
 
 import (
 	"context"
@@ -152,7 +154,7 @@ func (b *Broker) validateCreateTopic(rt *kmsg.CreateTopicsRequestTopic, dup bool
 	if err != nil {
 		return kerr.InvalidConfig.Code, err, 0, nil, nil
 	}
-	cfg, err := parseTopicConfigs(configs)
+	cfg, err := b.parseTopicConfigs(configs)
 	if err != nil {
 		return kerr.InvalidConfig.Code, err, 0, nil, nil
 	}

@@ -7,7 +7,9 @@ package broker
 // not above the current count: INVALID_PARTITIONS; an assignment that is
 // not one [this node] list per new partition: INVALID_REPLICA_ASSIGNMENT.
 // ValidateOnly answers without creating. With the authorizer on a topic
-// needs ALTER (TOPIC_AUTHORIZATION_FAILED).
+// needs ALTER (TOPIC_AUTHORIZATION_FAILED). Partitions that cannot be
+// written (a full disk) are KAFKA_STORAGE_ERROR and leave the topic as it
+// was.
 
 import (
 	"context"
