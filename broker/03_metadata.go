@@ -134,7 +134,7 @@ func (b *Broker) autoCreate(name string) (*topic, error) {
 		}
 		return b.lookupTopic(name, [16]byte{}), nil
 	}
-	cfg, err := parseTopicConfigs(nil)
+	cfg, err := b.parseTopicConfigs(nil)
 	if err != nil {
 		return nil, err
 	}

@@ -12,14 +12,23 @@ package broker
 // DEFAULT_CONFIG; IsDefault in v0) and, when asked (v1+), synonyms: the
 // topic value, then the broker setting it defaults to. Unknown topic:
 // UNKNOWN_TOPIC_OR_PARTITION; illegal name: INVALID_TOPIC_EXCEPTION.
-// Broker (type 4, name "" or this node's ID; other IDs: INVALID_REQUEST):
-// the read-only settings of brokerConfigs. Broker loggers (type 8): none.
+// Broker (type 4) named by this node's ID: the settings of brokerConfigs
+// and every dynamic broker config set (dynconfig.go), each with the value
+// that wins (per-broker DYNAMIC_BROKER_CONFIG, then the cluster's
+// DYNAMIC_DEFAULT_BROKER_CONFIG, then the static or default value), that
+// source, ReadOnly unless Kafka can change it at run time, and the
+// synonyms in precedence order; sensitive values are null. Named "": the
+// cluster-wide dynamic defaults only, as Kafka describes them. Other IDs:
+// INVALID_REQUEST. Broker loggers (type 8): none.
+// A topic config without its own value reports the dynamic broker config
+// it falls back to, with its source, and the chain as synonyms.
 // Other resource types: INVALID_REQUEST. v3+ carries types and, when asked,
 // documentation.
 
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -59,6 +68,10 @@ func (b *Broker) handleDescribeConfigs(_ context.Context, req *protocol.Request)
 				sr.ErrorCode, err = kerr.InvalidRequest.Code, fmt.Errorf("unexpected broker id, expected %d or empty string, but received %s", b.cfg.NodeID, rr.ResourceName)
 				break
 			}
+			if rr.ResourceName == "" {
+				sr.Configs = b.describeDynamicDefaults(rr.ConfigNames, r)
+				break
+			}
 			sr.Configs = b.describeBrokerConfigs(rr.ConfigNames, r)
 		case kmsg.ConfigResourceTypeBrokerLogger:
 			sr.Configs = []kmsg.DescribeConfigsResponseResourceConfig{}
@@ -95,17 +108,17 @@ func describeTopicConfigs(cfg *topicConfig, names []string, r *kmsg.DescribeConf
 		if !want(d.name) {
 			continue
 		}
-		v, set := cfg.value(d.name)
+		v, src := cfg.source(d.name)
 		c := kmsg.NewDescribeConfigsResponseResourceConfig()
 		c.Name, c.Value = d.name, strPtr(v)
-		c.IsDefault = !set
-		c.Source = kmsg.ConfigSource(srcDefault)
-		if set {
-			c.Source = kmsg.ConfigSource(srcDynamicTopic)
-		}
+		c.IsDefault = src == srcDefault
+		c.Source = kmsg.ConfigSource(src)
 		if r.IncludeSynonyms {
-			if set {
-				c.ConfigSynonyms = append(c.ConfigSynonyms, synonym(d.name, v, srcDynamicTopic))
+			if tv, set := cfg.set[d.name]; set {
+				c.ConfigSynonyms = append(c.ConfigSynonyms, synonym(d.name, tv, srcDynamicTopic))
+			}
+			for _, in := range cfg.inherit[d.name].chain {
+				c.ConfigSynonyms = append(c.ConfigSynonyms, synonym(in.name, in.value, in.src))
 			}
 			c.ConfigSynonyms = append(c.ConfigSynonyms, synonym(d.synonym, d.def, srcDefault))
 		}
@@ -120,22 +133,105 @@ func describeTopicConfigs(cfg *topicConfig, names []string, r *kmsg.DescribeConf
 
 func (b *Broker) describeBrokerConfigs(names []string, r *kmsg.DescribeConfigsRequest) []kmsg.DescribeConfigsResponseResourceConfig {
 	want := wanted(names)
+	dyn := b.dyn.load()
 	out := []kmsg.DescribeConfigsResponseResourceConfig{}
-	for _, bc := range b.brokerConfigs() {
-		if !want(bc.name) {
-			continue
+	listed := map[string]bool{}
+	add := func(name, base string, typ, baseSrc int8, doc string) {
+		_, dynamic, _, _ := dynConfigKey(name)
+		sensitive := isSensitive(name)
+		var chain []kmsg.DescribeConfigsResponseResourceConfigConfigSynonym
+		for _, lv := range []struct {
+			set map[string]string
+			src int8
+		}{{dyn.Node, srcDynamicBroker}, {dyn.Default, srcDynamicDefaultBroker}} {
+			if v, ok := lv.set[name]; ok {
+				chain = append(chain, synonym(name, v, lv.src))
+			}
+		}
+		if baseSrc != 0 {
+			chain = append(chain, synonym(name, base, baseSrc))
 		}
 		c := kmsg.NewDescribeConfigsResponseResourceConfig()
-		c.Name, c.Value = bc.name, strPtr(bc.value)
-		c.ReadOnly = true
-		c.IsDefault = bc.source == srcDefault
-		c.Source = kmsg.ConfigSource(bc.source)
+		c.Name, c.Value = name, chain[0].Value
+		c.Source = chain[0].Source
+		c.ReadOnly = !dynamic
+		c.IsDefault = c.Source == kmsg.ConfigSource(srcDefault)
+		c.IsSensitive = sensitive
 		if r.IncludeSynonyms {
-			c.ConfigSynonyms = append(c.ConfigSynonyms, synonym(bc.name, bc.value, bc.source))
+			c.ConfigSynonyms = chain
 		}
-		c.ConfigType = kmsg.ConfigType(bc.typ)
-		if r.IncludeDocumentation && bc.doc != "" {
-			c.Documentation = strPtr(bc.doc)
+		if sensitive {
+			c.Value = nil
+			for i := range c.ConfigSynonyms {
+				c.ConfigSynonyms[i].Value = nil
+			}
+		}
+		c.ConfigType = kmsg.ConfigType(typ)
+		if r.IncludeDocumentation && doc != "" {
+			c.Documentation = strPtr(doc)
+		}
+		out = append(out, c)
+	}
+	for _, bc := range b.brokerConfigs() {
+		listed[bc.name] = true
+		if want(bc.name) {
+			add(bc.name, bc.value, bc.typ, bc.source, bc.doc)
+		}
+	}
+	// Dynamic configs set that the static list does not carry.
+	extra := map[string]bool{}
+	for k := range dyn.Node {
+		extra[k] = true
+	}
+	for k := range dyn.Default {
+		extra[k] = true
+	}
+	var keys []string
+	for k := range extra {
+		if !listed[k] && want(k) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		_, _, _, typ := dynConfigKey(k)
+		add(k, "", typ, 0, "")
+	}
+	return out
+}
+
+// describeDynamicDefaults describes the resource "": the cluster-wide
+// dynamic defaults that are set, and only those.
+func (b *Broker) describeDynamicDefaults(names []string, r *kmsg.DescribeConfigsRequest) []kmsg.DescribeConfigsResponseResourceConfig {
+	want := wanted(names)
+	static := map[string]brokerConfig{}
+	for _, bc := range b.brokerConfigs() {
+		static[bc.name] = bc
+	}
+	out := []kmsg.DescribeConfigsResponseResourceConfig{}
+	set := b.dyn.load().Default
+	for _, k := range sortedKeys(set) {
+		if !want(k) {
+			continue
+		}
+		_, _, _, typ := dynConfigKey(k)
+		sensitive := isSensitive(k)
+		c := kmsg.NewDescribeConfigsResponseResourceConfig()
+		c.Name, c.Value = k, strPtr(set[k])
+		c.Source = kmsg.ConfigSource(srcDynamicDefaultBroker)
+		c.IsSensitive = sensitive
+		c.ConfigType = kmsg.ConfigType(typ)
+		if r.IncludeSynonyms {
+			c.ConfigSynonyms = append(c.ConfigSynonyms, synonym(k, set[k], srcDynamicDefaultBroker))
+			if bc, ok := static[k]; ok {
+				c.ConfigSynonyms = append(c.ConfigSynonyms, synonym(k, bc.value, bc.source))
+			}
+		}
+		if sensitive {
+			c.Value = nil
+			for i := range c.ConfigSynonyms {
+				c.ConfigSynonyms[i].Value = nil
+			}
 		}
 		out = append(out, c)
 	}

@@ -9,12 +9,22 @@ package broker
 // Replaces a topic's whole set of configs (the non-incremental semantics:
 // configs not named return to their defaults). The new set is validated
 // like CreateTopics (INVALID_CONFIG), persisted in topic.json, then applied
-// to every partition log. Broker configs are static here: INVALID_REQUEST.
-// A resource named twice: INVALID_REQUEST. ValidateOnly checks only.
+// to every partition log. A resource named twice: INVALID_REQUEST.
+// ValidateOnly checks only. A failed write (a full disk):
+// KAFKA_STORAGE_ERROR, and nothing changes.
+//
+// Broker (type 4, name "" for the cluster default or this node's ID):
+// dynamic broker configs (dynconfig.go), the whole set of that level
+// replaced. A key Kafka cannot change at run time: INVALID_REQUEST
+// "Cannot update these configs dynamically: Set(...)"; a per-broker key at
+// the cluster default, a bare SSL store setting, a value of the wrong type,
+// a null value or a key named twice: INVALID_REQUEST with Kafka's message.
+// Broker loggers: INVALID_REQUEST.
 
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -41,15 +51,24 @@ func (b *Broker) handleAlterConfigs(_ context.Context, req *protocol.Request) pr
 			resp.Resources = append(resp.Resources, sr)
 			continue
 		}
-		code, err := b.alterTopicConfigs(rr.ResourceType, rr.ResourceName, seen[fmt.Sprint(rr.ResourceType, rr.ResourceName)] > 1, r.ValidateOnly,
-			func(map[string]string) (map[string]string, error) {
-				names := make([]string, len(rr.Configs))
-				values := make([]*string, len(rr.Configs))
-				for i, c := range rr.Configs {
-					names[i], values[i] = c.Name, c.Value
-				}
-				return configsFromPairs(names, values)
+		dup := seen[fmt.Sprint(rr.ResourceType, rr.ResourceName)] > 1
+		var code int16
+		var err error
+		if rr.ResourceType == kmsg.ConfigResourceTypeBroker { // dynconfig.go
+			code, err = b.alterBrokerConfigs(rr.ResourceName, dup, r.ValidateOnly, func(map[string]string) (map[string]string, error) {
+				return brokerConfigPairs(rr.Configs)
 			})
+		} else {
+			code, err = b.alterTopicConfigs(rr.ResourceType, rr.ResourceName, dup, r.ValidateOnly,
+				func(map[string]string) (map[string]string, error) {
+					names := make([]string, len(rr.Configs))
+					values := make([]*string, len(rr.Configs))
+					for i, c := range rr.Configs {
+						names[i], values[i] = c.Name, c.Value
+					}
+					return configsFromPairs(names, values)
+				})
+		}
 		if code != 0 {
 			sr.ErrorCode, sr.ErrorMessage = code, errMessage(err)
 			b.logBad(req, "alter configs rejected", "resource", rr.ResourceName, "error", kerr.ErrorForCode(code), "reason", err)
@@ -68,8 +87,8 @@ func (b *Broker) alterTopicConfigs(typ kmsg.ConfigResourceType, name string, dup
 	}
 	switch typ {
 	case kmsg.ConfigResourceTypeTopic:
-	case kmsg.ConfigResourceTypeBroker, kmsg.ConfigResourceTypeBrokerLogger:
-		return kerr.InvalidRequest.Code, fmt.Errorf("broker configs are static on this broker")
+	case kmsg.ConfigResourceTypeBrokerLogger:
+		return kerr.InvalidRequest.Code, fmt.Errorf("broker logger levels cannot be altered on this broker")
 	default:
 		return kerr.InvalidRequest.Code, fmt.Errorf("unsupported resource type %d", typ)
 	}
@@ -102,4 +121,26 @@ func (b *Broker) alterTopicConfigs(typ kmsg.ConfigResourceType, name string, dup
 	}
 	b.log.Info("altered topic configs", "topic", name, "configs", cfg.set)
 	return 0, nil
+}
+
+// brokerConfigPairs turns AlterConfigs' pairs for a BROKER resource into a
+// set, refusing what Kafka's ConfigAdminManager refuses before validation.
+func brokerConfigPairs(cs []kmsg.AlterConfigsRequestResourceConfig) (map[string]string, error) {
+	m := make(map[string]string, len(cs))
+	var nulls []string
+	for _, c := range cs {
+		if _, dup := m[c.Name]; dup {
+			return nil, fmt.Errorf("Error due to duplicate config keys")
+		}
+		if c.Value == nil {
+			nulls = append(nulls, c.Name)
+			m[c.Name] = ""
+			continue
+		}
+		m[c.Name] = *c.Value
+	}
+	if len(nulls) > 0 {
+		return nil, fmt.Errorf("Null value not supported for : %s", strings.Join(nulls, ", "))
+	}
+	return m, nil
 }

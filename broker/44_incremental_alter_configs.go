@@ -9,9 +9,13 @@ package broker
 // Per config: SET (0), DELETE (1, back to the default), APPEND (2) and
 // SUBTRACT (3) on list configs (on other types: INVALID_CONFIG); other ops:
 // INVALID_REQUEST. Then as AlterConfigs: validated, persisted, applied.
+// Broker resources: as AlterConfigs (dynconfig.go), the ops applied to
+// the level's current set; APPEND and SUBTRACT on a key that is not a
+// list: INVALID_CONFIG.
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -41,6 +45,11 @@ func (b *Broker) handleIncrementalAlterConfigs(_ context.Context, req *protocol.
 		var err error
 		if c := az.configResource(opAlterConfigs, rr.ResourceType, rr.ResourceName); c != 0 {
 			code, err = c, errAuthorizationFailed
+		} else if rr.ResourceType == kmsg.ConfigResourceTypeBroker { // dynconfig.go
+			code, err = b.alterBrokerConfigs(rr.ResourceName, seen[fmt.Sprint(rr.ResourceType, rr.ResourceName)] > 1, r.ValidateOnly,
+				func(cur map[string]string) (map[string]string, error) {
+					return applyBrokerIncremental(cur, rr.Configs)
+				})
 		} else if rr.ResourceType == kmsg.ConfigResourceTypeGroupConfig { // share_configs.go
 			code, err = b.alterGroupConfigs(rr.ResourceName, seen[fmt.Sprint(rr.ResourceType, rr.ResourceName)] > 1, r.ValidateOnly, rr.Configs)
 		} else {
@@ -124,4 +133,56 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// applyBrokerIncremental applies IncrementalAlterConfigs ops to a level of
+// dynamic broker configs, with Kafka's answers for malformed ops.
+func applyBrokerIncremental(set map[string]string, ops []kmsg.IncrementalAlterConfigsRequestResourceConfig) (map[string]string, error) {
+	if set == nil {
+		set = map[string]string{}
+	}
+	seen := map[string]bool{}
+	var nulls []string
+	for _, c := range ops {
+		if seen[c.Name] {
+			return nil, errors.New("Error due to duplicate config keys")
+		}
+		seen[c.Name] = true
+		if c.Op != kmsg.IncrementalAlterConfigOpDelete && c.Value == nil {
+			nulls = append(nulls, c.Name)
+		}
+	}
+	if len(nulls) > 0 {
+		return nil, fmt.Errorf("Null value not supported for : %s", strings.Join(nulls, ", "))
+	}
+	for _, c := range ops {
+		switch c.Op {
+		case kmsg.IncrementalAlterConfigOpSet:
+			set[c.Name] = *c.Value
+		case kmsg.IncrementalAlterConfigOpDelete:
+			delete(set, c.Name)
+		case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
+			if _, _, _, typ := dynConfigKey(c.Name); typ != cfgTypeList {
+				verb := "append"
+				if c.Op == kmsg.IncrementalAlterConfigOpSubtract {
+					verb = "subtract"
+				}
+				return nil, &codedError{kerr.InvalidConfig.Code, fmt.Errorf("Config value %s is not allowed for config key: %s", verb, c.Name)}
+			}
+			items := splitList(set[c.Name])
+			for _, v := range splitList(*c.Value) {
+				if c.Op == kmsg.IncrementalAlterConfigOpAppend {
+					if !slices.Contains(items, v) {
+						items = append(items, v)
+					}
+				} else {
+					items = slices.DeleteFunc(items, func(s string) bool { return s == v })
+				}
+			}
+			set[c.Name] = strings.Join(items, ",")
+		default:
+			return nil, fmt.Errorf("Unknown operations type %d", c.Op)
+		}
+	}
+	return set, nil
 }

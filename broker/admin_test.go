@@ -594,7 +594,7 @@ func TestDescribeAndAlterConfigs(t *testing.T) {
 	if deref(find(r, "max.message.bytes").Value) != "1048588" || deref(find(r, "segment.ms").Value) != "60000" {
 		t.Fatal("alter configs did not replace the set")
 	}
-	ar.ResourceType, ar.ResourceName = kmsg.ConfigResourceTypeBroker, "1"
+	ar.ResourceType, ar.ResourceName = kmsg.ConfigResourceTypeBroker, "2"
 	areq.Resources = []kmsg.AlterConfigsRequestResource{ar}
 	if c := serve(t, b, areq).(*kmsg.AlterConfigsResponse).Resources[0].ErrorCode; c != kerr.InvalidRequest.Code {
 		t.Fatalf("broker alter: %v", kerr.ErrorForCode(c))

@@ -124,6 +124,7 @@ type Broker struct {
 	fs              vfs.FS
 	log             *slog.Logger
 	rl              *ratelog.Limiter // client-caused lines (logReq)
+	dyn             dynBrokerConfigs // dynamic broker configs (dynconfig.go)
 	now             func() time.Time
 	files           *logstore.FileCache
 
@@ -303,10 +304,14 @@ func (b *Broker) openStorage() (err error) {
 		b.acls, err = openACLs(b.fs, b.cfg.DataDir, *b.cfg.Authorizer)
 	}
 	if err == nil {
+		err = b.loadDynConfigs() // before the topics, whose defaults they are
+	}
+	if err == nil {
 		b.cleanStart, b.cleanListings, err = b.takeCleanShutdown()
 	}
 	if err == nil {
 		err = b.loadTopics()
+		b.rebaseTopicConfigs() // the dynamic broker defaults (dynconfig.go)
 		// Logs made from now on have no such history.
 		b.cleanStart, b.cleanListings = false, nil
 	}

@@ -109,6 +109,10 @@ var topicConfigIndex = func() map[string]*topicConfigDef {
 type topicConfig struct {
 	set map[string]string // explicitly set values (persisted)
 
+	// inherit holds, per topic config name, the dynamic broker configs
+	// it defaults to (dynconfig.go), in precedence order.
+	inherit map[string]inherited
+
 	log                 logstore.Config
 	maxMessageBytes     int32
 	minInsync           int32
@@ -124,12 +128,34 @@ type topicConfig struct {
 	codecLevel int
 }
 
-// value returns the effective value of name and whether it was set.
+// inherited is the chain of dynamic broker configs a topic config falls
+// back to: per-broker, then the cluster default.
+type inherited struct {
+	chain []inheritedValue
+}
+
+type inheritedValue struct {
+	name, value string // the broker config (log.retention.ms) and its value
+	src         int8
+}
+
+// value returns the effective value of name and whether it was set on the
+// topic.
 func (c *topicConfig) value(name string) (string, bool) {
+	v, src := c.source(name)
+	return v, src == srcDynamicTopic
+}
+
+// source returns the effective value of name and where it comes from: the
+// topic, a dynamic broker config, or Kafka's default.
+func (c *topicConfig) source(name string) (string, int8) {
 	if v, ok := c.set[name]; ok {
-		return v, true
+		return v, srcDynamicTopic
 	}
-	return topicConfigIndex[name].def, false
+	if in, ok := c.inherit[name]; ok && len(in.chain) > 0 {
+		return in.chain[0].value, in.chain[0].src
+	}
+	return topicConfigIndex[name].def, srcDefault
 }
 
 // compacts reports whether cleanup.policy lists compact (the cleaner
@@ -167,16 +193,25 @@ func validateTopicConfig(name string, value *string) error {
 	if value == nil {
 		return fmt.Errorf("null value not supported for topic config %s", name)
 	}
-	v := *value
+	return validateConfigValue(d, *value)
+}
+
+// validateConfigValue checks v against d's type, bounds and choices; the
+// messages name d.name (a topic config, or the broker config standing for
+// it).
+func validateConfigValue(d *topicConfigDef, v string) error {
+	name := d.name
 	switch d.typ {
-	case cfgTypeLong, cfgTypeInt:
+	case cfgTypeLong, cfgTypeInt, cfgTypeShort:
 		bits := 64
 		if d.typ == cfgTypeInt {
 			bits = 32
+		} else if d.typ == cfgTypeShort {
+			bits = 16
 		}
 		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, bits)
 		if err != nil {
-			return fmt.Errorf("invalid value %s for configuration %s: not a number of type %s", v, name, map[int8]string{cfgTypeLong: "LONG", cfgTypeInt: "INT"}[d.typ])
+			return fmt.Errorf("invalid value %s for configuration %s: not a number of type %s", v, name, map[int8]string{cfgTypeLong: "LONG", cfgTypeInt: "INT", cfgTypeShort: "SHORT"}[d.typ])
 		}
 		if float64(n) < d.min {
 			return fmt.Errorf("invalid value %s for configuration %s: value must be at least %.0f", v, name, d.min)
@@ -218,9 +253,17 @@ func validateTopicConfig(name string, value *string) error {
 	return nil
 }
 
-// parseTopicConfigs validates set and derives the effective configuration.
+// parseTopicConfigs validates set and derives the effective configuration
+// over Kafka's defaults (a broker's own dynamic defaults: its
+// parseTopicConfigs method, dynconfig.go).
 func parseTopicConfigs(set map[string]string) (*topicConfig, error) {
-	c := &topicConfig{set: map[string]string{}}
+	return parseTopicConfigsWith(set, nil)
+}
+
+// parseTopicConfigsWith is parseTopicConfigs over the dynamic broker
+// defaults in inherit.
+func parseTopicConfigsWith(set map[string]string, inherit map[string]inherited) (*topicConfig, error) {
+	c := &topicConfig{set: map[string]string{}, inherit: inherit}
 	for k, v := range set {
 		if err := validateTopicConfig(k, &v); err != nil {
 			return nil, err
@@ -272,7 +315,10 @@ func (c *topicConfig) setCompression() {
 		c.codec, levelName = records.CodecZstd, "compression.zstd.level"
 	}
 	c.recompress = true
-	if _, set := c.set[levelName]; set && levelName != "" {
+	if levelName == "" {
+		return
+	}
+	if _, src := c.source(levelName); src != srcDefault {
 		if l := int(c.int64(levelName)); l != -1 { // gzip's -1 is its default
 			c.codecLevel = l
 		}
