@@ -16,13 +16,16 @@ package broker
 // SHARE_SESSION_NOT_FOUND, INVALID_SHARE_SESSION_EPOCH, GROUP_ID_NOT_FOUND
 // (a consumer group's ID), UNKNOWN_TOPIC_ID, INVALID_RECORD_STATE.
 //
-// Departures: MaxBytes is not a hard limit, as every acquired record's
-// batch is sent (a share consumer treats an acquired offset without a
-// record as a gap); share.isolation.level=read_committed is refused with
-// INVALID_CONFIG when set (share_configs.go), not implemented.
+// MaxBytes bounds the record bytes as Kafka's log read: the first batch
+// goes out whatever its size, then whole batches while they fit (0: no
+// records); records past the cut are not acquired. A partition with no
+// records answers empty, non-null records, as Kafka. Under
+// share.isolation.level=read_committed records are acquired up to the
+// last stable offset and those of aborted transactions are archived.
 
 import (
 	"context"
+	"encoding/binary"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -91,7 +94,10 @@ func (b *Broker) shareChans(f *share.Fetch, dst []<-chan struct{}) []<-chan stru
 	return dst
 }
 
-// shareRead acquires and reads; true if any record was acquired.
+// shareRead acquires and reads; true if any record was acquired. The
+// response's record bytes stay within the request's MaxBytes except for
+// its first batch (Kafka's log read returns at least one); records past
+// what fits are given back unacquired.
 func (b *Broker) shareRead(f *share.Fetch) bool {
 	got := false
 	for _, a := range f.Acquire() {
@@ -105,6 +111,13 @@ func (b *Broker) shareRead(f *share.Fetch) bool {
 			continue
 		}
 		data, next, err := b.readShareRecords(p, a.First, a.Last)
+		if fit := batchesWithin(data, f.BytesLeft, !f.Sent); len(fit) < len(data) {
+			data = fit
+			next = a.First
+			if len(fit) > 0 {
+				next = batchesEnd(fit)
+			}
+		}
 		if next <= a.Last {
 			f.GiveBack(a, next)
 		}
@@ -113,6 +126,16 @@ func (b *Broker) shareRead(f *share.Fetch) bool {
 			b.log.Warn("share fetch read failed", "topic", a.Target.Topic, "partition", a.Target.Partition, "err", err)
 			continue
 		}
+		if len(data) == 0 {
+			continue
+		}
+		if f.ReadCommitted {
+			if ab := abortedRanges(b, p, data); len(ab) > 0 {
+				f.Archive(a, ab)
+			}
+		}
+		f.BytesLeft -= len(data)
+		f.Sent = true
 		if a.Out.Records == nil {
 			a.Out.Records = data
 		} else {
@@ -121,4 +144,58 @@ func (b *Broker) shareRead(f *share.Fetch) bool {
 		got = got || len(a.Out.AcquiredRecords) > 0
 	}
 	return got
+}
+
+// batchesWithin cuts data after the last whole batch that ends within n
+// bytes, keeping the first batch anyway when minOne.
+func batchesWithin(data []byte, n int, minOne bool) []byte {
+	if len(data) <= n {
+		return data
+	}
+	pos := 0
+	for len(data)-pos >= 27 {
+		sz := int(binary.BigEndian.Uint32(data[pos+8:pos+12])) + 12
+		if sz > len(data)-pos || sz < 27 || (pos+sz > n && !(pos == 0 && minOne)) {
+			break
+		}
+		pos += sz
+	}
+	return data[:pos]
+}
+
+// abortedRanges lists the offsets of data's batches that belong to
+// aborted transactions: a transactional data batch whose producer
+// aborted a transaction that began at or before it and whose abort
+// marker follows it. A share consumer cannot drop them itself (the
+// response names no aborted transactions), so under read_committed the
+// share-partition archives them, as Kafka does.
+func abortedRanges(b *Broker, p *partition, data []byte) [][2]int64 {
+	if len(data) < 27 {
+		return nil
+	}
+	aborted := b.txns.abortedIn(p, int64(binary.BigEndian.Uint64(data[0:8])), batchesEnd(data))
+	if len(aborted) == 0 {
+		return nil
+	}
+	var out [][2]int64
+	for len(data) >= 61 {
+		sz := int(binary.BigEndian.Uint32(data[8:12])) + 12
+		if sz > len(data) || sz < 61 {
+			break
+		}
+		base := int64(binary.BigEndian.Uint64(data[0:8]))
+		last := base + int64(int32(binary.BigEndian.Uint32(data[23:27])))
+		attrs := binary.BigEndian.Uint16(data[21:23])
+		pid := int64(binary.BigEndian.Uint64(data[43:51]))
+		if attrs&0x10 != 0 && attrs&0x20 == 0 { // transactional, not control
+			for _, a := range aborted {
+				if a.pid == pid && a.first <= base && base < a.last {
+					out = append(out, [2]int64{base, last})
+					break
+				}
+			}
+		}
+		data = data[sz:]
+	}
+	return out
 }

@@ -52,6 +52,18 @@ func (v shareView) Offsets(topic string, p int32) (int64, int64, bool) {
 	return st.logStart(), st.highWatermark(), true
 }
 
+func (v shareView) LastStable(topic string, p int32) int64 {
+	t := v.b.lookupTopic(topic, [16]byte{})
+	if t == nil {
+		return 0
+	}
+	pp := t.partition(p)
+	if pp == nil {
+		return 0
+	}
+	return v.b.storeOf(pp).lastStable()
+}
+
 // OtherGroup: a classic or consumer group of that name is alive, or has
 // committed offsets.
 func (v shareView) OtherGroup(name string) bool {

@@ -1,11 +1,14 @@
 package broker
 
 import (
+	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minikafka/minikafka/internal/records"
@@ -440,7 +443,8 @@ func TestShareGroupConfigBounds(t *testing.T) {
 		{"share.session.timeout.ms", "1000", kerr.InvalidConfig},
 		{"share.heartbeat.interval.ms", "16000", kerr.InvalidConfig},
 		{"share.isolation.level", "read_uncommitted", nil},
-		{"share.isolation.level", "read_committed", kerr.InvalidConfig}, // not implemented: refused, not ignored
+		{"share.isolation.level", "read_committed", nil},
+		{"share.isolation.level", "READ_COMMITTED", kerr.InvalidConfig},
 		{"share.delivery.count.limit", "11", kerr.InvalidConfig},
 	} {
 		wantShareCode(t, c.name+"="+c.value, setGroupConfig(t, b, "g", c.name, c.value), c.want)
@@ -484,5 +488,191 @@ func TestShareLockAndSessionExpiry(t *testing.T) {
 			t.Fatal("member not removed after its session timeout")
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// shareWire sends share requests over one real TCP connection (the share
+// session is tied to it), through a kgo client's broker handle.
+type shareWire struct {
+	t  *testing.T
+	br *kgo.Broker
+}
+
+func newShareWire(t *testing.T, addr string) *shareWire {
+	t.Helper()
+	cl := newClient(t, addr)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	md, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl)
+	if err != nil || len(md.Brokers) == 0 {
+		t.Fatalf("metadata: %v", err)
+	}
+	return &shareWire{t, cl.Broker(int(md.Brokers[0].NodeID))}
+}
+
+// fetch sends a ShareFetch v1 (librdkafka's version) for the given
+// partitions of topic id.
+func (w *shareWire) fetch(group, member string, epoch int32, id [16]byte, parts []int32, maxBytes, maxRecords int32) *kmsg.ShareFetchResponse {
+	w.t.Helper()
+	req := kmsg.NewPtrShareFetchRequest()
+	req.Version, req.GroupID, req.MemberID, req.ShareSessionEpoch = 1, kmsg.StringPtr(group), kmsg.StringPtr(member), epoch
+	req.MaxBytes, req.MaxRecords, req.BatchSize, req.MinBytes = maxBytes, maxRecords, maxRecords, 1
+	if epoch == 0 {
+		rt := kmsg.NewShareFetchRequestTopic()
+		rt.TopicID = id
+		for _, p := range parts {
+			rp := kmsg.NewShareFetchRequestTopicPartition()
+			rp.Partition = p
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		req.Topics = append(req.Topics, rt)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := w.br.Request(ctx, req)
+	if err != nil {
+		w.t.Fatalf("share fetch: %v", err)
+	}
+	r := resp.(*kmsg.ShareFetchResponse)
+	if r.ErrorCode != 0 {
+		w.t.Fatalf("share fetch: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	return r
+}
+
+func sharePartOut(r *kmsg.ShareFetchResponse, p int32) *kmsg.ShareFetchResponseTopicPartition {
+	for _, t := range r.Topics {
+		for i := range t.Partitions {
+			if t.Partitions[i].Partition == p {
+				return &t.Partitions[i]
+			}
+		}
+	}
+	return nil
+}
+
+// Over the wire: a partition with nothing to deliver carries empty, not
+// null, records (librdkafka drops a whole response with a null one);
+// MaxBytes bounds the record bytes as Kafka's log read does (the first
+// batch always, then whole batches that fit), the records past it are
+// not acquired and keep their delivery count; MaxBytes 0 acquires none.
+func TestShareFetchRecordsAndMaxBytes(t *testing.T) {
+	b := newTestBroker(t)
+	addr := listen(t, b)
+	id := createTopic(t, b, "t", 2)
+	for i := range 10 {
+		if p := produce(t, b, "t", 0, makeBatch(t, records.CodecNone, -1, 0, 0, testRec{value: []byte{byte(i), 1, 2, 3}})); p.ErrorCode != 0 {
+			t.Fatalf("produce: %v", kerr.ErrorForCode(p.ErrorCode))
+		}
+	}
+	setGroupConfig(t, b, "g", "share.auto.offset.reset", "earliest")
+	wantShareCode(t, "join", shareHB(t, b, 1, "g", member1, 0, "t").ErrorCode, nil)
+	w := newShareWire(t, addr)
+
+	r := w.fetch("g", member1, 0, id, []int32{0, 1}, 1, 500)
+	p0, p1 := sharePartOut(r, 0), sharePartOut(r, 1)
+	if p0 == nil || p1 == nil {
+		t.Fatalf("partitions missing: %+v", r.Topics)
+	}
+	if p1.Records == nil || len(p1.Records) != 0 || len(p1.AcquiredRecords) != 0 {
+		t.Fatalf("empty partition: records %v (nil %v), acquired %+v", p1.Records, p1.Records == nil, p1.AcquiredRecords)
+	}
+	if got := p0.AcquiredRecords; len(got) != 1 || got[0].FirstOffset != 0 || got[0].LastOffset != 0 || got[0].DeliveryCount != 1 {
+		t.Fatalf("MaxBytes=1: acquired %+v, want offset 0 only", got)
+	}
+	if end := batchesEnd(p0.Records); end != 1 {
+		t.Fatalf("MaxBytes=1: records end at %d, want one batch", end)
+	}
+	one := len(p0.Records)
+
+	// Room for two batches and a bit: two.
+	r = w.fetch("g", member1, 1, id, nil, int32(2*one+one/2), 500)
+	if got := sharePartOut(r, 0).AcquiredRecords; len(got) != 1 || got[0].FirstOffset != 1 || got[0].LastOffset != 2 || got[0].DeliveryCount != 1 {
+		t.Fatalf("MaxBytes=2.5 batches: acquired %+v, want 1..2 first delivery", got)
+	}
+	r = w.fetch("g", member1, 2, id, nil, 0, 500)
+	if got := acquired(r); len(got) != 0 {
+		t.Fatalf("MaxBytes=0: acquired %+v", got)
+	}
+	r = w.fetch("g", member1, 3, id, nil, 1<<20, 500)
+	if got := sharePartOut(r, 0).AcquiredRecords; len(got) != 1 || got[0].FirstOffset != 3 || got[0].LastOffset != 9 || got[0].DeliveryCount != 1 {
+		t.Fatalf("rest: acquired %+v, want 3..9 first delivery", got)
+	}
+}
+
+// share.isolation.level=read_committed: records up to the last stable
+// offset only, and those of an aborted transaction are archived, never
+// delivered; read_uncommitted gets everything up to the high watermark.
+func TestShareReadCommitted(t *testing.T) {
+	b := newTestBroker(t)
+	addr := listen(t, b)
+	id := createTopic(t, b, "t", 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tx := newClient(t, addr, kgo.TransactionalID("tx"), kgo.DefaultProduceTopic("t"))
+	txn := func(vals []string, commit kgo.TransactionEndTry, end bool) {
+		t.Helper()
+		if err := tx.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range vals {
+			if err := tx.ProduceSync(ctx, &kgo.Record{Value: []byte(v)}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if end {
+			if err := tx.EndTransaction(ctx, commit); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	txn([]string{"a0", "a1", "a2"}, kgo.TryAbort, true)   // 0..2, abort marker 3
+	txn([]string{"c0", "c1"}, kgo.TryCommit, true)        // 4..5, commit marker 6
+	txn([]string{"open0", "open1"}, kgo.TryCommit, false) // 7..8, open: LSO 7
+
+	for _, g := range []string{"rc", "ru"} {
+		setGroupConfig(t, b, g, "share.auto.offset.reset", "earliest")
+		wantShareCode(t, "join "+g, shareHB(t, b, 1, g, member1, 0, "t").ErrorCode, nil)
+	}
+	wantShareCode(t, "isolation", setGroupConfig(t, b, "rc", "share.isolation.level", "read_committed"), nil)
+	wantShareCode(t, "bad isolation", setGroupConfig(t, b, "rc", "share.isolation.level", "snapshot"), kerr.InvalidConfig)
+	w := newShareWire(t, addr)
+
+	offsets := func(r *kmsg.ShareFetchResponse) []int64 {
+		var out []int64
+		for _, a := range acquired(r) {
+			for o := a.FirstOffset; o <= a.LastOffset; o++ {
+				out = append(out, o)
+			}
+		}
+		return out
+	}
+	got := offsets(w.fetch("rc", member1, 0, id, []int32{0}, 1<<20, 500))
+	for _, o := range got {
+		if o <= 2 || o >= 7 {
+			t.Fatalf("read_committed acquired %v: offsets 0..2 are aborted, 7.. past the LSO", got)
+		}
+	}
+	if !slices.Contains(got, 4) || !slices.Contains(got, 5) {
+		t.Fatalf("read_committed acquired %v, want the committed 4 and 5", got)
+	}
+	if got := describeSPSO(t, b, "rc", "t"); got != 0 && got < 3 {
+		t.Fatalf("SPSO %d", got)
+	}
+	if got := offsets(w.fetch("ru", member1, 0, id, []int32{0}, 1<<20, 500)); len(got) != 9 || got[0] != 0 || got[8] != 8 {
+		t.Fatalf("read_uncommitted acquired %v, want 0..8", got)
+	}
+	// Once the open transaction commits, read_committed gets it; the
+	// aborted records never come back.
+	if err := tx.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	var more []int64
+	for epoch := int32(1); len(more) == 0 && time.Now().Before(deadline); epoch++ {
+		more = offsets(w.fetch("rc", member1, epoch, id, nil, 1<<20, 500))
+	}
+	if !slices.Contains(more, 7) || !slices.Contains(more, 8) || slices.ContainsFunc(more, func(o int64) bool { return o <= 2 }) {
+		t.Fatalf("after commit, read_committed acquired %v", more)
 	}
 }

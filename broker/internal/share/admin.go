@@ -31,10 +31,8 @@ func (c *Coordinator) ValidateConfig(name, value string) error {
 			return fmt.Errorf("invalid value %s for configuration share.auto.offset.reset: must be latest or earliest", value)
 		}
 	case "share.isolation.level":
-		// read_committed would need aborted transactions' records
-		// archived at acquisition; refused rather than ignored.
-		if value != "read_uncommitted" {
-			return fmt.Errorf("invalid value %s for configuration share.isolation.level: this broker supports read_uncommitted only", value)
+		if value != "read_uncommitted" && value != "read_committed" {
+			return fmt.Errorf("invalid value %s for configuration share.isolation.level: must be read_committed or read_uncommitted", value)
 		}
 	case "share.record.lock.duration.ms":
 		return bound(c.cfg.MinRecordLockDuration.Milliseconds(), max(60000, c.cfg.MinRecordLockDuration.Milliseconds()))

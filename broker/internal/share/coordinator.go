@@ -23,6 +23,9 @@ type Broker interface {
 	PartitionCount(name string) (int32, bool)
 	// Offsets is a partition's log start offset and high watermark.
 	Offsets(topic string, partition int32) (logStart, hwm int64, ok bool)
+	// LastStable is a partition's last stable offset (no open
+	// transaction below it).
+	LastStable(topic string, partition int32) int64
 	// OtherGroup reports whether name is a classic or consumer group:
 	// the group ID namespace is one, as in Kafka.
 	OtherGroup(name string) bool
@@ -317,6 +320,10 @@ func (c *Coordinator) sessionTimeout(group string) time.Duration {
 
 func (c *Coordinator) heartbeatInterval(group string) time.Duration {
 	return time.Duration(c.groupInt(group, "share.heartbeat.interval.ms", c.cfg.HeartbeatInterval.Milliseconds())) * time.Millisecond
+}
+
+func (c *Coordinator) readCommitted(group string) bool {
+	return c.configs[group]["share.isolation.level"] == "read_committed"
 }
 
 func (c *Coordinator) deliveryLimit(group string) int16 {

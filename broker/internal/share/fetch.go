@@ -144,6 +144,15 @@ type Fetch struct {
 	max     int
 	Done    bool     // answer now: an error, a closed session or a renewal
 	opened  *session // the session this fetch opened (epoch 0), else nil
+	// BytesLeft is what remains of the request's MaxBytes for record
+	// data; the broker lowers it as it adds batches. As Kafka's log
+	// read, the first batch of a response goes out whatever its size.
+	BytesLeft int
+	Sent      bool // some record batch is in the response
+	// ReadCommitted: the group reads with share.isolation.level
+	// read_committed (records up to the last stable offset; those of
+	// aborted transactions are archived, never delivered).
+	ReadCommitted bool
 }
 
 // EndWithConnection returns what the broker runs when the connection that
@@ -265,6 +274,10 @@ func (c *Coordinator) StartFetch(r *kmsg.ShareFetchRequest) *Fetch {
 	if f.max <= 0 {
 		f.max = defaultMaxRecords
 	}
+	// MaxBytes 0 acquires nothing (Kafka answers no records), while
+	// any positive limit still lets the first batch through.
+	f.BytesLeft = max(int(r.MaxBytes), 0)
+	f.ReadCommitted = c.readCommitted(group)
 	for k := range s.parts {
 		topic, ok := c.b.TopicName(k.id)
 		if !ok {
@@ -298,6 +311,9 @@ func (f *Fetch) Acquire() []Acquired {
 	}
 	deadline := c.cfg.Now().Add(c.lockDuration(f.group))
 	left := f.max
+	if f.BytesLeft <= 0 {
+		return nil // no room for a record; the first batch needs MaxBytes > 0
+	}
 	var out []Acquired
 	var dirty []*partition
 	for _, t := range f.Targets {
@@ -309,6 +325,9 @@ func (f *Fetch) Acquire() []Acquired {
 			continue
 		}
 		_, hwm, _ := c.b.Offsets(t.Topic, t.Partition)
+		if f.ReadCommitted {
+			hwm = min(hwm, c.b.LastStable(t.Topic, t.Partition))
+		}
 		rs := sp.acquire(f.member, hwm, left, c.cfg.MaxRecordLocks, deadline)
 		if len(rs) == 0 {
 			continue
@@ -373,7 +392,58 @@ func (f *Fetch) GiveBack(a Acquired, from int64) {
 	c.persist(g, sp)
 }
 
-// Response assembles the answer.
+// Archive archives a's acquired records in the given offset ranges
+// (those of aborted transactions, under read_committed): they are done
+// for the group and leave the response's acquired records.
+func (f *Fetch) Archive(a Acquired, ranges [][2]int64) {
+	c := f.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g := c.groups[f.group]
+	if g == nil {
+		return
+	}
+	sp := g.parts[tp{a.Target.TopicID, a.Target.Partition}]
+	if sp == nil {
+		return
+	}
+	var keep []kmsg.ShareFetchResponseTopicPartitionAcquiredRecord
+	for _, r := range a.Out.AcquiredRecords {
+		for o := r.FirstOffset; o <= r.LastOffset; {
+			end, out := o, inRanges(o, ranges)
+			for end < r.LastOffset && inRanges(end+1, ranges) == out {
+				end++
+			}
+			if out {
+				sp.archive(o, end)
+			} else {
+				kr := r
+				kr.FirstOffset, kr.LastOffset = o, end
+				keep = append(keep, kr)
+			}
+			o = end + 1
+		}
+	}
+	a.Out.AcquiredRecords = keep
+	sp.advance()
+	if err := c.persist(g, sp); err == nil {
+		c.signal() // SPSO may have moved past them
+	}
+}
+
+func inRanges(o int64, ranges [][2]int64) bool {
+	for _, r := range ranges {
+		if o >= r[0] && o <= r[1] {
+			return true
+		}
+	}
+	return false
+}
+
+// Response assembles the answer. A partition with no records carries
+// empty, not null, records, as Kafka's ShareFetchResponse always
+// converts them: librdkafka refuses a null records field and drops
+// the whole response with it.
 func (f *Fetch) Response() *kmsg.ShareFetchResponse {
 	idx := map[[16]byte]int{}
 	for _, k := range f.order {
@@ -385,7 +455,11 @@ func (f *Fetch) Response() *kmsg.ShareFetchResponse {
 			t.TopicID = k.id
 			f.resp.Topics = append(f.resp.Topics, t)
 		}
-		f.resp.Topics[i].Partitions = append(f.resp.Topics[i].Partitions, *f.outs[k])
+		o := f.outs[k]
+		if o.Records == nil {
+			o.Records = []byte{}
+		}
+		f.resp.Topics[i].Partitions = append(f.resp.Topics[i].Partitions, *o)
 	}
 	return f.resp
 }

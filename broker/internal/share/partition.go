@@ -252,3 +252,13 @@ func (sp *partition) unacquire(first, last int64) {
 		}
 	}
 }
+
+// archive marks acquired records first..last done without delivery.
+func (sp *partition) archive(first, last int64) {
+	for o := max(first, sp.spso); o <= last && o < sp.speo(); o++ {
+		r := &sp.recs[o-sp.spso]
+		if r.state == stateAcquired {
+			r.state, r.owner, r.deadline = stateArchived, "", time.Time{}
+		}
+	}
+}
