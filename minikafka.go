@@ -289,6 +289,7 @@ func (st *starting) serve(c *config, s settings) (*Broker, error) {
 			MaxRequestBytes:        c.maxRequest,
 			SendBufferBytes:        c.sendBuffer,
 			IdleTimeout:            c.idleTimeout,
+			RequestReadTimeout:     c.validation.requestReadTimeout,
 			Logger:                 s.log,
 			TLS:                    l.tls,
 			PreAuthMaxRequestBytes: l.preAuthMax,

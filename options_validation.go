@@ -1,10 +1,15 @@
 package minikafka
 
+import "time"
+
 // validation says which produced batches are decoded record by record.
 type validation struct {
 	// passthrough: compressed batches are not decoded (the opt-out); the
 	// zero value validates them.
 	passthrough bool
+	// requestReadTimeout bounds how long a request frame may take to
+	// arrive (0: protocol.DefaultRequestReadTimeout).
+	requestReadTimeout time.Duration
 	// queuedMaxRequestBytes is the broker-wide request memory budget.
 	queuedMaxRequestBytes int64
 }
@@ -28,10 +33,22 @@ func WithCompressedRecordValidation(on bool) Option {
 // WithQueuedMaxRequestBytes bounds the request bytes the broker holds in
 // memory at once across all connections and listeners (Kafka's
 // queued.max.request.bytes; default protocol.DefaultQueuedMaxRequestBytes,
-// 100 MiB). A frame is read as its bytes arrive and admitted to the budget
-// once its first 64 KiB are in; a request that does not fit waits its turn
-// instead of allocating, and one larger than the whole budget is admitted
-// alone. See protocol.Budget.
+// 100 MiB). Requests of up to 64 KiB never wait; a larger one takes memory
+// once its first 64 KiB are in, and as its bytes arrive (all at once when
+// most of it is already there). A request that does not fit waits, served
+// fairly between connections and principals; when only half-read requests
+// stand in the way, one request at a time may go past the budget, so
+// memory for requests is at most the budget plus one request. See
+// protocol.Budget.
 func WithQueuedMaxRequestBytes(n int64) Option {
 	return optionFunc(func(c *config) { c.validation.queuedMaxRequestBytes = n })
+}
+
+// WithRequestReadTimeout bounds how long a request may take to arrive once
+// its length prefix has (default protocol.DefaultRequestReadTimeout, 30 s),
+// not counting time it waits for request memory: a client whose request
+// stops arriving is logged and its connection closed, so it cannot hold
+// memory or its connection's turn for longer. Kafka has no such bound.
+func WithRequestReadTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.validation.requestReadTimeout = d })
 }

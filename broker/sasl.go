@@ -490,6 +490,8 @@ func (b *Broker) saslComplete(req *protocol.Request, st *saslConn) *authFailure 
 		st.expires = st.tokenExp
 	}
 	req.Conn.SetAuthenticated()
+	// Request memory is shared fairly between principals, not connections.
+	req.Conn.SetBudgetOwner(st.user)
 	b.logRoutine(req, what, "mechanism", st.mech, "user", st.user, "session_lifetime", b.sasl.lifetime)
 	return nil
 }

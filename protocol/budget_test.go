@@ -105,7 +105,7 @@ func TestBudgetBoundsFramesInFlight(t *testing.T) {
 	if peak.Load() != 1 {
 		t.Fatalf("%d requests in the handler at once", peak.Load())
 	}
-	waitFor(t, func() bool { return budget.InUse() <= maxCachedFrame })
+	waitFor(t, func() bool { return budget.InUse() <= budget.Limit() })
 }
 
 // TestBudgetFIFO: a waiting large frame is not overtaken by small ones
@@ -113,12 +113,14 @@ func TestBudgetBoundsFramesInFlight(t *testing.T) {
 func TestBudgetFIFO(t *testing.T) {
 	b := NewBudget(100)
 	ctx := context.Background()
-	if _, n, err := b.admit(ctx, nil, 60); err != nil || n != 60 {
+	first := b.newHold("a")
+	if _, n, err := first.acquire(ctx, nil, 60, 60, false); err != nil || n != 60 {
 		t.Fatal(n, err)
 	}
+	first.finish() // being handled: waiters wait for it, no overdraft
 	bigDone := make(chan struct{})
 	go func() {
-		if _, _, err := b.admit(ctx, nil, 80); err != nil {
+		if _, _, err := b.newHold("b").acquire(ctx, nil, 80, 80, false); err != nil {
 			t.Error(err)
 		}
 		close(bigDone)
@@ -126,7 +128,7 @@ func TestBudgetFIFO(t *testing.T) {
 	waitFor(t, func() bool { b.mu.Lock(); defer b.mu.Unlock(); return len(b.waiters) == 1 })
 	smallDone := make(chan struct{})
 	go func() {
-		if _, _, err := b.admit(ctx, nil, 10); err != nil {
+		if _, _, err := b.newHold("c").acquire(ctx, nil, 10, 10, false); err != nil {
 			t.Error(err)
 		}
 		close(smallDone)
@@ -134,9 +136,9 @@ func TestBudgetFIFO(t *testing.T) {
 	select {
 	case <-smallDone:
 		t.Fatal("a small frame overtook a waiting large one")
-	case <-time.After(50 * time.Millisecond):
+	case <-time.After(3 * overdraftAfter):
 	}
-	b.release(60, nil)
+	first.release(nil)
 	<-bigDone
 	<-smallDone
 	if u := b.InUse(); u != 90 {
@@ -144,13 +146,13 @@ func TestBudgetFIFO(t *testing.T) {
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	gaveUp := make(chan error)
-	go func() { _, _, err := b.admit(cctx, nil, 50); gaveUp <- err }()
+	go func() { _, _, err := b.newHold("d").acquire(cctx, nil, 50, 50, false); gaveUp <- err }()
 	waitFor(t, func() bool { b.mu.Lock(); defer b.mu.Unlock(); return len(b.waiters) == 1 })
 	cancel()
 	if err := <-gaveUp; err == nil {
 		t.Fatal("admitted after cancel")
 	}
-	if _, _, err := b.admit(ctx, nil, 10); err != nil {
+	if _, _, err := b.newHold("e").acquire(ctx, nil, 10, 10, false); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -177,9 +179,13 @@ func TestBudgetReleasedWhenClientsDisconnect(t *testing.T) {
 	// Admitted, then gone: 200 KiB of a 900 KiB frame, then close.
 	half := dial(t, s)
 	send(t, half, produceFrame(1, 900<<10)[:200<<10])
-	waitFor(t, func() bool { return budget.InUse() >= 900<<10 })
+	waitFor(t, func() bool { return budget.InUse() > 0 })
+	// Charged as it arrives: about twice what was sent, not 900 KiB.
+	if u := budget.InUse(); u > 2*(200<<10)+smallFrame {
+		t.Fatalf("200 KiB of a 900 KiB frame hold %d bytes", u)
+	}
 	half.Close()
-	waitFor(t, func() bool { return budget.InUse() <= maxCachedFrame })
+	waitFor(t, func() bool { return budget.InUse() == 0 })
 
 	// A holds the budget in the handler; B waits for it, then hangs up.
 	a := dial(t, s)
@@ -197,5 +203,5 @@ func TestBudgetReleasedWhenClientsDisconnect(t *testing.T) {
 	send(t, c, produceFrame(4, 900<<10))
 	release <- struct{}{}
 	mustReadFrame(t, c)
-	waitFor(t, func() bool { return budget.InUse() <= maxCachedFrame })
+	waitFor(t, func() bool { return budget.InUse() <= budget.Limit() })
 }

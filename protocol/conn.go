@@ -36,9 +36,11 @@ type pending struct {
 	reply         Reply
 	closeAfter    error // non-nil: close the connection after the replies before it (and reply.Response, if set)
 	raw           bool  // a bare SASL token answer: no header, just the token
-	// held is the Budget charge of the request's frame, given back once
-	// reply.Wait has returned (the handler may use the frame until then).
-	held int64
+	// mem is the Budget charge of the request's frame, given back once
+	// reply.Wait has returned (the handler may use the frame until then);
+	// frame is the buffer to reuse then (a Produce frame), or nil.
+	mem   frameMem
+	frame []byte
 }
 
 type conn struct {
@@ -65,6 +67,12 @@ type conn struct {
 	// mutedFor is the total time the reader has waited out mutes, for
 	// tests and stats.
 	mutedFor atomic.Int64
+	// owner is the principal the connection's frames are charged to in
+	// the Budget (ConnInfo.SetBudgetOwner); nil: the connection itself.
+	owner atomic.Pointer[string]
+	// trusted: the last large frame arrived promptly (readFrame); the
+	// reader's own.
+	trusted bool
 
 	abortOnce sync.Once
 
@@ -186,10 +194,6 @@ func (c *conn) readLoop() {
 			c.cancel()
 		}
 	}()
-	// A large Produce frame answered without Wait goes back to the
-	// Budget for reuse (Budget): its handler copies the batches into the
-	// log and keeps nothing of the request once Serve returns.
-	const produceKey = 0
 	budget := c.s.budget
 	// Checked once: tracing every request must cost nothing when off.
 	trace := c.log.Enabled(context.Background(), slog.LevelDebug)
@@ -250,30 +254,15 @@ func (c *conn) readLoop() {
 				"size", size, "max", maxSize, "authenticated", c.authed.Load())
 			return
 		}
-		// A frame that started must finish within the idle timeout.
-		c.nc.SetReadDeadline(time.Now().Add(idle))
-		frame, held, err := c.readFrame(br, int(size))
+		frame, mem, err := c.readFrame(br, int(size), rawNext)
 		if err != nil {
-			budget.release(held, nil)
+			mem.release(budget, nil)
 			if !c.s.closing.Load() {
 				c.log.Debug("truncated request frame", "size", size, "err", err)
 			}
 			return
 		}
 		c.lastActive.Store(time.Now().UnixNano())
-		// done gives the frame's budget back after a reply without Wait;
-		// a reply with Wait carries it to the writer (pending.held).
-		done := func(reply Reply) int64 {
-			if reply.Wait != nil {
-				return held
-			}
-			var keep []byte
-			if int64(cap(frame)) == held && len(frame) > firstChunk {
-				keep = frame
-			}
-			budget.release(held, keep)
-			return 0
-		}
 
 		if rawNext {
 			// No header: the whole frame is the client's token.
@@ -282,12 +271,11 @@ func (c *conn) readLoop() {
 			reply := c.s.h.Serve(c.ctx, req)
 			// The token may be kept by the handler (SASL state): never reused.
 			if reply.Wait == nil {
-				budget.release(held, nil)
-				held = 0
+				mem.release(budget, nil)
 			}
 			rawNext = reply.SASLRaw
 			if reply.Err != nil {
-				budget.release(held, nil)
+				mem.release(budget, nil)
 				c.log.Debug("handler failed on a raw SASL token; closing connection", "err", reply.Err)
 				c.enqueue(pending{key: saslAuthenticateKey, closeAfter: reply.Err})
 				return
@@ -295,7 +283,7 @@ func (c *conn) readLoop() {
 			if reply.Response == nil && reply.Wait == nil {
 				continue
 			}
-			if !c.enqueue(pending{key: saslAuthenticateKey, reply: reply, raw: true, held: held}) {
+			if !c.enqueue(pending{key: saslAuthenticateKey, reply: reply, raw: true, mem: mem}) {
 				return
 			}
 			continue
@@ -303,7 +291,7 @@ func (c *conn) readLoop() {
 
 		h, body, err := parseRequest(frame)
 		if err != nil {
-			budget.release(held, nil)
+			mem.release(budget, nil)
 			c.log.Warn("invalid request; closing connection",
 				"key", h.key, "version", h.version, "correlation_id", h.correlationID, "err", err)
 			c.enqueue(pending{closeAfter: err})
@@ -329,7 +317,7 @@ func (c *conn) readLoop() {
 		reply := c.s.h.Serve(c.ctx, req)
 		rawNext = reply.SASLRaw
 		if reply.Err != nil {
-			budget.release(held, nil)
+			mem.release(budget, nil)
 			// The handler logs its own reasons (once, with the
 			// client address); this line is for tracing only.
 			c.log.Debug("handler failed; closing connection",
@@ -338,20 +326,22 @@ func (c *conn) readLoop() {
 				reply: Reply{Response: reply.Response}})
 			return
 		}
-		var carry int64
+		// A Produce frame's buffer may be reused once the handler is done
+		// with it; other requests may keep slices of their frame (SASL
+		// tokens, configs) past Serve: their bytes go back, never the
+		// buffer.
+		var keep []byte
 		if h.key == produceKey {
-			carry = done(reply)
-		} else if carry = held; reply.Wait == nil {
-			// Other requests may keep slices of their frame (SASL
-			// tokens, configs) past Serve: give the bytes back, never
-			// the buffer.
-			budget.release(held, nil)
-			carry = 0
+			keep = frame
+		}
+		if reply.Wait == nil {
+			mem.release(budget, keep)
+			keep = nil
 		}
 		if reply.Response == nil && reply.Wait == nil {
 			continue // acks=0: nothing to answer
 		}
-		if !c.enqueue(pending{key: h.key, version: h.version, correlationID: h.correlationID, reply: reply, held: carry}) {
+		if !c.enqueue(pending{key: h.key, version: h.version, correlationID: h.correlationID, reply: reply, mem: mem, frame: keep}) {
 			return
 		}
 	}
@@ -393,59 +383,185 @@ func (ci *ConnInfo) MutedFor() time.Duration {
 	return time.Duration(ci.c.mutedFor.Load())
 }
 
-// wholeAlloc is the largest frame whose buffer is allocated whole once
-// the frame is admitted.
-const wholeAlloc = 1 << 20
+// frameMem is what a frame holds of the Budget, given back once the
+// request has been handled.
+type frameMem struct {
+	small int64
+	h     *hold
+}
 
-// readFrame reads a frame of size bytes as they arrive: its first
-// firstChunk bytes (or all of a smaller frame) into a buffer of that size,
-// then, once the Budget admitted the frame's size, the rest into a buffer
-// that doubles as the bytes come in (from wholeAlloc), so a length prefix
-// that the client does not back with bytes costs no more than what it sent. It returns
-// the frame and the Budget charge to give back (also on error).
-func (c *conn) readFrame(br *bufio.Reader, size int) ([]byte, int64, error) {
-	first := make([]byte, min(size, firstChunk))
-	if _, err := io.ReadFull(br, first); err != nil {
-		return nil, 0, err
+// release gives the frame's memory back; keep is its buffer when it may be
+// reused (a Produce frame the handler no longer needs).
+func (m *frameMem) release(b *Budget, keep []byte) {
+	if m.h != nil {
+		if keep != nil && int64(cap(keep)) > smallFrame {
+			m.h.release(keep)
+		} else {
+			m.h.release(nil)
+		}
+	} else {
+		b.releaseSmall(m.small)
 	}
-	// Waiting for budget is not idleness: the deadline restarts after.
-	buf, held, err := c.s.budget.admit(c.ctx, c.s.closed, int64(size))
+	*m = frameMem{}
+}
+
+// budgetOwner is whom the connection's frames are charged to for fairness:
+// its principal once set (ConnInfo.SetBudgetOwner), else itself.
+func (c *conn) budgetOwner() any {
+	if p := c.owner.Load(); p != nil {
+		return *p
+	}
+	return c
+}
+
+// trustWithin: a connection whose large frame arrived whole within this
+// long gets a whole buffer for its next one straight away.
+const trustWithin = 250 * time.Millisecond
+
+// readFrame reads a frame of size bytes. A small one is read whole. A large
+// one takes no memory until its first bytes are in; then it takes a buffer
+// of its whole size when the kernel already holds most of it (or the
+// connection's last large frame arrived promptly), and otherwise grows its
+// buffer as bytes arrive (Budget). The frame must arrive within the request
+// read timeout, not counting time spent waiting for memory. The returned
+// frameMem is to be released (also on error).
+func (c *conn) readFrame(br *bufio.Reader, size int, raw bool) ([]byte, frameMem, error) {
+	budget := c.s.budget
+	start := time.Now()
+	deadline := start.Add(c.s.cfg.RequestReadTimeout)
+	c.nc.SetReadDeadline(deadline)
+	if size <= smallFrame {
+		budget.chargeSmall(int64(size))
+		mem := frameMem{small: int64(size)}
+		frame := make([]byte, size)
+		_, err := io.ReadFull(br, frame)
+		return frame, mem, c.bodyErr(err, size, 0)
+	}
+	h := budget.newHold(c.budgetOwner())
+	mem := frameMem{h: h}
+	// A length prefix with nothing behind it takes nothing: wait for the
+	// body's first bytes (they land in the read buffer).
+	head, err := br.Peek(min(size, readBufSize))
 	if err != nil {
-		return nil, 0, err
+		return nil, mem, c.bodyErr(err, size, br.Buffered())
 	}
-	c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.IdleTimeout))
-	if len(first) == size {
-		return first, held, nil
+	// A huge Produce frame's buffer is mapped outside the heap (mapFrame):
+	// its handler keeps none of its bytes, so it can be unmapped.
+	h.mapOK = !raw && int16(binary.BigEndian.Uint16(head)) == produceKey
+	alloc := func(n int64) []byte {
+		if h.mapOK && n > keepLarge {
+			if b, ok := mapFrame(int(n)); ok {
+				h.addMapped(b)
+				return b[:0]
+			}
+		}
+		return make([]byte, 0, n)
 	}
-	if buf != nil {
-		// A recycled buffer: the rest goes straight in.
-		n := copy(buf, first)
-		_, err := io.ReadFull(br, buf[n:])
-		return buf, held, err
+	whole := int64(bufCap(size))
+	here := br.Buffered() + queuedBytes(c.tcp)
+	full := c.trusted || here >= size/2
+	want := whole
+	if !full {
+		// Twice what is here: a body that stops now holds that much.
+		want = int64(min(size, max(growStart, roundUp(2*here, smallFrame))))
 	}
-	// Up to wholeAlloc the frame gets its buffer at once (one
-	// allocation, no copies: the common produce sizes); above it the
-	// buffer doubles as bytes arrive.
-	frame := make([]byte, len(first), min(size, max(wholeAlloc, 2*len(first))))
-	copy(frame, first)
+	var waited time.Duration
+	take := func(n int64, wantBuf bool) ([]byte, int64, error) {
+		t0 := time.Now()
+		buf, g, err := h.acquire(c.ctx, c.s.closed, n, whole, wantBuf)
+		if d := time.Since(t0); d > time.Millisecond {
+			// Waiting for memory is not the client's slowness.
+			waited += d
+			deadline = deadline.Add(d)
+			c.nc.SetReadDeadline(deadline)
+		}
+		return buf, g, err
+	}
+	buf, g, err := take(want, full)
+	if err != nil {
+		return nil, mem, err
+	}
+	if g >= whole {
+		full = true
+	}
+	if buf == nil {
+		buf = alloc(g)
+	}
+	if full {
+		h.readingWhole(c.evictStalled)
+	}
+	frame := buf[:0]
 	for len(frame) < size {
 		if len(frame) == cap(frame) {
-			nb := make([]byte, len(frame), min(size, 2*cap(frame)))
-			copy(nb, frame)
+			// Growth mode: once more bytes are in, the next buffer, or
+			// the whole one once most of the frame is here.
+			if _, err := br.Peek(1); err != nil {
+				return nil, mem, c.bodyErr(err, size, len(frame))
+			}
+			next := int64(min(size, 2*cap(frame)))
+			if len(frame)+br.Buffered()+queuedBytes(c.tcp) >= size/2 {
+				next = whole
+			}
+			nb, g, err := take(next, true)
+			if err != nil {
+				return nil, mem, err
+			}
+			if g >= whole && next != whole {
+				next = whole // overdrawn: the whole frame was granted
+			}
+			if nb == nil {
+				nb = alloc(g)
+			}
+			nb = append(nb, frame...)
+			h.outgrow(frame)
 			frame = nb
+			if next == whole {
+				h.readingWhole(c.evictStalled)
+			}
 		}
 		// bufio reads straight into a large destination when it holds
 		// nothing buffered, so this costs no extra copy.
-		n, err := br.Read(frame[len(frame):cap(frame)])
+		n, err := br.Read(frame[len(frame):min(size, cap(frame))])
 		frame = frame[:len(frame)+n]
+		if n > 0 {
+			h.lastRead.Store(time.Now().UnixNano())
+		}
 		if err != nil && len(frame) < size {
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			return nil, held, err
+			return nil, mem, c.bodyErr(err, size, len(frame))
 		}
 	}
-	return frame, held, nil
+	h.finish()
+	c.trusted = time.Since(start)-waited < trustWithin
+	return frame, mem, nil
+}
+
+// bodyErr logs a frame body that did not arrive in time.
+func (c *conn) bodyErr(err error, size, got int) error {
+	if err == nil {
+		return nil
+	}
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	if isTimeout(err) && !c.s.closing.Load() {
+		c.log.Warn("request body not received within the request read timeout; closing connection",
+			"size", size, "received", got, "timeout", c.s.cfg.RequestReadTimeout)
+	}
+	return err
+}
+
+// evictStalled closes the connection: its frame holds a whole buffer, has
+// received nothing for a while, and others are waiting for the memory. If
+// the kernel holds bytes for it, the client is not the one stalling (the
+// reader is slow to run), and the connection stays.
+func (c *conn) evictStalled() bool {
+	if queuedBytes(c.tcp) > 0 {
+		return false
+	}
+	c.log.Warn("request body stalled while others wait for request memory; closing connection",
+		"stalled_for", stallEvictAfter)
+	c.abort()
+	return true
 }
 
 // replyDone ends one request in flight. The connection counts as active
@@ -465,7 +581,7 @@ func (c *conn) enqueue(p pending) bool {
 		return true
 	case <-c.ctx.Done():
 		c.replyDone()
-		c.s.budget.release(p.held, nil)
+		p.mem.release(c.s.budget, nil)
 		release(p.reply.Response)
 		return false
 	}
@@ -517,7 +633,7 @@ func (c *conn) writeLoop() {
 			// an fsync wait.
 			flush()
 			r, err := p.reply.Wait()
-			c.s.budget.release(p.held, nil)
+			p.mem.release(c.s.budget, p.frame)
 			if err != nil {
 				c.replyDone()
 				release(r)
@@ -588,7 +704,7 @@ func (c *conn) drop(p pending) {
 	}
 	if p.reply.Wait != nil {
 		r, _ := p.reply.Wait()
-		c.s.budget.release(p.held, nil)
+		p.mem.release(c.s.budget, nil)
 		release(r)
 	}
 }
@@ -601,6 +717,11 @@ func release(r kmsg.Response) {
 
 // saslAuthenticateKey is the key a raw SASL token is presented as.
 const saslAuthenticateKey = 36
+
+// produceKey: a Produce frame's buffer is reused (or unmapped) once handled
+// (its handler copies the batches into the log and keeps nothing of the
+// request once Serve, or its Wait, returns).
+const produceKey = 0
 
 func isTimeout(err error) bool { return errors.Is(err, os.ErrDeadlineExceeded) }
 

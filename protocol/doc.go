@@ -11,15 +11,29 @@
 // is allocated; a frame over the cap, or with a negative length, is logged
 // and the connection closed, as Kafka does.
 //
-// A frame is read into memory as its bytes arrive, never at its declared
-// size up front: its first 64 KiB (or all of a smaller frame), then, once
-// admitted to the Budget (Kafka's queued.max.request.bytes, 100 MiB by
-// default, shared by the Servers of a broker), into a buffer that doubles
-// as bytes come. A frame that does not fit waits in arrival order; one
-// larger than the whole budget is admitted alone. The budget is given back
-// when the request has been handled (after Reply.Wait for a reply that has
-// one). Frame memory is thus bounded by the budget (or by the one frame
-// larger than it) plus 128 KiB per connection (read buffer, first chunk).
+// Frame memory is charged to a Budget (Kafka's queued.max.request.bytes,
+// 100 MiB by default, shared by the Servers of a broker) for what it
+// actually holds, never for what a length prefix claims. A frame of up to
+// 64 KiB is read whole and never waits, so ApiVersions, SASL, metadata,
+// heartbeats and commits are never queued behind large requests. A larger
+// frame takes nothing until its first 64 KiB have arrived; then it gets a
+// buffer of its whole size when most of it is already in the kernel's
+// receive queue (or its connection's last large frame arrived promptly),
+// and otherwise a buffer that grows as its bytes arrive, so a body that
+// stops arriving holds about twice what it sent. Requests that do not fit
+// wait, the connection or principal (ConnInfo.SetBudgetOwner) holding
+// least served first. When only frames still being read stand in the way,
+// the first waiter is let past the limit after 100 ms, one frame at a
+// time (half-read frames can never deadlock); a frame holding a whole
+// buffer that receives nothing for 5 s while others wait has its
+// connection closed; and every frame must arrive within
+// Config.RequestReadTimeout (30 s), time waiting for memory aside, or its
+// connection is closed with a log line. The charge is given back when the
+// request has been handled (after Reply.Wait for a reply that has one);
+// Produce buffers are reused, and those over 16 MiB live outside the Go
+// heap so that their memory goes back to the system when released. Frame
+// memory is thus bounded by the budget plus one frame, plus 64 KiB of read
+// buffer and one small frame per connection.
 //
 // A request frame starts with a header:
 //

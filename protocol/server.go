@@ -26,6 +26,9 @@ const (
 	// DefaultTLSHandshakeTimeout bounds a TLS handshake (capped by the
 	// idle timeout).
 	DefaultTLSHandshakeTimeout = 10 * time.Second
+	// DefaultRequestReadTimeout bounds how long a request's bytes may take
+	// to arrive once its length prefix has (Config.RequestReadTimeout).
+	DefaultRequestReadTimeout = 30 * time.Second
 )
 
 // Request is one decoded request.
@@ -108,6 +111,18 @@ func (ci *ConnInfo) OnClose(key any, fn func()) {
 func (ci *ConnInfo) SetAuthenticated() {
 	if ci.c != nil {
 		ci.c.authed.Store(true)
+	}
+}
+
+// SetBudgetOwner charges the connection's request frames to owner (the
+// authenticated principal) for the Budget's fairness: connections of one
+// principal share one fair share of request memory, so a principal cannot
+// open many connections to crowd others out. Unset, each connection is its
+// own owner.
+func (ci *ConnInfo) SetBudgetOwner(owner string) {
+	if ci.c != nil {
+		o := "principal:" + owner
+		ci.c.owner.Store(&o)
 	}
 }
 
@@ -213,6 +228,13 @@ type Config struct {
 	MaxRequestBytes int32
 	// IdleTimeout closes connections idle that long (default 10 min).
 	IdleTimeout time.Duration
+	// RequestReadTimeout is how long a request frame may take to arrive
+	// after its length prefix, not counting time spent waiting for the
+	// Budget (default DefaultRequestReadTimeout); a client that takes
+	// longer is logged and its connection closed, so a request whose body
+	// stops arriving holds its memory for a bounded time. Kafka has no
+	// such bound (it waits for connections.max.idle.ms).
+	RequestReadTimeout time.Duration
 	// MaxInFlight bounds the replies queued per connection (default 32).
 	MaxInFlight int
 	// Logger receives connection-level events; nil discards them.
@@ -307,6 +329,9 @@ func Listen(cfg Config, h Handler) (*Server, error) {
 	}
 	if cfg.MaxInFlight <= 0 {
 		cfg.MaxInFlight = DefaultMaxInFlight
+	}
+	if cfg.RequestReadTimeout <= 0 {
+		cfg.RequestReadTimeout = DefaultRequestReadTimeout
 	}
 	if cfg.TLSHandshakeTimeout <= 0 {
 		cfg.TLSHandshakeTimeout = min(DefaultTLSHandshakeTimeout, cfg.IdleTimeout)

@@ -33,7 +33,7 @@ func TestValidateCompressedRecordsFlag(t *testing.T) {
 		if s.validation.compressed != c.want {
 			t.Errorf("%q: %v, want %v", c.args, s.validation.compressed, c.want)
 		}
-		if len(s.validation.options()) != 2 {
+		if len(s.validation.options()) != 3 {
 			t.Errorf("%q: options", c.args)
 		}
 	}

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package protocol
+
+func mapFrame(n int) ([]byte, bool) { return nil, false }
+
+func unmapFrame([]byte) {}
