@@ -676,3 +676,26 @@ func TestShareReadCommitted(t *testing.T) {
 		t.Fatalf("after commit, read_committed acquired %v", more)
 	}
 }
+
+// A closing consumer sends its last acknowledgements (epoch -1) and its
+// leave at once; a leave that arrives first keeps the session, so those
+// acknowledgements still apply (as with Kafka, whose coordinator releases
+// the session only once the leave is written). Meanwhile the session
+// takes nothing but its close.
+func TestShareAcksAfterLeave(t *testing.T) {
+	b := newTestBroker(t)
+	id := shareSetup(t, b, "t", "g", 4)
+	wantShareCode(t, "join", shareHB(t, b, 1, "g", member1, 0, "t").ErrorCode, nil)
+	if ar := acquired(shareFetch(t, b, 1, "g", member1, 0, id)); len(ar) != 1 || ar[0].LastOffset != 3 {
+		t.Fatalf("acquired %+v", ar)
+	}
+	wantShareCode(t, "leave", shareHB(t, b, 1, "g", member1, -1).ErrorCode, nil)
+	wantShareCode(t, "fetch after leave", shareFetch(t, b, 1, "g", member1, 1, id).ErrorCode, kerr.ShareSessionNotFound)
+	r := shareAck(t, b, 1, "g", member1, -1, id, ack{0, 3, 1})
+	wantShareCode(t, "closing ack", r.ErrorCode, nil)
+	wantShareCode(t, "closing ack partition", r.Topics[0].Partitions[0].ErrorCode, nil)
+	if spso := describeSPSO(t, b, "g", "t"); spso != 4 {
+		t.Fatalf("SPSO %d after the closing acks, want 4", spso)
+	}
+	wantShareCode(t, "session closed", shareAck(t, b, 1, "g", member1, -1, id, ack{0, 0, 1}).ErrorCode, kerr.ShareSessionNotFound)
+}

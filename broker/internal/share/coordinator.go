@@ -99,6 +99,7 @@ type member struct {
 type session struct {
 	epoch int32 // the epoch the next request must carry
 	parts map[tp]struct{}
+	left  bool // its member left the group: only its close is accepted
 }
 
 type group struct {

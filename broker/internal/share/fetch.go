@@ -79,6 +79,8 @@ func (c *Coordinator) ackLocked(g *group, member string, id [16]byte, p int32, b
 func (g *group) sessionFor(member string, epoch int32) (*session, int16) {
 	s := g.sessions[member]
 	switch {
+	case s != nil && s.left && epoch > 0:
+		return nil, kerr.ShareSessionNotFound.Code
 	case epoch == 0:
 		s = &session{epoch: 0, parts: map[tp]struct{}{}}
 		g.sessions[member] = s
@@ -232,6 +234,9 @@ func (c *Coordinator) StartFetch(r *kmsg.ShareFetchRequest) *Fetch {
 	defer c.mu.Unlock()
 	f.resp.AcquisitionLockTimeoutMillis = int32(c.lockDuration(group).Milliseconds())
 	g := c.getOrCreate(group)
+	if old := g.sessions[memberID]; old != nil && old.left && r.ShareSessionEpoch == 0 {
+		c.closeSession(g, memberID, old) // what the member held before it left
+	}
 	s, code := g.sessionFor(memberID, r.ShareSessionEpoch)
 	if code != 0 {
 		f.resp.ErrorCode, f.Done = code, true

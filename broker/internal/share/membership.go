@@ -47,7 +47,7 @@ func (c *Coordinator) Heartbeat(cl Client, r *kmsg.ShareGroupHeartbeatRequest) *
 		if g == nil || g.members[r.MemberID] == nil {
 			return fail(kerr.UnknownMemberID, "")
 		}
-		c.removeMember(g, r.MemberID)
+		c.leaveMember(g, r.MemberID)
 		c.signal()
 		resp.MemberID, resp.MemberEpoch = &r.MemberID, -1
 		return resp
@@ -181,14 +181,44 @@ func assignmentsEqual(a, b map[string]map[[16]byte][]int32) bool {
 	return true
 }
 
+// leaveMember serves a member's leave (epoch -1). A consumer that closes
+// sends its last acknowledgements (epoch -1 on its share session) and the
+// leave at once, on two connections; Kafka's coordinator releases the
+// session only after the leave is written, so the acknowledgements come
+// first there. Here the leave keeps an open session and the member's
+// locks until that session ends (its epoch -1 request, its connection's
+// close, or the locks' expiry), so the last acknowledgements apply
+// rather than fail with SHARE_SESSION_NOT_FOUND. The session accepts
+// nothing but its close meanwhile.
+func (c *Coordinator) leaveMember(g *group, id string) {
+	s := g.sessions[id]
+	if s == nil {
+		c.removeMember(g, id)
+		return
+	}
+	s.left = true
+	c.dropMember(g, id, s)
+}
+
 // removeMember drops a member, its sessions and its locks.
-func (c *Coordinator) removeMember(g *group, id string) {
+func (c *Coordinator) removeMember(g *group, id string) { c.dropMember(g, id, nil) }
+
+// dropMember drops a member and its locks, but for those in the
+// partitions of the session kept (a leaving member's, see leaveMember).
+func (c *Coordinator) dropMember(g *group, id string, kept *session) {
 	delete(g.members, id)
-	delete(g.sessions, id)
+	if kept == nil {
+		delete(g.sessions, id)
+	}
 	delete(g.assignment, id)
 	g.epoch++
 	var dirty []*partition
 	for _, sp := range g.parts {
+		if kept != nil {
+			if _, held := kept.parts[tp{sp.id, sp.p}]; held {
+				continue
+			}
+		}
 		if sp.releaseOwner(id, c.deliveryLimit(g.name)) {
 			dirty = append(dirty, sp)
 		}
