@@ -181,8 +181,8 @@ func (b *Budget) newHold(owner any) *hold {
 	return h
 }
 
-// acquire charges n more bytes to h, waiting for room. wantBuf: n is the
-// frame's whole buffer, so a cached buffer of capacity n to 2n may be
+// acquire charges n more bytes to h, waiting for room. wantBuf: n is a
+// frame buffer, so the smallest cached buffer of capacity n or more may be
 // handed over instead (then the charge is its capacity). whole is the
 // frame's whole buffer, granted instead of n when the waiter overdraws.
 // The bytes granted are charged to h even when an error is returned.
@@ -238,20 +238,25 @@ func (h *hold) acquire(ctx context.Context, stop <-chan struct{}, n, whole int64
 // charged already).
 func (b *Budget) tryLocked(h *hold, n int64, wantBuf, mapOK bool) ([]byte, int64, bool) {
 	if wantBuf {
+		// The smallest cached buffer that holds n: it is charged
+		// already, so taking it costs no room.
+		best := -1
 		for i, c := range b.cached {
-			if c := int64(cap(c.buf)); c >= n && c <= 2*n {
-				buf := b.cached[i].buf
-				if b.cached[i].mapped {
-					if !mapOK {
-						continue
-					}
-					h.mapped = append(h.mapped, buf)
-				}
-				b.cached = append(b.cached[:i], b.cached[i+1:]...)
-				h.charged += c
-				b.owners[h.owner] += c
-				return buf[:0], c, true
+			if c := cap(c.buf); int64(c) >= n && (best < 0 || c < cap(b.cached[best].buf)) &&
+				(!b.cached[i].mapped || mapOK) {
+				best = i
 			}
+		}
+		if best >= 0 {
+			c := b.cached[best]
+			b.cached = append(b.cached[:best], b.cached[best+1:]...)
+			if c.mapped {
+				h.mapped = append(h.mapped, c.buf)
+			}
+			n := int64(cap(c.buf))
+			h.charged += n
+			b.owners[h.owner] += n
+			return c.buf[:0], n, true
 		}
 	}
 	// Cached buffers are the first to go when a frame needs the room.

@@ -152,7 +152,11 @@ func (c *conn) handshake(tc *tls.Conn) bool {
 		if isEOF(err) {
 			level = slog.LevelDebug
 		}
-		c.log.Log(context.Background(), level, "TLS handshake failed; closing connection", "err", err)
+		if level == slog.LevelDebug {
+			c.log.Debug("TLS handshake failed; closing connection", "err", err)
+		} else {
+			c.warnClient("TLS handshake failed; closing connection", "err", err)
+		}
 		return false
 	}
 	tc.SetDeadline(time.Time{})
@@ -250,7 +254,7 @@ func (c *conn) readLoop() {
 		if size < 0 || size > maxSize {
 			// Kafka's InvalidReceiveException: log and close, never
 			// allocate what the client claims.
-			c.log.Warn("request frame size invalid or over the cap; closing connection",
+			c.warnClient("request frame size invalid or over the cap; closing connection",
 				"size", size, "max", maxSize, "authenticated", c.authed.Load())
 			return
 		}
@@ -292,7 +296,7 @@ func (c *conn) readLoop() {
 		h, body, err := parseRequest(frame)
 		if err != nil {
 			mem.release(budget, nil)
-			c.log.Warn("invalid request; closing connection",
+			c.warnClient("invalid request; closing connection",
 				"key", h.key, "version", h.version, "correlation_id", h.correlationID, "err", err)
 			c.enqueue(pending{closeAfter: err})
 			return
@@ -544,7 +548,7 @@ func (c *conn) bodyErr(err error, size, got int) error {
 		err = io.ErrUnexpectedEOF
 	}
 	if isTimeout(err) && !c.s.closing.Load() {
-		c.log.Warn("request body not received within the request read timeout; closing connection",
+		c.warnClient("request body not received within the request read timeout; closing connection",
 			"size", size, "received", got, "timeout", c.s.cfg.RequestReadTimeout)
 	}
 	return err
@@ -558,10 +562,17 @@ func (c *conn) evictStalled() bool {
 	if queuedBytes(c.tcp) > 0 {
 		return false
 	}
-	c.log.Warn("request body stalled while others wait for request memory; closing connection",
+	c.warnClient("request body stalled while others wait for request memory; closing connection",
 		"stalled_for", stallEvictAfter)
 	c.abort()
 	return true
+}
+
+// warnClient logs a warning a client caused (a bad frame, a stall, a
+// failed handshake): the first of a kind at once, then a count per
+// interval, so a flood of bad requests costs a few lines (ratelog).
+func (c *conn) warnClient(msg string, args ...any) {
+	c.s.clientLog.Warn(msg, append([]any{"conn", c.info.ID, "remote", c.info.Remote.String()}, args...)...)
 }
 
 // replyDone ends one request in flight. The connection counts as active
@@ -594,7 +605,7 @@ func (c *conn) writeLoop() {
 	failed := false
 	fail := func(msg string, args ...any) {
 		if !failed && c.ctx.Err() == nil {
-			c.log.Warn(msg, args...)
+			c.warnClient(msg, args...)
 		}
 		failed = true
 		c.abort()

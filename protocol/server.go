@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minikafka/minikafka/internal/ratelog"
 )
 
 // Defaults for Config fields left zero.
@@ -300,6 +302,8 @@ type Server struct {
 	rebound chan struct{}
 	// budget is cfg.Budget or this Server's own.
 	budget *Budget
+	// clientLog rate-limits the warnings clients can cause.
+	clientLog *ratelog.Limiter
 
 	nextID   atomic.Uint64
 	closing  atomic.Bool
@@ -352,15 +356,16 @@ func Listen(cfg Config, h Handler) (*Server, error) {
 		budget = NewBudget(0)
 	}
 	return &Server{
-		cfg:     cfg,
-		h:       h,
-		ln:      ln,
-		lnAddr:  ln.Addr(),
-		rebound: make(chan struct{}),
-		log:     log,
-		budget:  budget,
-		conns:   make(map[*conn]struct{}),
-		closed:  make(chan struct{}),
+		cfg:       cfg,
+		h:         h,
+		ln:        ln,
+		lnAddr:    ln.Addr(),
+		rebound:   make(chan struct{}),
+		log:       log,
+		budget:    budget,
+		clientLog: ratelog.New(log, 0),
+		conns:     make(map[*conn]struct{}),
+		closed:    make(chan struct{}),
 	}, nil
 }
 
@@ -513,6 +518,7 @@ func (s *Server) Close(ctx context.Context) error {
 			<-done
 		}
 		s.serving.Wait()
+		s.clientLog.Close()
 	})
 	return s.closeErr
 }
