@@ -200,15 +200,16 @@ func xxhRound(v, in uint32) uint32 {
 // stripes consumes the whole 16-byte stripes of b and returns the rest.
 func (x *xxh32) stripes(b []byte) []byte {
 	v1, v2, v3, v4 := x.v[0], x.v[1], x.v[2], x.v[3]
-	for ; len(b) >= 16; b = b[16:] {
-		s := b[:16]
-		v1 = xxhRound(v1, binary.LittleEndian.Uint32(s[0:]))
-		v2 = xxhRound(v2, binary.LittleEndian.Uint32(s[4:]))
-		v3 = xxhRound(v3, binary.LittleEndian.Uint32(s[8:]))
-		v4 = xxhRound(v4, binary.LittleEndian.Uint32(s[12:]))
+	n := len(b) &^ 15
+	for i := 0; i < n; i += 16 {
+		s := (*[16]byte)(b[i : i+16])
+		v1 = xxhRound(v1, binary.LittleEndian.Uint32(s[0:4]))
+		v2 = xxhRound(v2, binary.LittleEndian.Uint32(s[4:8]))
+		v3 = xxhRound(v3, binary.LittleEndian.Uint32(s[8:12]))
+		v4 = xxhRound(v4, binary.LittleEndian.Uint32(s[12:16]))
 	}
 	x.v = [4]uint32{v1, v2, v3, v4}
-	return b
+	return b[n:]
 }
 
 func (x *xxh32) update(b []byte) {
