@@ -16,11 +16,14 @@ import (
 // Streaming validation. A Scanner walks the records of a batch as Kafka's
 // skipKeyValueIterator does: it decodes each record's fixed fields and the
 // lengths of its key, value and headers, and skips the bytes themselves,
-// reading the decompressed stream through a small buffer instead of
-// inflating the batch. What a compressed batch costs in memory is then the
-// codec's own state (a gzip window, an lz4 block, a zstd window of at most
-// scanZstdWindow, a snappy back-reference window of at most
-// snappyMaxWindow) plus scanBufSize, whatever the batch inflates to.
+// walking the decoder's output where it lies (an lz4 block, a snappy
+// block or window) or read through a small buffer (gzip, zstd) instead of
+// inflating the batch; only a field split between two runs of output is
+// copied. What a compressed batch costs in memory is then the codec's own
+// state (a gzip window, an lz4 block of at most 4 MiB, a zstd window of at
+// most scanZstdWindow, a snappy back-reference window of at most
+// snappyMaxWindow) plus scanBufSize, whatever the batch inflates to, and
+// each slot keeps that state for its next batch.
 //
 // Errors: a body the codec cannot decode (bad stream, truncated stream,
 // failed checksum) is ErrCorrupt; records that do not parse, fewer records
@@ -48,7 +51,7 @@ type RecordInfo struct {
 
 // ScanPool bounds how many batches are decompressed at once, and so the
 // memory decompression can hold across the process: each scan holds one
-// slot (a read buffer, plus a decoder from the pools below) while it runs.
+// slot (a read buffer and the slot's decoders) while it runs.
 type ScanPool struct {
 	slots chan *Scanner
 }
