@@ -179,8 +179,10 @@ func TestDiskFullEveryWritingAPI(t *testing.T) {
 	if _, err := r.adm.FetchOffsets(ctx, "g"); err != nil {
 		t.Fatal(err)
 	}
-	if c := commit("g", 5); c != 0 {
-		t.Fatal(kerr.ErrorForCode(c))
+	for _, g := range []string{"g", "gd", "gx"} {
+		if c := commit(g, 5); c != 0 {
+			t.Fatal(kerr.ErrorForCode(c))
+		}
 	}
 	txcl, err := kgo.NewClient(kgo.SeedBrokers(r.b.Addr()), kgo.TransactionalID("tx-1"), kgo.ProducerLinger(0))
 	if err != nil {
@@ -275,6 +277,26 @@ func TestDiskFullEveryWritingAPI(t *testing.T) {
 	if resp, err := r.adm.CommitOffsets(ctx, "g", kadm.OffsetsFromRecords(kgo.Record{Topic: "data", Partition: 0, Offset: 8})); err == nil && resp.Error() == nil {
 		t.Error("kadm CommitOffsets on a full disk: no error")
 	}
+	offsetDelete := func() int16 {
+		req := kmsg.NewPtrOffsetDeleteRequest()
+		req.Group = "gd"
+		rt := kmsg.NewOffsetDeleteRequestTopic()
+		rt.Topic = "data"
+		rt.Partitions = []kmsg.OffsetDeleteRequestTopicPartition{{Partition: 0}}
+		req.Topics = append(req.Topics, rt)
+		resp := r.req(req).(*kmsg.OffsetDeleteResponse)
+		if resp.ErrorCode != 0 {
+			return resp.ErrorCode
+		}
+		return resp.Topics[0].Partitions[0].ErrorCode
+	}
+	r.failsWith("OffsetDelete", kerr.NotCoordinator, offsetDelete)
+	deleteGroup := func() int16 {
+		req := kmsg.NewPtrDeleteGroupsRequest()
+		req.Groups = []string{"gx"}
+		return r.req(req).(*kmsg.DeleteGroupsResponse).Groups[0].ErrorCode
+	}
+	r.failsWith("DeleteGroups", kerr.NotCoordinator, deleteGroup)
 	txnCommit := func() int16 {
 		req := kmsg.NewPtrTxnOffsetCommitRequest()
 		req.Version = 3
@@ -430,6 +452,8 @@ func TestDiskFullEveryWritingAPI(t *testing.T) {
 	})
 	r.succeeds("CreatePartitions", createPartitions)
 	r.succeeds("OffsetCommit", func() int16 { return commit("g", 9) })
+	r.succeeds("OffsetDelete", offsetDelete)
+	r.succeeds("DeleteGroups", deleteGroup)
 	r.succeeds("TxnOffsetCommit", txnCommit)
 	r.succeeds("CreateAcls", func() int16 { return createACL("User:new") })
 	r.succeeds("DeleteAcls", func() int16 {
@@ -492,6 +516,15 @@ func TestDiskFullEveryWritingAPI(t *testing.T) {
 		}
 		if o, ok := offs.Lookup("data", 0); !ok || o.At != want {
 			t.Errorf("group %s: committed offset %v after a restart, want %d", group, o.At, want)
+		}
+	}
+	for _, group := range []string{"gd", "gx"} {
+		offs, err := r.adm.FetchOffsets(ctx, group)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o, ok := offs.Lookup("data", 0); ok && o.At >= 0 {
+			t.Errorf("group %s: offset %d after a restart, deleted before it", group, o.At)
 		}
 	}
 	acls, err := r.adm.DescribeACLs(ctx, kadm.NewACLs().AnyResource().ResourcePatternType(kadm.ACLPatternAny).Allow().Deny().AllowHosts().DenyHosts().Operations(kadm.OpAny))

@@ -156,6 +156,7 @@ func (c *Coordinator) DeleteGroup(name string) int16 {
 	}
 	if hasOffsets {
 		if err := c.store.DeleteGroup(name); err != nil {
+			c.log.Error("deleting group's committed offsets", "group", name, "err", err)
 			return storeErrCode(err)
 		}
 	}

@@ -339,6 +339,7 @@ func (c *Coordinator) OffsetDelete(r *kmsg.OffsetDeleteRequest) *kmsg.OffsetDele
 		resp.Topics = append(resp.Topics, rt)
 	}
 	if err := c.store.DeleteOffsets(r.Group, del); err != nil {
+		c.log.Error("deleting committed offsets", "group", r.Group, "err", err)
 		resp.ErrorCode = storeErrCode(err)
 	}
 	return resp
