@@ -22,6 +22,11 @@ type Config struct {
 	// produce and latency runs, alternating with the two above, so a
 	// change is measured against its base under the same load.
 	Others []NamedCmd
+	// Kafka, when set, is Apache Kafka (scripts/kafka-broker.sh) run in the
+	// produce-*, latency and consume runs too, after KafkaWarmup bytes
+	// produced once per start (kafka.go).
+	Kafka       Cmd
+	KafkaWarmup int64
 
 	Scenarios    []string // names from AllScenarios, or "all"
 	Runs         int      // runs per broker per scenario (medians over these)
@@ -63,6 +68,7 @@ type runner struct {
 	// scenario runs them (withOthers); otherRuns their samples from the
 	// last alternate, by index.
 	withOthers bool
+	withKafka  bool // the scenario runs Config.Kafka too
 	others     []*proc
 	otherRuns  [][]sample
 }
@@ -101,6 +107,7 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 		first := len(r.rows)
 		fmt.Fprintf(cfg.Log, "== %s (load average %s)\n", s, load)
 		r.withOthers = strings.HasPrefix(s, "produce-") || s == "latency"
+		r.withKafka = r.cfg.Kafka.Path != "" && (r.withOthers || s == "consume")
 		t0 := time.Now()
 		var err error
 		switch s {
@@ -170,6 +177,17 @@ func (r *runner) pair(ctx context.Context, always bool) (mk, kf *proc, cleanup f
 			}
 			r.others = append(r.others, p)
 		}
+	}
+	if r.withKafka {
+		p, err := r.startKafka(ctx, root, always)
+		if err != nil {
+			mk.stop()
+			for _, q := range r.others {
+				q.stop()
+			}
+			return nil, nil, nil, err
+		}
+		r.others = append(r.others, p)
 	}
 	r.mkStart = append(r.mkStart, msf(mk.startup))
 	var kargs []string
@@ -346,8 +364,8 @@ func (r *runner) consume(ctx context.Context) error {
 	if err1 != nil || err2 != nil {
 		return fmt.Errorf("rss: %v %v", err1, err2)
 	}
-	r.rows = append(r.rows, Row{Scenario: "rss", Metric: "idle RSS after start", Minikafka: mib(idleMk), Kfake: mib(idleKf), Ratio: ratio(float64(idleMk), float64(idleKf)), Target: "≤ 20 MiB"})
-	for _, p := range []*proc{mk, kf} {
+	r.rows = append(r.rows, Row{Scenario: "rss", Metric: "idle RSS after start", Minikafka: mib(idleMk), Kfake: mib(idleKf), Ratio: ratio(float64(idleMk), float64(idleKf)), Target: "≤ 20 MiB", Others: r.othersRSS()})
+	for _, p := range append([]*proc{mk, kf}, r.others...) {
 		fmt.Fprintf(r.cfg.Log, "   %-9s filling %s of 1 KiB records\n", p.name, sizeDesc)
 		if err := fill(ctx, p, "data", n, size); err != nil {
 			return fmt.Errorf("%s fill: %w", p.name, err)
@@ -358,7 +376,7 @@ func (r *runner) consume(ctx context.Context) error {
 	if err1 != nil || err2 != nil {
 		return fmt.Errorf("rss: %v %v", err1, err2)
 	}
-	r.rows = append(r.rows, Row{Scenario: "rss", Metric: "RSS after " + sizeDesc + " produced", Minikafka: mib(rssMk), Kfake: mib(rssKf), Ratio: ratio(float64(rssMk), float64(rssKf)), Target: "≤ 150 MiB (after 1 GiB)"})
+	r.rows = append(r.rows, Row{Scenario: "rss", Metric: "RSS after " + sizeDesc + " produced", Minikafka: mib(rssMk), Kfake: mib(rssKf), Ratio: ratio(float64(rssMk), float64(rssKf)), Target: "≤ 150 MiB (after 1 GiB)", Others: r.othersRSS()})
 	mks, kfs, err := r.alternate(mk, kf, func(p *proc, _ string) (sample, error) {
 		return runConsume(ctx, p, "data", n, n*size)
 	})
@@ -435,7 +453,7 @@ func (r *runner) latency(ctx context.Context) error {
 		}
 		var others []string
 		for j, ss := range r.otherRuns {
-			others = append(others, names[j]+": "+lat(ss))
+			others = append(others, fmt.Sprintf("%s: %s, %.2f CPU-s/GiB", names[j], lat(ss), median(cpus(ss))))
 		}
 		r.rows = append(r.rows, Row{Scenario: "latency", Others: strings.Join(others, "; "),
 			Metric:    fmt.Sprintf("end-to-end p50 / p99 / p999 ms, %d rec/s of 1 KiB for %s, durability %s", r.cfg.LatencyRate, r.cfg.LatencyFor, mode),
@@ -514,7 +532,7 @@ func Table(rows []Row) string {
 		others = others || r.Others != ""
 	}
 	if others {
-		b.WriteString("| scenario (load avg at its start) | metric | minikafka | kfake | ratio mk/kfake | broker CPU-s/GiB mk / kfake | other minikafka builds, same runs | issue target (minikafka) |\n")
+		b.WriteString("| scenario (load avg at its start) | metric | minikafka | kfake | ratio mk/kfake | broker CPU-s/GiB mk / kfake | other brokers (older builds, Apache Kafka), same runs | issue target (minikafka) |\n")
 		b.WriteString("|---|---|---|---|---|---|---|---|\n")
 	} else {
 		b.WriteString("| scenario (load avg at its start) | metric | minikafka | kfake | ratio mk/kfake | broker CPU-s/GiB mk / kfake | issue target (minikafka) |\n")

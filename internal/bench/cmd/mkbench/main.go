@@ -47,19 +47,21 @@ func main() {
 		others = append(others, bench.NamedCmd{Name: name, Cmd: bench.Cmd{Path: path}})
 		return nil
 	})
+	kafka := flag.String("kafka", "", "also race Apache Kafka: a `script` taking PORT DATA_DIR CONTROLLER_PORT [key=value...] (scripts/kafka-broker.sh) in the produce-*, latency and consume runs")
+	kafkaWarmMiB := flag.Int64("kafka-warmup-mib", 64, "MiB produced to Apache Kafka after each start, not measured (JVM warm-up)")
 	out := flag.String("o", "", "also write the markdown table to this `file`")
 	quiet := flag.Bool("q", false, "no per-run progress on stderr")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, *scenario, *runs, *produceMiB, *consumeMiB, *latRate, *latFor, *dir, *mkBin, *kfBin, mkArgs, others, *out, *quiet); err != nil {
+	if err := run(ctx, *scenario, *runs, *produceMiB, *consumeMiB, *latRate, *latFor, *dir, *mkBin, *kfBin, mkArgs, others, *kafka, *kafkaWarmMiB, *out, *quiet); err != nil {
 		fmt.Fprintf(os.Stderr, "mkbench: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, scenario string, runs int, produceMiB, consumeMiB int64, latRate int, latFor time.Duration, dir, mkBin, kfBin string, mkArgs []string, others []bench.NamedCmd, out string, quiet bool) error {
+func run(ctx context.Context, scenario string, runs int, produceMiB, consumeMiB int64, latRate int, latFor time.Duration, dir, mkBin, kfBin string, mkArgs []string, others []bench.NamedCmd, kafka string, kafkaWarmMiB int64, out string, quiet bool) error {
 	tmp, err := os.MkdirTemp(dir, "mkbench-")
 	if err != nil {
 		return err
@@ -87,6 +89,8 @@ func run(ctx context.Context, scenario string, runs int, produceMiB, consumeMiB 
 		Minikafka:    bench.Cmd{Path: mkBin, Args: mkArgs},
 		Kfake:        bench.Cmd{Path: kfBin},
 		Others:       others,
+		Kafka:        bench.Cmd{Path: kafka},
+		KafkaWarmup:  kafkaWarmMiB << 20,
 		Scenarios:    strings.Split(scenario, ","),
 		Runs:         runs,
 		ProduceBytes: produceMiB << 20,
