@@ -23,6 +23,7 @@ package broker
 
 import (
 	"context"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -41,8 +42,22 @@ func (b *Broker) handleTxnOffsetCommit(_ context.Context, req *protocol.Request)
 	if code == 0 {
 		ts, code = b.txns.lookup(r.TransactionalID, r.ProducerID, r.ProducerEpoch, 28, req.Version)
 	}
+	// What the transaction held before: a write that fails (a full disk)
+	// leaves it so, as Kafka drops the pending offsets of a failed append.
+	type staged struct {
+		tp  tpName
+		o   groupstore.Offset
+		had bool
+	}
+	var (
+		prev                   []staged
+		hadGroup               bool
+		prevState              txnStateKind
+		prevStart, prevUpdated time.Time
+	)
 	if ts != nil {
 		defer ts.mu.Unlock()
+		hadGroup, prevState, prevStart, prevUpdated = ts.groups[r.Group], ts.state, ts.start, ts.updated
 		if !ts.groups[r.Group] || ts.state != txnOngoing {
 			if req.Version < 5 || (ts.state != txnOngoing && ts.state != txnEmpty && ts.state != txnCompleteCommit && ts.state != txnCompleteAbort) {
 				code = kerr.InvalidTxnState.Code
@@ -73,7 +88,10 @@ func (b *Broker) handleTxnOffsetCommit(_ context.Context, req *protocol.Request)
 				if ts.offsets[r.Group] == nil {
 					ts.offsets[r.Group] = map[tpName]groupstore.Offset{}
 				}
-				ts.offsets[r.Group][tpName{ct.Name, rp.Partition}] = o
+				tp := tpName{ct.Name, rp.Partition}
+				old, had := ts.offsets[r.Group][tp]
+				prev = append(prev, staged{tp, old, had})
+				ts.offsets[r.Group][tp] = o
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}
@@ -84,6 +102,22 @@ func (b *Broker) handleTxnOffsetCommit(_ context.Context, req *protocol.Request)
 		ts.updated = b.now()
 		if err := b.txns.persist(ts, true); err != nil {
 			b.log.Error("txn offset commit", "transactional_id", r.TransactionalID, "err", err)
+			b.txns.setPending(ts, false)
+			for i := len(prev) - 1; i >= 0; i-- {
+				if p := prev[i]; p.had {
+					ts.offsets[r.Group][p.tp] = p.o
+				} else {
+					delete(ts.offsets[r.Group], p.tp)
+				}
+			}
+			if len(ts.offsets[r.Group]) == 0 {
+				delete(ts.offsets, r.Group)
+			}
+			if !hadGroup {
+				delete(ts.groups, r.Group)
+			}
+			ts.state, ts.start, ts.updated = prevState, prevStart, prevUpdated
+			b.txns.setPending(ts, true)
 			for i := range resp.Topics {
 				for j := range resp.Topics[i].Partitions {
 					if resp.Topics[i].Partitions[j].ErrorCode == 0 {

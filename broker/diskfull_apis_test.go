@@ -273,3 +273,56 @@ func TestDiskFullTxnAddsAreWrittenOnRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A TxnOffsetCommit refused on a full disk stages nothing: the
+// transaction's commit does not carry the refused offset (Kafka drops the
+// pending offsets of a failed append), and OffsetFetch with require_stable
+// does not wait on it.
+func TestDiskFullTxnOffsetCommitStagesNothing(t *testing.T) {
+	var full atomic.Bool
+	inj := vfs.InjectorFunc(func(op vfs.Op, p string, n int) (int, error) {
+		if full.Load() && op == vfs.OpWrite {
+			return 0, syscall.ENOSPC
+		}
+		return n, nil
+	})
+	b := newTestBroker(t, func(c *Config) { c.FS = vfs.NewFaultFS(vfs.NewMem(), inj) })
+	createTopic(t, b, "t", 1)
+	ip := kmsg.NewPtrInitProducerIDRequest()
+	ip.TransactionalID, ip.TransactionTimeoutMillis = kmsg.StringPtr("tx"), 60000
+	ipr := serve(t, b, ip).(*kmsg.InitProducerIDResponse)
+	ao := kmsg.NewPtrAddOffsetsToTxnRequest()
+	ao.Version = 3
+	ao.TransactionalID, ao.ProducerID, ao.ProducerEpoch, ao.Group = "tx", ipr.ProducerID, ipr.ProducerEpoch, "g"
+	if c := serve(t, b, ao).(*kmsg.AddOffsetsToTxnResponse).ErrorCode; c != 0 {
+		t.Fatal(kerr.ErrorForCode(c))
+	}
+	full.Store(true)
+	tc := kmsg.NewPtrTxnOffsetCommitRequest()
+	tc.Version = 3
+	tc.TransactionalID, tc.Group, tc.ProducerID, tc.ProducerEpoch, tc.Generation = "tx", "g", ipr.ProducerID, ipr.ProducerEpoch, -1
+	tc.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: 0, Offset: 7}}}}
+	if c := serve(t, b, tc).(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions[0].ErrorCode; c != kerr.NotCoordinator.Code {
+		t.Fatalf("TxnOffsetCommit on a full disk: %v, want NOT_COORDINATOR", kerr.ErrorForCode(c))
+	}
+	full.Store(false)
+	fetch := func() (int64, int16) {
+		r := kmsg.NewPtrOffsetFetchRequest()
+		r.Version, r.Group, r.RequireStable = 7, "g", true
+		r.Topics = []kmsg.OffsetFetchRequestTopic{{Topic: "t", Partitions: []int32{0}}}
+		p := serve(t, b, r).(*kmsg.OffsetFetchResponse).Topics[0].Partitions[0]
+		return p.Offset, p.ErrorCode
+	}
+	if off, c := fetch(); c != 0 || off != -1 {
+		t.Fatalf("OffsetFetch (require_stable) after the refused commit: offset %d, %v; want -1 and no error", off, kerr.ErrorForCode(c))
+	}
+	et := kmsg.NewPtrEndTxnRequest()
+	et.Version = 3
+	et.TransactionalID, et.ProducerID, et.ProducerEpoch, et.Commit = "tx", ipr.ProducerID, ipr.ProducerEpoch, true
+	if c := serve(t, b, et).(*kmsg.EndTxnResponse).ErrorCode; c != 0 {
+		t.Fatal(kerr.ErrorForCode(c))
+	}
+	if off, c := fetch(); c != 0 || off != -1 {
+		t.Fatalf("after the commit: offset %d, %v; want -1 (the refused offset never committed)", off, kerr.ErrorForCode(c))
+	}
+}
