@@ -44,6 +44,10 @@ func main() {
 		if !ok || name == "" || path == "" {
 			return fmt.Errorf("want name=binary, got %q", v)
 		}
+		// The name goes into topic names: Kafka's legal characters only.
+		if strings.Trim(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != "" {
+			return fmt.Errorf("name %q: only letters, digits, '.', '_' and '-' (it goes into topic names)", name)
+		}
 		others = append(others, bench.NamedCmd{Name: name, Cmd: bench.Cmd{Path: path}})
 		return nil
 	})
