@@ -13,7 +13,10 @@ cd "$(dirname "$0")"
 # Debian's python3 packages land in /usr/bin/python3's dist-packages; the tests
 # run that interpreter, not whatever python3 is first on PATH.
 # chromium: the console's browser tests (internal/console/browser_test.go).
-debs=(kcat python3-confluent-kafka python3-kafka python3-pytest python3-snappy python3-lz4 python3-zstandard nodejs npm chromium)
+# build-essential, libssl-dev, zlib1g-dev, libzstd-dev: building librdkafka
+# and its test runner for librdkafka_suite.sh.
+debs=(kcat python3-confluent-kafka python3-kafka python3-pytest python3-snappy python3-lz4 python3-zstandard nodejs npm chromium
+  build-essential libssl-dev zlib1g-dev libzstd-dev)
 missing=()
 for p in "${debs[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then

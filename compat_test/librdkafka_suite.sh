@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# Runs librdkafka's own test suite (tests/test-runner of librdkafka 2.15.1)
+# against a minikafka binary started here on a free port with a temp data dir.
+#
+#   bash compat_test/librdkafka_suite.sh        # the allowlisted tests; must pass
+#   bash compat_test/librdkafka_suite.sh -all   # every broker test, to find new passes
+#
+# LIBRDKAFKA_SUITE_TESTS=0171,0172 runs just those (debugging).
+#
+# librdkafka's source comes from the npm package @confluentinc/kafka-javascript
+# 1.10.1, which carries librdkafka 2.15.1 complete with tests/. It is fetched
+# with `npm pack` (no install script, no native addon) into a cache outside
+# git ($LIBRDKAFKA_SUITE_CACHE, default ~/.cache/minikafka/librdkafka) and
+# built there once: a stamp of the package and the configure flags skips the
+# build on later runs. librdkafka's code is never committed here.
+#
+# The runner takes -E (no sockem), -K (no tests with known issues), -L (no
+# broker-less local tests, which include the mock-cluster ones), not -Q: quick
+# mode skips most share-consumer subtests. TEST_KAFKA_VERSION=4.2.0 enables
+# the share-consumer tests (KIP-932). The runner loads the library it was
+# built with (LD_LIBRARY_PATH), not Debian's older librdkafka.
+#
+# librdkafka_suite.allow lists the test numbers expected to pass, and why
+# each other one is left out; an allowlisted test that does not pass fails
+# this script.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$(pwd)
+
+mode=allow
+if [ "${1:-}" = "-all" ]; then mode=all; fi
+
+pkg=@confluentinc/kafka-javascript@1.10.1
+cache=${LIBRDKAFKA_SUITE_CACHE:-$HOME/.cache/minikafka/librdkafka}
+# Optional features the suite's broker tests do not use are off (curl for
+# OIDC, GSSAPI): a shorter build. zstd stays (compression tests, from
+# libzstd-dev); lz4 is bundled.
+configure_flags="--disable-curl --disable-gssapi --disable-lz4-ext --disable-syslog"
+src=$cache/src
+mkdir -p "$cache"
+
+tgz=$cache/confluentinc-kafka-javascript-1.10.1.tgz
+if [ ! -f "$tgz" ]; then
+  (cd "$cache" && npm pack --silent "$pkg" >/dev/null)
+fi
+stamp_want="$(sha256sum "$tgz" | cut -d' ' -f1) $configure_flags"
+if [ ! -f "$cache/build.stamp" ] || [ "$(cat "$cache/build.stamp")" != "$stamp_want" ]; then
+  echo "librdkafka_suite: building librdkafka 2.15.1 and tests/test-runner in $cache"
+  rm -rf "$src" "$cache/package" "$cache/build.stamp"
+  tar -xzf "$tgz" -C "$cache" package/deps/librdkafka
+  mv "$cache/package/deps/librdkafka" "$src"
+  rm -rf "$cache/package"
+  jobs=$(nproc)
+  (
+    cd "$src"
+    # shellcheck disable=SC2086
+    ./configure $configure_flags >"$cache/build.log" 2>&1
+    make -j"$jobs" -C src >>"$cache/build.log" 2>&1
+    make -j"$jobs" -C src-cpp >>"$cache/build.log" 2>&1
+    make -j"$jobs" -C tests test-runner >>"$cache/build.log" 2>&1
+  ) || { echo "librdkafka build failed:"; tail -40 "$cache/build.log"; exit 1; }
+  echo "$stamp_want" >"$cache/build.stamp"
+fi
+
+work=$(mktemp -d)
+pid=
+cleanup() {
+  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+    kill -TERM "$pid"
+    wait "$pid" || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+go build -o "$work/minikafka" ./cmd/minikafka
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+# The settings of the suite's own test cluster (librdkafka's trivup
+# config): auto-created topics with 4 partitions, no initial rebalance
+# delay, an authorizer that allows all when no ACL matches (the ACL admin
+# tests), and share groups that may set 1 s acquisition locks.
+"$work/minikafka" -listen "127.0.0.1:$port" -advertise "127.0.0.1:$port" -data "$work/data" \
+  -durability never -group-initial-rebalance-delay 0 -auto-create-topics -default-partitions 4 \
+  -authorizer -allow-everyone-if-no-acl-found \
+  -group-share-min-record-lock-duration 1s -log-level warn >"$work/broker.log" 2>&1 &
+pid=$!
+for _ in $(seq 1 100); do
+  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break; fi
+  if ! kill -0 "$pid" 2>/dev/null; then echo "minikafka exited:"; cat "$work/broker.log"; exit 1; fi
+  sleep 0.1
+done
+
+mkdir -p "$work/run"
+echo "bootstrap.servers=127.0.0.1:$port" >"$work/run/test.conf"
+
+allowed=$(grep -v '^\s*#' compat_test/librdkafka_suite.allow | awk '{print $1}' | grep -E '^[0-9]{4}$' | sort -u)
+if [ -n "${LIBRDKAFKA_SUITE_TESTS:-}" ]; then
+  tests=$LIBRDKAFKA_SUITE_TESTS
+elif [ "$mode" = all ]; then
+  tests=
+else
+  tests=$(echo "$allowed" | paste -sd,)
+  if [ -z "$tests" ]; then echo "librdkafka_suite.allow is empty"; exit 1; fi
+fi
+
+echo "librdkafka_suite: running ${tests:-every broker test} against minikafka on 127.0.0.1:$port"
+set +e
+(
+  cd "$work/run"
+  env ${tests:+TESTS="$tests"} TEST_KAFKA_VERSION=4.2.0 LD_LIBRARY_PATH="$src/src:$src/src-cpp" \
+    timeout "${LIBRDKAFKA_SUITE_TIMEOUT:-30m}" "$src/tests/test-runner" -E -K -L -p"${LIBRDKAFKA_SUITE_PAR:-4}"
+) >"$work/test.log" 2>&1
+rc=$?
+set -e
+
+# Each test ends with "== Test 0012_produce_consume PASSED ==" or, at its
+# first failure, '### Test "0012_produce_consume (...)" failed at'; the
+# summary table is not printed when the runner aborts at the end (threads
+# a failed test left behind), so those lines are what is read.
+sed -e 's/\x1b\[[0-9;]*m//g' "$work/test.log" |
+  sed -nE -e 's/.*=+ Test ([0-9]{4})_[A-Za-z0-9_]+ PASSED =+.*/\1 PASSED/p' \
+    -e 's/^### Test "([0-9]{4})_.*/\1 FAILED/p' >"$work/results"
+passed=$(awk '$2=="PASSED"{print $1}' "$work/results" | sort -u)
+failed=$(awk '$2=="FAILED"{print $1}' "$work/results" | sort -u)
+passed=$(comm -23 <(echo "$passed") <(echo "$failed"))
+
+echo "passed: $(echo "$passed" | grep -c . || true) — $(echo "$passed" | paste -sd' ')"
+echo "failed: $(echo "$failed" | grep -c . || true) — $(echo "$failed" | paste -sd' ')"
+if [ "$mode" = all ]; then
+  echo "passing, not allowlisted: $(comm -23 <(echo "$passed") <(echo "$allowed") | paste -sd' ')"
+fi
+sed -e 's/\x1b\[[0-9;]*m//g' "$work/test.log" | grep -A1 -E '^### Test "[0-9]{4}_' | grep -v '^--' | cut -c1-300 || true
+
+status=0
+if [ -z "${LIBRDKAFKA_SUITE_TESTS:-}" ] && [ "$mode" = allow ]; then
+  missing=$(comm -23 <(echo "$allowed") <(echo "$passed"))
+  if [ -n "$missing" ]; then
+    echo "--- allowlisted tests that did not pass: $(echo "$missing" | paste -sd' ')"
+    status=1
+  fi
+elif [ -n "${LIBRDKAFKA_SUITE_TESTS:-}" ] && [ -n "$failed" ]; then
+  status=1
+fi
+if [ $status -ne 0 ] || [ -n "${LIBRDKAFKA_SUITE_VERBOSE:-}" ]; then
+  echo "--- runner exit $rc; broker log tail:"
+  tail -30 "$work/broker.log"
+fi
+if [ -n "${LIBRDKAFKA_SUITE_LOG:-}" ]; then cp "$work/test.log" "$LIBRDKAFKA_SUITE_LOG"; fi
+exit $status
