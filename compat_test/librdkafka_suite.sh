@@ -21,8 +21,8 @@
 # built with (LD_LIBRARY_PATH), not Debian's older librdkafka.
 #
 # librdkafka_suite.allow lists the test numbers expected to pass, and why
-# each other one is left out; an allowlisted test that does not pass fails
-# this script.
+# each other one is left out; an allowlisted test that does not pass, also
+# when retried once alone, fails this script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -103,37 +103,54 @@ else
   if [ -z "$tests" ]; then echo "librdkafka_suite.allow is empty"; exit 1; fi
 fi
 
-echo "librdkafka_suite: running ${tests:-every broker test} against minikafka on 127.0.0.1:$port"
-set +e
-(
-  cd "$work/run"
-  env ${tests:+TESTS="$tests"} TEST_KAFKA_VERSION=4.2.0 LD_LIBRARY_PATH="$src/src:$src/src-cpp" \
-    timeout "${LIBRDKAFKA_SUITE_TIMEOUT:-30m}" "$src/tests/test-runner" -E -K -L -p"${LIBRDKAFKA_SUITE_PAR:-4}"
-) >"$work/test.log" 2>&1
-rc=$?
-set -e
-
+# run_tests TESTS LOG: runs the runner (every broker test when TESTS is
+# empty) and sets $passed and $failed (test numbers, a line each) and $rc.
 # Each test ends with "== Test 0012_produce_consume PASSED ==" or, at its
 # first failure, '### Test "0012_produce_consume (...)" failed at'; the
 # summary table is not printed when the runner aborts at the end (threads
 # a failed test left behind), so those lines are what is read.
-sed -e 's/\x1b\[[0-9;]*m//g' "$work/test.log" |
-  sed -nE -e 's/.*=+ Test ([0-9]{4})_[A-Za-z0-9_]+ PASSED =+.*/\1 PASSED/p' \
-    -e 's/^### Test "([0-9]{4})_.*/\1 FAILED/p' >"$work/results"
-passed=$(awk '$2=="PASSED"{print $1}' "$work/results" | sort -u)
-failed=$(awk '$2=="FAILED"{print $1}' "$work/results" | sort -u)
-passed=$(comm -23 <(echo "$passed") <(echo "$failed"))
+run_tests() {
+  local tests=$1 log=$2
+  set +e
+  (
+    cd "$work/run"
+    env ${tests:+TESTS="$tests"} TEST_KAFKA_VERSION=4.2.0 LD_LIBRARY_PATH="$src/src:$src/src-cpp" \
+      timeout "${LIBRDKAFKA_SUITE_TIMEOUT:-30m}" "$src/tests/test-runner" -E -K -L -p"${LIBRDKAFKA_SUITE_PAR:-4}"
+  ) >"$log" 2>&1
+  rc=$?
+  set -e
+  sed -e 's/\x1b\[[0-9;]*m//g' "$log" |
+    sed -nE -e 's/.*=+ Test ([0-9]{4})_[A-Za-z0-9_]+ PASSED =+.*/\1 PASSED/p' \
+      -e 's/^### Test "([0-9]{4})_.*/\1 FAILED/p' >"$work/results"
+  passed=$(awk '$2=="PASSED"{print $1}' "$work/results" | sort -u)
+  failed=$(awk '$2=="FAILED"{print $1}' "$work/results" | sort -u)
+  passed=$(comm -23 <(echo "$passed") <(echo "$failed"))
+  sed -e 's/\x1b\[[0-9;]*m//g' "$log" | grep -A1 -E '^### Test "[0-9]{4}_' | grep -v '^--' | cut -c1-300 || true
+}
+
+echo "librdkafka_suite: running ${tests:-every broker test} against minikafka on 127.0.0.1:$port"
+run_tests "$tests" "$work/test.log"
 
 echo "passed: $(echo "$passed" | grep -c . || true) — $(echo "$passed" | paste -sd' ')"
 echo "failed: $(echo "$failed" | grep -c . || true) — $(echo "$failed" | paste -sd' ')"
 if [ "$mode" = all ]; then
   echo "passing, not allowlisted: $(comm -23 <(echo "$passed") <(echo "$allowed") | paste -sd' ')"
 fi
-sed -e 's/\x1b\[[0-9;]*m//g' "$work/test.log" | grep -A1 -E '^### Test "[0-9]{4}_' | grep -v '^--' | cut -c1-300 || true
-
 status=0
 if [ -z "${LIBRDKAFKA_SUITE_TESTS:-}" ] && [ "$mode" = allow ]; then
   missing=$(comm -23 <(echo "$allowed") <(echo "$passed"))
+  if [ -n "$missing" ]; then
+    # A few tests race the client's own timers or the arrival order of two
+    # consumers (0089 max.poll.interval timing, 0172's mixed-ack-mode
+    # subtest, where one consumer may take every record before the other
+    # joins): an allowlisted test that failed runs once more, alone, and
+    # is reported as flaky when it passes then.
+    echo "--- retrying once: $(echo "$missing" | paste -sd' ')"
+    run_tests "$(echo "$missing" | paste -sd,)" "$work/retry.log"
+    flaky=$passed
+    if [ -n "$flaky" ]; then echo "--- flaky (passed on retry): $(echo "$flaky" | paste -sd' ')"; fi
+    missing=$(comm -23 <(echo "$missing") <(echo "$flaky"))
+  fi
   if [ -n "$missing" ]; then
     echo "--- allowlisted tests that did not pass: $(echo "$missing" | paste -sd' ')"
     status=1
