@@ -35,11 +35,31 @@ func createTopic(ctx context.Context, addr, topic string, parts int32) error {
 		return err
 	}
 	defer cl.Close()
-	resp, err := kadm.NewClient(cl).CreateTopic(ctx, parts, 1, nil, topic)
+	adm := kadm.NewClient(cl)
+	resp, err := adm.CreateTopic(ctx, parts, 1, nil, topic)
 	if err != nil {
 		return err
 	}
-	return resp.Err
+	if resp.Err != nil {
+		return resp.Err
+	}
+	// Apache Kafka answers CreateTopics before it has elected the leaders
+	// (seconds for 1000 partitions); wait for them, so that the time is
+	// not charged to the measured run. minikafka and kfake pass at once.
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		td, err := adm.ListTopics(ctx, topic)
+		if err != nil {
+			return err
+		}
+		ready := len(td[topic].Partitions) == int(parts)
+		for _, p := range td[topic].Partitions {
+			ready = ready && p.Leader >= 0 && p.Err == nil
+		}
+		if ready {
+			return nil
+		}
+	}
+	return fmt.Errorf("topic %s: partitions without a leader after 60 s", topic)
 }
 
 // payload returns a value of n bytes: random (incompressible) or, with
