@@ -163,7 +163,10 @@ func TestSASLWrongPassword(t *testing.T) {
 		})
 	}
 	out := logs.String()
-	if !strings.Contains(out, "SASL authentication failed") || !strings.Contains(out, "user=mallory") {
+	// Failures are rate-limited (a first line, then a count per
+	// interval), so which user the written line names depends on timing.
+	if !strings.Contains(out, "SASL authentication failed") ||
+		!strings.Contains(out, "user=mallory") && !strings.Contains(out, "user=alice") {
 		t.Fatalf("failures not logged:\n%s", out)
 	}
 	if strings.Contains(out, "wrong-guess") || strings.Contains(out, saslTestPass) {
