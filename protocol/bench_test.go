@@ -30,22 +30,7 @@ func BenchmarkPipelined(b *testing.B) {
 			f := produceFrame(1, size)
 
 			const window = 16
-			done := make(chan error, 1)
-			go func() {
-				br := bufio.NewReaderSize(c, 64<<10)
-				var hdr [4]byte
-				for range b.N {
-					if _, err := io.ReadFull(br, hdr[:]); err != nil {
-						done <- err
-						return
-					}
-					if _, err := br.Discard(int(binary.BigEndian.Uint32(hdr[:]))); err != nil {
-						done <- err
-						return
-					}
-				}
-				done <- nil
-			}()
+			done := readResponses(c, b.N, nil)
 			b.SetBytes(int64(len(f)))
 			b.ResetTimer()
 			bw := bufio.NewWriterSize(c, 64<<10)
@@ -93,23 +78,7 @@ func BenchmarkFrameRead(b *testing.B) {
 	}
 	const window = 4
 	sem := make(chan struct{}, window)
-	done := make(chan error, 1)
-	go func() {
-		br := bufio.NewReaderSize(c, 64<<10)
-		var hdr [4]byte
-		for range b.N {
-			if _, err := io.ReadFull(br, hdr[:]); err != nil {
-				done <- err
-				return
-			}
-			if _, err := br.Discard(int(binary.BigEndian.Uint32(hdr[:]))); err != nil {
-				done <- err
-				return
-			}
-			<-sem
-		}
-		done <- nil
-	}()
+	done := readResponses(c, b.N, sem)
 	b.ReportAllocs()
 	b.SetBytes(total / int64(len(frames)))
 	cpu0 := processCPU()
@@ -135,4 +104,30 @@ func processCPU() time.Duration {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// readResponses reads and discards n response frames from c in the
+// background, taking a slot back from sem (if set) after each; the channel
+// gets the first error, or nil after the n-th.
+func readResponses(c io.Reader, n int, sem chan struct{}) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		br := bufio.NewReaderSize(c, 64<<10)
+		var hdr [4]byte
+		for range n {
+			if _, err := io.ReadFull(br, hdr[:]); err != nil {
+				done <- err
+				return
+			}
+			if _, err := br.Discard(int(binary.BigEndian.Uint32(hdr[:]))); err != nil {
+				done <- err
+				return
+			}
+			if sem != nil {
+				<-sem
+			}
+		}
+		done <- nil
+	}()
+	return done
 }
