@@ -755,7 +755,7 @@ func (c *Coordinator) ConsumerGroupHeartbeat(cl Client, r *kmsg.ConsumerGroupHea
 	if code, msg := validateConsumerHeartbeat(r); code != 0 {
 		resp := r.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
 		resp.ErrorCode, resp.ErrorMessage = code, &msg
-		c.log.Info("invalid ConsumerGroupHeartbeat", "group", r.Group, "member", r.MemberID, "error", msg)
+		c.clientLog.Info("invalid ConsumerGroupHeartbeat", "group", r.Group, "member", r.MemberID, "error", msg)
 		return resp
 	}
 	var g *group

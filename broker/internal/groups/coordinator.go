@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minikafka/minikafka/groupstore"
+	"github.com/minikafka/minikafka/internal/ratelog"
 	"github.com/minikafka/minikafka/internal/vfs"
 	"github.com/minikafka/minikafka/logstore"
 )
@@ -92,9 +93,11 @@ func (s groupState) String() string {
 
 // Coordinator owns every group and the committed-offsets store.
 type Coordinator struct {
-	b            Broker
-	store        *groupstore.Store
-	log          *slog.Logger
+	b     Broker
+	store *groupstore.Store
+	log   *slog.Logger
+	// clientLog rate-limits lines clients can cause (invalid requests).
+	clientLog    *ratelog.Limiter
 	now          func() time.Time
 	initialDelay time.Duration
 
@@ -154,7 +157,7 @@ func New(cfg Config, b Broker) (*Coordinator, error) {
 	if !rep.Clean() {
 		cfg.Logger.Warn("group offsets recovered with losses", "torn_bytes", rep.TornBytes, "damaged_regions", len(rep.Damaged))
 	}
-	c := &Coordinator{b: b, store: st, log: cfg.Logger, now: cfg.Now, initialDelay: cfg.InitialRebalanceDelay,
+	c := &Coordinator{b: b, store: st, log: cfg.Logger, clientLog: ratelog.New(cfg.Logger, 0), now: cfg.Now, initialDelay: cfg.InitialRebalanceDelay,
 		groups: map[string]*group{}, closing: make(chan struct{}),
 		retention: cfg.OffsetsRetention, retentionCheck: cfg.OffsetsRetentionCheckInterval,
 		minSession: cfg.MinSessionTimeout, maxSession: cfg.MaxSessionTimeout,
@@ -176,6 +179,7 @@ func (c *Coordinator) topicExists(name string) bool {
 
 // Close fails every waiting JoinGroup/SyncGroup and closes the store.
 func (c *Coordinator) Close() error {
+	defer c.clientLog.Close()
 	close(c.closing)
 	c.wg.Wait()
 	groups := c.snapshot()
