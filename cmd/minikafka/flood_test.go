@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -51,6 +54,7 @@ func TestFloodPeakMemory(t *testing.T) {
 	batch := make([]byte, 64<<20)
 	var wg sync.WaitGroup
 	errs := make(chan error, 24)
+	var cut atomic.Int32
 	for i := range 24 {
 		wg.Add(1)
 		go func() {
@@ -62,6 +66,14 @@ func TestFloodPeakMemory(t *testing.T) {
 			}
 			defer c.Close()
 			if _, err := rawProduce(c, int32(i), "normal", batch); err != nil {
+				// A writer starved of CPU for 5 s mid-request (this test
+				// under -race on a loaded machine) is, to the broker, a
+				// stalled request holding memory others wait for: it may
+				// be cut. Most must get through.
+				if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
+					cut.Add(1)
+					return
+				}
 				errs <- fmt.Errorf("flood conn %d: %v", i, err)
 			}
 		}()
@@ -90,6 +102,11 @@ func TestFloodPeakMemory(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+	if n := cut.Load(); n > 4 {
+		t.Errorf("%d of 24 flood connections cut as stalled", n)
+	} else if n > 0 {
+		t.Logf("%d of 24 flood connections cut as stalled (their writers starved)", n)
 	}
 	hwm, err := statusKiB(pid, "VmHWM:")
 	if err != nil {
