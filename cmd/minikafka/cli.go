@@ -73,6 +73,22 @@ type cliCmd struct {
 
 	cl  *kgo.Client
 	adm *kadm.Client
+
+	// untimed, if set by a verb and true once flags are parsed, runs the
+	// verb without the default -timeout (a consume -follow tail); an
+	// explicit -timeout still bounds it.
+	untimed func() bool
+}
+
+// flagGiven reports whether the command line set the flag.
+func (c *cliCmd) flagGiven(name string) bool {
+	given := false
+	c.fs.Visit(func(f *flag.Flag) {
+		if f.Name == name {
+			given = true
+		}
+	})
+	return given
 }
 
 // clientFlags are the flags every verb has.
@@ -337,7 +353,10 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 	if args[0] == "produce" || args[0] == "consume" {
 		defer debug.SetGCPercent(debug.SetGCPercent(400))
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.cf.timeout)
+	cancel := context.CancelFunc(func() {})
+	if c.untimed == nil || !c.untimed() || c.flagGiven("timeout") {
+		ctx, cancel = context.WithTimeout(ctx, c.cf.timeout)
+	}
 	defer cancel()
 	if err := c.reachErr(run(ctx)); err != nil {
 		fmt.Fprintf(env.stderr, "minikafka %s: %v\n", name, err)

@@ -10,8 +10,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
+	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/template"
 	"time"
 
@@ -21,9 +25,11 @@ import (
 
 func init() {
 	cliVerbs["consume"] = &cliVerb{cmd: cliCommand{
-		usage: "TOPIC [-offset start|end|N|@TIME] [-n COUNT] [-follow] [-format value|json|TEMPLATE] [-g GROUP]",
-		summary: "Prints a topic's records. Without -follow it stops at the end offsets the partitions had when it\n" +
-			"started; -g reads as a member of a consumer group and commits what it printed.",
+		usage: "TOPIC... | -regex RE [-offset start|end|N|@TIME] [-n COUNT] [-follow] [-format value|json|TEMPLATE] [-g GROUP]",
+		summary: "Prints the records of one or more topics. Without -follow it stops at the end offsets the partitions\n" +
+			"had when it started; with -follow it prints each record as it arrives until interrupted (Ctrl-C\n" +
+			"prints and commits what was read, exit 0). -g reads as a member of a consumer group and commits\n" +
+			"what it printed.",
 		setup: consumeCmd,
 	}}
 }
@@ -148,16 +154,23 @@ func (s startSpec) resolve(ctx context.Context, adm *kadm.Client, topic string, 
 func consumeCmd(c *cliCmd) func(context.Context) error {
 	offset := c.fs.String("offset", "start", "where to start: start, end, an offset, -N (N before the end), @TIME (ms or RFC 3339)")
 	count := c.fs.Int("n", 0, "stop after this many records (0: no limit)")
-	follow := c.fs.Bool("follow", false, "keep waiting for new records instead of stopping at the end")
+	follow := c.fs.Bool("follow", false, "keep printing new records as they arrive until interrupted (or -n, or an explicit -timeout)")
 	format := c.fs.String("format", "value", "value (the value, a line each), json (a JSON object a line), or a Go template such as '{{.Partition}} {{.Offset}} {{.Key}} {{.Value}}'")
 	group := c.fs.String("g", "", "consume as a member of this consumer group, committing what is printed")
-	parts := c.fs.String("p", "", "comma-separated partitions (default: all)")
+	parts := c.fs.String("p", "", "comma-separated partitions (default: all; one topic only)")
+	regex := c.fs.String("regex", "", "consume every topic whose name matches this regular `expression` (instead of naming topics)")
 	readCommitted := c.fs.Bool("read-committed", false, "skip records of aborted and open transactions")
+	// A tail runs until interrupted: the common -timeout bounds it only
+	// when given.
+	c.untimed = func() bool { return *follow }
 	return func(ctx context.Context) error {
-		if err := c.needArgs(1, 1, "one topic name"); err != nil {
-			return err
+		if *regex == "" {
+			if err := c.needArgs(1, -1, "one or more topic names, or -regex"); err != nil {
+				return err
+			}
+		} else if len(c.args) > 0 {
+			return usagef("-regex and topic names: give one or the other")
 		}
-		topic := c.args[0]
 		start, err := parseStartOffset(*offset)
 		if err != nil {
 			return err
@@ -171,40 +184,56 @@ func consumeCmd(c *cliCmd) func(context.Context) error {
 		if *group != "" && *parts != "" {
 			return usagef("-p and -g: a group member reads what the group assigns it")
 		}
-		// The topic and its end offsets now, so the consumer knows where
-		// "the end" is and an unknown topic fails at once.
+		if *parts != "" && len(c.args) != 1 {
+			return usagef("-p: name one topic")
+		}
+		// The topics and their end offsets now, so the consumer knows
+		// where "the end" is and an unknown topic fails at once.
 		_, adm, err := c.client()
 		if err != nil {
 			return err
 		}
-		ends, err := adm.ListEndOffsets(ctx, topic)
+		topics := c.args
+		if *regex != "" {
+			if topics, err = matchTopics(ctx, adm, *regex); err != nil {
+				return err
+			}
+		}
+		ends, err := adm.ListEndOffsets(ctx, topics...)
 		if err != nil {
 			return err
 		}
-		if len(ends[topic]) == 0 {
-			return fmt.Errorf("topic %s does not exist", topic)
+		// remaining: topic → partition → end offset not yet reached.
+		remaining := map[string]map[int32]int64{}
+		for _, topic := range topics {
+			if len(ends[topic]) == 0 {
+				return fmt.Errorf("topic %s does not exist", topic)
+			}
+			for _, o := range ends[topic] {
+				if o.Err != nil {
+					return topicErr(topic, o.Err)
+				}
+			}
+			remaining[topic] = map[int32]int64{}
+			for p, o := range ends[topic] {
+				remaining[topic][p] = o.Offset
+			}
 		}
-		if err := ends.Error(); err != nil {
-			return topicErr(topic, err)
-		}
-		want := map[int32]bool{}
 		if *parts != "" {
+			topic := topics[0]
+			want := map[int32]int64{}
 			for ps := range strings.SplitSeq(*parts, ",") {
 				p, err := strconv.ParseInt(ps, 10, 32)
 				if err != nil {
 					return usagef("-p %q: want comma-separated partition numbers", *parts)
 				}
-				if _, ok := ends[topic][int32(p)]; !ok {
+				end, ok := remaining[topic][int32(p)]
+				if !ok {
 					return fmt.Errorf("topic %s has no partition %d", topic, p)
 				}
-				want[int32(p)] = true
+				want[int32(p)] = end
 			}
-		}
-		remaining := map[int32]int64{} // partition → end offset not yet reached
-		for p, o := range ends[topic] {
-			if len(want) == 0 || want[p] {
-				remaining[p] = o.Offset
-			}
+			remaining[topic] = want
 		}
 		opts := []kgo.Opt{kgo.ConsumeResetOffset(start.reset()), kgo.FetchMaxWait(500 * time.Millisecond),
 			kgo.FetchMaxPartitionBytes(8 << 20)}
@@ -212,41 +241,53 @@ func consumeCmd(c *cliCmd) func(context.Context) error {
 			opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 		}
 		if *group != "" {
-			opts = append(opts, kgo.ConsumerGroup(*group), kgo.ConsumeTopics(topic), kgo.DisableAutoCommit())
+			opts = append(opts, kgo.ConsumerGroup(*group), kgo.DisableAutoCommit())
+			if *regex != "" && *follow {
+				// A following member also joins topics created later.
+				opts = append(opts, kgo.ConsumeTopics(*regex), kgo.ConsumeRegex())
+			} else {
+				opts = append(opts, kgo.ConsumeTopics(topics...))
+			}
 			if !*follow {
 				// Where the group's commit (or, without one, the reset
 				// offset) is at the end already, nothing is waited for.
-				from, err := start.resolve(ctx, adm, topic, remaining)
-				if err != nil {
-					return err
-				}
 				offs, err := adm.FetchOffsets(ctx, *group)
 				if err != nil {
 					return err
 				}
-				for p, end := range remaining {
-					o := from[p]
-					if c, ok := offs.Lookup(topic, p); ok && c.Err == nil && c.At >= 0 {
-						o = c.At
+				for topic, rem := range remaining {
+					from, err := start.resolve(ctx, adm, topic, rem)
+					if err != nil {
+						return err
 					}
-					if o >= end {
-						delete(remaining, p)
+					for p, end := range rem {
+						o := from[p]
+						if c, ok := offs.Lookup(topic, p); ok && c.Err == nil && c.At >= 0 {
+							o = c.At
+						}
+						if o >= end {
+							delete(rem, p)
+						}
 					}
 				}
 			}
 		} else {
-			from, err := start.resolve(ctx, adm, topic, remaining)
-			if err != nil {
-				return err
-			}
-			ps := map[int32]kgo.Offset{}
-			for p, o := range from {
-				ps[p] = kgo.NewOffset().At(o)
-				if !*follow && o >= remaining[p] {
-					delete(remaining, p) // nothing to read there
+			assign := map[string]map[int32]kgo.Offset{}
+			for topic, rem := range remaining {
+				from, err := start.resolve(ctx, adm, topic, rem)
+				if err != nil {
+					return err
 				}
+				ps := map[int32]kgo.Offset{}
+				for p, o := range from {
+					ps[p] = kgo.NewOffset().At(o)
+					if !*follow && o >= rem[p] {
+						delete(rem, p) // nothing to read there
+					}
+				}
+				assign[topic] = ps
 			}
-			opts = append(opts, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: ps}))
+			opts = append(opts, kgo.ConsumePartitions(assign))
 		}
 		c.close() // the consumer below has its own options
 		c.cl = nil
@@ -254,28 +295,49 @@ func consumeCmd(c *cliCmd) func(context.Context) error {
 		if err != nil {
 			return err
 		}
+		// SIGINT and SIGTERM end the loop as the end of the data does:
+		// what was read is printed (and committed) and the exit is 0.
+		// The timeout (an explicit -timeout with -follow) does the same.
+		pollCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		left := func() bool {
+			for _, rem := range remaining {
+				if len(rem) > 0 {
+					return true
+				}
+			}
+			return false
+		}
 		printed := 0
-		for *follow || len(remaining) > 0 {
+		var toCommit []*kgo.Record
+		// commit commits what was printed; after an interrupt the poll's
+		// context is done, so it gets a few seconds of its own.
+		commit := func() error {
+			if *group == "" || len(toCommit) == 0 {
+				return nil
+			}
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			if err := cl.CommitRecords(cctx, toCommit...); err != nil {
+				return fmt.Errorf("committing for group %s: %w", *group, err)
+			}
+			toCommit = toCommit[:0]
+			return nil
+		}
+		for *follow || left() {
 			if *count > 0 && printed >= *count {
 				break
 			}
-			fs := cl.PollRecords(ctx, 10000)
-			if ctx.Err() != nil {
-				if *follow {
-					return nil // the timeout ends a follow
-				}
-				return fmt.Errorf("stopped after %d records: %w", printed, ctx.Err())
-			}
+			fs := cl.PollRecords(pollCtx, 10000)
 			var ferr error
 			fs.EachError(func(t string, p int32, err error) {
-				if ferr == nil && !errors.Is(err, context.Canceled) {
+				if ferr == nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 					ferr = fmt.Errorf("topic %s partition %d: %w", t, p, err)
 				}
 			})
 			if ferr != nil {
 				return ferr
 			}
-			var toCommit []*kgo.Record
 			for _, r := range fs.Records() {
 				if *count > 0 && printed >= *count {
 					break
@@ -285,22 +347,31 @@ func consumeCmd(c *cliCmd) func(context.Context) error {
 				}
 				printed++
 				toCommit = append(toCommit, r)
-				if end, ok := remaining[r.Partition]; ok && r.Offset+1 >= end {
-					delete(remaining, r.Partition)
+				if rem := remaining[r.Topic]; rem != nil {
+					if end, ok := rem[r.Partition]; ok && r.Offset+1 >= end {
+						delete(rem, r.Partition)
+					}
 				}
 			}
-			if *group != "" && len(toCommit) > 0 {
-				if err := out.Flush(); err != nil {
-					return err
+			// Each fetch is on stdout before the next is waited for, so a
+			// tail shows records as they arrive; a commit follows only
+			// what was printed.
+			if err := out.Flush(); err != nil {
+				return err
+			}
+			if err := commit(); err != nil {
+				return err
+			}
+			if pollCtx.Err() != nil {
+				if *follow || ctx.Err() == nil {
+					return nil // interrupted, or the -timeout of a follow
 				}
-				if err := cl.CommitRecords(ctx, toCommit...); err != nil {
-					return fmt.Errorf("committing for group %s: %w", *group, err)
-				}
+				return fmt.Errorf("stopped after %d records: %w", printed, ctx.Err())
 			}
 			if *group != "" && !*follow {
 				// A group member starts where the group committed;
 				// partitions whose commit is at the end are done.
-				if err := dropCommitted(ctx, c, *group, topic, remaining); err != nil {
+				if err := dropCommitted(ctx, c, *group, remaining); err != nil {
 					return err
 				}
 			}
@@ -309,9 +380,36 @@ func consumeCmd(c *cliCmd) func(context.Context) error {
 	}
 }
 
+// matchTopics lists the topics whose names match expr anywhere, as kgo's
+// ConsumeRegex matches (anchor with ^ and $), internal topics left out.
+func matchTopics(ctx context.Context, adm *kadm.Client, expr string) ([]string, error) {
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return nil, usagef("-regex %q: %v", expr, err)
+	}
+	td, err := adm.ListTopics(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, name := range td.Names() {
+		if re.MatchString(name) {
+			out = append(out, name)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no topic matches %q", expr)
+	}
+	return out, nil
+}
+
 // dropCommitted removes partitions whose committed offset reached their end.
-func dropCommitted(ctx context.Context, c *cliCmd, group, topic string, remaining map[int32]int64) error {
-	if len(remaining) == 0 {
+func dropCommitted(ctx context.Context, c *cliCmd, group string, remaining map[string]map[int32]int64) error {
+	n := 0
+	for _, rem := range remaining {
+		n += len(rem)
+	}
+	if n == 0 {
 		return nil
 	}
 	adm := kadm.NewClient(c.cl)
@@ -319,9 +417,11 @@ func dropCommitted(ctx context.Context, c *cliCmd, group, topic string, remainin
 	if err != nil {
 		return err
 	}
-	for p, end := range remaining {
-		if o, ok := offs.Lookup(topic, p); ok && o.Err == nil && o.At >= end {
-			delete(remaining, p)
+	for topic, rem := range remaining {
+		for p, end := range rem {
+			if o, ok := offs.Lookup(topic, p); ok && o.Err == nil && o.At >= end {
+				delete(rem, p)
+			}
 		}
 	}
 	return nil
