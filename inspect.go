@@ -2,6 +2,7 @@ package minikafka
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -69,9 +70,43 @@ func (b *Broker) GroupLag(group, topic string) ([]PartitionLag, error) {
 // condition (no hook on the produce path).
 const waitPoll = time.Millisecond
 
+// waitLimit bounds the Wait methods whose context has no deadline
+// (WithWaitTimeout).
+type waitLimit struct {
+	timeout  time.Duration // 0: none
+	deadline time.Time     // zero: none
+}
+
+// WithWaitTimeout bounds every Wait method (WaitTopic, WaitHighWatermark,
+// WaitGroupStable, WaitLagZero, WaitTransaction) called with a context
+// that has no deadline of its own: it gives up after timeout, or at
+// deadline if that comes first, with an error saying what it last saw.
+// Zero values mean no bound (the default: a wait lasts as long as its
+// context). minikafkatest.New sets it from the test's deadline.
+func WithWaitTimeout(timeout time.Duration, deadline time.Time) Option {
+	return optionFunc(func(c *config) { c.waitLimit = waitLimit{timeout, deadline} })
+}
+
 // waitFor returns nil once cond holds, or an error naming what was awaited
-// and the last state seen when ctx ends.
-func waitFor(ctx context.Context, what string, cond func() (bool, string)) error {
+// and the last state seen when ctx ends or the broker's wait limit passes.
+func (b *Broker) waitFor(ctx context.Context, what string, cond func() (bool, string)) error {
+	limit := ""
+	if _, has := ctx.Deadline(); !has {
+		end, wl := time.Time{}, b.waitLimit
+		if wl.timeout > 0 {
+			end = time.Now().Add(wl.timeout)
+			limit = "gave up after " + wl.timeout.String()
+		}
+		if !wl.deadline.IsZero() && (end.IsZero() || wl.deadline.Before(end)) {
+			end = wl.deadline
+			limit = "gave up at the test's deadline"
+		}
+		if !end.IsZero() {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithDeadline(ctx, end)
+			defer cancel()
+		}
+	}
 	t := time.NewTicker(waitPoll)
 	defer t.Stop()
 	for {
@@ -81,6 +116,9 @@ func waitFor(ctx context.Context, what string, cond func() (bool, string)) error
 		}
 		select {
 		case <-ctx.Done():
+			if limit != "" && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return fmt.Errorf("waiting for %s: %s (WithWaitTimeout): %w (last seen: %s)", what, limit, ctx.Err(), last)
+			}
 			return fmt.Errorf("waiting for %s: %w (last seen: %s)", what, ctx.Err(), last)
 		case <-t.C:
 		}
@@ -89,7 +127,7 @@ func waitFor(ctx context.Context, what string, cond func() (bool, string)) error
 
 // WaitTopic returns once topic exists.
 func (b *Broker) WaitTopic(ctx context.Context, topic string) error {
-	return waitFor(ctx, "topic "+topic, func() (bool, string) {
+	return b.waitFor(ctx, "topic "+topic, func() (bool, string) {
 		return b.brk.TopicExists(topic), "absent"
 	})
 }
@@ -97,7 +135,7 @@ func (b *Broker) WaitTopic(ctx context.Context, topic string) error {
 // WaitHighWatermark returns once the partition's high watermark reaches
 // offset.
 func (b *Broker) WaitHighWatermark(ctx context.Context, topic string, partition int32, offset int64) error {
-	return waitFor(ctx, fmt.Sprintf("%s/%d high watermark %d", topic, partition, offset), func() (bool, string) {
+	return b.waitFor(ctx, fmt.Sprintf("%s/%d high watermark %d", topic, partition, offset), func() (bool, string) {
 		po, err := b.brk.PartitionOffsets(topic, partition)
 		if err != nil {
 			return false, err.Error()
@@ -108,7 +146,7 @@ func (b *Broker) WaitHighWatermark(ctx context.Context, topic string, partition 
 
 // WaitGroupStable returns once the group is Stable with members members.
 func (b *Broker) WaitGroupStable(ctx context.Context, group string, members int) error {
-	return waitFor(ctx, fmt.Sprintf("group %s stable with %d members", group, members), func() (bool, string) {
+	return b.waitFor(ctx, fmt.Sprintf("group %s stable with %d members", group, members), func() (bool, string) {
 		g, ok := b.brk.GroupState(group)
 		if !ok {
 			return false, "unknown group"
@@ -124,7 +162,7 @@ func (b *Broker) WaitGroupStable(ctx context.Context, group string, members int)
 // (kgo does), so the lag Kafka reports stays 1 although nothing is left to
 // read.
 func (b *Broker) WaitLagZero(ctx context.Context, group, topic string) error {
-	return waitFor(ctx, fmt.Sprintf("group %s lag 0 on %s", group, topic), func() (bool, string) {
+	return b.waitFor(ctx, fmt.Sprintf("group %s lag 0 on %s", group, topic), func() (bool, string) {
 		lags, err := b.GroupLag(group, topic)
 		if err != nil {
 			return false, err.Error()

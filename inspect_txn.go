@@ -117,7 +117,7 @@ func (b *Broker) Producers(ctx context.Context, topic string, partition int32) (
 // CompleteAbort): its producer committed or aborted, or the broker
 // aborted it on timeout.
 func (b *Broker) WaitTransaction(ctx context.Context, id string) error {
-	return waitFor(ctx, "transaction "+id+" complete", func() (bool, string) {
+	return b.waitFor(ctx, "transaction "+id+" complete", func() (bool, string) {
 		t, err := b.Transaction(ctx, id)
 		if err != nil {
 			return false, err.Error()

@@ -42,6 +42,7 @@ type Broker struct {
 	started    time.Time
 	osDataDir  string         // dataDir when it is on the OS filesystem
 	storage    *StorageFaults // WithStorageFaults; nil without
+	waitLimit  waitLimit      // inspect.go
 
 	listeners []ListenerInfo     // listeners.go
 	srvs      []*protocol.Server // one per listener; srv is the first
@@ -316,6 +317,7 @@ func (st *starting) serve(c *config, s settings) (*Broker, error) {
 		srvs:       srvs,
 		http:       st.http,
 		started:    time.Now(),
+		waitLimit:  c.waitLimit,
 		storage:    s.storage,
 	}
 	if c.dataDir != "" {

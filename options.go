@@ -58,6 +58,7 @@ type config struct {
 	validation               validation               // options_validation.go
 	cleaner                  cleanerConfig            // options_cleaner.go
 	quotaWindow              quotaWindow              // options_quota.go
+	waitLimit                waitLimit                // inspect.go
 	clientMetrics            clientMetrics            // options_telemetry.go
 	storageFaults            bool                     // storage_faults.go
 	authorizer               *broker.AuthorizerConfig // options_authorizer.go; nil: no ACLs

@@ -40,6 +40,7 @@ func (c *Crashable) start(listen string) *minikafka.Broker {
 		minikafka.WithGroupInitialRebalanceDelay(0),
 		minikafka.WithGroupMinSessionTimeout(time.Millisecond),
 		minikafka.WithDurability("always"),
+		waitBound(c.t),
 	}, c.opts...)
 	b, err := minikafka.Start(context.Background(), all...)
 	if err != nil {

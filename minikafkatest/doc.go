@@ -12,7 +12,13 @@
 // 6 s; tests use short ones to see dead members expire) and durability "never" (fsync costs time and the
 // temp dir does not outlive the test anyway); options given to New override
 // these defaults. The broker is closed in t.Cleanup, and a Close error fails
-// the test; so does a temp data dir that does not reopen after Close. Clients from Client are closed before their broker.
+// the test; so does a temp data dir that does not reopen after Close.
+// Clients from Client are closed before their broker, and are quick
+// through faults: metadata refreshed at most every ClientMetadataMinAge,
+// failed requests retried after ClientRetryBackoff (see Client). The
+// broker's Wait methods, called with a context that has no deadline, give
+// up after DefaultWaitTimeout or just before the test's deadline, with an
+// error saying what they last saw.
 //
 // NewCrashable keeps the broker's data in an in-memory filesystem that
 // models power loss; its Crash method cuts the data back to what was

@@ -10,6 +10,19 @@ import (
 	"github.com/minikafka/minikafka"
 )
 
+// Client's defaults; see Client.
+const (
+	ClientMetadataMinAge = 50 * time.Millisecond
+	ClientRetryBackoff   = 20 * time.Millisecond
+)
+
+// clientBackoff is ClientRetryBackoff doubling per try, at most 8 times
+// it: a broker that stays down is not hammered, one that comes back is
+// found within ~160 ms.
+func clientBackoff(tries int) time.Duration {
+	return ClientRetryBackoff << min(max(tries-1, 0), 3)
+}
+
 // New starts a broker for t; see the package doc for its defaults.
 func New(t testing.TB, opts ...minikafka.Option) *minikafka.Broker {
 	t.Helper()
@@ -22,6 +35,7 @@ func New(t testing.TB, opts ...minikafka.Option) *minikafka.Broker {
 		// quickly; Kafka's 6 s floor would refuse them.
 		minikafka.WithGroupMinSessionTimeout(time.Millisecond),
 		minikafka.WithDurability("never"),
+		waitBound(t),
 	}, opts...)
 	b, err := minikafka.Start(context.Background(), all...)
 	if err != nil {
@@ -45,6 +59,25 @@ func New(t testing.TB, opts ...minikafka.Option) *minikafka.Broker {
 	return b
 }
 
+// DefaultWaitTimeout bounds each Wait method of a broker from New or
+// NewCrashable called with a context without a deadline (such as
+// context.Background()); the test's own deadline (go test -timeout) ends
+// such a wait sooner if it comes first, a second early so the wait's error,
+// which says what it last saw, is reported rather than go test's panic.
+// minikafka.WithWaitTimeout given to New overrides both.
+const DefaultWaitTimeout = 30 * time.Second
+
+// waitBound is the option for DefaultWaitTimeout and t's deadline.
+func waitBound(t testing.TB) minikafka.Option {
+	var end time.Time
+	if d, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
+		if dl, has := d.Deadline(); has {
+			end = dl.Add(-time.Second)
+		}
+	}
+	return minikafka.WithWaitTimeout(DefaultWaitTimeout, end)
+}
+
 // verifyReopen checks that what Close left behind opens again: storage
 // recovery fails loudly on corruption, so this catches a Close that leaves
 // the data dir in a state the next start would reject.
@@ -62,9 +95,21 @@ func verifyReopen(t testing.TB, dir string) {
 
 // Client returns a kgo client seeded with b's address, closed in
 // t.Cleanup (before b, since cleanups run last-registered first).
+//
+// Its defaults suit a broker on loopback that a test injects faults into:
+// metadata may be refreshed every ClientMetadataMinAge (kgo waits 5 s, so
+// each NOT_LEADER_OR_FOLLOWER cost a produce up to 5 s), and a failed
+// request or dial is retried after ClientRetryBackoff, doubling up to 8
+// times that (kgo starts at 250 ms and grows to 5 s, so a broker that was
+// Down for 500 ms cost seconds). Options given to Client override these.
 func Client(t testing.TB, b *minikafka.Broker, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(b.Addrs()...)}, opts...)...)
+	all := append([]kgo.Opt{
+		kgo.SeedBrokers(b.Addrs()...),
+		kgo.MetadataMinAge(ClientMetadataMinAge),
+		kgo.RetryBackoffFn(clientBackoff),
+	}, opts...)
+	cl, err := kgo.NewClient(all...)
 	if err != nil {
 		t.Fatalf("minikafkatest: creating client: %v", err)
 	}
