@@ -78,6 +78,28 @@ type cliCmd struct {
 	// verb without the default -timeout (a consume -follow tail); an
 	// explicit -timeout still bounds it.
 	untimed func() bool
+
+	// controlVerb marks a verb that talks to the control API
+	// (-admin-addr), not Kafka: the Kafka connection flags mean nothing
+	// to it and are refused rather than ignored.
+	controlVerb bool
+}
+
+// kafkaConnFlags are the common flags that only a Kafka connection uses.
+var kafkaConnFlags = []string{"b", "brokers", "tls", "tls-ca", "tls-cert", "tls-key", "tls-insecure",
+	"sasl-mechanism", "sasl-user", "sasl-password", "client-id"}
+
+// checkControlFlags refuses Kafka connection flags on a control verb.
+func (c *cliCmd) checkControlFlags() error {
+	if !c.controlVerb {
+		return nil
+	}
+	for _, n := range kafkaConnFlags {
+		if c.flagGiven(n) {
+			return usagef("-%s: %s talks to the broker's control API, not over Kafka; name it with -admin-addr HOST:PORT", n, c.name)
+		}
+	}
+	return nil
 }
 
 // flagGiven reports whether the command line set the flag.
@@ -337,7 +359,11 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		fmt.Fprintf(env.stderr, "Usage: minikafka %s\n\nFlags:\n", cliUsageLine(args[0], name, v))
 		c.fs.PrintDefaults()
 	}
-	if err := c.parse(rest); err != nil {
+	err := c.parse(rest)
+	if err == nil {
+		err = c.checkControlFlags()
+	}
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}

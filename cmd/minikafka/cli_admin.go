@@ -23,6 +23,7 @@ type adminClient struct {
 // adminFlags registers -admin-addr and -admin-token-file on c (env
 // MINIKAFKA_ADMIN_ADDR, MINIKAFKA_ADMIN_TOKEN_FILE).
 func (c *cliCmd) adminFlags() *adminClient {
+	c.controlVerb = true
 	a := &adminClient{http: &http.Client{}}
 	def := "127.0.0.1:9644"
 	if v, ok := c.env.lookupEnv("MINIKAFKA_ADMIN_ADDR"); ok && v != "" {

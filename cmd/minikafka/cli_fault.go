@@ -120,7 +120,7 @@ func faultAdd(c *cliCmd) func(context.Context) error {
 	part := c.fs.Int("partition", -1, "with -topic: match this partition only")
 	group := c.fs.String("group", "", "match requests for this group")
 	txn := c.fs.String("txn-id", "", "match requests for this transactional ID")
-	client := c.fs.String("match-client-id", "", "match requests from this client ID (-client-id is the verb's own)")
+	client := c.fs.String("match-client-id", "", "match requests from this client ID")
 	listener := c.fs.String("listener", "", "match requests on this listener")
 	conn := c.fs.Uint64("connection", 0, "match requests on this connection (its id in `fault requests`)")
 	times := c.fs.Int("times", 0, "fire this many times (0: until removed)")

@@ -17,10 +17,11 @@ import (
 
 func init() {
 	cliVerbs["group"] = &cliVerb{summary: "Lists, describes, moves and deletes consumer groups (classic and KIP-848).", sub: map[string]cliCommand{
-		"list":     {"", "list groups with their state and type", groupList},
-		"describe": {"GROUP...", "members, assignment and lag per partition", groupDescribe},
-		"seek":     {"GROUP -to start|end|OFFSET|@TIME|group:OTHER [-topics t1,t2]", "set an empty group's committed offsets", groupSeek},
-		"delete":   {"GROUP...", "delete empty groups and their offsets", groupDelete},
+		"list":          {"", "list groups with their state and type", groupList},
+		"describe":      {"GROUP...", "members, assignment and lag per partition", groupDescribe},
+		"seek":          {"GROUP -to start|end|OFFSET|@TIME|group:OTHER [-topics t1,t2]", "set an empty group's committed offsets", groupSeek},
+		"delete":        {"GROUP...", "delete empty groups and their offsets", groupDelete},
+		"offset-delete": {"GROUP TOPIC[:P,P...]...", "delete a group's committed offsets of topics (or of some partitions) it is not subscribed to", groupOffsetDelete},
 	}}
 	cliVerbs["cluster"] = &cliVerb{summary: "Shows the cluster and its brokers' configs.", sub: map[string]cliCommand{
 		"info":   {"", "cluster ID, controller and brokers", clusterInfo},
@@ -268,13 +269,24 @@ func describeGroup(ctx context.Context, adm *kadm.Client, name string) (describe
 	if err != nil {
 		return dg, err
 	}
+	starts, err := adm.ListStartOffsets(ctx, names...)
+	if err != nil {
+		return dg, err
+	}
+	// Every partition of those topics is listed, as inspect lag lists
+	// them: one without a commit has everything from its log start to
+	// read (as rpk and kadm count it; Kafka's kafka-consumer-groups shows
+	// "-" there and prints no total), so the total is what the group
+	// has left to consume.
 	ends.Each(func(e kadm.ListedOffset) {
-		c, ok := committed[e.Topic][e.Partition]
-		_, owned := owner[e.Topic][e.Partition]
-		if e.Err != nil || (!ok && !owned) {
+		if e.Err != nil {
 			return
 		}
+		c, ok := committed[e.Topic][e.Partition]
 		l := describedLag{Topic: e.Topic, Partition: e.Partition, Committed: -1, End: e.Offset, Lag: e.Offset, MemberID: owner[e.Topic][e.Partition]}
+		if s, sok := starts.Lookup(e.Topic, e.Partition); sok && s.Err == nil {
+			l.Lag = max(e.Offset-s.Offset, 0)
+		}
 		if ok {
 			l.Committed, l.Lag = c, max(e.Offset-c, 0)
 		}
@@ -433,6 +445,92 @@ func groupDelete(c *cliCmd) func(context.Context) error {
 			rows = append(rows, []string{s.Group, statusText(s.Error)})
 		}
 		return c.answer(out, []string{"GROUP", "STATUS"}, rows, first)
+	}
+}
+
+// groupOffsetDelete is kafka-consumer-groups --delete-offsets: TOPIC alone
+// means every partition of the topic, TOPIC:0,2 those partitions.
+func groupOffsetDelete(c *cliCmd) func(context.Context) error {
+	return func(ctx context.Context) error {
+		adm, err := c.admin(2, -1, "GROUP and one or more TOPIC or TOPIC:P,P")
+		if err != nil {
+			return err
+		}
+		group := c.args[0]
+		set := kadm.TopicsSet{}
+		var whole []string
+		for _, a := range c.args[1:] {
+			topic, ps, ok := strings.Cut(a, ":")
+			if topic == "" {
+				return usagef("%q: want TOPIC or TOPIC:P,P", a)
+			}
+			if !ok {
+				whole = append(whole, topic)
+				continue
+			}
+			for p := range strings.SplitSeq(ps, ",") {
+				n, err := partitionArg(p)
+				if err != nil {
+					return err
+				}
+				set.Add(topic, n)
+			}
+		}
+		if len(whole) > 0 {
+			ends, err := adm.ListEndOffsets(ctx, whole...)
+			if err != nil {
+				return err
+			}
+			for _, t := range whole {
+				if len(ends[t]) == 0 {
+					return fmt.Errorf("topic %s does not exist", t)
+				}
+				for p, o := range ends[t] {
+					if o.Err != nil {
+						return topicErr(t, o.Err)
+					}
+					set.Add(t, p)
+				}
+			}
+		}
+		resps, err := adm.DeleteOffsets(ctx, group, set)
+		if errors.Is(err, kerr.GroupIDNotFound) {
+			return fmt.Errorf("group %s does not exist", group)
+		}
+		if err != nil {
+			return fmt.Errorf("group %s: %w", group, err)
+		}
+		type deleted struct {
+			Topic     string `json:"topic"`
+			Partition int32  `json:"partition"`
+			Error     string `json:"error,omitempty"`
+		}
+		var out []deleted
+		var failed []error
+		for t, ps := range set {
+			for p := range ps {
+				o := deleted{Topic: t, Partition: p}
+				if perr, ok := resps.Lookup(t, p); ok && perr != nil {
+					o.Error = perr.Error()
+					failed = append(failed, fmt.Errorf("group %s topic %s partition %d: %w", group, t, p, perr))
+				}
+				out = append(out, o)
+			}
+		}
+		sort.Slice(out, func(i, j int) bool {
+			if out[i].Topic != out[j].Topic {
+				return out[i].Topic < out[j].Topic
+			}
+			return out[i].Partition < out[j].Partition
+		})
+		var rows [][]string
+		for _, o := range out {
+			rows = append(rows, []string{o.Topic, strconv.Itoa(int(o.Partition)), statusText(o.Error)})
+		}
+		if len(failed) > 1 {
+			failed = []error{fmt.Errorf("%w (and %d more partitions)", failed[0], len(failed)-1)}
+		}
+		return c.answer(out, []string{"TOPIC", "PARTITION", "STATUS"}, rows, errors.Join(failed...))
 	}
 }
 

@@ -191,7 +191,10 @@ func inspectLag(c *cliCmd) func(context.Context) error {
 // waitCmd runs the wait request built from the arguments under the
 // common -timeout; the broker gives up a little before it, so its answer
 // (naming what was awaited and the last state seen) still arrives.
-func waitCmd(c *cliCmd, minArgs int, what string, path string, body func() (map[string]any, error)) func(context.Context) error {
+//
+// held says what holds, from the arguments (fmt's %[1]s, ...): the one
+// line a person reads; -o json prints the broker's answer.
+func waitCmd(c *cliCmd, minArgs int, what, held, path string, body func() (map[string]any, error)) func(context.Context) error {
 	a := c.adminFlags()
 	return func(ctx context.Context) error {
 		if err := c.needArgs(minArgs, minArgs, what); err != nil {
@@ -210,18 +213,26 @@ func waitCmd(c *cliCmd, minArgs int, what string, path string, body func() (map[
 		if err := a.do(ctx, "POST", path, in, &out); err != nil {
 			return err
 		}
-		return c.answer(out, []string{"OK"}, [][]string{{"true"}}, nil)
+		if c.json() {
+			return c.printJSON(out)
+		}
+		args := make([]any, len(c.args))
+		for i, a := range c.args {
+			args[i] = a
+		}
+		_, err = fmt.Fprintln(c.env.stdout, fmt.Sprintf(held, args...))
+		return err
 	}
 }
 
 func waitTopic(c *cliCmd) func(context.Context) error {
-	return waitCmd(c, 1, "TOPIC", "/v1/wait/topic", func() (map[string]any, error) {
+	return waitCmd(c, 1, "TOPIC", "topic %[1]s exists", "/v1/wait/topic", func() (map[string]any, error) {
 		return map[string]any{"topic": c.args[0]}, nil
 	})
 }
 
 func waitHighWatermark(c *cliCmd) func(context.Context) error {
-	return waitCmd(c, 3, "TOPIC PARTITION OFFSET", "/v1/wait/high-watermark", func() (map[string]any, error) {
+	return waitCmd(c, 3, "TOPIC PARTITION OFFSET", "%[1]s/%[2]s high watermark reached %[3]s", "/v1/wait/high-watermark", func() (map[string]any, error) {
 		p, err := partitionArg(c.args[1])
 		if err != nil {
 			return nil, err
@@ -235,7 +246,7 @@ func waitHighWatermark(c *cliCmd) func(context.Context) error {
 }
 
 func waitGroupStable(c *cliCmd) func(context.Context) error {
-	return waitCmd(c, 2, "GROUP MEMBERS", "/v1/wait/group-stable", func() (map[string]any, error) {
+	return waitCmd(c, 2, "GROUP MEMBERS", "group %[1]s stable with %[2]s members", "/v1/wait/group-stable", func() (map[string]any, error) {
 		n, err := strconv.Atoi(c.args[1])
 		if err != nil || n < 0 {
 			return nil, usagef("members %q: want a non-negative integer", c.args[1])
@@ -245,7 +256,7 @@ func waitGroupStable(c *cliCmd) func(context.Context) error {
 }
 
 func waitLagZero(c *cliCmd) func(context.Context) error {
-	return waitCmd(c, 2, "GROUP TOPIC", "/v1/wait/lag-zero", func() (map[string]any, error) {
+	return waitCmd(c, 2, "GROUP TOPIC", "group %[1]s has consumed all of %[2]s", "/v1/wait/lag-zero", func() (map[string]any, error) {
 		return map[string]any{"group": c.args[0], "topic": c.args[1]}, nil
 	})
 }
@@ -397,7 +408,7 @@ func inspectProducers(c *cliCmd) func(context.Context) error {
 }
 
 func waitTransaction(c *cliCmd) func(context.Context) error {
-	return waitCmd(c, 1, "TRANSACTIONAL-ID", "/v1/wait/transaction", func() (map[string]any, error) {
+	return waitCmd(c, 1, "TRANSACTIONAL-ID", "transactional id %[1]s has no transaction open", "/v1/wait/transaction", func() (map[string]any, error) {
 		return map[string]any{"transactional_id": c.args[0]}, nil
 	})
 }

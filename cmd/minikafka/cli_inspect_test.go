@@ -23,11 +23,14 @@ func TestInspectSeedWaitCLIBinary(t *testing.T) {
 		return out
 	}
 	must("true", "seed", "topic", "seeded", "-partitions", "2", "-config", "cleanup.policy=delete")
-	must("true", "wait", "topic", "seeded", "-timeout", "5s")
+	// A wait prints what holds, one line (no stray "true").
+	if out := must("topic seeded exists", "wait", "topic", "seeded", "-timeout", "5s"); out != "topic seeded exists\n" {
+		t.Fatalf("wait topic printed %q", out)
+	}
 	must("seeded  0          1", "seed", "records", "seeded", "k1=v1", "v2")
 	must("seeded", "seed", "records", "seeded", "-transaction", "abort", "gone")
 	must("seeded", "seed", "records", "seeded", "-transaction", "commit", "kept")
-	must("true", "wait", "high-watermark", "seeded", "0", "6", "-timeout", "5s")
+	must("seeded/0 high watermark reached 6\n", "wait", "high-watermark", "seeded", "0", "6", "-timeout", "5s")
 
 	out := must("v1", "inspect", "records", "seeded", "0", "-committed")
 	if strings.Contains(out, "gone") || !strings.Contains(out, "kept") || !strings.Contains(out, "null") {
@@ -56,7 +59,7 @@ func TestInspectSeedWaitCLIBinary(t *testing.T) {
 		t.Fatalf("transactions: %v %q", err, js)
 	}
 	must("CompleteCommit", "inspect", "transactions", txns.Transactions[1].ID)
-	must("true", "wait", "transaction", txns.Transactions[0].ID, "-timeout", "5s")
+	must("has no transaction open\n", "wait", "transaction", txns.Transactions[0].ID, "-timeout", "5s")
 	must("PRODUCER ID", "inspect", "producers", "seeded", "0")
 	if out, errOut, code := run("inspect", "members", "nobody"); code == 0 || !strings.Contains(errOut, "unknown group") {
 		t.Fatalf("members of an unknown group: %d %q %q", code, out, errOut)

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -14,14 +15,17 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func init() {
 	cliVerbs["produce"] = &cliVerb{cmd: cliCommand{
-		usage:   "TOPIC [-f FORMAT] [-k KEY] [-H key=value]... [-p PARTITION] [-z CODEC] [-acks all|1|0] < lines",
-		summary: "Produces one record a line of stdin. The idempotent producer is the default (acks=all).",
-		setup:   produceCmd,
+		usage: "TOPIC [-f FORMAT] [-k KEY] [-H key=value]... [-p PARTITION] [-z CODEC] [-acks all|1|0] < lines",
+		summary: "Produces one record a line of stdin. The idempotent producer is the default (acks=all). A missing\n" +
+			"topic is created if the broker creates topics on first use.",
+		setup: produceCmd,
 	}}
 }
 
@@ -31,15 +35,55 @@ func kafkaUUID(id [16]byte) string { return base64.RawURLEncoding.EncodeToString
 // lineFormat parses a line into a record: -f names the fields in order, %k
 // key, %v value, %h headers (k=v pairs split by ','), %p partition, %t
 // timestamp (ms since the epoch), with the text between them as
-// separators, as kcat's -K and rpk's -f do. The default "%v" takes the
-// whole line as the value.
+// separators, as kcat's -K and rpk's -f do; \t, \n, \r and \\ in it are
+// escapes, as there. A separator holding \n makes a record span that many
+// more lines of stdin. The default "%v" takes the whole line as the value.
 type lineFormat struct {
 	fields []byte   // 'k', 'v', 'h', 'p', 't'
 	seps   []string // seps[i] follows fields[i]; the last is "" (rest of line)
+	lines  int      // lines of stdin a record takes
 }
 
-func parseLineFormat(f string) (lineFormat, error) {
-	var lf lineFormat
+// unescapeFormat replaces -f's backslash escapes.
+func unescapeFormat(f string) (string, error) {
+	if !strings.Contains(f, `\`) {
+		return f, nil
+	}
+	var b strings.Builder
+	for i := 0; i < len(f); i++ {
+		if f[i] != '\\' {
+			b.WriteByte(f[i])
+			continue
+		}
+		if i+1 >= len(f) {
+			return "", usagef("-f '%s': a lone \\ at the end", f)
+		}
+		i++
+		switch f[i] {
+		case 't':
+			b.WriteByte('\t')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case '\\':
+			b.WriteByte('\\')
+		default:
+			return "", usagef("-f '%s': unknown escape \\%c (want \\t \\n \\r \\\\)", f, f[i])
+		}
+	}
+	return b.String(), nil
+}
+
+func parseLineFormat(raw string) (lineFormat, error) {
+	lf := lineFormat{lines: 1}
+	f, err := unescapeFormat(raw)
+	if err != nil {
+		return lf, err
+	}
+	// A record ends at the end of its line anyway: a final newline, as
+	// rpk's formats end, adds nothing.
+	f = strings.TrimSuffix(f, "\n")
 	lit := strings.Builder{}
 	for i := 0; i < len(f); i++ {
 		if f[i] != '%' {
@@ -47,7 +91,7 @@ func parseLineFormat(f string) (lineFormat, error) {
 			continue
 		}
 		if i+1 >= len(f) {
-			return lf, usagef("-f %q: a lone %% at the end", f)
+			return lf, usagef("-f %q: a lone %% at the end", raw)
 		}
 		i++
 		switch f[i] {
@@ -56,28 +100,57 @@ func parseLineFormat(f string) (lineFormat, error) {
 			continue
 		case 'k', 'v', 'h', 'p', 't':
 		default:
-			return lf, usagef("-f %q: unknown field %%%c (want %%k %%v %%h %%p %%t)", f, f[i])
+			return lf, usagef("-f %q: unknown field %%%c (want %%k %%v %%h %%p %%t)", raw, f[i])
 		}
 		if len(lf.fields) == 0 && lit.Len() > 0 {
-			return lf, usagef("-f %q: text before the first field", f)
+			return lf, usagef("-f %q: text before the first field", raw)
 		}
 		if len(lf.fields) > 0 {
 			if lit.Len() == 0 {
-				return lf, usagef("-f %q: two fields with nothing between them", f)
+				return lf, usagef("-f %q: two fields with nothing between them", raw)
 			}
 			lf.seps[len(lf.seps)-1] = lit.String()
+			lf.lines += strings.Count(lit.String(), "\n")
 		}
 		lit.Reset()
 		lf.fields = append(lf.fields, f[i])
 		lf.seps = append(lf.seps, "")
 	}
 	if len(lf.fields) == 0 {
-		return lf, usagef("-f %q: no field", f)
+		return lf, usagef("-f %q: no field", raw)
 	}
 	if lit.Len() > 0 {
-		return lf, usagef("-f %q: text after the last field", f)
+		return lf, usagef("-f %q: text after the last field", raw)
 	}
 	return lf, nil
+}
+
+// ensureTopic asks for topic's metadata allowing auto-creation, and fails
+// naming the topic if it neither exists nor was created.
+func ensureTopic(ctx context.Context, cl *kgo.Client, topic string) error {
+	req := kmsg.NewPtrMetadataRequest()
+	req.AllowAutoTopicCreation = true
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return err
+	}
+	for _, t := range resp.Topics {
+		if t.Topic == nil || *t.Topic != topic {
+			continue
+		}
+		switch err := kerr.ErrorForCode(t.ErrorCode); {
+		case err == nil, errors.Is(err, kerr.LeaderNotAvailable):
+			return nil // exists, or just created and electing
+		case errors.Is(err, kerr.UnknownTopicOrPartition):
+			return fmt.Errorf("topic %s does not exist (and the broker does not create topics on first use)", topic)
+		default:
+			return topicErr(topic, err)
+		}
+	}
+	return fmt.Errorf("topic %s does not exist", topic)
 }
 
 // parse fills r from line; key and value alias line's bytes.
@@ -123,7 +196,7 @@ func (lf lineFormat) parse(line []byte, r *kgo.Record) error {
 }
 
 func produceCmd(c *cliCmd) func(context.Context) error {
-	format := c.fs.String("f", "%v", "line `format`: %k key, %v value, %h headers (k=v,k=v), %p partition, %t timestamp ms, with separators between")
+	format := c.fs.String("f", "%v", "line `format`: %k key, %v value, %h headers (k=v,k=v), %p partition, %t timestamp ms, with separators between (\\t, \\n escapes; a \\n separator spans lines)")
 	key := c.fs.String("k", "", "key for every record (when the format has no %k)")
 	var headers multiFlag
 	c.fs.Var(&headers, "H", "header `key=value` for every record (repeatable)")
@@ -183,18 +256,17 @@ func produceCmd(c *cliCmd) func(context.Context) error {
 		if manual {
 			opts = append(opts, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 		}
-		cl, adm, err := c.client(opts...)
+		// A missing topic is created where the broker creates topics on
+		// first use (auto.create.topics.enable), as kcat's produce does.
+		opts = append(opts, kgo.AllowAutoTopicCreation())
+		cl, _, err := c.client(opts...)
 		if err != nil {
 			return err
 		}
 		// Fail at once, naming the topic, rather than retrying an unknown
 		// topic until the timeout.
-		td, err := adm.ListTopics(ctx, topic)
-		if err != nil {
+		if err := ensureTopic(ctx, cl, topic); err != nil {
 			return err
-		}
-		if t, ok := td[topic]; !ok || t.Err != nil {
-			return fmt.Errorf("topic %s does not exist", topic)
 		}
 
 		var (
@@ -221,14 +293,27 @@ func produceCmd(c *cliCmd) func(context.Context) error {
 		// thousand records instead of three per record.
 		var recs []kgo.Record
 		var arena []byte
+		var multi []byte // the lines so far of a record that spans several
+		got := 0         // how many lines multi holds
 		for sc.Scan() {
 			line++
+			text := sc.Bytes()
+			if lf.lines > 1 {
+				if got > 0 {
+					multi = append(multi, '\n')
+				}
+				multi = append(multi, text...)
+				if got++; got < lf.lines {
+					continue
+				}
+				text, got = multi, 0
+				multi = multi[:0]
+			}
 			if len(recs) == 0 {
 				recs = make([]kgo.Record, 1024)
 			}
 			r := &recs[0]
 			recs = recs[1:]
-			text := sc.Bytes()
 			if cap(arena)-len(arena) < len(text) {
 				arena = make([]byte, 0, max(256<<10, len(text)))
 			}
@@ -253,6 +338,10 @@ func produceCmd(c *cliCmd) func(context.Context) error {
 		if err := sc.Err(); err != nil {
 			wg.Wait()
 			return fmt.Errorf("reading stdin after line %d: %w", line, err)
+		}
+		if got > 0 {
+			wg.Wait()
+			return usagef("line %d: the input ends inside a record (-f takes %d lines a record)", line, lf.lines)
 		}
 		wg.Wait()
 		n, bad := sent.Load(), failed.Load()

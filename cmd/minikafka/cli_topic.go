@@ -101,16 +101,21 @@ func topicCreate(c *cliCmd) func(context.Context) error {
 			}
 			return firstErr
 		}
+		// The table lists what was created; each failure is one line on
+		// stderr, said once.
 		var rows [][]string
+		var failed []error
 		for _, cr := range out {
-			status, parts := "OK", strconv.Itoa(int(cr.Partitions))
 			if cr.Error != "" {
-				status, parts = cr.Error, "-"
+				failed = append(failed, fmt.Errorf("topic %s: %s", cr.Topic, cr.Error))
+				continue
 			}
-			rows = append(rows, []string{cr.Topic, parts, status})
+			rows = append(rows, []string{cr.Topic, strconv.Itoa(int(cr.Partitions)), cr.ID})
 		}
-		c.table([]string{"TOPIC", "PARTITIONS", "STATUS"}, rows)
-		return firstErr
+		if len(rows) > 0 {
+			c.table([]string{"TOPIC", "PARTITIONS", "ID"}, rows)
+		}
+		return errors.Join(failed...)
 	}
 }
 

@@ -9,8 +9,10 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"sort"
 	"strings"
 	"syscall"
+	"text/tabwriter"
 	"time"
 
 	"github.com/minikafka/minikafka"
@@ -88,7 +90,9 @@ func parseSettings(args []string, lookupEnv func(string) (string, bool), stderr 
 	s.cleaner.register(fs)
 	s.groups.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: minikafka [flags]\n       minikafka forward-status [flags] [topic...]   (see minikafka forward-status -h)\n       minikafka topic|produce|consume|group|cluster|quota|acl ...   (client verbs for any Kafka broker; see minikafka topic -h)\n\nRuns a single-node Kafka-compatible broker. Every flag can also be set\nwith MINIKAFKA_<FLAG> (upper case, '-' as '_'); flags win.\n\nFlags:\n")
+		fmt.Fprintf(stderr, "Usage: minikafka [flags]\n       minikafka COMMAND [flags] ...\n\nRuns a single-node Kafka-compatible broker. Every flag can also be set\nwith MINIKAFKA_<FLAG> (upper case, '-' as '_'); flags win.\n\n")
+		printCommands(stderr)
+		fmt.Fprintf(stderr, "\nBroker flags:\n")
 		fs.PrintDefaults()
 	}
 
@@ -149,10 +153,16 @@ func parseSettings(args []string, lookupEnv func(string) (string, bool), stderr 
 // broker once it serves (tests).
 func run(ctx context.Context, args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer, started chan<- *minikafka.Broker) int {
 	if len(args) > 0 && args[0] == "forward-status" {
-		return runForwardStatus(ctx, args[1:], stdout, stderr) // status.go
+		return runForwardStatus(ctx, args[1:], lookupEnv, stdout, stderr) // status.go
 	}
 	if len(args) > 0 && cliVerbs[args[0]] != nil {
 		return runCLI(ctx, args, cliEnv{stdin: os.Stdin, stdout: stdout, stderr: stderr, lookupEnv: lookupEnv}) // cli.go
+	}
+	if len(args) > 0 && args[0] != "" && !strings.HasPrefix(args[0], "-") {
+		// A word where the broker takes only flags is a mistyped command,
+		// not a reason to print every broker flag.
+		fmt.Fprintf(stderr, "minikafka: unknown command %s%s\nRun 'minikafka -h' for the commands.\n", args[0], didYouMean(args[0]))
+		return 2
 	}
 	s, err := parseSettings(args, lookupEnv, stderr)
 	if errors.Is(err, flag.ErrHelp) {
@@ -260,6 +270,76 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 	}
 	fmt.Fprintln(stdout, "minikafka stopped")
 	return 0
+}
+
+// commandNames are the words minikafka takes before its flags, sorted.
+func commandNames() []string {
+	names := []string{"forward-status"}
+	for n := range cliVerbs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// printCommands lists every command with its one-line summary.
+func printCommands(w io.Writer) {
+	fmt.Fprintf(w, "Commands (client verbs work against any Kafka broker; control verbs need the broker's -admin-addr):\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, n := range commandNames() {
+		summary := "the forwarding state of a running broker"
+		if v := cliVerbs[n]; v != nil {
+			summary = v.summary
+			if v.sub == nil {
+				summary = v.cmd.summary
+			}
+			summary, _, _ = strings.Cut(summary, "\n")
+			summary, _, _ = strings.Cut(summary, ". ")
+			summary = strings.TrimSuffix(summary, ".")
+		}
+		fmt.Fprintf(tw, "  %s\t%s\n", n, summary)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "Run 'minikafka COMMAND -h' for a command's sub-commands and flags.\n")
+}
+
+// didYouMean suggests the command closest to word: one it starts, one
+// that starts it (topics, topic), or one a typo or two away.
+func didYouMean(word string) string {
+	best, bestDist := "", 3
+	for _, n := range commandNames() {
+		if strings.HasPrefix(n, word) || strings.HasPrefix(word, n) {
+			return "; did you mean " + n + "?"
+		}
+		if d := editDistance(word, n); d < bestDist {
+			best, bestDist = n, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return "; did you mean " + best + "?"
+}
+
+// editDistance is the Levenshtein distance of a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 // checkDataDir creates dir if needed and checks that it can be listed and

@@ -35,10 +35,17 @@ const forwardPartitionsConfig = "minikafka.forward.partitions"
 const forwardGroupOffsetsConfig = "minikafka.forward.group.offsets"
 
 // runForwardStatus implements `minikafka forward-status`.
-func runForwardStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func runForwardStatus(ctx context.Context, args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("minikafka forward-status", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	bootstrap := fs.String("bootstrap", "localhost:9092", "`host:port` of the broker to ask")
+	def := "localhost:9092"
+	if v, ok := lookupEnv("MINIKAFKA_BROKERS"); ok && v != "" {
+		def = v
+	}
+	// -b and -brokers as every client verb has them; -bootstrap as before.
+	bootstrap := fs.String("bootstrap", def, "`host:port` of the broker to ask (env MINIKAFKA_BROKERS)")
+	fs.StringVar(bootstrap, "b", def, "short for -bootstrap")
+	fs.StringVar(bootstrap, "brokers", def, "same as -bootstrap")
 	timeout := fs.Duration("timeout", 10*time.Second, "give up after this long")
 	asJSON := fs.Bool("json", false, "print the state as JSON (one array of partitions)")
 	groups := fs.Bool("groups", false, "with -json, print the consumer group offset sync rows instead of the partitions")
@@ -146,7 +153,7 @@ func printGroupSyncs(out io.Writer, syncs []broker.GroupOffsetSync, now time.Tim
 // fetchForwardStats asks the broker at addr for the forwarding state of
 // topics (all when empty): partitions and group offset sync rows.
 func fetchForwardStats(ctx context.Context, addr string, topics []string) ([]broker.ForwardStat, []broker.GroupOffsetSync, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequestRetries(1), kgo.DialTimeout(5*time.Second))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(addr, ",")...), kgo.RequestRetries(1), kgo.DialTimeout(5*time.Second))
 	if err != nil {
 		return nil, nil, fmt.Errorf("bootstrap %q: %w", addr, err)
 	}

@@ -5,6 +5,7 @@ package console
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"net/http"
 	"sort"
@@ -81,7 +82,7 @@ func (c *Console) offsetsAndSizes(ctx context.Context, topics kadm.TopicDetails)
 }
 
 func summarize(td kadm.TopicDetail, starts, ends kadm.ListedOffsets, sizes map[string]map[int32]int64) (topicSummary, []partitionView) {
-	s := topicSummary{Name: td.Topic, ID: td.ID.String(), Partitions: len(td.Partitions), Internal: td.IsInternal}
+	s := topicSummary{Name: td.Topic, ID: kafkaUUID(td.ID), Partitions: len(td.Partitions), Internal: td.IsInternal}
 	if sizes == nil {
 		s.Bytes = -1
 	}
@@ -217,7 +218,7 @@ func (c *Console) createTopic(r *http.Request) (any, error) {
 		return nil, withMessage(resp.Err, resp.ErrMessage)
 	}
 	c.awaitTopic(r.Context(), req.Name, true)
-	return created{map[string]any{"name": resp.Topic, "id": resp.ID.String(), "partitions": resp.NumPartitions}}, nil
+	return created{map[string]any{"name": resp.Topic, "id": kafkaUUID(resp.ID), "partitions": resp.NumPartitions}}, nil
 }
 
 func (c *Console) deleteTopic(r *http.Request) (any, error) {
@@ -314,3 +315,7 @@ type msgError struct {
 
 func (e *msgError) Error() string { return e.err.Error() + ": " + e.msg }
 func (e *msgError) Unwrap() error { return e.err }
+
+// kafkaUUID writes a topic ID as Kafka's tools and the CLI do (URL-safe
+// base64 without padding), not kadm's standard base64.
+func kafkaUUID(id [16]byte) string { return base64.RawURLEncoding.EncodeToString(id[:]) }

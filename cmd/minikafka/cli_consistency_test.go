@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/minikafka/minikafka"
+)
+
+// runMain runs the binary's entry point in-process.
+func runMain(t *testing.T, env map[string]string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(context.Background(), args, func(k string) (string, bool) { v, ok := env[k]; return v, ok }, &out, &errOut, nil)
+	return out.String(), errOut.String(), code
+}
+
+// A mistyped command is named, with the closest one, instead of the
+// broker's flags; -h lists every command.
+func TestUnknownCommandAndHelp(t *testing.T) {
+	for word, want := range map[string]string{
+		"topics":  "minikafka: unknown command topics; did you mean topic?\nRun 'minikafka -h' for the commands.\n",
+		"prodcue": "minikafka: unknown command prodcue; did you mean produce?\nRun 'minikafka -h' for the commands.\n",
+		"xyzzy":   "minikafka: unknown command xyzzy\nRun 'minikafka -h' for the commands.\n",
+	} {
+		stdout, stderr, code := runMain(t, nil, word, "list")
+		if code != 2 || stdout != "" || stderr != want {
+			t.Errorf("minikafka %s list: exit %d, stdout %q, stderr %q; want exit 2 and %q", word, code, stdout, stderr, want)
+		}
+	}
+	_, stderr, code := runMain(t, nil, "-h")
+	if code != 0 {
+		t.Fatalf("-h: exit %d", code)
+	}
+	cmds, _, ok := strings.Cut(stderr, "Broker flags:")
+	if !ok {
+		t.Fatalf("-h has no broker flags section:\n%s", stderr)
+	}
+	for _, n := range append(commandNames(), "fault", "broker", "inspect", "wait", "seed", "user", "forward-status") {
+		if !strings.Contains(cmds, "\n  "+n+" ") {
+			t.Errorf("-h does not list %s:\n%s", n, cmds)
+		}
+	}
+}
+
+// produce fails naming the topic where the broker does not create topics
+// on first use (where it does, the golden produce-auto-create creates it).
+func TestProduceMissingTopicNoAutoCreate(t *testing.T) {
+	addr := startCLIBroker(t, minikafka.WithAutoCreateTopics(false))
+	_, stderr, code := cliRun(t, addr, "x\n", "produce", "nope")
+	if code != 1 || stderr != "minikafka produce: topic nope does not exist (and the broker does not create topics on first use)\n" {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+// forward-status takes -b (and MINIKAFKA_BROKERS) as every client verb.
+func TestForwardStatusTakesB(t *testing.T) {
+	addr := startCLIBroker(t)
+	for _, tc := range []struct {
+		env  map[string]string
+		args []string
+	}{
+		{nil, []string{"forward-status", "-b", addr}},
+		{nil, []string{"forward-status", "-brokers", addr}},
+		{map[string]string{"MINIKAFKA_BROKERS": addr}, []string{"forward-status"}},
+	} {
+		stdout, stderr, code := runMain(t, tc.env, tc.args...)
+		if code != 0 || stdout != "no forwarded partitions on "+addr+"\n" {
+			t.Fatalf("%v: exit %d, stdout %q, stderr %q", tc.args, code, stdout, stderr)
+		}
+	}
+}
+
+// group describe lists every partition of the group's topics and counts
+// the ones without a commit from their log start, so its total is what
+// inspect lag (Broker.GroupLag) reports.
+func TestGroupDescribeLagCountsUncommitted(t *testing.T) {
+	b, err := minikafka.Start(context.Background(), minikafka.WithInMemory(), minikafka.WithListenAddr("127.0.0.1:0"),
+		minikafka.WithTopic("three", 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	addr := b.Addrs()[0]
+	var lines strings.Builder
+	for i := range 35 {
+		lines.WriteString([]string{"0", "1", "2"}[i%3] + " v\n")
+	}
+	if _, stderr, code := cliRun(t, addr, lines.String(), "produce", "three", "-f", "%p %v"); code != 0 {
+		t.Fatal(stderr)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// One partition of three committed, at offset 5 of its 12.
+	commit := kadm.Offsets{}
+	commit.Add(kadm.Offset{Topic: "three", Partition: 0, At: 5, LeaderEpoch: -1})
+	if err := kadm.NewClient(cl).CommitAllOffsets(ctx, "half", commit); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := cliRun(t, addr, "", "group", "describe", "half", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var got []describedGroup
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	lags, err := b.GroupLag("half", "three")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inspectTotal int64
+	for _, l := range lags {
+		inspectTotal += l.Lag
+	}
+	if inspectTotal != 35-5 {
+		t.Fatalf("inspect lag total %d, want 30", inspectTotal)
+	}
+	g := got[0]
+	if g.Total != inspectTotal || len(g.Lag) != 3 {
+		t.Fatalf("group describe: total %d over %d partitions, want %d over 3 as inspect lag: %+v", g.Total, len(g.Lag), inspectTotal, g.Lag)
+	}
+	for _, l := range g.Lag {
+		if (l.Partition == 0) != (l.Committed >= 0) {
+			t.Fatalf("partition %d: committed %d", l.Partition, l.Committed)
+		}
+	}
+	table, _, _ := cliRun(t, addr, "", "group", "describe", "half")
+	if !strings.Contains(table, "TOTAL-LAG 30") || !strings.Contains(table, "three  1          -          12") {
+		t.Fatalf("table:\n%s", table)
+	}
+}
