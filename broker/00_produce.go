@@ -294,11 +294,11 @@ func (b *Broker) produceTo(p *partition, st partitionStore, batch []byte, acks i
 			return 0, dup.lastOffs + 1, nil
 		}
 	}
-	txnOpened := h.IsTransactional() && b.txns.producing(p, h.ProducerID, st.logEnd())
+	txnOpened := h.IsTransactional() && b.txns.Producing(p, h.ProducerID, st.logEnd())
 	// records.Validate checked NumRecords = LastOffsetDelta + 1 > 0.
 	res, err := st.append(batch, int(h.NumRecords), now)
 	if txnOpened {
-		b.txns.produced(p, h.ProducerID, res.BaseOffset, err)
+		b.txns.Produced(p, h.ProducerID, res.BaseOffset, err)
 	}
 	if err != nil {
 		return errCode(err), 0, err

@@ -291,7 +291,7 @@ func (fs *fetchState) read() {
 			out.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
 			for _, a := range fs.b.txns.abortedIn(fp.p, fp.offset, lso) {
 				at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
-				at.ProducerID, at.FirstOffset = a.pid, a.first
+				at.ProducerID, at.FirstOffset = a.PID, a.First
 				out.AbortedTransactions = append(out.AbortedTransactions, at)
 			}
 		}

@@ -6,7 +6,7 @@ package broker
 // producer ID at epoch 0, whatever ProducerID/ProducerEpoch (v3+, KIP-360)
 // the client passes — but those two must be both set or both -1, else
 // INVALID_REQUEST. A transactional ID goes to the transaction coordinator
-// (txn.go): its producer ID is kept and its epoch bumped on every call,
+// (broker/internal/txn): its producer ID is kept and its epoch bumped on every call,
 // fencing the previous producer (PRODUCER_FENCED from v4, else
 // INVALID_PRODUCER_EPOCH, when a KIP-360 caller names a stale epoch), an
 // open transaction is aborted first, and transaction.timeout.ms must be in
@@ -42,7 +42,7 @@ func (b *Broker) handleInitProducerID(_ context.Context, req *protocol.Request) 
 		b.logBad(req, "init producer id: empty transactional id")
 	case r.TransactionalID != nil:
 		var err error
-		resp.ProducerID, resp.ProducerEpoch, resp.ErrorCode, err = b.txns.initProducerID(*r.TransactionalID, r.TransactionTimeoutMillis, r.ProducerID, r.ProducerEpoch, req.Version)
+		resp.ProducerID, resp.ProducerEpoch, resp.ErrorCode, err = b.txns.InitProducerID(*r.TransactionalID, r.TransactionTimeoutMillis, r.ProducerID, r.ProducerEpoch, req.Version)
 		if resp.ErrorCode == kerr.KafkaStorageError.Code {
 			resp.ErrorCode = coordinatorErrCode(err)
 		}

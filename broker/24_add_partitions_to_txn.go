@@ -24,56 +24,8 @@ func (b *Broker) handleAddPartitionsToTxn(_ context.Context, req *protocol.Reque
 	r := req.Body.(*kmsg.AddPartitionsToTxnRequest)
 	resp := r.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
 	resp.Version = req.Version
-
-	var ps []*partition
-	bad := false
-	for _, rt := range r.Topics {
-		t := b.lookupTopic(rt.Topic, [16]byte{})
-		for _, i := range rt.Partitions {
-			var p *partition
-			if t != nil && !isInternalTopic(t.name) {
-				p = t.partition(i)
-			}
-			if p == nil {
-				bad = true
-				continue
-			}
-			ps = append(ps, p)
-		}
-	}
-	code := int16(0)
-	if !bad {
-		ts, c := b.txns.lookup(r.TransactionalID, r.ProducerID, r.ProducerEpoch, 24, req.Version)
-		code = c
-		if ts != nil {
-			if err := b.txns.addPartitions(ts, ps); err != nil {
-				code = coordinatorErrCode(err)
-				b.log.Error("add partitions to txn", "transactional_id", r.TransactionalID, "err", err)
-			}
-			ts.mu.Unlock()
-		}
-	}
-	if code != 0 {
+	if code := b.txns.AddPartitionsToTxn(r, req.Version, resp); code != 0 {
 		b.logBad(req, "add partitions to txn", "transactional_id", r.TransactionalID, "error", kerr.ErrorForCode(code))
-	}
-	for _, rt := range r.Topics {
-		st := kmsg.NewAddPartitionsToTxnResponseTopic()
-		st.Topic = rt.Topic
-		t := b.lookupTopic(rt.Topic, [16]byte{})
-		for _, i := range rt.Partitions {
-			sp := kmsg.NewAddPartitionsToTxnResponseTopicPartition()
-			sp.Partition = i
-			switch {
-			case t == nil || t.partition(i) == nil || isInternalTopic(t.name):
-				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-			case bad:
-				sp.ErrorCode = kerr.OperationNotAttempted.Code
-			default:
-				sp.ErrorCode = code
-			}
-			st.Partitions = append(st.Partitions, sp)
-		}
-		resp.Topics = append(resp.Topics, st)
 	}
 	return protocol.Reply{Response: resp}
 }

@@ -24,28 +24,7 @@ func (b *Broker) handleAddOffsetsToTxn(_ context.Context, req *protocol.Request)
 		resp.ErrorCode = kerr.InvalidGroupID.Code
 		return protocol.Reply{Response: resp}
 	}
-	ts, code := b.txns.lookup(r.TransactionalID, r.ProducerID, r.ProducerEpoch, 25, req.Version)
-	if ts != nil {
-		if !ts.groups[r.Group] || ts.state != txnOngoing {
-			had, state, start, updated := ts.groups[r.Group], ts.state, ts.start, ts.updated
-			ts.groups[r.Group] = true
-			if ts.state != txnOngoing {
-				ts.state, ts.start = txnOngoing, b.now()
-			}
-			ts.updated = b.now()
-			if err := b.txns.persist(ts, true); err != nil {
-				// Not written (a full disk): as if never asked, so
-				// that the retry writes it.
-				if !had {
-					delete(ts.groups, r.Group)
-				}
-				ts.state, ts.start, ts.updated = state, start, updated
-				code = coordinatorErrCode(err)
-				b.log.Error("add offsets to txn", "transactional_id", r.TransactionalID, "err", err)
-			}
-		}
-		ts.mu.Unlock()
-	}
+	code := b.txns.AddOffsetsToTxn(r, req.Version)
 	if code != 0 {
 		b.logBad(req, "add offsets to txn", "transactional_id", r.TransactionalID, "error", kerr.ErrorForCode(code))
 	}

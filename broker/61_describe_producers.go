@@ -37,15 +37,7 @@ func (b *Broker) handleDescribeProducers(_ context.Context, req *protocol.Reques
 				st.Partitions = append(st.Partitions, sp)
 				continue
 			}
-			open := map[int64]int64{}
-			if v, ok := b.txns.parts.Load(p); ok {
-				pt := v.(*partTxn)
-				pt.mu.Lock()
-				for pid, f := range pt.open {
-					open[pid] = f
-				}
-				pt.mu.Unlock()
-			}
+			open := b.txns.OpenTransactions(p)
 			p.mu.Lock()
 			if !p.producersLoaded {
 				p.loadProducerState(b.log, b.now())

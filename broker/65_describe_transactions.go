@@ -11,9 +11,7 @@ package broker
 
 import (
 	"context"
-	"sort"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minikafka/minikafka/protocol"
@@ -33,41 +31,7 @@ func (b *Broker) handleDescribeTransactions(_ context.Context, req *protocol.Req
 			resp.TransactionStates = append(resp.TransactionStates, s)
 			continue
 		}
-		ts := b.txns.get(id)
-		if ts == nil {
-			s.ErrorCode = kerr.TransactionalIDNotFound.Code
-			resp.TransactionStates = append(resp.TransactionStates, s)
-			continue
-		}
-		ts.mu.Lock()
-		if ts.pid < 0 || ts.state == txnDead {
-			s.ErrorCode = kerr.TransactionalIDNotFound.Code
-		} else {
-			s.State = ts.state.String()
-			s.TimeoutMillis = int32(ts.timeout.Milliseconds())
-			s.ProducerID, s.ProducerEpoch = ts.pid, ts.epoch
-			if ts.state == txnOngoing || ts.state == txnPrepareCommit || ts.state == txnPrepareAbort {
-				s.StartTimestamp = ts.start.UnixMilli()
-			}
-			byTopic := map[string][]int32{}
-			for k := range ts.parts {
-				if name, ok := b.TopicName(k.id); ok && az.topicVisible(opDescribe, name) {
-					byTopic[name] = append(byTopic[name], k.part)
-				}
-			}
-			names := make([]string, 0, len(byTopic))
-			for n := range byTopic {
-				names = append(names, n)
-			}
-			sort.Strings(names)
-			for _, n := range names {
-				t := kmsg.NewDescribeTransactionsResponseTransactionStateTopic()
-				t.Topic, t.Partitions = n, byTopic[n]
-				sort.Slice(t.Partitions, func(i, j int) bool { return t.Partitions[i] < t.Partitions[j] })
-				s.Topics = append(s.Topics, t)
-			}
-		}
-		ts.mu.Unlock()
+		b.txns.DescribeTransaction(&s, func(name string) bool { return az.topicVisible(opDescribe, name) })
 		resp.TransactionStates = append(resp.TransactionStates, s)
 	}
 	return protocol.Reply{Response: resp}

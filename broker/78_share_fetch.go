@@ -189,7 +189,7 @@ func abortedRanges(b *Broker, p *partition, data []byte) [][2]int64 {
 		pid := int64(binary.BigEndian.Uint64(data[43:51]))
 		if attrs&0x10 != 0 && attrs&0x20 == 0 { // transactional, not control
 			for _, a := range aborted {
-				if a.pid == pid && a.first <= base && base < a.last {
+				if a.PID == pid && a.First <= base && base < a.Last {
 					out = append(out, [2]int64{base, last})
 					break
 				}

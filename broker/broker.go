@@ -34,6 +34,7 @@ import (
 	"github.com/minikafka/minikafka/broker/internal/quota"
 	"github.com/minikafka/minikafka/broker/internal/share"
 	"github.com/minikafka/minikafka/broker/internal/telemetry"
+	"github.com/minikafka/minikafka/broker/internal/txn"
 	"github.com/minikafka/minikafka/internal/ratelog"
 	"github.com/minikafka/minikafka/internal/vfs"
 	"github.com/minikafka/minikafka/logstore"
@@ -149,7 +150,7 @@ type Broker struct {
 	// AlterUserScramCredentials (scram_store.go).
 	scram *scramStore
 
-	// txns is the transaction coordinator (txn.go).
+	// txns is the transaction coordinator (broker/internal/txn, wired in txn.go).
 	txns *txnCoordinator
 
 	// uplink forwards topics upstream; nil without Config.Uplink.
@@ -268,8 +269,7 @@ func (b *Broker) openStorage() (err error) {
 		wg                     sync.WaitGroup
 		idErr, groupErr, txErr error
 		coord                  *groups.Coordinator
-		txLog                  *txnLog
-		txRecs                 []txnRecord
+		txLog                  *txn.Log
 	)
 	wg.Add(2)
 	go func() {
@@ -278,7 +278,7 @@ func (b *Broker) openStorage() (err error) {
 	}()
 	go func() {
 		defer wg.Done()
-		txLog, txRecs, txErr = openTxnLog(b.fs, path.Join(b.cfg.DataDir, "transactions"), b.cfg.Sync.Mode == logstore.SyncAlways, b.log)
+		txLog, txErr = openTxnLog(b)
 	}()
 	wg.Add(1)
 	go func() {
@@ -328,7 +328,7 @@ func (b *Broker) openStorage() (err error) {
 		}
 	}
 	if err == nil {
-		b.txns, err = newTxnCoordinator(b, txLog, txRecs)
+		b.txns, err = newTxnCoordinator(b, txLog)
 		if err != nil {
 			err = fmt.Errorf("broker: starting transaction coordinator: %w", err)
 		}
@@ -341,7 +341,7 @@ func (b *Broker) openStorage() (err error) {
 			coord.Close()
 		}
 		if txLog != nil && b.txns == nil {
-			txLog.close()
+			txLog.Close()
 		}
 		if b.uplink != nil {
 			b.uplink.close()

@@ -39,7 +39,6 @@ package broker
 import (
 	"errors"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -176,7 +175,7 @@ func (b *Broker) cleanOne(done map[*partition]bool, failed map[*partition]time.T
 		MapBytes:         b.cfg.CleanerDedupeBufferSize,
 		ProducerExpiry:   producerExpiry,
 		Stop:             b.closing,
-		RemovingMarkers:  func(ms []logstore.TxnMarker) { b.txns.forgetAborted(best, ms) },
+		RemovingMarkers:  func(ms []logstore.TxnMarker) { b.txns.ForgetAborted(best, ms) },
 	})
 	switch {
 	case errors.Is(err, logstore.ErrCompactAborted) || errors.Is(err, logstore.ErrClosed):
@@ -194,58 +193,6 @@ func (b *Broker) cleanOne(done map[*partition]bool, failed map[*partition]time.T
 	return true
 }
 
-// forgetAborted drops from p's aborted index the transactions whose abort
-// markers a clean is about to remove. No batch of them is left in the log
-// (compaction removes a marker only after its transaction's batches), so
-// the entries are no longer needed, and they must be gone before the
-// markers are. It runs inside Compact, under the log's cleaner lock, and
-// takes partTxn.mu: nothing calls into the log's cleaner (Compact,
-// CleanState: only this goroutine does) while holding partTxn.mu.
-func (c *txnCoordinator) forgetAborted(p *partition, ms []logstore.TxnMarker) {
-	gone := map[abortedTxn]bool{}
-	for _, m := range ms {
-		if !m.Commit {
-			gone[abortedTxn{pid: m.ProducerID, last: m.Offset}] = true
-		}
-	}
-	if len(gone) == 0 {
-		return
-	}
-	c.withPartTxn(p, func(pt *partTxn) {
-		pt.aborted = slices.DeleteFunc(pt.aborted, func(a abortedTxn) bool {
-			return gone[abortedTxn{pid: a.pid, last: a.last}]
-		})
-	})
-}
-
-// abortedIndexed reports whether p's aborted index still holds the
-// transaction of pid whose abort marker is at last.
-func (c *txnCoordinator) abortedIndexed(p *partition, pid, last int64) bool {
-	held := false
-	c.withPartTxn(p, func(pt *partTxn) {
-		for _, a := range pt.aborted[pt.abortedFrom(last):] {
-			if a.last != last {
-				break
-			}
-			if a.pid == pid {
-				held = true
-				break
-			}
-		}
-	})
-	return held
-}
-
-// pruneAborted drops, on a restart, the entries of p's aborted index
-// (ordered by marker offset, as read from the transaction log) whose abort
-// marker compaction removed while the transaction log still held them.
-func (c *txnCoordinator) pruneAborted(p *partition, pt *partTxn) {
-	store := c.b.storeOf(p)
-	pt.mu.Lock()
-	defer pt.mu.Unlock()
-	pt.aborted = slices.DeleteFunc(pt.aborted, func(a abortedTxn) bool { return !store.keepsAborted(a) })
-}
-
 // abortedNeeded reports whether an aborted transaction must stay indexed:
 // its marker is in the log, or a data batch of it is (then the marker was
 // lost some other way, say with a torn tail under a lax sync policy, and
@@ -254,20 +201,20 @@ func (c *txnCoordinator) pruneAborted(p *partition, pt *partTxn) {
 func abortedNeeded(p *partition, a abortedTxn) bool {
 	l := p.log
 	start, end := l.LogStartOffset(), l.LogEndOffset()
-	if a.last < start {
+	if a.Last < start {
 		return true // fetches never reach it; the transaction log sheds it
 	}
-	if hw := l.HighWatermark(); hw < end && a.last >= hw {
+	if hw := l.HighWatermark(); hw < end && a.Last >= hw {
 		return true // not readable yet (at a restart the whole log is)
 	}
-	if a.last < end {
-		rr, err := l.Read(logstore.ReadOptions{Offset: a.last, MaxBytes: 1, MaxOffset: end, MinOneBatch: true})
+	if a.Last < end {
+		rr, err := l.Read(logstore.ReadOptions{Offset: a.Last, MaxBytes: 1, MaxOffset: end, MinOneBatch: true})
 		if err != nil {
 			return true
 		}
 		found := false
 		err = eachBatchHeader(rr, func(h *records.BatchHeader) bool {
-			found = h.BaseOffset == a.last && h.IsControl() && h.ProducerID == a.pid
+			found = h.BaseOffset == a.Last && h.IsControl() && h.ProducerID == a.PID
 			return false
 		})
 		rr.Release()
@@ -275,21 +222,21 @@ func abortedNeeded(p *partition, a abortedTxn) bool {
 			return true
 		}
 	}
-	from := max(a.first, start)
+	from := max(a.First, start)
 	if from >= end {
 		return false
 	}
-	rr, err := l.Read(logstore.ReadOptions{Offset: from, MaxBytes: 1 << 30, MaxOffset: min(a.last+1, end), MinOneBatch: true})
+	rr, err := l.Read(logstore.ReadOptions{Offset: from, MaxBytes: 1 << 30, MaxOffset: min(a.Last+1, end), MinOneBatch: true})
 	if err != nil {
 		return true
 	}
 	defer rr.Release()
 	data := false
 	err = eachBatchHeader(rr, func(h *records.BatchHeader) bool {
-		if h.BaseOffset > a.last {
+		if h.BaseOffset > a.Last {
 			return false
 		}
-		data = h.ProducerID == a.pid && h.IsTransactional() && !h.IsControl()
+		data = h.ProducerID == a.PID && h.IsTransactional() && !h.IsControl()
 		return !data
 	})
 	return err != nil || data

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/minikafka/minikafka/broker/internal/txn"
 	"github.com/minikafka/minikafka/internal/records"
 	"github.com/minikafka/minikafka/logstore"
 )
@@ -144,7 +145,7 @@ func TestCleanerRemovesTxnMarkers(t *testing.T) {
 		// marker in the log.
 		entries := b.txns.abortedIn(p, 0, hw)
 		for _, a := range entries {
-			if pid, ok := markers[a.last]; !ok || pid != a.pid {
+			if pid, ok := markers[a.Last]; !ok || pid != a.PID {
 				t.Fatalf("%s: aborted index entry %+v has no marker in the log (markers %v)", label, a, markers)
 			}
 		}
@@ -227,7 +228,7 @@ func TestAbortedNeeded(t *testing.T) {
 	}
 	plain := makeBatch(t, records.CodecNone, -1, 0, 0, testRec{key: []byte("k"), value: []byte("plain")})
 	for _, bt := range [][]byte{
-		txnData(7), controlBatch(7, 0, false, time.Now()), // 0, 1: an aborted transaction and its marker
+		txnData(7), txn.ControlBatch(7, 0, 0, false, time.Now()), // 0, 1: an aborted transaction and its marker
 		txnData(8), plain, // 2, 3: a transaction whose marker (at 3) was lost
 		plain, plain, // 4, 5: a transaction compacted away with its marker (at 5)
 	} {
@@ -242,14 +243,14 @@ func TestAbortedNeeded(t *testing.T) {
 		a    abortedTxn
 		want bool
 	}{
-		{abortedTxn{pid: 7, first: 0, last: 1}, true},
-		{abortedTxn{pid: 8, first: 2, last: 3}, true},
-		{abortedTxn{pid: 9, first: 4, last: 5}, false},
-		{abortedTxn{pid: 8, first: 4, last: 5}, false},  // pid 8's data lies before first
-		{abortedTxn{pid: 9, first: 0, last: 1}, false},  // the marker at 1 is pid 7's
-		{abortedTxn{pid: 8, first: 2, last: 99}, true},  // marker beyond the log end (a lost tail), data left
-		{abortedTxn{pid: 9, first: 0, last: 99}, false}, // marker and data lost
-		{abortedTxn{pid: 9, first: 50, last: 99}, false},
+		{abortedTxn{PID: 7, First: 0, Last: 1}, true},
+		{abortedTxn{PID: 8, First: 2, Last: 3}, true},
+		{abortedTxn{PID: 9, First: 4, Last: 5}, false},
+		{abortedTxn{PID: 8, First: 4, Last: 5}, false},  // pid 8's data lies before first
+		{abortedTxn{PID: 9, First: 0, Last: 1}, false},  // the marker at 1 is pid 7's
+		{abortedTxn{PID: 8, First: 2, Last: 99}, true},  // marker beyond the log end (a lost tail), data left
+		{abortedTxn{PID: 9, First: 0, Last: 99}, false}, // marker and data lost
+		{abortedTxn{PID: 9, First: 50, Last: 99}, false},
 	} {
 		if got := abortedNeeded(p, c.a); got != c.want {
 			t.Errorf("abortedNeeded(%+v) = %v, want %v", c.a, got, c.want)

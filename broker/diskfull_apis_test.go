@@ -2,10 +2,7 @@ package broker
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -18,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
 
+	"github.com/minikafka/minikafka/broker/internal/txn"
 	"github.com/minikafka/minikafka/internal/vfs"
 )
 
@@ -145,54 +143,6 @@ func TestDiskFullDeleteTopicWithoutRename(t *testing.T) {
 	}
 }
 
-// The transaction log undoes a write torn by a full disk instead of
-// refusing every later one: the next append after space returns goes
-// through, without a reopen, and a reopen finds exactly the appends that
-// succeeded.
-func TestDiskFullTxnLogResumes(t *testing.T) {
-	var full atomic.Bool
-	inj := vfs.InjectorFunc(func(op vfs.Op, p string, n int) (int, error) {
-		if full.Load() && op == vfs.OpWrite {
-			return n / 2, syscall.ENOSPC
-		}
-		return n, nil
-	})
-	mem := vfs.NewMem()
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	tl, _, err := openTxnLog(vfs.NewFaultFS(mem, inj), "/d", true, logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := func(id string) txnRecord { return txnRecord{Txn: &txnSnapshot{ID: id, PID: 1}} }
-	if err := tl.append(true, rec("before")); err != nil {
-		t.Fatal(err)
-	}
-	full.Store(true)
-	if err := tl.append(true, rec("refused")); !errors.Is(err, syscall.ENOSPC) {
-		t.Fatalf("append on a full disk: %v, want ENOSPC", err)
-	}
-	full.Store(false)
-	if err := tl.append(true, rec("after")); err != nil {
-		t.Fatalf("append once there is space: %v", err)
-	}
-	if err := tl.close(); err != nil {
-		t.Fatal(err)
-	}
-	tl, _, err = openTxnLog(mem, "/d", true, logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tl.close()
-	var ids []string
-	for id := range tl.live {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	if strings.Join(ids, ",") != "after,before" {
-		t.Fatalf("reopened txn log holds %v, want [after before]", ids)
-	}
-}
-
 // AddPartitionsToTxn and AddOffsetsToTxn refused on a full disk leave the
 // transaction as it was, so that the retry once there is space writes the
 // change (before, it found the change in memory and answered success
@@ -231,7 +181,7 @@ func TestDiskFullTxnAddsAreWrittenOnRetry(t *testing.T) {
 		r.TransactionalID, r.ProducerID, r.ProducerEpoch, r.Group = "tx", ipr.ProducerID, ipr.ProducerEpoch, "g"
 		return serve(t, b, r).(*kmsg.AddOffsetsToTxnResponse).ErrorCode
 	}
-	restart := func() *txnState {
+	restart := func() txn.Info {
 		t.Helper()
 		if err := b.Close(); err != nil {
 			t.Fatal(err)
@@ -239,11 +189,11 @@ func TestDiskFullTxnAddsAreWrittenOnRetry(t *testing.T) {
 		if b, err = New(cfg); err != nil {
 			t.Fatal(err)
 		}
-		ts := b.txns.get("tx")
-		if ts == nil {
+		in, ok := b.txns.Transaction("tx")
+		if !ok {
 			t.Fatal("transactional ID lost across the restart")
 		}
-		return ts
+		return in
 	}
 	// One at a time, with a restart after each: a later write would
 	// carry an earlier change along and hide that it was never written.
@@ -255,8 +205,8 @@ func TestDiskFullTxnAddsAreWrittenOnRetry(t *testing.T) {
 	if c := addOffsets(); c != 0 {
 		t.Fatalf("AddOffsetsToTxn once there is space: %v", kerr.ErrorForCode(c))
 	}
-	if ts := restart(); !ts.groups["g"] || ts.state != txnOngoing {
-		t.Fatalf("after a restart the transaction holds groups %v, state %v; want g, ongoing", ts.groups, ts.state)
+	if in := restart(); !slices.Contains(in.Groups, "g") || in.State != txn.Ongoing {
+		t.Fatalf("after a restart the transaction holds groups %v, state %v; want g, ongoing", in.Groups, in.State)
 	}
 	full.Store(true)
 	if c := addParts(); c != kerr.NotCoordinator.Code {
@@ -266,8 +216,8 @@ func TestDiskFullTxnAddsAreWrittenOnRetry(t *testing.T) {
 	if c := addParts(); c != 0 {
 		t.Fatalf("AddPartitionsToTxn once there is space: %v", kerr.ErrorForCode(c))
 	}
-	if ts := restart(); len(ts.parts) != 1 {
-		t.Fatalf("after a restart the transaction holds %d partitions, want 1", len(ts.parts))
+	if in := restart(); in.Partitions != 1 {
+		t.Fatalf("after a restart the transaction holds %d partitions, want 1", in.Partitions)
 	}
 	if err := b.Close(); err != nil {
 		t.Fatal(err)

@@ -65,6 +65,21 @@
 // its doc); none of the broker's locks is held while it runs, except that
 // a transaction's commit holds txnState.mu across CommitTransactionalOffsets.
 //
+// # Transaction coordinator
+//
+// The transaction coordinator is broker/internal/txn: transactional IDs
+// and their state machine, the transaction log, commit and abort markers,
+// timeouts, and per partition the LSO and the aborted-transactions index.
+// The broker opens its log with the rest of storage and starts it after
+// the topics (txn.go: openTxnLog, newTxnCoordinator). It sees the broker
+// only through interfaces it declares, implemented in txn.go: a partition
+// (*partition: offsets, batch headers, appending a marker under
+// partition.mu against the producer state, durability), partition lookup,
+// producer IDs, the group coordinator and the uplink. The transactional
+// API files (22, 24–28, 65, 66) decode, check authorization and log; the
+// produce and fetch paths ask it through txnCoordinator (BeginProduce,
+// Producing/Produced, LastStable, AbortedIn).
+//
 // # Listeners
 //
 // The broker serves any number of protocol servers (one per listener). With
@@ -98,14 +113,14 @@
 //
 //	Broker.adminMu → partition.mu → logstore.Log internals
 //	uplink.mu → partition.mu → spool internals (opening a forwarded partition's store)
-//	txnState.mu → partition.mu → partTxn.mu (transactions, txn.go)
-//	txnLog.mu → partTxn.mu (keepAborted, while the transaction log compacts)
+//	txnState.mu → partition.mu → partTxn.mu (transactions, broker/internal/txn)
+//	txn.Log.mu → partTxn.mu (keepAborted, while the transaction log compacts)
 //	txnState.mu → the group coordinator's locks (CommitTransactionalOffsets)
 //	Broker.adminMu → share.Coordinator.mu (group configs, deleted topics)
 //	share.Coordinator.mu → the group coordinator's locks (OtherGroup, under
 //	ShareGroupDescribe); partition stores are read under it lock-free
 //	Broker.hookMu and producerIDs.mu are leaves (nothing is taken under them);
-//	so is txnCoordinator.mu, which the group coordinator may take under its
+//	so is txn.Coordinator.mu, which the group coordinator may take under its
 //	group.mu (TxnOffsetPending), and txnShipper.mu, which a commit takes
 //	under txnState.mu (noteCommit, uplink_txn.go)
 //	Broker.adminMu → quota Bucket.mu (controller_mutation_rate, quotas.go);

@@ -51,7 +51,7 @@ func (b *Broker) ReadRecords(topic string, partition int32, offset int64, limit 
 			iso = kgo.ReadCommitted()
 			for _, a := range b.txns.abortedIn(p, next, covered) {
 				at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
-				at.ProducerID, at.FirstOffset = a.pid, a.first
+				at.ProducerID, at.FirstOffset = a.PID, a.First
 				fp.AbortedTransactions = append(fp.AbortedTransactions, at)
 			}
 		}

@@ -12,7 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minikafka/minikafka/groupstore"
+	"github.com/minikafka/minikafka/broker/internal/txn"
 	"github.com/minikafka/minikafka/internal/records"
 	"github.com/minikafka/minikafka/internal/vfs"
 	"github.com/minikafka/minikafka/logstore"
@@ -177,11 +177,9 @@ func TestTxnTimeoutAborted(t *testing.T) {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		ts := b.txns.get("tid-to")
-		ts.mu.Lock()
-		st := ts.state
-		ts.mu.Unlock()
-		if st == txnCompleteAbort {
+		in, _ := b.txns.Transaction("tid-to")
+		st := in.State
+		if st == txn.CompleteAbort {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -286,7 +284,7 @@ func TestTxnProtocolErrors(t *testing.T) {
 	// A retried v5 commit carries the epoch it was sent with.
 	req.ProducerEpoch = epoch + 2
 	wantCode(t, "v5 commit retried", serve(t, b, req).(*kmsg.EndTxnResponse).ErrorCode, nil)
-	if ts := b.txns.get("x"); len(b.txns.abortedIn(b.lookupTopic("e", [16]byte{}).partition(0), 0, 100)) != 1 || ts.state != txnCompleteCommit {
+	if in, _ := b.txns.Transaction("x"); len(b.txns.abortedIn(b.lookupTopic("e", [16]byte{}).partition(0), 0, 100)) != 1 || in.State != txn.CompleteCommit {
 		t.Fatal("expected one aborted txn on e-0 and a committed state")
 	}
 }
@@ -388,40 +386,31 @@ func TestTxnCrashMidCommitRecovers(t *testing.T) {
 	}
 	// "com" decides commit and crashes after one marker; "abo" decides
 	// abort and crashes before any; "open" is still open.
-	pidCom, _ := begin(b, "com")
+	pidCom, epochCom := begin(b, "com")
 	pidAbo, _ := begin(b, "abo")
 	pidOpen, epochOpen := begin(b, "open")
-	c := b.txns
-	ts := c.get("com")
-	ts.mu.Lock()
-	ts.offsets["g"] = map[tpName]groupstore.Offset{{"c", 0}: {Offset: 7, LeaderEpoch: -1, ExpireMs: -1}}
-	ts.state = txnPrepareCommit
-	if err := c.persist(ts, true); err != nil {
-		t.Fatal(err)
-	}
+	// "com" stages an offset of group g, to be committed with it.
+	addOffsets := kmsg.NewPtrAddOffsetsToTxnRequest()
+	addOffsets.Version, addOffsets.TransactionalID, addOffsets.ProducerID, addOffsets.ProducerEpoch, addOffsets.Group = 3, "com", pidCom, epochCom, "g"
+	wantCode(t, "add offsets", serve(t, b, addOffsets).(*kmsg.AddOffsetsToTxnResponse).ErrorCode, nil)
+	toc := kmsg.NewPtrTxnOffsetCommitRequest()
+	toc.Version, toc.TransactionalID, toc.ProducerID, toc.ProducerEpoch, toc.Group = 2, "com", pidCom, epochCom, "g"
+	toc.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: "c", Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: 0, Offset: 7, LeaderEpoch: -1}}}}
+	wantCode(t, "txn offset commit", serve(t, b, toc).(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions[0].ErrorCode, nil)
 	p0 := b.lookupTopic("c", [16]byte{}).partition(0)
-	end, err := c.writeMarker(p0, pidCom, ts.epoch, true, c.b.now())
-	if err != nil {
+	if err := b.txns.PrepareAndStop("com", true, []txn.Partition{p0}); err != nil {
 		t.Fatal(err)
 	}
-	if err := p0.log.WaitDurable(context.Background(), end); err != nil {
+	if err := b.txns.PrepareAndStop("abo", false, nil); err != nil {
 		t.Fatal(err)
 	}
-	ts.mu.Unlock()
-	ts = c.get("abo")
-	ts.mu.Lock()
-	ts.state = txnPrepareAbort
-	if err := c.persist(ts, true); err != nil {
-		t.Fatal(err)
-	}
-	ts.mu.Unlock()
 
 	b, mem = crashRestart(t, mem, b)
 	for _, id := range []string{"com", "abo", "open"} {
-		ts := b.txns.get(id)
-		want := map[string]txnStateKind{"com": txnCompleteCommit, "abo": txnCompleteAbort, "open": txnOngoing}[id]
-		if ts == nil || ts.state != want {
-			t.Fatalf("%s after restart: %+v, want %s", id, ts, want)
+		in, ok := b.txns.Transaction(id)
+		want := map[string]txn.State{"com": txn.CompleteCommit, "abo": txn.CompleteAbort, "open": txn.Ongoing}[id]
+		if !ok || in.State != want {
+			t.Fatalf("%s after restart: %+v, want %s", id, in, want)
 		}
 	}
 	// Each partition: 3 data batches + markers of com and abo.
@@ -435,7 +424,7 @@ func TestTxnCrashMidCommitRecovers(t *testing.T) {
 			t.Fatalf("p%d: lso %d, want 2", p, lso)
 		}
 		ab := b.txns.abortedIn(part, 0, 10)
-		if len(ab) != 1 || ab[0].pid != pidAbo || ab[0].first != 1 {
+		if len(ab) != 1 || ab[0].PID != pidAbo || ab[0].First != 1 {
 			t.Fatalf("p%d: aborted %+v, want producer %d from offset 1", p, ab, pidAbo)
 		}
 	}
@@ -454,7 +443,7 @@ func TestTxnCrashMidCommitRecovers(t *testing.T) {
 		if lso, hw := b.storeOf(part).lastStable(), part.log.HighWatermark(); lso != 6 || hw != 6 {
 			t.Fatalf("p%d: lso %d hw %d, want 6", p, lso, hw)
 		}
-		if ab := b.txns.abortedIn(part, 0, 10); len(ab) != 1 || ab[0].pid != pidAbo {
+		if ab := b.txns.abortedIn(part, 0, 10); len(ab) != 1 || ab[0].PID != pidAbo {
 			t.Fatalf("p%d: aborted index after second restart %+v", p, ab)
 		}
 	}
@@ -522,85 +511,5 @@ func TestTxnDescribeAndList(t *testing.T) {
 	lt, err = adm.ListTransactions(testCtx(t), nil, []string{"Ongoing"})
 	if err != nil || len(lt) != 0 {
 		t.Fatalf("list after abort: %v %+v", err, lt)
-	}
-}
-
-// A transactional ID idle past transactional.id.expiration.ms is removed,
-// durably; an open transaction past its timeout is aborted instead.
-func TestTxnIDExpires(t *testing.T) {
-	dir := t.TempDir()
-	b, err := New(Config{DataDir: dir, NodeID: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantCode(t, "init", initTxn(t, b, "old", 4, 1000, -1, -1).ErrorCode, nil)
-	wantCode(t, "init", initTxn(t, b, "fresh", 4, 1000, -1, -1).ErrorCode, nil)
-	ts := b.txns.get("old")
-	ts.mu.Lock()
-	ts.updated = time.Now().Add(-txnIDExpiry - time.Hour)
-	ts.mu.Unlock()
-	b.txns.abortTimedOut()
-	if b.txns.get("old") != nil || b.txns.get("fresh") == nil {
-		t.Fatal("expiry removed the wrong IDs")
-	}
-	if err := b.Close(); err != nil {
-		t.Fatal(err)
-	}
-	b, err = New(Config{DataDir: dir, NodeID: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	dt := kmsg.NewPtrDescribeTransactionsRequest()
-	dt.TransactionalIDs = []string{"old", "fresh"}
-	st := serve(t, b, dt).(*kmsg.DescribeTransactionsResponse).TransactionStates
-	wantCode(t, "expired after restart", st[0].ErrorCode, kerr.TransactionalIDNotFound)
-	wantCode(t, "kept after restart", st[1].ErrorCode, nil)
-	if st[1].State != "Empty" {
-		t.Fatalf("fresh: state %s", st[1].State)
-	}
-}
-
-// The transaction log is compacted to its live content once it has grown,
-// and the compacted generation restores the same state.
-func TestTxnLogCompaction(t *testing.T) {
-	mem := vfs.NewMem()
-	b, err := New(Config{DataDir: "/data", FS: mem, NodeID: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := initTxn(t, b, "busy", 4, 1000, -1, -1)
-	wantCode(t, "init", r.ErrorCode, nil)
-	ts := b.txns.get("busy")
-	base := time.Now().UnixMilli()
-	ts.mu.Lock()
-	for i := 0; i < 12000; i++ {
-		ts.updated = time.UnixMilli(base + int64(i))
-		if err := b.txns.persist(ts, false); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ts.mu.Unlock()
-	if err := b.txns.log.maybeCompact(b.txns.keepAborted); err != nil {
-		t.Fatal(err)
-	}
-	names, err := mem.ReadDir("/data/transactions")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(names) != 1 || names[0] != txnLogName(2) {
-		t.Fatalf("after compaction: %v, want only %s", names, txnLogName(2))
-	}
-	if err := b.Close(); err != nil {
-		t.Fatal(err)
-	}
-	b, err = New(Config{DataDir: "/data", FS: mem, NodeID: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	ts = b.txns.get("busy")
-	if ts == nil || ts.pid != r.ProducerID || ts.updated.UnixMilli() != base+11999 {
-		t.Fatalf("after reopen: %+v", ts)
 	}
 }

@@ -20,6 +20,11 @@
 //   - The group coordinators, broker/internal/groups and broker/internal/share
 //     and anything under them, import neither broker nor protocol, tests
 //     included; the rule is checked whenever that directory exists.
+//   - So does the transaction coordinator, broker/internal/txn: it sees
+//     partitions, producer IDs and the group coordinator only through the
+//     interfaces it declares. Like groups it takes kmsg requests (the
+//     broker's handlers are thin adapters), and may use the storage
+//     packages.
 //
 // internal/bench is not held to the storage rule: it is a benchmark
 // harness that runs the broker and kfake and drives them with kgo, a tool

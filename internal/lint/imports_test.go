@@ -66,6 +66,13 @@ var rules = []rule{
 		other:  func(string) bool { return false },
 		why:    "the group coordinator sees the broker only through the interface it declares",
 	},
+	{
+		name:   "txn coordinator",
+		covers: func(rel string, test bool) bool { return under(rel, "broker/internal/txn") },
+		forbid: func(rel string) bool { return rel == "broker" || under(rel, "protocol") },
+		other:  func(string) bool { return false },
+		why:    "the transaction coordinator sees the broker only through the interfaces it declares",
+	},
 }
 
 // violation is one forbidden import.
@@ -215,6 +222,9 @@ func TestImports(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "broker", "internal", "groups")); err == nil && covered["coordinator"] == 0 {
 		t.Error(`broker/internal/groups exists but rule "coordinator" covered none of its files`)
 	}
+	if _, err := os.Stat(filepath.Join(root, "broker", "internal", "txn")); err == nil && covered["txn coordinator"] == 0 {
+		t.Error(`broker/internal/txn exists but rule "txn coordinator" covered none of its files`)
+	}
 	t.Logf("files checked per rule: %v", covered)
 }
 
@@ -259,6 +269,9 @@ import (
 		"broker/internal/groups/c.go":        "package groups\n\nimport (\n\t\"example.com/m/broker/internal/groups/assign\"\n\t\"github.com/twmb/franz-go/pkg/kerr\"\n)\n",
 		"broker/internal/groups/c_test.go":   "package groups_test\n\nimport \"example.com/m/broker\"\n",
 		"broker/internal/groups/assign/a.go": "package assign\n\nimport \"example.com/m/protocol\"\n",
+		// The transaction coordinator: kmsg and storage are fine.
+		"broker/internal/txn/t.go":      "package txn\n\nimport (\n\t\"example.com/m/groupstore\"\n\t\"example.com/m/protocol\"\n\t\"github.com/twmb/franz-go/pkg/kmsg\"\n)\n",
+		"broker/internal/txn/t_test.go": "package txn\n\nimport \"example.com/m/broker\"\n",
 		// Not checked: the broker itself, testdata, a nested module.
 		"broker/b.go":            "package broker\n\nimport \"github.com/twmb/franz-go/pkg/kmsg\"\n",
 		"logstore/testdata/t.go": "package t\n\nimport \"example.com/m/broker\"\n",
@@ -285,6 +298,8 @@ import (
 	want := []string{
 		`broker/internal/groups/assign/a.go:3: imports example.com/m/protocol (rule "coordinator")`,
 		`broker/internal/groups/c_test.go:3: imports example.com/m/broker (rule "coordinator")`,
+		`broker/internal/txn/t.go:5: imports example.com/m/protocol (rule "txn coordinator")`,
+		`broker/internal/txn/t_test.go:3: imports example.com/m/broker (rule "txn coordinator")`,
 		`groupstore/g.go:3: imports example.com/m/internal/bench (rule "storage")`,
 		`internal/x/x.go:3: imports example.com/m/protocol (rule "storage")`,
 		`internal/y/y.go:3: imports example.com/m (rule "storage")`,
@@ -298,5 +313,8 @@ import (
 	}
 	if covered["coordinator"] != 3 {
 		t.Errorf("coordinator rule covered %d files, want 3", covered["coordinator"])
+	}
+	if covered["txn coordinator"] != 2 {
+		t.Errorf("txn coordinator rule covered %d files, want 2", covered["txn coordinator"])
 	}
 }

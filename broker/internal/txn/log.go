@@ -1,18 +1,6 @@
-package broker
+package txn
 
-// The transaction log: DataDir/transactions/txn-<generation>.log.
-//
-// Layout: a 20-byte file header (magic "MKTX", version u16, flags u16,
-// generation u64, CRC32C of the first 16 bytes u32), then frames
-// [payload length u32][CRC32C of payload u32][payload]. A payload is one
-// JSON txnRecord: either the whole state of one transactional ID (the
-// newest record for an ID wins) or entries of the per-partition aborted
-// transaction index (they accumulate). Replay stops at the first frame that
-// is short or fails its CRC: that is a torn tail, truncated away and
-// reported. When the file has grown to several times its live content it
-// is compacted: the live state is written as generation+1 to a .tmp file,
-// fsynced, renamed, the directory fsynced, and the old generation removed;
-// opening takes the highest complete generation and sweeps the rest.
+// The transaction log (its format is in doc.go).
 
 import (
 	"encoding/binary"
@@ -20,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"log/slog"
 	"os"
 	"path"
@@ -32,31 +21,31 @@ import (
 )
 
 const (
-	txnLogMagic     = "MKTX"
-	txnLogVersion   = 1
-	txnLogHeaderLen = 20
-	txnFrameHdrLen  = 8
-	txnMaxFrame     = 16 << 20
+	logMagic     = "MKTX"
+	logVersion   = 1
+	logHeaderLen = 20
+	frameHdrLen  = 8
+	maxFrame     = 16 << 20
 )
 
-var txnCRC = crc32.MakeTable(crc32.Castagnoli)
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
-// txnRecord is one frame's payload.
-type txnRecord struct {
-	Txn     *txnSnapshot    `json:"txn,omitempty"`
+// record is one frame's payload.
+type record struct {
+	Txn     *snapshot       `json:"txn,omitempty"`
 	Aborted []abortedRecord `json:"aborted,omitempty"`
 	// Removed names a transactional ID whose state was expired.
 	Removed string `json:"removed,omitempty"`
 }
 
-// txnSnapshot is the persisted state of one transactional ID.
-type txnSnapshot struct {
+// snapshot is the persisted state of one transactional ID.
+type snapshot struct {
 	ID        string          `json:"id"`
 	PID       int64           `json:"pid"`
 	Epoch     int16           `json:"epoch"`
 	LastEpoch int16           `json:"last_epoch"`
 	TimeoutMs int64           `json:"timeout_ms"`
-	State     txnStateKind    `json:"state"`
+	State     State           `json:"state"`
 	StartMs   int64           `json:"start_ms"`
 	UpdateMs  int64           `json:"update_ms"`
 	Parts     []partRecord    `json:"parts,omitempty"`
@@ -87,9 +76,10 @@ type abortedRecord struct {
 	Last      int64  `json:"last"` // the abort marker's offset
 }
 
-// txnLog appends records and compacts. All methods are safe for concurrent
-// use; txnLog.mu is a leaf lock.
-type txnLog struct {
+// Log is the transaction log: it appends records and compacts. All
+// methods are safe for concurrent use; Log.mu is a leaf lock (but see
+// maybeCompact).
+type Log struct {
 	fs   vfs.FS
 	dir  string
 	sync bool
@@ -104,15 +94,15 @@ type txnLog struct {
 
 	// The live content, what a compaction writes: the newest state of
 	// each transactional ID and the aborted index.
-	live    map[string]txnSnapshot
+	live    map[string]snapshot
 	aborted []abortedRecord
 }
 
 // track folds r into the live content. The caller holds mu (or has
 // exclusive access).
-func (tl *txnLog) track(r *txnRecord) {
+func (tl *Log) track(r *record) {
 	if tl.live == nil {
-		tl.live = map[string]txnSnapshot{}
+		tl.live = map[string]snapshot{}
 	}
 	if r.Txn != nil {
 		tl.live[r.Txn.ID] = *r.Txn
@@ -123,10 +113,18 @@ func (tl *txnLog) track(r *txnRecord) {
 	tl.aborted = append(tl.aborted, r.Aborted...)
 }
 
-func txnLogName(gen uint64) string { return fmt.Sprintf("txn-%020d.log", gen) }
+func logName(gen uint64) string { return fmt.Sprintf("txn-%020d.log", gen) }
 
-// openTxnLog opens the newest generation and returns its records in order.
-func openTxnLog(fsys vfs.FS, dir string, sync bool, log *slog.Logger) (*txnLog, []txnRecord, error) {
+// OpenLog opens (or, in an empty dir, creates) the transaction log in dir,
+// replaying its newest generation; sync says whether durable appends
+// fsync (the broker's sync policy "always"). Hand it to New, or Close it.
+func OpenLog(fsys vfs.FS, dir string, sync bool, log *slog.Logger) (*Log, error) {
+	tl, _, err := openLog(fsys, dir, sync, log)
+	return tl, err
+}
+
+// openLog opens the newest generation and returns its records in order.
+func openLog(fsys vfs.FS, dir string, sync bool, log *slog.Logger) (*Log, []record, error) {
 	if err := fsys.MkdirAll(dir, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("broker: txn log: %w", err)
 	}
@@ -149,7 +147,7 @@ func openTxnLog(fsys vfs.FS, dir string, sync bool, log *slog.Logger) (*txnLog, 
 		}
 	}
 	sort.Slice(gens, func(i, j int) bool { return gens[i] < gens[j] })
-	tl := &txnLog{fs: fsys, dir: dir, sync: sync, log: log}
+	tl := &Log{fs: fsys, dir: dir, sync: sync, log: log}
 	if len(gens) == 0 {
 		if err := tl.create(1, nil); err != nil {
 			return nil, nil, err
@@ -158,22 +156,22 @@ func openTxnLog(fsys vfs.FS, dir string, sync bool, log *slog.Logger) (*txnLog, 
 	}
 	gen := gens[len(gens)-1]
 	for _, g := range gens[:len(gens)-1] {
-		fsys.Remove(path.Join(dir, txnLogName(g))) // superseded by a finished compaction
+		fsys.Remove(path.Join(dir, logName(g))) // superseded by a finished compaction
 	}
-	name := path.Join(dir, txnLogName(gen))
-	data, err := readFile(fsys, name)
+	name := path.Join(dir, logName(gen))
+	data, err := readAll(fsys, name)
 	if err != nil {
 		return nil, nil, fmt.Errorf("broker: txn log: %w", err)
 	}
-	if len(data) < txnLogHeaderLen || string(data[:4]) != txnLogMagic ||
-		binary.BigEndian.Uint32(data[16:]) != crc32.Checksum(data[:16], txnCRC) {
+	if len(data) < logHeaderLen || string(data[:4]) != logMagic ||
+		binary.BigEndian.Uint32(data[16:]) != crc32.Checksum(data[:16], crcTable) {
 		return nil, nil, fmt.Errorf("broker: txn log %s: bad file header", name)
 	}
-	if v := binary.BigEndian.Uint16(data[4:]); v != txnLogVersion {
+	if v := binary.BigEndian.Uint16(data[4:]); v != logVersion {
 		return nil, nil, fmt.Errorf("broker: txn log %s: unsupported version %d", name, v)
 	}
-	recs, good := decodeTxnFrames(data[txnLogHeaderLen:])
-	end := int64(txnLogHeaderLen + good)
+	recs, good := decodeFrames(data[logHeaderLen:])
+	end := int64(logHeaderLen + good)
 	f, err := fsys.OpenFile(name, os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, nil, fmt.Errorf("broker: txn log: %w", err)
@@ -196,58 +194,58 @@ func openTxnLog(fsys vfs.FS, dir string, sync bool, log *slog.Logger) (*txnLog, 
 	return tl, recs, nil
 }
 
-// decodeTxnFrames returns the records of the valid prefix and its length.
-func decodeTxnFrames(b []byte) ([]txnRecord, int) {
-	var recs []txnRecord
+// decodeFrames returns the records of the valid prefix and its length.
+func decodeFrames(b []byte) ([]record, int) {
+	var recs []record
 	pos := 0
-	for len(b)-pos >= txnFrameHdrLen {
+	for len(b)-pos >= frameHdrLen {
 		n := int(binary.BigEndian.Uint32(b[pos:]))
-		if n <= 0 || n > txnMaxFrame || len(b)-pos-txnFrameHdrLen < n {
+		if n <= 0 || n > maxFrame || len(b)-pos-frameHdrLen < n {
 			break
 		}
-		payload := b[pos+txnFrameHdrLen : pos+txnFrameHdrLen+n]
-		if crc32.Checksum(payload, txnCRC) != binary.BigEndian.Uint32(b[pos+4:]) {
+		payload := b[pos+frameHdrLen : pos+frameHdrLen+n]
+		if crc32.Checksum(payload, crcTable) != binary.BigEndian.Uint32(b[pos+4:]) {
 			break
 		}
-		var r txnRecord
+		var r record
 		if json.Unmarshal(payload, &r) != nil {
 			break
 		}
 		recs = append(recs, r)
-		pos += txnFrameHdrLen + n
+		pos += frameHdrLen + n
 	}
 	return recs, pos
 }
 
-func appendTxnFrame(dst []byte, r *txnRecord) ([]byte, error) {
+func appendFrame(dst []byte, r *record) ([]byte, error) {
 	payload, err := json.Marshal(r)
 	if err != nil {
 		return dst, err
 	}
-	if len(payload) > txnMaxFrame {
+	if len(payload) > maxFrame {
 		return dst, fmt.Errorf("broker: txn log record of %d bytes", len(payload))
 	}
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(payload)))
-	dst = binary.BigEndian.AppendUint32(dst, crc32.Checksum(payload, txnCRC))
+	dst = binary.BigEndian.AppendUint32(dst, crc32.Checksum(payload, crcTable))
 	return append(dst, payload...), nil
 }
 
 // create writes generation gen holding recs atomically and makes it the
 // current file. The caller holds mu (or has exclusive access).
-func (tl *txnLog) create(gen uint64, recs []txnRecord) error {
-	hdr := make([]byte, txnLogHeaderLen, 4096)
-	copy(hdr, txnLogMagic)
-	binary.BigEndian.PutUint16(hdr[4:], txnLogVersion)
+func (tl *Log) create(gen uint64, recs []record) error {
+	hdr := make([]byte, logHeaderLen, 4096)
+	copy(hdr, logMagic)
+	binary.BigEndian.PutUint16(hdr[4:], logVersion)
 	binary.BigEndian.PutUint64(hdr[8:], gen)
-	binary.BigEndian.PutUint32(hdr[16:], crc32.Checksum(hdr[:16], txnCRC))
+	binary.BigEndian.PutUint32(hdr[16:], crc32.Checksum(hdr[:16], crcTable))
 	buf := hdr
 	var err error
 	for i := range recs {
-		if buf, err = appendTxnFrame(buf, &recs[i]); err != nil {
+		if buf, err = appendFrame(buf, &recs[i]); err != nil {
 			return err
 		}
 	}
-	name := path.Join(tl.dir, txnLogName(gen))
+	name := path.Join(tl.dir, logName(gen))
 	if err := vfs.WriteFileAtomic(tl.fs, name, buf, 0o644); err != nil {
 		return fmt.Errorf("broker: txn log: %w", err)
 	}
@@ -257,7 +255,7 @@ func (tl *txnLog) create(gen uint64, recs []txnRecord) error {
 	}
 	if tl.f != nil {
 		tl.f.Close()
-		tl.fs.Remove(path.Join(tl.dir, txnLogName(tl.gen)))
+		tl.fs.Remove(path.Join(tl.dir, logName(tl.gen)))
 	}
 	tl.f, tl.gen, tl.size = f, gen, int64(len(buf))
 	return nil
@@ -265,11 +263,11 @@ func (tl *txnLog) create(gen uint64, recs []txnRecord) error {
 
 // append writes records; with durable set (and the sync policy "always")
 // it returns once they are fsynced.
-func (tl *txnLog) append(durable bool, recs ...txnRecord) error {
+func (tl *Log) append(durable bool, recs ...record) error {
 	var buf []byte
 	var err error
 	for i := range recs {
-		if buf, err = appendTxnFrame(buf, &recs[i]); err != nil {
+		if buf, err = appendFrame(buf, &recs[i]); err != nil {
 			return err
 		}
 	}
@@ -307,7 +305,7 @@ func (tl *txnLog) append(durable bool, recs ...txnRecord) error {
 // past max(1 MiB, 4x that content). keep says which aborted-index entries
 // still matter (their topic exists and the data is not deleted yet); it
 // must take no lock that is held while appending.
-func (tl *txnLog) maybeCompact(keep func(abortedRecord) bool) error {
+func (tl *Log) maybeCompact(keep func(abortedRecord) bool) error {
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
 	if tl.err != nil || tl.size < 1<<20 {
@@ -320,7 +318,7 @@ func (tl *txnLog) maybeCompact(keep func(abortedRecord) bool) error {
 		}
 	}
 	tl.aborted = kept
-	recs := make([]txnRecord, 0, len(tl.live)+1)
+	recs := make([]record, 0, len(tl.live)+1)
 	ids := make([]string, 0, len(tl.live))
 	for id := range tl.live {
 		ids = append(ids, id)
@@ -329,11 +327,11 @@ func (tl *txnLog) maybeCompact(keep func(abortedRecord) bool) error {
 	var n int64
 	for _, id := range ids {
 		s := tl.live[id]
-		recs = append(recs, txnRecord{Txn: &s})
+		recs = append(recs, record{Txn: &s})
 		n += 256 + int64(len(s.Parts)+len(s.Offsets))*64
 	}
 	for i := 0; i < len(kept); i += 1024 {
-		recs = append(recs, txnRecord{Aborted: kept[i:min(i+1024, len(kept))]})
+		recs = append(recs, record{Aborted: kept[i:min(i+1024, len(kept))]})
 	}
 	n += int64(len(kept)) * 80
 	if tl.size < 4*n {
@@ -342,7 +340,8 @@ func (tl *txnLog) maybeCompact(keep func(abortedRecord) bool) error {
 	return tl.create(tl.gen+1, recs)
 }
 
-func (tl *txnLog) close() error {
+// Close fsyncs what is not yet durable and closes the file.
+func (tl *Log) Close() error {
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
 	if tl.f == nil {
@@ -355,4 +354,13 @@ func (tl *txnLog) close() error {
 	err = errors.Join(err, tl.f.Close())
 	tl.f = nil
 	return err
+}
+
+func readAll(fsys vfs.FS, name string) ([]byte, error) {
+	f, err := fsys.OpenFile(name, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
 }

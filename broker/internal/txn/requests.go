@@ -1,0 +1,519 @@
+package txn
+
+// The transactional requests. The broker's NN_*.go files document each
+// API's behaviour and hand the decoded requests over.
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minikafka/minikafka/groupstore"
+)
+
+// fencedCode is the error for an old epoch, as each version's clients
+// expect it (KIP-588 added PRODUCER_FENCED).
+func fencedCode(key, version int16) int16 {
+	newEnough := map[int16]int16{22: 4, 24: 2, 25: 2, 26: 2, 28: 3}[key]
+	if version >= newEnough {
+		return kerr.ProducerFenced.Code
+	}
+	return kerr.InvalidProducerEpoch.Code
+}
+
+// checkProducer validates a request's producer ID and epoch against ts. The
+// caller holds ts.mu.
+func checkProducer(ts *txnState, pid int64, epoch int16, key, version int16) int16 {
+	switch {
+	case ts.pid != pid:
+		return kerr.InvalidProducerIDMapping.Code
+	case epoch < ts.epoch:
+		return fencedCode(key, version)
+	case epoch > ts.epoch:
+		return kerr.InvalidProducerEpoch.Code
+	}
+	return 0
+}
+
+// lookup finds a transactional ID and checks the request's producer. On
+// success it returns with ts.mu held.
+func (c *Coordinator) lookup(id string, pid int64, epoch int16, key, version int16) (*txnState, int16) {
+	ts := c.get(id)
+	if ts == nil {
+		return nil, kerr.InvalidProducerIDMapping.Code
+	}
+	ts.mu.Lock()
+	if ts.pid < 0 || ts.state == Dead {
+		ts.mu.Unlock()
+		return nil, kerr.InvalidProducerIDMapping.Code
+	}
+	if code := checkProducer(ts, pid, epoch, key, version); code != 0 {
+		ts.mu.Unlock()
+		return nil, code
+	}
+	if ts.state == PrepareCommit || ts.state == PrepareAbort {
+		if err := c.complete(ts, ts.state == PrepareCommit, true); err != nil {
+			ts.mu.Unlock()
+			return nil, kerr.ConcurrentTransactions.Code
+		}
+	}
+	return ts, 0
+}
+
+// BeginProduce checks a transactional batch of producer pid at epoch for
+// p against its transaction and, for Produce v12+ (KIP-890), adds p to it
+// implicitly. On success it returns with the transaction locked (call the
+// returned func to release it after the append) so that an EndTxn cannot
+// slip between check and append.
+func (c *Coordinator) BeginProduce(p Partition, pid int64, epoch int16, version int16) (func(), int16, error) {
+	ts := c.getPID(pid)
+	if ts == nil {
+		return nil, kerr.InvalidProducerIDMapping.Code, fmt.Errorf("no transaction for producer %d", pid)
+	}
+	ts.mu.Lock()
+	if code := checkProducer(ts, pid, epoch, 0, version); code != 0 {
+		ts.mu.Unlock()
+		if code == kerr.ProducerFenced.Code {
+			code = kerr.InvalidProducerEpoch.Code
+		}
+		return nil, code, fmt.Errorf("producer %d epoch %d: current epoch %d", pid, epoch, ts.epoch)
+	}
+	_, in := ts.parts[tpKey{p.TopicID(), p.Index()}]
+	if !in || ts.state != Ongoing {
+		implicit := version >= 12 && (ts.state == Ongoing || ts.state == Empty || ts.state == CompleteCommit || ts.state == CompleteAbort)
+		if !implicit {
+			ts.mu.Unlock()
+			return nil, kerr.InvalidTxnState.Code, fmt.Errorf("partition %s-%d is not in the transaction of %q (state %s)", p.Topic(), p.Index(), ts.id, ts.state)
+		}
+		if err := c.addPartitions(ts, []Partition{p}); err != nil {
+			ts.mu.Unlock()
+			return nil, kerr.KafkaStorageError.Code, err
+		}
+	}
+	return ts.mu.Unlock, 0, nil
+}
+
+// InitProducerID is InitProducerId for a transactional ID: a new ID starts
+// at epoch 0; an existing one has its open transaction aborted and its
+// epoch bumped, fencing the previous producer (a new producer ID once the
+// epoch is exhausted). A storage failure is KAFKA_STORAGE_ERROR with err
+// set; the broker answers it as Kafka does.
+func (c *Coordinator) InitProducerID(id string, timeoutMs int32, pid int64, epoch int16, version int16) (int64, int16, int16, error) {
+	if timeoutMs <= 0 || time.Duration(timeoutMs)*time.Millisecond > maxTimeout {
+		return -1, -1, kerr.InvalidTransactionTimeout.Code, fmt.Errorf("transaction timeout %d ms outside (0, %d]", timeoutMs, maxTimeout.Milliseconds())
+	}
+	timeout := time.Duration(timeoutMs) * time.Millisecond
+	c.mu.Lock()
+	ts := c.txns[id]
+	if ts == nil {
+		ts = &txnState{id: id, pid: -1, lastEpoch: -1, parts: map[tpKey]int64{}, groups: map[string]bool{}, offsets: map[string]map[tpName]groupstore.Offset{}}
+		c.txns[id] = ts
+	}
+	c.mu.Unlock()
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	now := c.now()
+	if ts.pid < 0 {
+		newPID, err := c.cfg.ProducerIDs.Allocate()
+		if err != nil {
+			return -1, -1, kerr.KafkaStorageError.Code, err
+		}
+		ts.pid, ts.epoch, ts.state, ts.timeout, ts.updated = newPID, 0, Empty, timeout, now
+		if err := c.persist(ts, true); err != nil {
+			ts.pid = -1
+			return -1, -1, kerr.KafkaStorageError.Code, err
+		}
+		c.mu.Lock()
+		c.byPID[ts.pid] = ts
+		c.mu.Unlock()
+		return ts.pid, ts.epoch, 0, nil
+	}
+	if pid >= 0 {
+		// KIP-360: the producer says who it was; only the current
+		// producer (or a retry of the last bump) may re-initialize.
+		if pid != ts.pid || (epoch != ts.epoch && epoch != ts.lastEpoch) {
+			return -1, -1, fencedCode(22, version), fmt.Errorf("producer %d epoch %d is not the current producer %d epoch %d", pid, epoch, ts.pid, ts.epoch)
+		}
+	}
+	switch ts.state {
+	case PrepareCommit, PrepareAbort:
+		// A completion failed half-way; finish it first.
+		if err := c.complete(ts, ts.state == PrepareCommit, true); err != nil {
+			return -1, -1, kerr.ConcurrentTransactions.Code, err
+		}
+	case Ongoing:
+		c.bump(ts)
+		if err := c.endTxn(ts, false); err != nil {
+			return -1, -1, kerr.ConcurrentTransactions.Code, err
+		}
+		ts.timeout = timeout
+		if err := c.persist(ts, true); err != nil {
+			return -1, -1, kerr.KafkaStorageError.Code, err
+		}
+		return ts.pid, ts.epoch, 0, nil
+	}
+	if err := c.bumpOrRenew(ts); err != nil {
+		return -1, -1, kerr.KafkaStorageError.Code, err
+	}
+	ts.timeout, ts.state, ts.updated = timeout, Empty, now
+	if err := c.persist(ts, true); err != nil {
+		return -1, -1, kerr.KafkaStorageError.Code, err
+	}
+	return ts.pid, ts.epoch, 0, nil
+}
+
+// AddPartitionsToTxn adds the request's partitions to the producer's
+// transaction and fills resp; it returns the request-wide error code (0
+// also when a partition was unknown: those are per partition).
+func (c *Coordinator) AddPartitionsToTxn(r *kmsg.AddPartitionsToTxnRequest, version int16, resp *kmsg.AddPartitionsToTxnResponse) int16 {
+	var ps []Partition
+	bad := false
+	for _, rt := range r.Topics {
+		for _, i := range rt.Partitions {
+			p := c.txnPartition(rt.Topic, i)
+			if p == nil {
+				bad = true
+				continue
+			}
+			ps = append(ps, p)
+		}
+	}
+	code := int16(0)
+	if !bad {
+		ts, cd := c.lookup(r.TransactionalID, r.ProducerID, r.ProducerEpoch, 24, version)
+		code = cd
+		if ts != nil {
+			if err := c.addPartitions(ts, ps); err != nil {
+				code = coordinatorErrCode(err)
+				c.slog.Error("add partitions to txn", "transactional_id", r.TransactionalID, "err", err)
+			}
+			ts.mu.Unlock()
+		}
+	}
+	for _, rt := range r.Topics {
+		st := kmsg.NewAddPartitionsToTxnResponseTopic()
+		st.Topic = rt.Topic
+		for _, i := range rt.Partitions {
+			sp := kmsg.NewAddPartitionsToTxnResponseTopicPartition()
+			sp.Partition = i
+			switch {
+			case c.txnPartition(rt.Topic, i) == nil:
+				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			case bad:
+				sp.ErrorCode = kerr.OperationNotAttempted.Code
+			default:
+				sp.ErrorCode = code
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return code
+}
+
+// txnPartition is a partition a transaction may write: it exists and its
+// topic is not internal.
+func (c *Coordinator) txnPartition(topic string, i int32) Partition {
+	if c.parts.Internal(topic) {
+		return nil
+	}
+	return c.parts.ByName(topic, i)
+}
+
+// coordinatorErrCode is the answer to a transaction log or partition that
+// cannot be written (a full disk): NOT_COORDINATOR, as Kafka's transaction
+// coordinator answers a failed append; clients look it up and retry.
+func coordinatorErrCode(err error) int16 {
+	if err == nil {
+		return 0
+	}
+	return kerr.NotCoordinator.Code
+}
+
+// AddOffsetsToTxn makes group's offsets part of the producer's
+// transaction, starting it if none is open.
+func (c *Coordinator) AddOffsetsToTxn(r *kmsg.AddOffsetsToTxnRequest, version int16) int16 {
+	ts, code := c.lookup(r.TransactionalID, r.ProducerID, r.ProducerEpoch, 25, version)
+	if ts == nil {
+		return code
+	}
+	defer ts.mu.Unlock()
+	if ts.groups[r.Group] && ts.state == Ongoing {
+		return code
+	}
+	had, state, start, updated := ts.groups[r.Group], ts.state, ts.start, ts.updated
+	ts.groups[r.Group] = true
+	if ts.state != Ongoing {
+		ts.state, ts.start = Ongoing, c.now()
+	}
+	ts.updated = c.now()
+	if err := c.persist(ts, true); err != nil {
+		// Not written (a full disk): as if never asked, so that the
+		// retry writes it.
+		if !had {
+			delete(ts.groups, r.Group)
+		}
+		ts.state, ts.start, ts.updated = state, start, updated
+		c.slog.Error("add offsets to txn", "transactional_id", r.TransactionalID, "err", err)
+		return coordinatorErrCode(err)
+	}
+	return code
+}
+
+// EndTxn commits or aborts the producer's transaction and sets resp's
+// producer ID and epoch on success; it returns the error code.
+func (c *Coordinator) EndTxn(r *kmsg.EndTxnRequest, version int16, resp *kmsg.EndTxnResponse) int16 {
+	ts := c.get(r.TransactionalID)
+	if ts == nil {
+		return kerr.InvalidProducerIDMapping.Code
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.pid != r.ProducerID {
+		return kerr.InvalidProducerIDMapping.Code
+	}
+	done := (r.Commit && ts.state == CompleteCommit) || (!r.Commit && ts.state == CompleteAbort)
+	if done && (r.ProducerEpoch == ts.lastEpoch || (r.ProducerEpoch == ts.epoch && version < 5)) {
+		// A retry of the EndTxn that completed this (or, for an
+		// abort, the broker's timeout abort).
+		resp.ProducerID, resp.ProducerEpoch = ts.pid, ts.epoch
+		return 0
+	}
+	prepared := (r.Commit && ts.state == PrepareCommit) || (!r.Commit && ts.state == PrepareAbort)
+	if prepared && (r.ProducerEpoch == ts.epoch || r.ProducerEpoch == ts.lastEpoch) {
+		// A retry of the EndTxn whose Prepare is durable but whose
+		// markers were not all written: write the missing ones.
+		if err := c.complete(ts, r.Commit, true); err != nil {
+			c.slog.Error("end txn: completing", "transactional_id", ts.id, "err", err)
+			return coordinatorErrCode(err)
+		}
+		resp.ProducerID, resp.ProducerEpoch = ts.pid, ts.epoch
+		return 0
+	}
+	if code := checkProducer(ts, r.ProducerID, r.ProducerEpoch, 26, version); code != 0 {
+		return code
+	}
+	switch ts.state {
+	case PrepareCommit, PrepareAbort:
+		if err := c.complete(ts, ts.state == PrepareCommit, true); err != nil {
+			c.slog.Error("end txn: completing", "transactional_id", ts.id, "err", err)
+			return kerr.ConcurrentTransactions.Code
+		}
+		return kerr.InvalidTxnState.Code
+	case Ongoing:
+	default:
+		if version < 5 || r.Commit {
+			return kerr.InvalidTxnState.Code
+		}
+		// KIP-890: an abort with nothing produced still bumps the epoch.
+	}
+	epoch, lastEpoch := ts.epoch, ts.lastEpoch
+	if version >= 5 {
+		c.bump(ts) // the markers carry the new epoch, fencing the old one
+	}
+	if err := c.endTxn(ts, r.Commit); err != nil {
+		c.slog.Error("end txn", "transactional_id", ts.id, "err", err)
+		if ts.state != PrepareCommit && ts.state != PrepareAbort {
+			// The Prepare was not written: as if this EndTxn never came.
+			ts.epoch, ts.lastEpoch = epoch, lastEpoch
+		}
+		return coordinatorErrCode(err)
+	}
+	resp.ProducerID, resp.ProducerEpoch = ts.pid, ts.epoch
+	return 0
+}
+
+// TxnOffsetCommit stages the request's offsets in the producer's open
+// transaction, durably, and fills resp; it returns the request-wide error
+// code.
+func (c *Coordinator) TxnOffsetCommit(r *kmsg.TxnOffsetCommitRequest, version int16, resp *kmsg.TxnOffsetCommitResponse) int16 {
+	code := c.cfg.Groups.ValidateTxnCommit(r, version)
+	var ts *txnState
+	if code == 0 {
+		ts, code = c.lookup(r.TransactionalID, r.ProducerID, r.ProducerEpoch, 28, version)
+	}
+	// What the transaction held before: a write that fails (a full disk)
+	// leaves it so, as Kafka drops the pending offsets of a failed append.
+	type staged struct {
+		tp  tpName
+		o   groupstore.Offset
+		had bool
+	}
+	var (
+		prev                   []staged
+		hadGroup               bool
+		prevState              State
+		prevStart, prevUpdated time.Time
+	)
+	if ts != nil {
+		defer ts.mu.Unlock()
+		hadGroup, prevState, prevStart, prevUpdated = ts.groups[r.Group], ts.state, ts.start, ts.updated
+		if !ts.groups[r.Group] || ts.state != Ongoing {
+			if version < 5 || (ts.state != Ongoing && ts.state != Empty && ts.state != CompleteCommit && ts.state != CompleteAbort) {
+				code = kerr.InvalidTxnState.Code
+			} else {
+				ts.groups[r.Group] = true
+				if ts.state != Ongoing {
+					ts.state, ts.start = Ongoing, c.now()
+				}
+			}
+		}
+	}
+	for _, rt := range r.Topics {
+		st := kmsg.NewTxnOffsetCommitResponseTopic()
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		ct := c.cfg.Groups.CommitTopic(version >= 6, rt.Topic, rt.TopicID)
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.ErrorCode = ct.PartitionError(code, rp.Partition, rp.Metadata)
+			if sp.ErrorCode == 0 {
+				o := groupstore.Offset{Offset: rp.Offset, LeaderEpoch: -1, ExpireMs: -1}
+				if version >= 2 {
+					o.LeaderEpoch = rp.LeaderEpoch
+				}
+				if rp.Metadata != nil {
+					o.Metadata = *rp.Metadata
+				}
+				if ts.offsets[r.Group] == nil {
+					ts.offsets[r.Group] = map[tpName]groupstore.Offset{}
+				}
+				tp := tpName{ct.Name(), rp.Partition}
+				old, had := ts.offsets[r.Group][tp]
+				prev = append(prev, staged{tp, old, had})
+				ts.offsets[r.Group][tp] = o
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	if ts != nil && code == 0 {
+		c.setPending(ts, true)
+		ts.updated = c.now()
+		if err := c.persist(ts, true); err != nil {
+			c.slog.Error("txn offset commit", "transactional_id", r.TransactionalID, "err", err)
+			c.setPending(ts, false)
+			for i := len(prev) - 1; i >= 0; i-- {
+				if p := prev[i]; p.had {
+					ts.offsets[r.Group][p.tp] = p.o
+				} else {
+					delete(ts.offsets[r.Group], p.tp)
+				}
+			}
+			if len(ts.offsets[r.Group]) == 0 {
+				delete(ts.offsets, r.Group)
+			}
+			if !hadGroup {
+				delete(ts.groups, r.Group)
+			}
+			ts.state, ts.start, ts.updated = prevState, prevStart, prevUpdated
+			c.setPending(ts, true)
+			for i := range resp.Topics {
+				for j := range resp.Topics[i].Partitions {
+					if resp.Topics[i].Partitions[j].ErrorCode == 0 {
+						resp.Topics[i].Partitions[j].ErrorCode = coordinatorErrCode(err)
+					}
+				}
+			}
+		}
+	}
+	return code
+}
+
+// DescribeTransaction fills s, one transaction of a DescribeTransactions
+// answer, for transactional ID s.TransactionalID, listing only the
+// partitions of topics topicVisible allows.
+func (c *Coordinator) DescribeTransaction(s *kmsg.DescribeTransactionsResponseTransactionState, topicVisible func(topic string) bool) {
+	ts := c.get(s.TransactionalID)
+	if ts == nil {
+		s.ErrorCode = kerr.TransactionalIDNotFound.Code
+		return
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.pid < 0 || ts.state == Dead {
+		s.ErrorCode = kerr.TransactionalIDNotFound.Code
+		return
+	}
+	s.State = ts.state.String()
+	s.TimeoutMillis = int32(ts.timeout.Milliseconds())
+	s.ProducerID, s.ProducerEpoch = ts.pid, ts.epoch
+	if ts.state == Ongoing || ts.state == PrepareCommit || ts.state == PrepareAbort {
+		s.StartTimestamp = ts.start.UnixMilli()
+	}
+	byTopic := map[string][]int32{}
+	for k := range ts.parts {
+		if name, ok := c.parts.TopicName(k.id); ok && topicVisible(name) {
+			byTopic[name] = append(byTopic[name], k.part)
+		}
+	}
+	names := make([]string, 0, len(byTopic))
+	for n := range byTopic {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		t := kmsg.NewDescribeTransactionsResponseTransactionStateTopic()
+		t.Topic, t.Partitions = n, byTopic[n]
+		sort.Slice(t.Partitions, func(i, j int) bool { return t.Partitions[i] < t.Partitions[j] })
+		s.Topics = append(s.Topics, t)
+	}
+}
+
+var stateNames = map[string]bool{"Empty": true, "Ongoing": true, "PrepareCommit": true, "PrepareAbort": true,
+	"CompleteCommit": true, "CompleteAbort": true, "Dead": true, "PrepareEpochFence": true}
+
+// ListTransactions fills resp with the transactions the request's filters
+// and visible (the authorizer) let through.
+func (c *Coordinator) ListTransactions(r *kmsg.ListTransactionsRequest, version int16, resp *kmsg.ListTransactionsResponse, visible func(id string) bool) {
+	var re *regexp.Regexp
+	if version >= 2 && r.TransactionalIDPattern != nil && *r.TransactionalIDPattern != "" {
+		var err error
+		if re, err = regexp.Compile(*r.TransactionalIDPattern); err != nil {
+			resp.ErrorCode = kerr.InvalidRequest.Code
+			return
+		}
+	}
+	states := map[string]bool{}
+	for _, s := range r.StateFilters {
+		if !stateNames[s] {
+			resp.UnknownStateFilters = append(resp.UnknownStateFilters, s)
+		}
+		states[s] = true
+	}
+	pids := map[int64]bool{}
+	for _, p := range r.ProducerIDFilters {
+		pids[p] = true
+	}
+	now := c.now()
+	c.mu.Lock()
+	all := make([]*txnState, 0, len(c.txns))
+	for _, ts := range c.txns {
+		all = append(all, ts)
+	}
+	c.mu.Unlock()
+	for _, ts := range all {
+		ts.mu.Lock()
+		id, pid, state, start := ts.id, ts.pid, ts.state, ts.start
+		ts.mu.Unlock()
+		switch {
+		case pid < 0 || state == Dead,
+			len(states) > 0 && !states[state.String()],
+			len(pids) > 0 && !pids[pid],
+			re != nil && !re.MatchString(id),
+			!visible(id),
+			version >= 1 && r.DurationFilterMillis >= 0 && (state != Ongoing || now.Sub(start).Milliseconds() < r.DurationFilterMillis):
+			continue
+		}
+		s := kmsg.NewListTransactionsResponseTransactionState()
+		s.TransactionalID, s.ProducerID, s.TransactionState = id, pid, state.String()
+		resp.TransactionStates = append(resp.TransactionStates, s)
+	}
+	sort.Slice(resp.TransactionStates, func(i, j int) bool {
+		return resp.TransactionStates[i].TransactionalID < resp.TransactionStates[j].TransactionalID
+	})
+}
