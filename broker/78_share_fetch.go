@@ -57,8 +57,9 @@ func (b *Broker) handleShareFetch(ctx context.Context, req *protocol.Request) pr
 	if wait > 0 {
 		chans = b.shareChans(f, chans)
 	}
-	if b.shareRead(f) || wait <= 0 || len(f.Targets) == 0 {
-		return protocol.Reply{Response: f.Response()}
+	var pooled []*[]byte // read buffers the response gives back once written
+	if b.shareRead(f, &pooled) || wait <= 0 || len(f.Targets) == 0 {
+		return protocol.Reply{Response: newShareFetchBody(f.Response(), pooled)}
 	}
 	deadline := time.Now().Add(wait)
 	var draining <-chan struct{}
@@ -70,11 +71,11 @@ func (b *Broker) handleShareFetch(ctx context.Context, req *protocol.Request) pr
 		defer timer.Stop()
 		for {
 			if !waitAny(ctx, b.closing, draining, timer.C, chans) {
-				return f.Response(), nil
+				return newShareFetchBody(f.Response(), pooled), nil
 			}
 			chans = b.shareChans(f, chans[:0])
-			if b.shareRead(f) {
-				return f.Response(), nil
+			if b.shareRead(f, &pooled) {
+				return newShareFetchBody(f.Response(), pooled), nil
 			}
 		}
 	}}
@@ -98,7 +99,7 @@ func (b *Broker) shareChans(f *share.Fetch, dst []<-chan struct{}) []<-chan stru
 // response's record bytes stay within the request's MaxBytes except for
 // its first batch (Kafka's log read returns at least one); records past
 // what fits are given back unacquired.
-func (b *Broker) shareRead(f *share.Fetch) bool {
+func (b *Broker) shareRead(f *share.Fetch, pooled *[]*[]byte) bool {
 	got := false
 	for _, a := range f.Acquire() {
 		var p *partition
@@ -110,7 +111,7 @@ func (b *Broker) shareRead(f *share.Fetch) bool {
 			a.Out.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			continue
 		}
-		data, next, err := b.readShareRecords(p, a.First, a.Last)
+		data, next, err := b.readShareRecords(p, a.First, a.Last, pooled)
 		if fit := batchesWithin(data, f.BytesLeft, !f.Sent); len(fit) < len(data) {
 			data = fit
 			next = a.First

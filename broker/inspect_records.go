@@ -39,7 +39,7 @@ func (b *Broker) ReadRecords(topic string, partition int32, offset int64, limit 
 			return recs, next, nil
 		}
 		last := min(end-1, next+int64(limit-len(recs))-1)
-		data, covered, err := b.readShareRecords(p, next, last)
+		data, covered, err := b.readShareRecords(p, next, last, nil)
 		if err != nil {
 			return recs, next, err
 		}

@@ -6,6 +6,7 @@ package broker
 
 import (
 	"encoding/binary"
+	"io"
 	"path"
 	"time"
 
@@ -77,8 +78,10 @@ func (v shareView) OtherGroup(name string) bool {
 // partition. It reads on past a byte limit until last is covered, since a
 // share consumer counts an acquired offset missing from the bytes as a
 // gap (and acknowledges it so). It returns the bytes and the offset after
-// the last one they cover.
-func (b *Broker) readShareRecords(p *partition, first, last int64) ([]byte, int64, error) {
+// the last one they cover. With pooled non-nil the bytes are read into
+// pooled buffers, each added to *pooled for the response to give back
+// (shareFetchBody.Release); with nil they are a buffer of their own.
+func (b *Broker) readShareRecords(p *partition, first, last int64, pooled *[]*[]byte) ([]byte, int64, error) {
 	st := b.storeOf(p)
 	var out []byte
 	next := first
@@ -91,28 +94,24 @@ func (b *Broker) readShareRecords(p *partition, first, last int64) ([]byte, int6
 		if err != nil {
 			return out, next, err
 		}
-		var data []byte
+		start := len(out)
 		switch {
 		case len(res.data) > 0:
-			data = res.data
+			out = append(out, res.data...)
 		case res.rr != nil && res.rr.Size > 0:
-			data, err = res.rr.AppendTo(make([]byte, 0, res.rr.Size))
+			out, err = readRanges(out, res.rr, pooled)
 			res.rr.Release()
 			if err != nil {
-				return out, next, err
+				return out[:start], next, err
 			}
 		case res.rr != nil:
 			res.rr.Release()
 		}
-		data = batchesThrough(data, last)
+		data := batchesThrough(out[start:], last)
+		out = out[:start+len(data)]
 		end := batchesEnd(data)
 		if end <= next {
 			break
-		}
-		if out == nil {
-			out = data
-		} else {
-			out = append(out, data...)
 		}
 		if end <= last {
 			perRec := len(out)/int(end-first) + 1
@@ -121,6 +120,37 @@ func (b *Broker) readShareRecords(p *partition, first, last int64) ([]byte, int6
 		next = end
 	}
 	return out, next, nil
+}
+
+// readRanges appends rr's bytes to dst, without zeroing the room first:
+// into a pooled buffer when pooled is non-nil (moving dst's bytes there
+// when it lacks the room), else into a new one.
+func readRanges(dst []byte, rr *logstore.ReadResult, pooled *[]*[]byte) ([]byte, error) {
+	need := len(dst) + int(rr.Size)
+	if cap(dst) < need {
+		var nb []byte
+		if pooled != nil {
+			bp := getShareBuf(need)
+			*pooled = append(*pooled, bp)
+			nb = *bp
+		} else {
+			nb = make([]byte, 0, need)
+		}
+		dst = append(nb, dst...)
+	}
+	for _, rg := range rr.Ranges {
+		start := len(dst)
+		dst = dst[:start+int(rg.Len)]
+		n, err := rg.File.ReadAt(dst[start:], rg.Pos)
+		if n < int(rg.Len) {
+			// Only a Truncate racing this read can shorten a range.
+			if err == nil || err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return dst[:start], err
+		}
+	}
+	return dst, nil
 }
 
 // batchesEnd is the offset after the last whole v2 batch in data.

@@ -73,7 +73,7 @@ func shareFetch(t *testing.T, b *Broker, v int16, group, member string, epoch in
 	}
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
-	return serve(t, b, req).(*kmsg.ShareFetchResponse)
+	return shareFetchResp(serve(t, b, req))
 }
 
 func shareAck(t *testing.T, b *Broker, v int16, group, member string, epoch int32, id [16]byte, acks ...ack) *kmsg.ShareAcknowledgeResponse {
@@ -218,7 +218,7 @@ func TestShareFetchErrors(t *testing.T) {
 	req := kmsg.NewPtrShareFetchRequest()
 	req.Version, req.GroupID, req.MemberID, req.ShareSessionEpoch, req.IsRenewAck, req.MaxRecords = 2, kmsg.StringPtr("g"), kmsg.StringPtr(member1), 4, true, 5
 	req.MaxBytes, req.MinBytes, req.MaxWaitMillis = 0, 0, 0
-	wantShareCode(t, "renew with MaxRecords", serve(t, b, req).(*kmsg.ShareFetchResponse).ErrorCode, kerr.InvalidRequest)
+	wantShareCode(t, "renew with MaxRecords", shareFetchResp(serve(t, b, req)).ErrorCode, kerr.InvalidRequest)
 	req.MaxRecords, req.MaxBytes, req.MinBytes, req.MaxWaitMillis = 0, 0, 0, 0
 	rt := kmsg.NewShareFetchRequestTopic()
 	rt.TopicID = id
@@ -228,7 +228,7 @@ func TestShareFetchErrors(t *testing.T) {
 	rp.AcknowledgementBatches = append(rp.AcknowledgementBatches, ab)
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
-	r := serve(t, b, req).(*kmsg.ShareFetchResponse)
+	r := shareFetchResp(serve(t, b, req))
 	wantShareCode(t, "renew", r.ErrorCode, nil)
 	wantShareCode(t, "renew ack", r.Topics[0].Partitions[0].AcknowledgeErrorCode, nil)
 	if len(acquired(r)) != 0 {
@@ -476,7 +476,7 @@ func TestShareLockAndSessionExpiry(t *testing.T) {
 	rt.TopicID = id
 	rt.Partitions = append(rt.Partitions, kmsg.NewShareFetchRequestTopicPartition())
 	req.Topics = append(req.Topics, rt)
-	ar := acquired(serve(t, b, req).(*kmsg.ShareFetchResponse))
+	ar := acquired(shareFetchResp(serve(t, b, req)))
 	if len(ar) != 1 || ar[0].FirstOffset != 0 || ar[0].LastOffset != 2 || ar[0].DeliveryCount != 2 {
 		t.Fatalf("after lock expiry: %+v", ar)
 	}
@@ -533,7 +533,7 @@ func (w *shareWire) fetch(group, member string, epoch int32, id [16]byte, parts 
 	if err != nil {
 		w.t.Fatalf("share fetch: %v", err)
 	}
-	r := resp.(*kmsg.ShareFetchResponse)
+	r := shareFetchResp(resp)
 	if r.ErrorCode != 0 {
 		w.t.Fatalf("share fetch: %v", kerr.ErrorForCode(r.ErrorCode))
 	}

@@ -37,8 +37,9 @@ func validBatches(bs []ackBatch, renew bool) bool {
 
 // ackLocked applies one partition's acknowledgements for member; every
 // batch is checked before any is applied, so a partition's acks apply
-// wholly or not at all. It returns the partition's error code.
-func (c *Coordinator) ackLocked(g *group, member string, id [16]byte, p int32, bs []ackBatch, renew bool) int16 {
+// wholly or not at all. It returns the partition's error code; a
+// partition it changed goes into round, whose write answers for it.
+func (c *Coordinator) ackLocked(g *group, member string, id [16]byte, p int32, bs []ackBatch, renew bool, round *ackRound, fail func(int16)) int16 {
 	if !validBatches(bs, renew) {
 		return kerr.InvalidRequest.Code
 	}
@@ -65,13 +66,37 @@ func (c *Coordinator) ackLocked(g *group, member string, id [16]byte, p int32, b
 		}
 		sp.ack(b.first, b.last, b.types, limit, renewUntil)
 	}
-	if err := c.persist(g, sp); err != nil {
-		return kerr.CoordinatorNotAvailable.Code
+	round.dirty = append(round.dirty, sp)
+	round.fail = append(round.fail, fail)
+	round.wake = round.wake || released || sp.spso != start
+	return 0
+}
+
+// ackRound is the share-partitions one request's acknowledgements
+// changed: their states are written together, one append (and under
+// durability "always" one fsync) for the request rather than one per
+// partition.
+type ackRound struct {
+	dirty []*partition
+	fail  []func(int16) // sets a partition's code when the write fails
+	wake  bool
+}
+
+// finish writes the round's states before the request is answered; a
+// failed write answers COORDINATOR_NOT_AVAILABLE for every partition in it.
+func (c *Coordinator) finishAcks(g *group, round *ackRound) {
+	if len(round.dirty) == 0 {
+		return
 	}
-	if released || sp.spso != start {
+	if err := c.persist(g, round.dirty...); err != nil {
+		for _, f := range round.fail {
+			f(kerr.CoordinatorNotAvailable.Code)
+		}
+		return
+	}
+	if round.wake {
 		c.signal()
 	}
-	return 0
 }
 
 // sessionFor validates a request's share session epoch: 0 opens (or
@@ -245,6 +270,7 @@ func (c *Coordinator) StartFetch(r *kmsg.ShareFetchRequest) *Fetch {
 	if r.ShareSessionEpoch == 0 {
 		f.opened = s
 	}
+	var round ackRound
 	for _, t := range r.Topics {
 		for _, p := range t.Partitions {
 			if len(p.AcknowledgementBatches) > 0 {
@@ -252,7 +278,8 @@ func (c *Coordinator) StartFetch(r *kmsg.ShareFetchRequest) *Fetch {
 				for i, b := range p.AcknowledgementBatches {
 					bs[i] = ackBatch{b.FirstOffset, b.LastOffset, b.AcknowledgeTypes}
 				}
-				f.out(t.TopicID, p.Partition).AcknowledgeErrorCode = c.ackLocked(g, memberID, t.TopicID, p.Partition, bs, renew)
+				o := f.out(t.TopicID, p.Partition)
+				o.AcknowledgeErrorCode = c.ackLocked(g, memberID, t.TopicID, p.Partition, bs, renew, &round, func(code int16) { o.AcknowledgeErrorCode = code })
 			}
 			if r.ShareSessionEpoch != -1 && !(renew && len(p.AcknowledgementBatches) > 0) {
 				s.parts[tp{t.TopicID, p.Partition}] = struct{}{}
@@ -260,6 +287,7 @@ func (c *Coordinator) StartFetch(r *kmsg.ShareFetchRequest) *Fetch {
 			}
 		}
 	}
+	c.finishAcks(g, &round)
 	if r.ShareSessionEpoch == -1 {
 		c.closeSession(g, memberID, s)
 		f.Done = true
@@ -505,22 +533,26 @@ func (c *Coordinator) Acknowledge(r *kmsg.ShareAcknowledgeRequest) *kmsg.ShareAc
 		return resp
 	}
 	renew := r.Version >= 2 && r.IsRenewAck
-	for _, t := range r.Topics {
-		rt := kmsg.NewShareAcknowledgeResponseTopic()
+	var round ackRound
+	resp.Topics = make([]kmsg.ShareAcknowledgeResponseTopic, len(r.Topics))
+	for ti, t := range r.Topics {
+		rt := &resp.Topics[ti]
+		rt.Default()
 		rt.TopicID = t.TopicID
-		for _, p := range t.Partitions {
+		rt.Partitions = make([]kmsg.ShareAcknowledgeResponseTopicPartition, len(t.Partitions))
+		for pi, p := range t.Partitions {
 			bs := make([]ackBatch, len(p.AcknowledgementBatches))
 			for i, b := range p.AcknowledgementBatches {
 				bs[i] = ackBatch{b.FirstOffset, b.LastOffset, b.AcknowledgeTypes}
 			}
-			rp := kmsg.NewShareAcknowledgeResponseTopicPartition()
+			rp := &rt.Partitions[pi]
+			rp.Default()
 			rp.Partition = p.Partition
 			rp.CurrentLeader.LeaderID, rp.CurrentLeader.LeaderEpoch = -1, -1
-			rp.ErrorCode = c.ackLocked(g, memberID, t.TopicID, p.Partition, bs, renew)
-			rt.Partitions = append(rt.Partitions, rp)
+			rp.ErrorCode = c.ackLocked(g, memberID, t.TopicID, p.Partition, bs, renew, &round, func(code int16) { rp.ErrorCode = code })
 		}
-		resp.Topics = append(resp.Topics, rt)
 	}
+	c.finishAcks(g, &round)
 	if r.ShareSessionEpoch == -1 {
 		c.closeSession(g, memberID, s)
 	} else {
