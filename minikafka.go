@@ -35,10 +35,11 @@ type Broker struct {
 	log        *slog.Logger
 	listen     net.Addr
 	advertised string
-	dataDir    string     // "" in memory
-	metrics    *metrics   // metrics.go
-	http       *httpSide  // http.go; nil without WithHTTPAddr
-	admin      *adminSide // admin.go; nil without WithAdminAddr
+	dataDir    string        // "" in memory
+	metrics    *metrics      // metrics.go
+	http       *httpSide     // http.go; nil without WithHTTPAddr
+	admin      *adminSide    // admin.go; nil without WithAdminAddr
+	registry   *registrySide // schemaregistry.go; nil without WithSchemaRegistry
 	started    time.Time
 	osDataDir  string         // dataDir when it is on the OS filesystem
 	storage    *StorageFaults // WithStorageFaults; nil without
@@ -111,6 +112,9 @@ func Start(ctx context.Context, opts ...Option) (_ *Broker, err error) {
 		return nil, err
 	}
 	if b.admin, err = listenAdmin(c.admin, b); err != nil {
+		return nil, err
+	}
+	if b.registry, err = startRegistry(c.schemaRegistry, b); err != nil {
 		return nil, err
 	}
 	if b.admin != nil {
@@ -369,8 +373,9 @@ func (b *Broker) ForwardGroupOffsets() []broker.GroupOffsetSync { return b.brk.F
 // the first call's result.
 func (b *Broker) Close() error {
 	b.closeOnce.Do(func() {
-		b.admin.stop() // first: faults and waits are clients of the broker
-		b.http.stop()  // the console is one too
+		b.admin.stop()    // first: faults and waits are clients of the broker
+		b.registry.stop() // a client of the broker too
+		b.http.stop()     // the console is one too
 		b.metrics.stop()
 		ctx, cancel := context.WithTimeout(context.Background(), closeGrace)
 		defer cancel()

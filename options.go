@@ -55,6 +55,7 @@ type config struct {
 	metricsAddr              string                   // WithMetricsAddr; the endpoint is in metrics.go
 	http                     httpConfig               // options_http.go; the listener is in http.go
 	admin                    adminConfig              // admin.go: the control API
+	schemaRegistry           schemaRegistryConfig     // options_schemaregistry.go
 	validation               validation               // options_validation.go
 	cleaner                  cleanerConfig            // options_cleaner.go
 	quotaWindow              quotaWindow              // options_quota.go
@@ -283,10 +284,11 @@ func (c *config) validate() (logstore.SyncPolicy, error) {
 		seen[t.Name] = true
 	}
 
-	errs = append(errs, c.groups.check()...)     // options_groups.go
-	errs = append(errs, c.cleaner.validate()...) // options_cleaner.go
-	errs = append(errs, c.http.check()...)       // options_http.go
-	errs = append(errs, c.admin.check()...)      // admin.go
+	errs = append(errs, c.groups.check()...)         // options_groups.go
+	errs = append(errs, c.cleaner.validate()...)     // options_cleaner.go
+	errs = append(errs, c.http.check()...)           // options_http.go
+	errs = append(errs, c.admin.check()...)          // admin.go
+	errs = append(errs, c.schemaRegistry.check()...) // options_schemaregistry.go
 
 	var sp logstore.SyncPolicy
 	switch {

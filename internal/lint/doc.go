@@ -29,7 +29,10 @@
 // internal/bench is not held to the storage rule: it is a benchmark
 // harness that runs the broker and kfake and drives them with kgo, a tool
 // at the top of the import order that lives under internal/ only to stay
-// out of the public API.
+// out of the public API. The same holds for internal/console and
+// internal/schemaregistry: the web console and the schema registry are
+// Kafka clients of the broker they run in (the registry keeps its state in
+// the _schemas topic through kgo), served by the root package.
 //
 // Why parse files rather than ask go list: go list evaluates build
 // constraints for one GOOS, so an import in a file built only elsewhere

@@ -28,11 +28,12 @@ type rule struct {
 func under(rel, dir string) bool { return rel == dir || strings.HasPrefix(rel, dir+"/") }
 
 // storageSet is what storage and internal packages may import of this
-// module: each other, but not internal/bench or internal/console (a
-// benchmark harness and the web console: clients of the broker, above it).
+// module: each other, but not internal/bench, internal/console or
+// internal/schemaregistry (a benchmark harness, the web console and the
+// schema registry: clients of the broker, above it).
 func storageSet(rel string) bool {
 	switch {
-	case under(rel, "internal/bench"), under(rel, "internal/console"):
+	case under(rel, "internal/bench"), under(rel, "internal/console"), under(rel, "internal/schemaregistry"):
 		return false
 	case under(rel, "logstore"), under(rel, "groupstore"), under(rel, "spool"), under(rel, "internal"):
 		return true
