@@ -111,7 +111,7 @@ func (r *Registry) serve(fn handler) http.Handler {
 			var e *Error
 			if !errors.As(err, &e) {
 				r.log.Error("schema registry: request failed", "method", req.Method, "path", req.URL.Path, "err", err)
-				e = errorf(50001, "%v", err)
+				e = errorf(codeStoreError, "%v", err)
 			}
 			writeError(w, req, e)
 			return
@@ -151,7 +151,7 @@ func decode(req *http.Request, v any) error {
 		var tooBig *http.MaxBytesError
 		switch {
 		case errors.As(err, &tooBig):
-			return errorf(codeRequestTooLarge, "The request body is larger than this registry's limit of %d bytes", tooBig.Limit)
+			return errorf(codeSchemaTooLarge, "Schema is too large: the request body is larger than this registry's limit of %d bytes", tooBig.Limit)
 		case errors.Is(err, io.EOF):
 			return errorf(codeBadRequest, "The request body is empty: a JSON object is expected")
 		}

@@ -8,29 +8,29 @@ import (
 // Confluent's error codes: the HTTP status times 100 plus a detail, or the
 // bare status where Confluent has no finer code.
 const (
-	codeSubjectNotFound        = 40401
-	codeVersionNotFound        = 40402
-	codeSchemaNotFound         = 40403
-	codeSubjectSoftDeleted     = 40404
-	codeSubjectNotSoftDeleted  = 40405
-	codeVersionSoftDeleted     = 40406
-	codeVersionNotSoftDeleted  = 40407
-	codeSubjectCompatNotSet    = 40408
-	codeSubjectModeNotSet      = 40409
-	codeIncompatible           = 409
-	codeInvalidSchema          = 42201
-	codeInvalidVersion         = 42202
-	codeInvalidCompatLevel     = 42203
-	codeInvalidMode            = 42204
-	codeOperationNotPermitted  = 42205
-	codeReferenceExists        = 42206
-	codeStoreError             = 50001
-	codeBadRequest             = 400
-	codeNotFound               = 404
-	codeRequestTooLarge        = 413
-	codeUnsupportedMediaType   = 415
-	codeUnprocessableEntity    = 422
-	codeRegistryNotInitialized = 50003
+	codeSubjectNotFound       = 40401
+	codeVersionNotFound       = 40402
+	codeSchemaNotFound        = 40403
+	codeSubjectSoftDeleted    = 40404
+	codeSubjectNotSoftDeleted = 40405
+	codeVersionSoftDeleted    = 40406
+	codeVersionNotSoftDeleted = 40407
+	codeSubjectCompatNotSet   = 40408
+	codeSubjectModeNotSet     = 40409
+	codeIncompatible          = 409
+	codeInvalidSchema         = 42201
+	codeInvalidVersion        = 42202
+	codeInvalidCompatLevel    = 42203
+	codeInvalidMode           = 42204
+	codeOperationNotPermitted = 42205
+	codeReferenceExists       = 42206
+	codeInvalidSubject        = 42208
+	codeSchemaTooLarge        = 42209
+	codeStoreError            = 50001
+	codeBadRequest            = 400
+	codeNotFound              = 404
+	codeUnsupportedMediaType  = 415
+	codeUnprocessableEntity   = 422
 )
 
 // Error is an answer the registry gives as Confluent's error JSON,

@@ -56,7 +56,7 @@ func (p *protoSchema) canonical(normalize bool) string {
 // writer to p: removing a message, changing a field's kind, its scalar
 // type outside a wire-compatible group or its message or enum type,
 // adding or removing a required field, moving a field into an existing
-// oneof, or changing the package break compatibility; adding or removing
+// oneof or out of one, or changing the package break compatibility; adding or removing
 // optional fields does not.
 func (p *protoSchema) readableFrom(writer parsedSchema) []string {
 	w, ok := writer.(*protoSchema)
@@ -81,6 +81,11 @@ func (p *protoSchema) readableFrom(writer parsedSchema) []string {
 		for i := range wm.Fields().Len() {
 			wf := wm.Fields().Get(i)
 			rf := rm.Fields().ByNumber(wf.Number())
+			if wo := realOneof(wf); wo != nil && rm.Oneofs().ByName(wo.Name()) != nil {
+				if rf == nil || realOneof(rf) == nil || realOneof(rf).Name() != wo.Name() {
+					fail("ONEOF_FIELD_REMOVED", "%s field %d left oneof %s", wm.FullName(), wf.Number(), wo.Name())
+				}
+			}
 			if rf == nil {
 				if wf.Cardinality() == protoreflect.Required {
 					fail("REQUIRED_FIELD_REMOVED", "%s field %d", wm.FullName(), wf.Number())

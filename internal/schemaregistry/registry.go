@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -299,7 +300,7 @@ func (r *Registry) prepare(st *state, req *schemaRequest, normalize bool) (*cand
 		return nil, errorf(codeInvalidSchema, "Empty schema")
 	}
 	if len(req.Schema) > r.cfg.MaxSchemaBytes {
-		return nil, errorf(codeInvalidSchema, "Invalid schema: it is %d bytes, more than this registry's limit of %d", len(req.Schema), r.cfg.MaxSchemaBytes)
+		return nil, errorf(codeSchemaTooLarge, "Schema is too large: %d bytes, more than this registry's limit of %d", len(req.Schema), r.cfg.MaxSchemaBytes)
 	}
 	typ := normalizeType(req.SchemaType)
 	if !slices.Contains(supportedTypes, typ) {
@@ -344,6 +345,9 @@ func (st *state) existing(subject string, only *version) ([]parsedSchema, *Error
 
 // register registers req under subject and returns its ID.
 func (r *Registry) register(ctx context.Context, subject string, req *schemaRequest, normalize bool) (int, *Error) {
+	if !validSubject(subject) {
+		return 0, errorf(codeInvalidSubject, "Subject name is invalid: %q", subject)
+	}
 	r.wmu.Lock()
 	defer r.wmu.Unlock()
 	st := r.s // only writers change it, and we are the writer
@@ -414,6 +418,20 @@ func (r *Registry) register(ctx context.Context, subject string, req *schemaRequ
 		return 0, err
 	}
 	return id, nil
+}
+
+// validSubject refuses empty names, control characters and names too long
+// to be a Kafka record key worth keeping.
+func validSubject(s string) bool {
+	if s == "" || len(s) > 4096 || !utf8.ValidString(s) {
+		return false
+	}
+	for _, c := range s {
+		if c < 0x20 || c == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 func incompatible(msgs []string) *Error {
