@@ -564,7 +564,9 @@ func (r *Registry) deleteVersion(ctx context.Context, subject, vs string, perman
 	if st.effectiveMode(subject) == ModeReadOnly {
 		return 0, errorf(codeOperationNotPermitted, "Subject %s is in read-only mode", subject)
 	}
-	v, err := st.findVersion(subject, n, permanent)
+	// A version by number is found soft-deleted or not (to say which);
+	// "latest" is the latest live one, or for permanent, the latest.
+	v, err := st.findVersion(subject, n, n != -1 || permanent)
 	if err != nil {
 		return 0, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sr"
 
+	"github.com/minikafka/minikafka"
 	"github.com/minikafka/minikafka/minikafkatest"
 )
 
@@ -159,7 +160,7 @@ func TestFranzGoClient(t *testing.T) {
 // wire format) to the broker and decodes them back, the decoder finding
 // the schema by the ID in each record as a consumer would.
 func TestSerdeRoundTrip(t *testing.T) {
-	b, u := start(t)
+	b, u := start(t, minikafka.WithTopic("users", 1))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cl := srClient(t, u)
@@ -171,7 +172,7 @@ func TestSerdeRoundTrip(t *testing.T) {
 	var enc sr.Serde
 	enc.Register(ss.ID, user{}, sr.EncodeFn(func(v any) ([]byte, error) { return avro.Marshal(avroV2, v) }))
 
-	kc := minikafkatest.Client(t, b, kgo.ConsumeTopics("users"), kgo.AllowAutoTopicCreation())
+	kc := minikafkatest.Client(t, b, kgo.ConsumeTopics("users"))
 	want := []user{{"ada", 36}, {"grace", 45}, {"edsger", 72}}
 	for _, w := range want {
 		v, err := enc.Encode(w)
