@@ -11,7 +11,9 @@
 // groups form at once), no lower bound on session timeouts (Kafka's is
 // 6 s; tests use short ones to see dead members expire) and durability "never" (fsync costs time and the
 // temp dir does not outlive the test anyway); options given to New override
-// these defaults. The broker is closed in t.Cleanup, and a Close error fails
+// these defaults. A Confluent-compatible schema registry runs beside it at
+// b.SchemaRegistryURL() (its _schemas topic is created only when a test
+// registers a schema). The broker is closed in t.Cleanup, and a Close error fails
 // the test; so does a temp data dir that does not reopen after Close.
 // Clients from Client are closed before their broker, and are quick
 // through faults: metadata refreshed at most every ClientMetadataMinAge,

@@ -36,6 +36,9 @@ func New(t testing.TB, opts ...minikafka.Option) *minikafka.Broker {
 		minikafka.WithGroupMinSessionTimeout(time.Millisecond),
 		minikafka.WithDurability("never"),
 		waitBound(t),
+		// A schema registry at b.SchemaRegistryURL(); it reads or
+		// creates _schemas only when a test uses it.
+		minikafka.WithSchemaRegistry("127.0.0.1:0"),
 	}, opts...)
 	b, err := minikafka.Start(context.Background(), all...)
 	if err != nil {

@@ -257,6 +257,9 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 	if a := b.AdminAddr(); a != nil {
 		fmt.Fprintf(stdout, "minikafka control API at http://%s/v1/\n", a) // tests read the bound port here
 	}
+	if u := b.SchemaRegistryURL(); u != "" {
+		fmt.Fprintf(stdout, "minikafka schema registry at %s\n", u)
+	}
 	if started != nil {
 		started <- b
 	}

@@ -17,6 +17,9 @@ type metricsSettings struct {
 	httpAddr string
 	httpAny  bool
 
+	registryAddr string // -schema-registry-addr: Confluent's REST API
+	registryAny  bool
+
 	adminAddr      string // the control API (faults, inspection, waits)
 	adminTokenFile string
 	storageFaults  bool // -storage-faults: the data dir behind switches
@@ -26,6 +29,8 @@ func (m *metricsSettings) register(fs *flag.FlagSet) {
 	fs.StringVar(&m.addr, "metrics-addr", "", "serve Prometheus metrics at http://`host:port`/metrics on a listener of their own (default: off; -http-addr serves /metrics too)")
 	fs.StringVar(&m.httpAddr, "http-addr", "", "serve the web console, its JSON API, /metrics, /healthz and /readyz at http://`host:port`/ (default: off; \":8080\" means 127.0.0.1:8080)")
 	fs.BoolVar(&m.httpAny, "http-addr-any", false, "let -http-addr listen on every interface (0.0.0.0, ::, or a bare \":port\"); the console has no password")
+	fs.StringVar(&m.registryAddr, "schema-registry-addr", "", "serve a Confluent-compatible schema registry (Avro, Protobuf, JSON Schema; kept in the _schemas topic) at http://`host:port`/ (default: off; \":8081\" means 127.0.0.1:8081)")
+	fs.BoolVar(&m.registryAny, "schema-registry-addr-any", false, "let -schema-registry-addr listen on every interface; the registry has no password")
 	fs.StringVar(&m.adminAddr, "admin-addr", "", "serve the control API (faults, inspection, waits, seeding) with /metrics and /healthz at http://`host:port`/v1/ (default: off; \":9644\" means 127.0.0.1:9644; other than loopback needs -admin-token-file)")
 	fs.StringVar(&m.adminTokenFile, "admin-token-file", "", "`file` holding the bearer token the control API requires (one line)")
 	fs.BoolVar(&m.storageFaults, "storage-faults", false, "put the data dir behind switches the control API can flip (POST /v1/storage: failing fsyncs, a full disk, slow fsyncs), for tests; not for production")
@@ -54,6 +59,12 @@ func (m *metricsSettings) options() ([]minikafka.Option, error) {
 	}
 	if m.httpAny {
 		opts = append(opts, minikafka.WithHTTPAddrAny())
+	}
+	if m.registryAddr != "" {
+		opts = append(opts, minikafka.WithSchemaRegistry(m.registryAddr))
+	}
+	if m.registryAny {
+		opts = append(opts, minikafka.WithSchemaRegistryAny())
 	}
 	return opts, nil
 }
