@@ -5,7 +5,8 @@ package broker
 // One broker (this node) leads every partition at epoch 0 with itself as
 // the only replica and ISR. A nil topic list (v1+; an empty one in v0) asks
 // for every topic. Topics are named or, from v10, identified by ID
-// (UNKNOWN_TOPIC_ID when unknown). An unknown topic is created with the
+// (UNKNOWN_TOPIC_ID when unknown; the Java client sends
+// the name empty rather than null). An unknown topic is created with the
 // default partition count when auto.create.topics.enable is on and the
 // client allows it (always before v4, AllowAutoTopicCreation from v4).
 // Creation here is synchronous, but the request that creates the topic is
@@ -60,18 +61,21 @@ func (b *Broker) handleMetadata(_ context.Context, req *protocol.Request) protoc
 	}
 	autoCreate := b.cfg.AutoCreateTopics && (req.Version < 4 || r.AllowAutoTopicCreation)
 	for _, rt := range r.Topics {
+		// Asked by ID: a null name or, as the Java client sends it, an
+		// empty one with a non-zero ID.
+		byID := rt.Topic == nil || (*rt.Topic == "" && rt.TopicID != [16]byte{})
 		var t *topic
-		if rt.Topic != nil {
-			t = b.lookupTopic(*rt.Topic, [16]byte{})
-		} else if rt.TopicID != ([16]byte{}) {
+		if byID {
 			t = b.lookupTopic("", rt.TopicID)
+		} else {
+			t = b.lookupTopic(*rt.Topic, [16]byte{})
 		}
 		st := kmsg.NewMetadataResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
 		switch {
-		case rt.Topic == nil && (t == nil || !az.topic(opDescribe, t.name)):
+		case byID && (t == nil || !az.topic(opDescribe, t.name)):
 			st.ErrorCode = kerr.UnknownTopicID.Code
-		case rt.Topic != nil && !az.topic(opDescribe, *rt.Topic):
+		case !byID && !az.topic(opDescribe, *rt.Topic):
 			st.ErrorCode = errTopicAuth
 		case t != nil:
 			st = b.metadataTopic(az, t, r.IncludeTopicAuthorizedOperations)

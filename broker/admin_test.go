@@ -213,6 +213,10 @@ func TestMetadata(t *testing.T) {
 	rt := kmsg.NewMetadataRequestTopic()
 	rt.TopicID = [16]byte{5}
 	req.Topics = append(req.Topics, rt)
+	// By ID with an empty name, as the Java client asks.
+	rt = kmsg.NewMetadataRequestTopic()
+	rt.Topic, rt.TopicID = kmsg.StringPtr(""), id
+	req.Topics = append(req.Topics, rt)
 	req.AllowAutoTopicCreation = true
 	resp := serve(t, b, req).(*kmsg.MetadataResponse)
 	if deref(resp.ClusterID) != "test-cluster" || resp.ControllerID != 1 || len(resp.Brokers) != 1 || resp.Brokers[0].NodeID != 1 {
@@ -235,6 +239,9 @@ func TestMetadata(t *testing.T) {
 	}
 	if got[3].ErrorCode != kerr.UnknownTopicID.Code {
 		t.Fatalf("unknown id: %v", kerr.ErrorForCode(got[3].ErrorCode))
+	}
+	if got[4].ErrorCode != 0 || deref(got[4].Topic) != "t" || got[4].TopicID != id || len(got[4].Partitions) != 3 {
+		t.Fatalf("by id with an empty name: %+v", got[4])
 	}
 	// Not allowed by the client: no creation.
 	req = kmsg.NewPtrMetadataRequest()
