@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the non-Go Kafka clients that compat_test drives: kcat and the two
 # Python clients from Debian, kafkajs and its codecs from npm (exact versions in
-# package-lock.json); and Chromium for the console's browser tests.
+# package-lock.json); a JDK and Maven with Apache Kafka's Java client from
+# Maven Central (compat_test/java/pom.xml, into ~/.m2); and Chromium for the
+# console's browser tests.
 # Idempotent: does nothing when everything is already there.
 #
 #   bash compat_test/install.sh
@@ -15,8 +17,9 @@ cd "$(dirname "$0")"
 # chromium: the console's browser tests (internal/console/browser_test.go).
 # build-essential, libssl-dev, zlib1g-dev, libzstd-dev: building librdkafka
 # and its test runner for librdkafka_suite.sh.
+# openjdk-17-jdk-headless, maven: the Java client's scenarios (java_test.go).
 debs=(kcat python3-confluent-kafka python3-kafka python3-pytest python3-snappy python3-lz4 python3-zstandard nodejs npm chromium
-  build-essential libssl-dev zlib1g-dev libzstd-dev)
+  build-essential libssl-dev zlib1g-dev libzstd-dev openjdk-17-jdk-headless maven)
 missing=()
 for p in "${debs[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
@@ -47,8 +50,14 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 
+# The Java module's dependencies (kafka-clients, kafka-streams) from Maven
+# Central into ~/.m2, and its classes: TestJavaClient's own build is then
+# offline work. Cheap when ~/.m2 already has them.
+(cd java && mvn -B -q compile dependency:build-classpath -Dmdep.outputFile=target/classpath.txt)
+
 kcat -V >/dev/null
 /usr/bin/python3 -c 'import confluent_kafka, kafka, snappy, lz4, zstandard, pytest'
 node -e "require('kafkajs'); require('kafkajs-snappy'); require('kafkajs-lz4'); require('@mongodb-js/zstd')"
 chromium --version >/dev/null
-echo "compat_test/install.sh: kcat, python3-confluent-kafka, python3-kafka, kafkajs, chromium ready"
+java -version 2>/dev/null
+echo "compat_test/install.sh: kcat, python3-confluent-kafka, python3-kafka, kafkajs, kafka-clients (Java), chromium ready"
