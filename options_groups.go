@@ -54,6 +54,29 @@ func WithGroupConsumerHeartbeatInterval(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.groups.ConsumerHeartbeatInterval = d })
 }
 
+// WithGroupConsumerSessionTimeoutBounds sets Kafka's
+// group.consumer.min.session.timeout.ms and
+// group.consumer.max.session.timeout.ms: the range a consumer group's own
+// consumer.session.timeout.ms (a GROUP config, set with
+// IncrementalAlterConfigs) may take. Defaults 45 s and 60 s, stretched to
+// take in WithGroupConsumerSessionTimeout.
+func WithGroupConsumerSessionTimeoutBounds(lo, hi time.Duration) Option {
+	return optionFunc(func(c *config) {
+		c.groups.ConsumerMinSessionTimeout, c.groups.ConsumerMaxSessionTimeout = lo, hi
+	})
+}
+
+// WithGroupConsumerHeartbeatIntervalBounds sets Kafka's
+// group.consumer.min.heartbeat.interval.ms and
+// group.consumer.max.heartbeat.interval.ms: the range a consumer group's
+// own consumer.heartbeat.interval.ms may take. Defaults 5 s and 15 s,
+// stretched to take in WithGroupConsumerHeartbeatInterval.
+func WithGroupConsumerHeartbeatIntervalBounds(lo, hi time.Duration) Option {
+	return optionFunc(func(c *config) {
+		c.groups.ConsumerMinHeartbeatInterval, c.groups.ConsumerMaxHeartbeatInterval = lo, hi
+	})
+}
+
 // check returns the problems with the group settings (zero means the
 // default; Kafka's own constraints between the settings apply to the
 // values in effect).
@@ -69,6 +92,10 @@ func (g groupsConfig) check() []error {
 		{"group max session timeout", g.MaxSessionTimeout},
 		{"group consumer session timeout", g.ConsumerSessionTimeout},
 		{"group consumer heartbeat interval", g.ConsumerHeartbeatInterval},
+		{"group consumer min session timeout", g.ConsumerMinSessionTimeout},
+		{"group consumer max session timeout", g.ConsumerMaxSessionTimeout},
+		{"group consumer min heartbeat interval", g.ConsumerMinHeartbeatInterval},
+		{"group consumer max heartbeat interval", g.ConsumerMaxHeartbeatInterval},
 	} {
 		if s.v < 0 {
 			errs = append(errs, fmt.Errorf("%s %v: must be >= 0", s.name, s.v))
@@ -90,6 +117,19 @@ func (g groupsConfig) check() []error {
 	if hb >= sess {
 		// Kafka refuses this too: members would expire between heartbeats.
 		errs = append(errs, fmt.Errorf("group consumer heartbeat interval %v must be below the consumer session timeout %v", hb, sess))
+	}
+	// Bounds set must hold the broker's own value, as Kafka requires of
+	// its settings (an unset bound stretches to take it in).
+	for _, bd := range []struct {
+		name      string
+		v, lo, hi time.Duration
+	}{
+		{"group consumer session timeout", sess, eff.ConsumerMinSessionTimeout, eff.ConsumerMaxSessionTimeout},
+		{"group consumer heartbeat interval", hb, eff.ConsumerMinHeartbeatInterval, eff.ConsumerMaxHeartbeatInterval},
+	} {
+		if (bd.lo > 0 && bd.v < bd.lo) || (bd.hi > 0 && bd.v > bd.hi) {
+			errs = append(errs, fmt.Errorf("%s %v is outside its bounds [%v, %v]", bd.name, bd.v, bd.lo, bd.hi))
+		}
 	}
 	for _, d := range []struct {
 		name string

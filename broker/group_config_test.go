@@ -144,3 +144,117 @@ func TestGroupConfigsDescribed(t *testing.T) {
 		t.Errorf("%s not described", k)
 	}
 }
+
+// TestConsumerGroupConfigs: the KIP-848 GROUP resource configs
+// consumer.session.timeout.ms and consumer.heartbeat.interval.ms are
+// described with the broker's values as defaults, set within the broker's
+// group.consumer.min/max bounds (INVALID_CONFIG outside, or a session not
+// above the interval), kept across a restart, and used by the coordinator
+// for that group's members.
+func TestConsumerGroupConfigs(t *testing.T) {
+	dir := t.TempDir()
+	cfg := func(c *Config) {
+		c.Groups = GroupConfig{ConsumerHeartbeatInterval: 250 * time.Millisecond, ConsumerMinSessionTimeout: 100 * time.Millisecond}
+	}
+	gb := startGroupBroker(t, dir, logstore.SyncNever, cfg)
+	cl := gb.client(t)
+	describe := func(group string) map[string]kmsg.DescribeConfigsResponseResourceConfig {
+		t.Helper()
+		req := kmsg.NewPtrDescribeConfigsRequest()
+		rr := kmsg.NewDescribeConfigsRequestResource()
+		rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeGroupConfig, group
+		req.Resources = append(req.Resources, rr)
+		resp := request[*kmsg.DescribeConfigsResponse](t, cl, req)
+		wantCode(t, "describe", resp.Resources[0].ErrorCode, nil)
+		out := map[string]kmsg.DescribeConfigsResponseResourceConfig{}
+		for _, c := range resp.Resources[0].Configs {
+			out[c.Name] = c
+		}
+		return out
+	}
+	alter := func(group string, kvs ...string) (int16, string) {
+		t.Helper()
+		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+		rr := kmsg.NewIncrementalAlterConfigsRequestResource()
+		rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeGroupConfig, group
+		for i := 0; i < len(kvs); i += 2 {
+			c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+			c.Name, c.Value = kvs[i], kmsg.StringPtr(kvs[i+1])
+			rr.Configs = append(rr.Configs, c)
+		}
+		req.Resources = append(req.Resources, rr)
+		r := request[*kmsg.IncrementalAlterConfigsResponse](t, cl, req).Resources[0]
+		return r.ErrorCode, deref(r.ErrorMessage)
+	}
+	check := func(group, name, value string, src kmsg.ConfigSource) {
+		t.Helper()
+		c, ok := describe(group)[name]
+		if !ok || deref(c.Value) != value || c.Source != src || c.ConfigType != kmsg.ConfigTypeInt {
+			t.Errorf("%s %s: %q source %v type %v (described: %v), want %q source %v INT", group, name, deref(c.Value), c.Source, c.ConfigType, ok, value, src)
+		}
+	}
+	check("g", "consumer.session.timeout.ms", "45000", kmsg.ConfigSourceDefaultConfig)
+	check("g", "consumer.heartbeat.interval.ms", "250", kmsg.ConfigSourceDefaultConfig)
+	if code, msg := alter("g", "consumer.session.timeout.ms", "50000", "consumer.heartbeat.interval.ms", "6000"); code != 0 {
+		t.Fatalf("setting both: %v %s", kerr.ErrorForCode(code), msg)
+	}
+	check("g", "consumer.session.timeout.ms", "50000", kmsg.ConfigSourceGroupConfig)
+	check("g", "consumer.heartbeat.interval.ms", "6000", kmsg.ConfigSourceGroupConfig)
+	for _, bad := range [][]string{
+		{"consumer.session.timeout.ms", "99"},       // below the configured min (100 ms)
+		{"consumer.session.timeout.ms", "60001"},    // above Kafka's default max
+		{"consumer.heartbeat.interval.ms", "249"},   // below the min, stretched to the broker's 250 ms
+		{"consumer.heartbeat.interval.ms", "15001"}, // above Kafka's default max
+		{"consumer.heartbeat.interval.ms", "often"},
+		{"consumer.session.timeout.ms", "5000"}, // not above the group's interval (6000)
+		{"consumer.no.such.config", "1"},
+	} {
+		if code, msg := alter("g", bad...); code != kerr.InvalidConfig.Code || msg == "" {
+			t.Errorf("%s=%s: %v %q, want INVALID_CONFIG with a reason", bad[0], bad[1], kerr.ErrorForCode(code), msg)
+		}
+	}
+	check("g", "consumer.session.timeout.ms", "50000", kmsg.ConfigSourceGroupConfig)
+	if c := describe("g")["share.auto.offset.reset"]; c.ConfigType != kmsg.ConfigTypeString {
+		t.Errorf("share.auto.offset.reset type %v, want STRING", c.ConfigType)
+	}
+
+	// Kept across a restart.
+	gb.close()
+	gb = startGroupBroker(t, dir, logstore.SyncNever, cfg)
+	cl = gb.client(t)
+	check("g", "consumer.session.timeout.ms", "50000", kmsg.ConfigSourceGroupConfig)
+
+	// Used for the group's members: a 400 ms session expires a silent
+	// member long before the broker's 45 s, and the interval the member
+	// is told is the group's (a tenth of it while the group settles).
+	gb.createTopic(t, "t", 2)
+	if code, msg := alter("fast", "consumer.session.timeout.ms", "400", "consumer.heartbeat.interval.ms", "300"); code != 0 {
+		t.Fatalf("setting fast's configs: %v %s", kerr.ErrorForCode(code), msg)
+	}
+	hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	hb.Group, hb.MemberID, hb.MemberEpoch, hb.RebalanceTimeoutMillis = "fast", "m1", 0, 1000
+	hb.SubscribedTopicNames, hb.Topics = []string{"t"}, []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+	resp := request[*kmsg.ConsumerGroupHeartbeatResponse](t, cl, hb)
+	wantCode(t, "join", resp.ErrorCode, nil)
+	if resp.HeartbeatIntervalMillis != 30 && resp.HeartbeatIntervalMillis != 300 {
+		t.Errorf("heartbeat interval %d ms, want the group's 300 (or a tenth while it settles)", resp.HeartbeatIntervalMillis)
+	}
+	members := func() int {
+		req := kmsg.NewPtrConsumerGroupDescribeRequest()
+		req.Groups = []string{"fast"}
+		return len(request[*kmsg.ConsumerGroupDescribeResponse](t, cl, req).Groups[0].Members)
+	}
+	if n := members(); n != 1 {
+		t.Fatalf("members after the join: %d", n)
+	}
+	start := time.Now()
+	for members() != 0 {
+		if time.Since(start) > 5*time.Second {
+			t.Fatalf("the member did not expire within 5 s of its group's 400 ms session timeout")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if d := time.Since(start); d < 300*time.Millisecond {
+		t.Errorf("the member expired after %v, before its 400 ms session timeout", d)
+	}
+}

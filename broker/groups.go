@@ -27,6 +27,14 @@ func newGroupCoordinator(b *Broker) (*groups.Coordinator, error) {
 		MaxSessionTimeout:             gc.MaxSessionTimeout,
 		ConsumerSessionTimeout:        gc.ConsumerSessionTimeout,
 		ConsumerHeartbeatInterval:     gc.ConsumerHeartbeatInterval,
+		// Group configs live with the share coordinator's state
+		// (share_configs.go), which starts after this one.
+		GroupConfig: func(group, name string) (string, bool) {
+			if b.share == nil {
+				return "", false
+			}
+			return b.share.GroupConfig(group, name)
+		},
 	}, groupsView{b})
 }
 
@@ -75,6 +83,16 @@ type GroupConfig struct {
 	// ConsumerHeartbeatInterval is group.consumer.heartbeat.interval.ms, the
 	// interval KIP-848 members are told to heartbeat at. Default 5 s.
 	ConsumerHeartbeatInterval time.Duration
+	// ConsumerMinSessionTimeout and ConsumerMaxSessionTimeout are
+	// group.consumer.min/max.session.timeout.ms, and
+	// ConsumerMinHeartbeatInterval and ConsumerMaxHeartbeatInterval
+	// group.consumer.min/max.heartbeat.interval.ms: the range a group's own
+	// consumer.session.timeout.ms and consumer.heartbeat.interval.ms may
+	// take (IncrementalAlterConfigs on the GROUP resource). Defaults 45 s
+	// to 60 s and 5 s to 15 s; an unset bound stretches to take in the
+	// broker's own ConsumerSessionTimeout or ConsumerHeartbeatInterval.
+	ConsumerMinSessionTimeout, ConsumerMaxSessionTimeout       time.Duration
+	ConsumerMinHeartbeatInterval, ConsumerMaxHeartbeatInterval time.Duration
 	// ShareMinRecordLockDuration is group.share.min.record.lock.duration.ms,
 	// the shortest share.record.lock.duration.ms a share group may set.
 	// Default 15 s (share.go).
@@ -90,6 +108,10 @@ func DefaultGroupConfig() GroupConfig {
 		MaxSessionTimeout:             30 * time.Minute,
 		ConsumerSessionTimeout:        45 * time.Second,
 		ConsumerHeartbeatInterval:     5 * time.Second,
+		ConsumerMinSessionTimeout:     45 * time.Second,
+		ConsumerMaxSessionTimeout:     60 * time.Second,
+		ConsumerMinHeartbeatInterval:  5 * time.Second,
+		ConsumerMaxHeartbeatInterval:  15 * time.Second,
 		ShareMinRecordLockDuration:    15 * time.Second,
 	}
 }
@@ -110,6 +132,26 @@ func (gc GroupConfig) withDefaults() GroupConfig {
 			*f.v = *f.def
 		}
 	}
+	// An unset bound takes in the broker's own value (a test broker's
+	// short heartbeat interval, say), so that the group may set it too.
+	for _, b := range []struct {
+		v        time.Duration
+		lo, hi   *time.Duration
+		def      [2]time.Duration
+		loS, hiS bool
+	}{
+		{gc.ConsumerSessionTimeout, &gc.ConsumerMinSessionTimeout, &gc.ConsumerMaxSessionTimeout,
+			[2]time.Duration{d.ConsumerMinSessionTimeout, d.ConsumerMaxSessionTimeout}, gc.ConsumerMinSessionTimeout > 0, gc.ConsumerMaxSessionTimeout > 0},
+		{gc.ConsumerHeartbeatInterval, &gc.ConsumerMinHeartbeatInterval, &gc.ConsumerMaxHeartbeatInterval,
+			[2]time.Duration{d.ConsumerMinHeartbeatInterval, d.ConsumerMaxHeartbeatInterval}, gc.ConsumerMinHeartbeatInterval > 0, gc.ConsumerMaxHeartbeatInterval > 0},
+	} {
+		if !b.loS {
+			*b.lo = min(b.def[0], b.v)
+		}
+		if !b.hiS {
+			*b.hi = max(b.def[1], b.v)
+		}
+	}
 	return gc
 }
 
@@ -128,6 +170,10 @@ func (gc GroupConfig) brokerConfigs() []brokerConfig {
 	minutes.value = strconv.FormatInt(int64(eff.OffsetsRetention/time.Minute), 10)
 	return []brokerConfig{
 		ms("group.consumer.heartbeat.interval.ms", gc.ConsumerHeartbeatInterval, eff.ConsumerHeartbeatInterval, cfgTypeInt),
+		ms("group.consumer.max.heartbeat.interval.ms", gc.ConsumerMaxHeartbeatInterval, eff.ConsumerMaxHeartbeatInterval, cfgTypeInt),
+		ms("group.consumer.max.session.timeout.ms", gc.ConsumerMaxSessionTimeout, eff.ConsumerMaxSessionTimeout, cfgTypeInt),
+		ms("group.consumer.min.heartbeat.interval.ms", gc.ConsumerMinHeartbeatInterval, eff.ConsumerMinHeartbeatInterval, cfgTypeInt),
+		ms("group.consumer.min.session.timeout.ms", gc.ConsumerMinSessionTimeout, eff.ConsumerMinSessionTimeout, cfgTypeInt),
 		ms("group.consumer.session.timeout.ms", gc.ConsumerSessionTimeout, eff.ConsumerSessionTimeout, cfgTypeInt),
 		ms("group.max.session.timeout.ms", gc.MaxSessionTimeout, eff.MaxSessionTimeout, cfgTypeInt),
 		ms("group.min.session.timeout.ms", gc.MinSessionTimeout, eff.MinSessionTimeout, cfgTypeInt),

@@ -1,14 +1,21 @@
 package broker
 
-// Group configs (the GROUP config resource, KIP-848/KIP-932) that share
-// groups read, through DescribeConfigs and IncrementalAlterConfigs; the
-// share coordinator stores them durably with its state. Only the share.*
-// names are served; the consumer.* group configs are not.
+// Group configs (the GROUP config resource, KIP-848/KIP-932) through
+// DescribeConfigs and IncrementalAlterConfigs: the share.* names share
+// groups read and the consumer.* names KIP-848 consumer groups read
+// (consumer.session.timeout.ms and consumer.heartbeat.interval.ms, within
+// the broker's group.consumer.min/max.* bounds, the session longer than
+// the interval, as Kafka checks them). The share coordinator stores them
+// all durably with its state; the group coordinator reads the consumer.*
+// ones at each heartbeat.
 
 import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -19,7 +26,7 @@ import (
 func (b *Broker) describeGroupConfigs(group string, names []string) []kmsg.DescribeConfigsResponseResourceConfig {
 	want := wanted(names)
 	set := b.share.GroupConfigs(group)
-	defs := share.ConfigNames()
+	defs := b.groupConfigDefaults()
 	out := []kmsg.DescribeConfigsResponseResourceConfig{}
 	for _, name := range slices.Sorted(maps.Keys(defs)) {
 		if !want(name) {
@@ -65,7 +72,7 @@ func (b *Broker) alterGroupConfigs(group string, dup, validateOnly bool, ops []k
 			return kerr.InvalidRequest.Code, fmt.Errorf("config %s named more than once", c.Name)
 		}
 		seen[c.Name] = true
-		if _, ok := share.ConfigNames()[c.Name]; !ok {
+		if _, ok := b.groupConfigDefaults()[c.Name]; !ok {
 			return kerr.InvalidConfig.Code, fmt.Errorf("unknown group config name: %s", c.Name)
 		}
 		switch c.Op {
@@ -73,7 +80,11 @@ func (b *Broker) alterGroupConfigs(group string, dup, validateOnly bool, ops []k
 			if c.Value == nil {
 				return kerr.InvalidConfig.Code, fmt.Errorf("null value for %s", c.Name)
 			}
-			if err := b.share.ValidateConfig(c.Name, *c.Value); err != nil {
+			validate := b.share.ValidateConfig
+			if _, ok := consumerGroupConfigs[c.Name]; ok {
+				validate = b.validateConsumerGroupConfig
+			}
+			if err := validate(c.Name, *c.Value); err != nil {
 				return kerr.InvalidConfig.Code, err
 			}
 			set[c.Name] = *c.Value
@@ -85,6 +96,9 @@ func (b *Broker) alterGroupConfigs(group string, dup, validateOnly bool, ops []k
 			return kerr.InvalidRequest.Code, fmt.Errorf("invalid op %d for config %s", c.Op, c.Name)
 		}
 	}
+	if err := b.checkConsumerGroupConfigs(set); err != nil {
+		return kerr.InvalidConfig.Code, err
+	}
 	if validateOnly {
 		return 0, nil
 	}
@@ -94,4 +108,60 @@ func (b *Broker) alterGroupConfigs(group string, dup, validateOnly bool, ops []k
 	}
 	b.log.Info("altered group configs", "group", group, "configs", set)
 	return 0, nil
+}
+
+// consumerGroupConfigs are the KIP-848 consumer group configs of the GROUP
+// resource, each with the broker setting that is its default.
+var consumerGroupConfigs = map[string]string{
+	"consumer.session.timeout.ms":    "group.consumer.session.timeout.ms",
+	"consumer.heartbeat.interval.ms": "group.consumer.heartbeat.interval.ms",
+}
+
+// groupConfigDefaults is every GROUP resource config with its default.
+func (b *Broker) groupConfigDefaults() map[string]string {
+	defs := share.ConfigNames()
+	gc := b.cfg.Groups.withDefaults()
+	defs["consumer.session.timeout.ms"] = strconv.FormatInt(gc.ConsumerSessionTimeout.Milliseconds(), 10)
+	defs["consumer.heartbeat.interval.ms"] = strconv.FormatInt(gc.ConsumerHeartbeatInterval.Milliseconds(), 10)
+	return defs
+}
+
+// validateConsumerGroupConfig checks one consumer.* value: an int within
+// the broker's group.consumer.min/max bounds.
+func (b *Broker) validateConsumerGroupConfig(name, value string) error {
+	gc := b.cfg.Groups.withDefaults()
+	lo, hi := gc.ConsumerMinSessionTimeout, gc.ConsumerMaxSessionTimeout
+	if name == "consumer.heartbeat.interval.ms" {
+		lo, hi = gc.ConsumerMinHeartbeatInterval, gc.ConsumerMaxHeartbeatInterval
+	}
+	n, err := strconv.ParseInt(value, 10, 32)
+	if err != nil || n < 1 {
+		return fmt.Errorf("invalid value %s for configuration %s: must be an int of at least 1", value, name)
+	}
+	bound := strings.Replace(consumerGroupConfigs[name], "group.consumer.", "group.consumer.%s.", 1)
+	if d := time.Duration(n) * time.Millisecond; d < lo {
+		return fmt.Errorf("%s must be greater than or equal to %s (%d)", name, fmt.Sprintf(bound, "min"), lo.Milliseconds())
+	} else if d > hi {
+		return fmt.Errorf("%s must be less than or equal to %s (%d)", name, fmt.Sprintf(bound, "max"), hi.Milliseconds())
+	}
+	return nil
+}
+
+// checkConsumerGroupConfigs checks a group's whole set as Kafka does: the
+// session timeout in effect must exceed the heartbeat interval in effect,
+// or members would expire between heartbeats.
+func (b *Broker) checkConsumerGroupConfigs(set map[string]string) error {
+	defs := b.groupConfigDefaults()
+	eff := func(name string) int64 {
+		v, ok := set[name]
+		if !ok {
+			v = defs[name]
+		}
+		n, _ := strconv.ParseInt(v, 10, 64)
+		return n
+	}
+	if eff("consumer.session.timeout.ms") <= eff("consumer.heartbeat.interval.ms") {
+		return fmt.Errorf("consumer.session.timeout.ms must be greater than consumer.heartbeat.interval.ms")
+	}
+	return nil
 }

@@ -14,9 +14,10 @@ package groups
 //
 // The group epoch moves when a member joins, leaves or expires, changes
 // its subscription, or a subscribed topic's partition count changes.
-// Members expire after consumerSession without a heartbeat; a member that
-// does not give up revoked partitions within its rebalance timeout is
-// removed too.
+// Members expire after the session timeout (the group's
+// consumer.session.timeout.ms, else the broker's) without a heartbeat; a
+// member that does not give up revoked partitions within its rebalance
+// timeout is removed too.
 //
 // State lives in the *group (under group.mu) as g.cg; a group is either
 // classic (g.members) or consumer (g.cg with members), never both.
@@ -365,7 +366,7 @@ func (g *group) reconcile(m *consumerMember) {
 func (g *group) armRevokeDeadline(m *consumerMember) {
 	d := time.Duration(m.rebalanceTimeout) * time.Millisecond
 	if d <= 0 {
-		d = g.c.consumerSession
+		d = g.consumerSessionTimeout()
 	}
 	m.revokeBy = time.AfterFunc(d, func() {
 		g.mu.Lock()
@@ -391,7 +392,7 @@ func (g *group) armConsumerSession(m *consumerMember) {
 	if m.expiry != nil {
 		m.expiry.Stop()
 	}
-	m.expiry = time.AfterFunc(g.c.consumerSession, func() {
+	m.expiry = time.AfterFunc(g.consumerSessionTimeout(), func() {
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		if g.cg != nil && g.cg.members[m.id] == m {
@@ -600,11 +601,35 @@ func (g *group) consumerHeartbeat(r *kmsg.ConsumerGroupHeartbeatRequest, cl Clie
 // always answers the configured interval; clients honour whatever the
 // response says (kgo and the Java consumer do). REQUIRES g.mu.
 func (g *group) heartbeatInterval() time.Duration {
-	d := g.c.consumerHeartbeat
+	d := g.groupMillis("consumer.heartbeat.interval.ms", g.c.consumerHeartbeat)
 	if g.cgState() != "Stable" || g.c.now().Sub(g.cg.bumped) < d {
 		return min(d, max(d/10, 10*time.Millisecond))
 	}
 	return d
+}
+
+// consumerSessionTimeout is the group's consumer.session.timeout.ms, else
+// the broker's group.consumer.session.timeout.ms. Read at each heartbeat,
+// so a change applies from a member's next heartbeat, as in Kafka.
+func (g *group) consumerSessionTimeout() time.Duration {
+	return g.groupMillis("consumer.session.timeout.ms", g.c.consumerSession)
+}
+
+// groupMillis is the group's own config name in milliseconds, or def when
+// the group has none (the broker validated it when it was set).
+func (g *group) groupMillis(name string, def time.Duration) time.Duration {
+	if g.c.groupConfig == nil {
+		return def
+	}
+	v, ok := g.c.groupConfig(g.name, name)
+	if !ok {
+		return def
+	}
+	n, err := strconv.ParseInt(v, 10, 32)
+	if err != nil || n <= 0 {
+		return def
+	}
+	return time.Duration(n) * time.Millisecond
 }
 
 func clone(a assignment) assignment {

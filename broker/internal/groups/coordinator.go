@@ -57,6 +57,11 @@ type Config struct {
 	// group.consumer.session.timeout.ms and
 	// group.consumer.heartbeat.interval.ms (KIP-848 groups).
 	ConsumerSessionTimeout, ConsumerHeartbeatInterval time.Duration
+	// GroupConfig, when set, returns a group's own config (the GROUP
+	// resource: consumer.session.timeout.ms and
+	// consumer.heartbeat.interval.ms override the two above for that
+	// group). It is called with a group's lock held.
+	GroupConfig func(group, name string) (string, bool)
 }
 
 // Client is who sent a request: its client.id, its address as Kafka
@@ -107,6 +112,7 @@ type Coordinator struct {
 	retention, retentionCheck          time.Duration // offsets.retention.minutes, its check interval
 	minSession, maxSession             time.Duration // group.min/max.session.timeout.ms
 	consumerHeartbeat, consumerSession time.Duration // group.consumer.heartbeat.interval.ms, .session.timeout.ms
+	groupConfig                        func(group, name string) (string, bool)
 	closing                            chan struct{}
 	wg                                 sync.WaitGroup
 }
@@ -161,7 +167,7 @@ func New(cfg Config, b Broker) (*Coordinator, error) {
 		groups: map[string]*group{}, closing: make(chan struct{}),
 		retention: cfg.OffsetsRetention, retentionCheck: cfg.OffsetsRetentionCheckInterval,
 		minSession: cfg.MinSessionTimeout, maxSession: cfg.MaxSessionTimeout,
-		consumerHeartbeat: cfg.ConsumerHeartbeatInterval, consumerSession: cfg.ConsumerSessionTimeout}
+		consumerHeartbeat: cfg.ConsumerHeartbeatInterval, consumerSession: cfg.ConsumerSessionTimeout, groupConfig: cfg.GroupConfig}
 	b.OnTopicDeleted(func(name string, _ [16]byte) {
 		if err := c.store.DeleteTopic(name); err != nil {
 			c.log.Error("dropping deleted topic's committed offsets", "topic", name, "err", err)

@@ -11,7 +11,9 @@ import (
 )
 
 // ConfigNames are the GROUP resource configs a share group reads, with
-// their defaults.
+// their defaults. The coordinator stores a group's consumer.* configs
+// (KIP-848 groups, broker/share_configs.go) as well: one durable place for
+// every GROUP resource config.
 func ConfigNames() map[string]string { return maps.Clone(groupConfigDefaults) }
 
 // ValidateConfig checks one share group config value as Kafka does,
@@ -64,12 +66,23 @@ func (c *Coordinator) SetGroupConfigs(group string, set map[string]string) error
 	if err := c.st.write(&frame{kind: kindConfig, group: group, configs: set}); err != nil {
 		return err
 	}
+	c.cfgMu.Lock()
+	defer c.cfgMu.Unlock()
 	if len(set) == 0 {
 		delete(c.configs, group)
 	} else {
 		c.configs[group] = maps.Clone(set)
 	}
 	return nil
+}
+
+// GroupConfig is one of a group's explicitly set configs. It takes only
+// cfgMu, so any coordinator may ask while holding its own locks.
+func (c *Coordinator) GroupConfig(group, name string) (string, bool) {
+	c.cfgMu.RLock()
+	defer c.cfgMu.RUnlock()
+	v, ok := c.configs[group][name]
+	return v, ok
 }
 
 // DescribeOffsets serves one group of DescribeShareGroupOffsets: SPSO

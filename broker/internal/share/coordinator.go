@@ -124,7 +124,11 @@ type Coordinator struct {
 	st      *store
 	groups  map[string]*group
 	configs map[string]map[string]string // group configs, also of groups not (yet) alive
-	changed chan struct{}                // closed when records become available again
+	// cfgMu also guards configs' writes (under mu), so that GroupConfig
+	// can read without mu: the group coordinator asks while it holds a
+	// group's lock.
+	cfgMu   sync.RWMutex
+	changed chan struct{} // closed when records become available again
 
 	stop chan struct{}
 	done chan struct{}
