@@ -348,6 +348,14 @@ func (r *Registry) register(ctx context.Context, subject string, req *schemaRequ
 	if !validSubject(subject) {
 		return 0, errorf(codeInvalidSubject, "Subject name is invalid: %q", subject)
 	}
+	// Parse before taking the write lock, so that concurrent writers
+	// parse in parallel; the references are checked again under it.
+	r.mu.RLock()
+	c, err := r.prepare(r.s, req, normalize)
+	r.mu.RUnlock()
+	if err != nil {
+		return 0, err
+	}
 	r.wmu.Lock()
 	defer r.wmu.Unlock()
 	st := r.s // only writers change it, and we are the writer
@@ -355,9 +363,10 @@ func (r *Registry) register(ctx context.Context, subject string, req *schemaRequ
 	if mode == ModeReadOnly {
 		return 0, errorf(codeOperationNotPermitted, "Subject %s is in read-only mode", subject)
 	}
-	c, err := r.prepare(st, req, normalize)
-	if err != nil {
-		return 0, err
+	if len(c.refs) > 0 {
+		if _, err := st.resolve(c.refs); err != nil {
+			return 0, err
+		}
 	}
 	// Registered already (and not deleted): the same ID, nothing written.
 	vers := st.live(subject, false)
