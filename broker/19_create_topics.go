@@ -19,9 +19,12 @@ package broker
 // TOPIC_AUTHORIZATION_FAILED), as in Kafka. A topic whose files cannot be
 // written (a full disk) is KAFKA_STORAGE_ERROR, which clients retry, and
 // leaves nothing behind; auto-creation (Metadata) answers the same.
+// Each error carries its reason in error_message, in Kafka's (KRaft
+// controller's) words where Kafka has them, so clients show it.
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -96,7 +99,7 @@ func (b *Broker) handleCreateTopics(_ context.Context, req *protocol.Request) pr
 
 func (b *Broker) validateCreateTopic(rt *kmsg.CreateTopicsRequestTopic, dup bool) (int16, error, int32, map[string]string, *topicConfig) {
 	if dup {
-		return kerr.InvalidRequest.Code, fmt.Errorf("create topics request contains multiple entries for topic %s", rt.Topic), 0, nil, nil
+		return kerr.InvalidRequest.Code, errors.New("Duplicate topic name."), 0, nil, nil
 	}
 	if err := validateTopicName(rt.Topic); err != nil {
 		return kerr.InvalidTopicException.Code, err, 0, nil, nil
@@ -109,18 +112,18 @@ func (b *Broker) validateCreateTopic(rt *kmsg.CreateTopicsRequestTopic, dup bool
 		}
 	}
 	if b.lookupTopic(rt.Topic, [16]byte{}) != nil {
-		return kerr.TopicAlreadyExists.Code, fmt.Errorf("topic '%s' already exists", rt.Topic), 0, nil, nil
+		return kerr.TopicAlreadyExists.Code, fmt.Errorf("Topic '%s' already exists.", rt.Topic), 0, nil, nil
 	}
 	nparts := rt.NumPartitions
 	if len(rt.ReplicaAssignment) > 0 {
 		if rt.NumPartitions != -1 || rt.ReplicationFactor != -1 {
-			return kerr.InvalidRequest.Code, fmt.Errorf("both numPartitions or replicationFactor and replicasAssignments were set; both cannot be used at the same time"), 0, nil, nil
+			return kerr.InvalidRequest.Code, errors.New("Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time."), 0, nil, nil
 		}
 		as := append([]kmsg.CreateTopicsRequestTopicReplicaAssignment(nil), rt.ReplicaAssignment...)
 		sort.Slice(as, func(i, j int) bool { return as[i].Partition < as[j].Partition })
 		for i, a := range as {
 			if a.Partition != int32(i) {
-				return kerr.InvalidReplicaAssignment.Code, fmt.Errorf("partitions should be a consecutive 0-based integer sequence"), 0, nil, nil
+				return kerr.InvalidReplicaAssignment.Code, errors.New("Partitions should be a consecutive 0-based integer sequence"), 0, nil, nil
 			}
 			if len(a.Replicas) != 1 || a.Replicas[0] != b.cfg.NodeID {
 				return kerr.InvalidReplicaAssignment.Code, fmt.Errorf("partition %d: replicas %v: node %d is the only broker", a.Partition, a.Replicas, b.cfg.NodeID), 0, nil, nil
@@ -132,14 +135,14 @@ func (b *Broker) validateCreateTopic(rt *kmsg.CreateTopicsRequestTopic, dup bool
 		case nparts == -1:
 			nparts = b.cfg.DefaultPartitions
 		case nparts <= 0:
-			return kerr.InvalidPartitions.Code, fmt.Errorf("number of partitions was set to an invalid non-positive value"), 0, nil, nil
+			return kerr.InvalidPartitions.Code, errors.New("Number of partitions was set to an invalid non-positive value."), 0, nil, nil
 		}
 		switch rf := rt.ReplicationFactor; {
 		case rf == -1 || rf == 1:
 		case rf <= 0:
-			return kerr.InvalidReplicationFactor.Code, fmt.Errorf("replication factor must be larger than 0, or -1 to use the default value"), 0, nil, nil
+			return kerr.InvalidReplicationFactor.Code, errors.New("Replication factor must be larger than 0, or -1 to use the default value."), 0, nil, nil
 		default:
-			return kerr.InvalidReplicationFactor.Code, fmt.Errorf("unable to replicate the partition %d time(s): the target replication factor of %d cannot be reached because only 1 broker(s) are registered", rf, rf), 0, nil, nil
+			return kerr.InvalidReplicationFactor.Code, fmt.Errorf("Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only 1 broker(s) are registered.", rf, rf), 0, nil, nil
 		}
 	}
 	if nparts > maxPartitionsPerTopic {

@@ -9,10 +9,12 @@ package broker
 // ValidateOnly answers without creating. With the authorizer on a topic
 // needs ALTER (TOPIC_AUTHORIZATION_FAILED). Partitions that cannot be
 // written (a full disk) are KAFKA_STORAGE_ERROR and leave the topic as it
-// was.
+// was. error_message says why, in the KRaft controller's words where
+// Kafka has them.
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -53,7 +55,7 @@ func (b *Broker) handleCreatePartitions(_ context.Context, req *protocol.Request
 
 func (b *Broker) createPartitions(req *protocol.Request, rt *kmsg.CreatePartitionsRequestTopic, dup, validateOnly bool) (int16, error) {
 	if dup {
-		return kerr.InvalidRequest.Code, fmt.Errorf("duplicate topic %s in request", rt.Topic)
+		return kerr.InvalidRequest.Code, errors.New("Duplicate topic name.")
 	}
 	t := b.lookupTopic(rt.Topic, [16]byte{})
 	if t == nil {
@@ -62,9 +64,9 @@ func (b *Broker) createPartitions(req *protocol.Request, rt *kmsg.CreatePartitio
 	cur := int32(len(t.partitions()))
 	switch {
 	case rt.Count < cur:
-		return kerr.InvalidPartitions.Code, fmt.Errorf("topic currently has %d partitions, which is higher than the requested %d", cur, rt.Count)
+		return kerr.InvalidPartitions.Code, fmt.Errorf("The topic %s currently has %d partition(s); %d would not be an increase.", rt.Topic, cur, rt.Count)
 	case rt.Count == cur:
-		return kerr.InvalidPartitions.Code, fmt.Errorf("topic already has %d partitions", cur)
+		return kerr.InvalidPartitions.Code, fmt.Errorf("Topic already has %d partition(s).", cur)
 	case rt.Count > maxPartitionsPerTopic:
 		return kerr.InvalidPartitions.Code, fmt.Errorf("%d partitions: at most %d per topic are supported", rt.Count, maxPartitionsPerTopic)
 	}

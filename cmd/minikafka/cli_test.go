@@ -129,6 +129,13 @@ func TestCLIGolden(t *testing.T) {
 		{"err-delete-unknown", "", []string{"topic", "delete", "nope"}},
 		{"err-group-unknown", "", []string{"group", "describe", "nope"}},
 		{"err-bad-flag", "", []string{"topic", "create", "x", "-bogus"}},
+		// The broker's error_message, the specific reason, is shown.
+		{"err-create-bad-name", "", []string{"topic", "create", "bad/name"}},
+		{"err-create-bad-config", "", []string{"topic", "create", "x", "-c", "bogus.config=1"}},
+		{"err-create-bad-value", "", []string{"topic", "create", "x", "-c", "retention.ms=soon"}},
+		{"err-create-replication", "", []string{"topic", "create", "x", "-r", "3"}},
+		{"err-alter-config-bogus", "", []string{"topic", "alter-config", "t1", "-set", "bogus.config=1"}},
+		{"err-add-partitions-too-many", "", []string{"topic", "add-partitions", "t1", "-n", "20000"}},
 		{"err-unknown-command", "", []string{"topic", "frobnicate"}},
 		{"err-missing-arg", "", []string{"consume"}},
 		{"err-bad-output", "", []string{"topic", "list", "-o", "yaml"}},

@@ -53,6 +53,32 @@ func topicErr(topic string, err error) error {
 	return fmt.Errorf("topic %s: %w", topic, err)
 }
 
+// reasonErr is a broker's per-item error with the reason it gave in
+// error_message: the code's name and the reason ("INVALID_CONFIG: unknown
+// topic config bogus"), or the code's generic text when it gave none.
+type reasonErr struct {
+	err    error
+	reason string
+}
+
+func (e reasonErr) Error() string {
+	var ke *kerr.Error
+	if e.reason == "" || !errors.As(e.err, &ke) {
+		return e.err.Error()
+	}
+	return ke.Message + ": " + e.reason
+}
+
+func (e reasonErr) Unwrap() error { return e.err }
+
+// withReason pairs err with the broker's error_message (nil stays nil).
+func withReason(err error, reason string) error {
+	if err == nil {
+		return nil
+	}
+	return reasonErr{err, reason}
+}
+
 func topicCreate(c *cliCmd) func(context.Context) error {
 	parts := c.fs.Int("p", -1, "partitions (-1: the broker's default)")
 	repl := c.fs.Int("r", -1, "replication factor (-1: the broker's default)")
@@ -85,10 +111,10 @@ func topicCreate(c *cliCmd) func(context.Context) error {
 		for _, name := range c.args {
 			r := resps[name]
 			cr := created{Topic: name, Partitions: r.NumPartitions}
-			if r.Err != nil {
-				cr.Error = r.Err.Error()
+			if err := withReason(r.Err, r.ErrMessage); err != nil {
+				cr.Error = err.Error()
 				if firstErr == nil {
-					firstErr = fmt.Errorf("topic %s: %w", name, r.Err)
+					firstErr = fmt.Errorf("topic %s: %w", name, err)
 				}
 			} else {
 				cr.ID = kafkaUUID(r.ID)
@@ -284,7 +310,7 @@ func topicDelete(c *cliCmd) func(context.Context) error {
 		if err != nil {
 			return err
 		}
-		return c.perTopic(c.args, func(t string) error { return resps[t].Err })
+		return c.perTopic(c.args, func(t string) error { return withReason(resps[t].Err, resps[t].ErrMessage) })
 	}
 }
 
@@ -350,10 +376,7 @@ func topicAlterConfig(c *cliCmd) func(context.Context) error {
 			if err != nil {
 				return kerr.UnknownTopicOrPartition
 			}
-			if r.Err != nil && r.ErrMessage != "" {
-				return fmt.Errorf("%w: %s", r.Err, r.ErrMessage)
-			}
-			return r.Err
+			return withReason(r.Err, r.ErrMessage)
 		})
 	}
 }
@@ -375,7 +398,7 @@ func topicAddPartitions(c *cliCmd) func(context.Context) error {
 		if err != nil {
 			return err
 		}
-		return c.perTopic(c.args, func(t string) error { return resps[t].Err })
+		return c.perTopic(c.args, func(t string) error { return withReason(resps[t].Err, resps[t].ErrMessage) })
 	}
 }
 
