@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/minikafka/minikafka/internal/topicname"
 	"github.com/minikafka/minikafka/internal/vfs"
 	"github.com/minikafka/minikafka/logstore"
 )
@@ -72,10 +73,6 @@ func (b *Broker) ensureOffsetsTopicLocked() error {
 	return err
 }
 
-// maxTopicNameLen is Kafka's limit (249: 255 minus room for the partition
-// suffix and a marker Kafka appends on deletion).
-const maxTopicNameLen = 249
-
 type topicTable struct {
 	byName map[string]*topic
 	byID   map[[16]byte]*topic
@@ -123,7 +120,7 @@ type partition struct {
 	mu        sync.Mutex
 	producers map[int64]*producerState
 	// producersGen counts changes to producers, so a forwarded partition
-	// saves its state only when it moved (uplink_producers_state.go).
+	// saves its state only when it moved (uplink_adapter.go).
 	producersGen uint64
 	// producersLoaded: producer state was rebuilt from the log's tail
 	// (lazily, at the first idempotent produce after open).
@@ -131,7 +128,7 @@ type partition struct {
 
 	// local is the store over log; fwd is set, once, when the partition
 	// is forwarded upstream: its records then live in the forwarder's
-	// spool, not in log (partition_store.go, uplink.go).
+	// spool, not in log (partition_store.go, uplink_adapter.go).
 	local logStore
 	fwd   atomic.Pointer[forwarder]
 }
@@ -148,23 +145,7 @@ type topicMeta struct {
 func (b *Broker) topicsDir() string { return path.Join(b.cfg.DataDir, "topics") }
 
 // validateTopicName applies Kafka's Topic.validate rules.
-func validateTopicName(name string) error {
-	switch {
-	case name == "":
-		return errors.New("topic name is empty")
-	case name == "." || name == "..":
-		return fmt.Errorf("topic name cannot be %q", name)
-	case len(name) > maxTopicNameLen:
-		return fmt.Errorf("topic name is longer than %d characters", maxTopicNameLen)
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return fmt.Errorf("topic name %q contains a character other than ASCII alphanumerics, '.', '_' and '-'", name)
-		}
-	}
-	return nil
-}
+func validateTopicName(name string) error { return topicname.Validate(name) }
 
 // uuidString is Kafka's printed form of a UUID: unpadded base64url.
 func uuidString(u [16]byte) string { return base64.RawURLEncoding.EncodeToString(u[:]) }
