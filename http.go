@@ -25,6 +25,7 @@ import (
 	"golang.org/x/net/netutil"
 
 	"github.com/minikafka/minikafka/broker"
+	"github.com/minikafka/minikafka/broker/uplink"
 	"github.com/minikafka/minikafka/internal/console"
 	"github.com/minikafka/minikafka/protocol"
 )
@@ -299,7 +300,7 @@ func (s consoleSource) Info() console.Info {
 	return info
 }
 
-func (s consoleSource) ForwardStats() []broker.ForwardStat { return s.b.brk.ForwardStats() }
-func (s consoleSource) ForwardGroupOffsets() []broker.GroupOffsetSync {
+func (s consoleSource) ForwardStats() []uplink.ForwardStat { return s.b.brk.ForwardStats() }
+func (s consoleSource) ForwardGroupOffsets() []uplink.GroupOffsetSync {
 	return s.b.brk.ForwardGroupOffsets()
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minikafka/minikafka/broker"
+	"github.com/minikafka/minikafka/broker/uplink"
 	"github.com/minikafka/minikafka/protocol"
 )
 
@@ -174,20 +175,20 @@ func (m *metrics) writeTo(w io.Writer) {
 	}
 	type fam struct {
 		name, typ, help string
-		val             func(s *broker.ForwardStat) float64
+		val             func(s *uplink.ForwardStat) float64
 	}
 	for _, f := range []fam{
-		{"minikafka_forward_lag_records", "gauge", "Records of a forwarded partition not yet acknowledged upstream.", func(s *broker.ForwardStat) float64 { return float64(s.Lag) }},
-		{"minikafka_forward_high_watermark", "gauge", "Local high watermark of a forwarded partition.", func(s *broker.ForwardStat) float64 { return float64(s.HighWatermark) }},
-		{"minikafka_forward_upstream_acked_offset", "gauge", "First offset of a forwarded partition not yet acknowledged upstream.", func(s *broker.ForwardStat) float64 { return float64(s.UpstreamAcked) }},
-		{"minikafka_forward_spool_bytes", "gauge", "Bytes a forwarded partition's spool uses.", func(s *broker.ForwardStat) float64 { return float64(s.SpoolBytes) }},
-		{"minikafka_forward_spool_max_bytes", "gauge", "Bound of a forwarded partition's spool.", func(s *broker.ForwardStat) float64 { return float64(s.SpoolMaxBytes) }},
-		{"minikafka_forward_spool_pressure", "gauge", "Spool bytes / spool bound, 0..1; produce is throttled from 0.9 and refused at 1.", func(s *broker.ForwardStat) float64 { return s.Pressure }},
-		{"minikafka_forward_records_total", "counter", "Records acknowledged upstream since start.", func(s *broker.ForwardStat) float64 { return float64(s.Forwarded) }},
-		{"minikafka_forward_bytes_total", "counter", "Batch bytes acknowledged upstream since start.", func(s *broker.ForwardStat) float64 { return float64(s.ForwardedBytes) }},
-		{"minikafka_forward_errors_total", "counter", "Failed upstream attempts since start.", func(s *broker.ForwardStat) float64 { return float64(s.Errors) }},
-		{"minikafka_forward_upstream_producer_id", "gauge", "The forwarder's idempotent producer ID upstream (-1 before it has one); kept across restarts.", func(s *broker.ForwardStat) float64 { return float64(s.ProducerID) }},
-		{"minikafka_forward_producer_resets_total", "counter", "New upstream producer IDs taken since start because the upstream had forgotten the old one (the batch in flight then may be duplicated).", func(s *broker.ForwardStat) float64 { return float64(s.ProducerResets) }},
+		{"minikafka_forward_lag_records", "gauge", "Records of a forwarded partition not yet acknowledged upstream.", func(s *uplink.ForwardStat) float64 { return float64(s.Lag) }},
+		{"minikafka_forward_high_watermark", "gauge", "Local high watermark of a forwarded partition.", func(s *uplink.ForwardStat) float64 { return float64(s.HighWatermark) }},
+		{"minikafka_forward_upstream_acked_offset", "gauge", "First offset of a forwarded partition not yet acknowledged upstream.", func(s *uplink.ForwardStat) float64 { return float64(s.UpstreamAcked) }},
+		{"minikafka_forward_spool_bytes", "gauge", "Bytes a forwarded partition's spool uses.", func(s *uplink.ForwardStat) float64 { return float64(s.SpoolBytes) }},
+		{"minikafka_forward_spool_max_bytes", "gauge", "Bound of a forwarded partition's spool.", func(s *uplink.ForwardStat) float64 { return float64(s.SpoolMaxBytes) }},
+		{"minikafka_forward_spool_pressure", "gauge", "Spool bytes / spool bound, 0..1; produce is throttled from 0.9 and refused at 1.", func(s *uplink.ForwardStat) float64 { return s.Pressure }},
+		{"minikafka_forward_records_total", "counter", "Records acknowledged upstream since start.", func(s *uplink.ForwardStat) float64 { return float64(s.Forwarded) }},
+		{"minikafka_forward_bytes_total", "counter", "Batch bytes acknowledged upstream since start.", func(s *uplink.ForwardStat) float64 { return float64(s.ForwardedBytes) }},
+		{"minikafka_forward_errors_total", "counter", "Failed upstream attempts since start.", func(s *uplink.ForwardStat) float64 { return float64(s.Errors) }},
+		{"minikafka_forward_upstream_producer_id", "gauge", "The forwarder's idempotent producer ID upstream (-1 before it has one); kept across restarts.", func(s *uplink.ForwardStat) float64 { return float64(s.ProducerID) }},
+		{"minikafka_forward_producer_resets_total", "counter", "New upstream producer IDs taken since start because the upstream had forgotten the old one (the batch in flight then may be duplicated).", func(s *uplink.ForwardStat) float64 { return float64(s.ProducerResets) }},
 	} {
 		p.family(f.name, f.typ, f.help)
 		for i := range stats {

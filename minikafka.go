@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minikafka/minikafka/broker"
+	"github.com/minikafka/minikafka/broker/uplink"
 	"github.com/minikafka/minikafka/internal/vfs"
 	"github.com/minikafka/minikafka/logstore"
 	"github.com/minikafka/minikafka/protocol"
@@ -158,7 +159,7 @@ func (st *starting) release() {
 // depend on other options filled in.
 type settings struct {
 	sync    logstore.SyncPolicy
-	uplink  *broker.UplinkConfig
+	uplink  *uplink.Config
 	sec     securitySettings
 	plans   []ListenerSpec
 	log     *slog.Logger
@@ -359,13 +360,13 @@ func (b *Broker) DataDir() string { return b.dataDir }
 // ForwardStats returns the state of every forwarded partition: offsets,
 // lag (records not yet acknowledged upstream), spool bytes and pressure,
 // last upstream error. Nil without forwarding.
-func (b *Broker) ForwardStats() []broker.ForwardStat { return b.brk.ForwardStats() }
+func (b *Broker) ForwardStats() []uplink.ForwardStat { return b.brk.ForwardStats() }
 
 // ForwardGroupOffsets is the last pass of the group offset sync
 // (WithForwardGroupOffsets): per group and forwarded partition, the local
 // committed offset, its upstream translation and what the upstream group
 // holds; nil when the sync is off or has not run yet.
-func (b *Broker) ForwardGroupOffsets() []broker.GroupOffsetSync { return b.brk.ForwardGroupOffsets() }
+func (b *Broker) ForwardGroupOffsets() []uplink.GroupOffsetSync { return b.brk.ForwardGroupOffsets() }
 
 // Close stops accepting connections, answers the requests already read
 // (waiting at most a few seconds for long polls), closes the connections,

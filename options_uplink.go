@@ -8,7 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/minikafka/minikafka/broker"
+	"github.com/minikafka/minikafka/broker/uplink"
 	"github.com/minikafka/minikafka/spool"
 )
 
@@ -80,7 +80,7 @@ func WithUpstreamClientOpts(opts ...kgo.Opt) Option {
 }
 
 // build returns the broker's uplink config, nil when forwarding is off.
-func (u *uplinkConfig) build() (*broker.UplinkConfig, error) {
+func (u *uplinkConfig) build() (*uplink.Config, error) {
 	if len(u.forward) == 0 && len(u.brokers) == 0 {
 		if u.spoolKey != nil || u.spoolOldKeys != nil {
 			return nil, fmt.Errorf("minikafka: a spool encryption key is set but no topic is forwarded (WithForward, WithUpstream)")
@@ -96,7 +96,7 @@ func (u *uplinkConfig) build() (*broker.UplinkConfig, error) {
 	if len(u.forward) == 0 {
 		return nil, fmt.Errorf("minikafka: an upstream is set but no topic is forwarded (WithForward)")
 	}
-	cfg := &broker.UplinkConfig{
+	cfg := &uplink.Config{
 		Brokers: u.brokers, TLS: u.tls,
 		SASLMechanism: u.mechanism, SASLUser: u.user, SASLPassword: u.pass,
 		SpoolMaxBytes: u.spoolMax, ClientOpts: u.clientOpts,
@@ -118,7 +118,7 @@ func (u *uplinkConfig) build() (*broker.UplinkConfig, error) {
 		return nil, fmt.Errorf("minikafka: unknown upstream SASL mechanism %q", u.mechanism)
 	}
 	for _, p := range u.forward {
-		r, err := broker.ParseForwardRule(p)
+		r, err := uplink.ParseForwardRule(p)
 		if err != nil {
 			return nil, fmt.Errorf("minikafka: %w", err)
 		}

@@ -35,6 +35,7 @@ import (
 	"github.com/minikafka/minikafka/broker/internal/share"
 	"github.com/minikafka/minikafka/broker/internal/telemetry"
 	"github.com/minikafka/minikafka/broker/internal/txn"
+	"github.com/minikafka/minikafka/broker/uplink"
 	"github.com/minikafka/minikafka/internal/ratelog"
 	"github.com/minikafka/minikafka/internal/vfs"
 	"github.com/minikafka/minikafka/logstore"
@@ -84,8 +85,8 @@ type Config struct {
 	CleanerBackoff          time.Duration
 	CleanerDedupeBufferSize int
 	// Uplink, when non-nil, forwards matching topics to an upstream
-	// cluster through per-partition spools (uplink.go).
-	Uplink *UplinkConfig
+	// cluster through per-partition spools (broker/uplink).
+	Uplink *uplink.Config
 	// SASL, when non-nil, requires every client connection to
 	// authenticate first (sasl.go).
 	SASL *SASLConfig
@@ -154,7 +155,7 @@ type Broker struct {
 	txns *txnCoordinator
 
 	// uplink forwards topics upstream; nil without Config.Uplink.
-	uplink *uplink
+	uplink *uplinkLink
 
 	// sasl holds the SASL credentials; nil without Config.SASL.
 	sasl *saslServer

@@ -4,8 +4,9 @@ package broker
 //
 // A partition keeps its records in its logstore.Log (logStore, below) or,
 // when its topic is forwarded upstream, in its forwarder's spool
-// (forwarder, forward.go). Produce, Fetch, ListOffsets, OffsetForLeaderEpoch,
-// the cleaner and the rebuild of producer state reach the records only
+// (forwarder, uplink_adapter.go, over package uplink). Produce, Fetch,
+// ListOffsets, OffsetForLeaderEpoch, the cleaner and the rebuild of
+// producer state reach the records only
 // through partitionStore, so none of them asks which of the two it has. The
 // choice is made once per partition: the log when the partition is opened,
 // the spool the first time a forwarded partition is used (storeOf); it

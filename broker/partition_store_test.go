@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minikafka/minikafka/broker/uplink"
 	"github.com/minikafka/minikafka/internal/records"
 	"github.com/minikafka/minikafka/internal/vfs"
 )
@@ -27,7 +28,7 @@ func TestForwardedIdempotenceMatchesLocal(t *testing.T) {
 	open := func() (*Broker, *rawConn) {
 		t.Helper()
 		b, err := New(Config{DataDir: "/d", FS: mem, NodeID: 1,
-			Uplink: &UplinkConfig{Brokers: []string{upstream}, Forward: []ForwardRule{{Pattern: "f-*"}}}})
+			Uplink: &uplink.Config{Brokers: []string{upstream}, Forward: []uplink.ForwardRule{{Pattern: "f-*"}}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -154,7 +155,7 @@ func TestForwardedIdempotenceMatchesLocal(t *testing.T) {
 func TestForwardedOffsetsFromStore(t *testing.T) {
 	upstream, _ := deadAddr(t)
 	b := newTestBroker(t, func(c *Config) {
-		c.Uplink = &UplinkConfig{Brokers: []string{upstream}, Forward: []ForwardRule{{Pattern: "f-*"}}}
+		c.Uplink = &uplink.Config{Brokers: []string{upstream}, Forward: []uplink.ForwardRule{{Pattern: "f-*"}}}
 	})
 	createTopic(t, b, "f-1", 1)
 	for i := 0; i < 3; i++ {
@@ -183,7 +184,7 @@ func TestForwardedOffsetsFromStore(t *testing.T) {
 // machine. The forwarded topic's upstream is unreachable: nothing ships.
 func BenchmarkPartitionPath(b *testing.B) {
 	br := newTestBroker(b, func(c *Config) {
-		c.Uplink = &UplinkConfig{Brokers: []string{"127.0.0.1:1"}, Forward: []ForwardRule{{Pattern: "f-*"}}}
+		c.Uplink = &uplink.Config{Brokers: []string{"127.0.0.1:1"}, Forward: []uplink.ForwardRule{{Pattern: "f-*"}}}
 	})
 	value := make([]byte, 100)
 	for _, topic := range []string{"local", "f-1"} {

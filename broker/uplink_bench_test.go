@@ -11,7 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/minikafka/minikafka"
-	"github.com/minikafka/minikafka/broker"
+	"github.com/minikafka/minikafka/broker/uplink"
 	"github.com/minikafka/minikafka/minikafkatest"
 )
 
@@ -30,7 +30,7 @@ func BenchmarkUplinkForwardVsDirect(b *testing.B) {
 	key[0] = 1
 	localEnc := minikafkatest.New(b, minikafka.WithUpstream(up.addr), minikafka.WithForward("fwdenc"),
 		minikafka.WithTopic("fwdenc", parts), minikafka.WithSpoolEncryptionKey(key))
-	opts, err := broker.UpstreamClientOpts(broker.UplinkConfig{Brokers: []string{up.addr}})
+	opts, err := uplink.ClientOpts(uplink.Config{Brokers: []string{up.addr}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -270,7 +270,7 @@ func newTxnBench(b *testing.B, parts int32, opts ...kgo.Opt) *txnBench {
 	tb := &txnBench{up: newUpstream(b)}
 	tb.local = minikafkatest.New(b, minikafka.WithUpstream(tb.up.addr), minikafka.WithForward("fwd"),
 		minikafka.WithTopic("fwd", parts), minikafka.WithTopic("plain", parts))
-	base, err := broker.UpstreamClientOpts(broker.UplinkConfig{Brokers: []string{tb.up.addr}})
+	base, err := uplink.ClientOpts(uplink.Config{Brokers: []string{tb.up.addr}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/minikafka/minikafka"
-	"github.com/minikafka/minikafka/broker"
+	"github.com/minikafka/minikafka/broker/uplink"
 	"github.com/minikafka/minikafka/minikafkatest"
 )
 
@@ -428,7 +428,7 @@ func TestForwardCheckpointRefusedUpstream(t *testing.T) {
 	if res, err := kadm.NewClient(prod).CommitOffsets(ctx, "billing", os); err != nil || res.Error() != nil {
 		t.Fatalf("commit: %v %v", err, res.Error())
 	}
-	row := func() (r broker.GroupOffsetSync, ok bool) {
+	row := func() (r uplink.GroupOffsetSync, ok bool) {
 		for _, s := range local.ForwardGroupOffsets() {
 			if s.Group == "billing" {
 				return s, true

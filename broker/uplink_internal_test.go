@@ -14,42 +14,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minikafka/minikafka/broker/uplink"
 	"github.com/minikafka/minikafka/internal/records"
 )
-
-func TestParseForwardRule(t *testing.T) {
-	for _, c := range []struct {
-		in, prefix  string
-		match, miss []string
-	}{
-		{"edge-*", "", []string{"edge-a", "edge-"}, []string{"edge", "xedge-a"}},
-		{"edge-?=site.", "site.", []string{"edge-1"}, []string{"edge-12"}},
-		{`/logs\.(a|b)/=up-`, "up-", []string{"logs.a", "logs.b"}, []string{"logs.c", "xlogs.a", "logs.ab"}},
-	} {
-		r, err := ParseForwardRule(c.in)
-		if err != nil {
-			t.Fatalf("%q: %v", c.in, err)
-		}
-		if r.Prefix != c.prefix {
-			t.Errorf("%q: prefix %q, want %q", c.in, r.Prefix, c.prefix)
-		}
-		for _, m := range c.match {
-			if !r.Match(m) {
-				t.Errorf("%q should match %q", c.in, m)
-			}
-		}
-		for _, m := range c.miss {
-			if r.Match(m) {
-				t.Errorf("%q should not match %q", c.in, m)
-			}
-		}
-	}
-	for _, bad := range []string{"", "=x", "[", "/(/", "a*=bad/prefix"} {
-		if _, err := ParseForwardRule(bad); err == nil {
-			t.Errorf("%q: no error", bad)
-		}
-	}
-}
 
 // deadAddr returns an address nothing listens on (until a test starts
 // something there).
@@ -71,7 +38,7 @@ func deadAddr(t *testing.T) (string, int) {
 func TestUplinkBackpressureWhileUpstreamDown(t *testing.T) {
 	addr, port := deadAddr(t)
 	b := newTestBroker(t, func(c *Config) {
-		c.Uplink = &UplinkConfig{Brokers: []string{addr}, Forward: []ForwardRule{{Pattern: "f-*"}},
+		c.Uplink = &uplink.Config{Brokers: []string{addr}, Forward: []uplink.ForwardRule{{Pattern: "f-*"}},
 			SpoolMaxBytes: 64 << 10,
 			ClientOpts:    []kgo.Opt{kgo.RetryBackoffFn(func(int) time.Duration { return 50 * time.Millisecond })}}
 	})
@@ -234,7 +201,7 @@ func TestUplinkBackpressureWhileUpstreamDown(t *testing.T) {
 func TestUplinkTopicDeletion(t *testing.T) {
 	addr, _ := deadAddr(t)
 	b := newTestBroker(t, func(c *Config) {
-		c.Uplink = &UplinkConfig{Brokers: []string{addr}, Forward: []ForwardRule{{Pattern: "/f-[0-9]+/"}}}
+		c.Uplink = &uplink.Config{Brokers: []string{addr}, Forward: []uplink.ForwardRule{{Pattern: "/f-[0-9]+/"}}}
 	})
 	id := createTopic(t, b, "f-1", 2)
 	for i := 0; i < 5; i++ {

@@ -11,7 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/minikafka/minikafka"
-	"github.com/minikafka/minikafka/broker"
+	"github.com/minikafka/minikafka/broker/uplink"
 	"github.com/minikafka/minikafka/minikafkatest"
 )
 
@@ -477,14 +477,14 @@ func TestUplinkWaitingRoundHoldsBackNoOther(t *testing.T) {
 		t.Fatal(err)
 	}
 	produceTxn(t, cl, "b", []int32{0}, []string{"t2-b"})
-	stat := func(topic string) broker.ForwardStat {
+	stat := func(topic string) uplink.ForwardStat {
 		for _, s := range local.ForwardStats() {
 			if s.Topic == topic {
 				return s
 			}
 		}
 		t.Fatalf("no forwarder of %s", topic)
-		return broker.ForwardStat{}
+		return uplink.ForwardStat{}
 	}
 	waitFor(t, 20*time.Second, "transaction 2 shipped while transaction 1 waits", func() bool { return stat("b").Lag == 0 })
 	if a, s := stat("a"), stat("s"); a.Lag == 0 || s.Lag == 0 || a.State != "transaction" {

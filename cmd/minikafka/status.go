@@ -22,15 +22,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minikafka/minikafka/broker"
+	"github.com/minikafka/minikafka/broker/uplink"
 )
 
 // forwardPartitionsConfig is the DescribeConfigs entry holding a topic's
-// per-partition forwarding state as JSON (broker/uplink.go).
+// per-partition forwarding state as JSON (broker/uplink).
 const forwardPartitionsConfig = "minikafka.forward.partitions"
 
 // forwardGroupOffsetsConfig holds a topic's consumer group offset sync rows
-// as JSON (-forward-group-offsets, broker/uplink.go). Brokers before it
+// as JSON (-forward-group-offsets, broker/uplink). Brokers before it
 // leave it out, which reads as no rows.
 const forwardGroupOffsetsConfig = "minikafka.forward.group.offsets"
 
@@ -68,7 +68,7 @@ func runForwardStatus(ctx context.Context, args []string, lookupEnv func(string)
 	}
 	if *asJSON && *groups {
 		if syncs == nil {
-			syncs = []broker.GroupOffsetSync{}
+			syncs = []uplink.GroupOffsetSync{}
 		}
 		js, _ := json.MarshalIndent(syncs, "", "  ")
 		fmt.Fprintf(stdout, "%s\n", js)
@@ -76,7 +76,7 @@ func runForwardStatus(ctx context.Context, args []string, lookupEnv func(string)
 	}
 	if *asJSON {
 		if stats == nil {
-			stats = []broker.ForwardStat{}
+			stats = []uplink.ForwardStat{}
 		}
 		js, _ := json.MarshalIndent(stats, "", "  ")
 		fmt.Fprintf(stdout, "%s\n", js)
@@ -122,7 +122,7 @@ func runForwardStatus(ctx context.Context, args []string, lookupEnv func(string)
 
 // printGroupSyncs prints the group offset sync table; SYNCED is the age
 // of the last sync pass as of now.
-func printGroupSyncs(out io.Writer, syncs []broker.GroupOffsetSync, now time.Time) {
+func printGroupSyncs(out io.Writer, syncs []uplink.GroupOffsetSync, now time.Time) {
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "GROUP\tTOPIC\tPARTITION\tLOCAL OFFSET\tUPSTREAM OFFSET\tUPSTREAM COMMITTED\tCHECKPOINT\tLAG\tSYNCED\tERROR")
 	off := func(o int64) string {
@@ -152,7 +152,7 @@ func printGroupSyncs(out io.Writer, syncs []broker.GroupOffsetSync, now time.Tim
 
 // fetchForwardStats asks the broker at addr for the forwarding state of
 // topics (all when empty): partitions and group offset sync rows.
-func fetchForwardStats(ctx context.Context, addr string, topics []string) ([]broker.ForwardStat, []broker.GroupOffsetSync, error) {
+func fetchForwardStats(ctx context.Context, addr string, topics []string) ([]uplink.ForwardStat, []uplink.GroupOffsetSync, error) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(addr, ",")...), kgo.RequestRetries(1), kgo.DialTimeout(5*time.Second))
 	if err != nil {
 		return nil, nil, fmt.Errorf("bootstrap %q: %w", addr, err)
@@ -185,8 +185,8 @@ func fetchForwardStats(ctx context.Context, addr string, topics []string) ([]bro
 	if err != nil {
 		return nil, nil, fmt.Errorf("cannot reach the broker at %s: %w", addr, err)
 	}
-	var out []broker.ForwardStat
-	var syncs []broker.GroupOffsetSync
+	var out []uplink.ForwardStat
+	var syncs []uplink.GroupOffsetSync
 	for _, r := range resp.Resources {
 		if err := kerr.ErrorForCode(r.ErrorCode); err != nil {
 			return nil, nil, fmt.Errorf("topic %s: %w", r.ResourceName, err)
@@ -209,7 +209,7 @@ func fetchForwardStats(ctx context.Context, addr string, topics []string) ([]bro
 	}
 	// Each topic's rows come sorted; across topics, order by group first
 	// as the broker does.
-	slices.SortStableFunc(syncs, broker.CompareGroupOffsetSyncs)
+	slices.SortStableFunc(syncs, uplink.CompareGroupOffsetSyncs)
 	return out, syncs, nil
 }
 

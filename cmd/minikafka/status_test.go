@@ -15,7 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minikafka/minikafka"
-	"github.com/minikafka/minikafka/broker"
+	"github.com/minikafka/minikafka/broker/uplink"
 	"github.com/minikafka/minikafka/protocol"
 )
 
@@ -54,7 +54,7 @@ func TestForwardStatus(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitUntil := func(what string, cond func([]broker.ForwardStat) bool) {
+	waitUntil := func(what string, cond func([]uplink.ForwardStat) bool) {
 		t.Helper()
 		for !cond(local.ForwardStats()) {
 			if ctx.Err() != nil {
@@ -63,7 +63,7 @@ func TestForwardStatus(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	waitUntil("everything shipped", func(s []broker.ForwardStat) bool {
+	waitUntil("everything shipped", func(s []uplink.ForwardStat) bool {
 		return len(s) == 2 && s[0].Lag == 0 && s[1].Lag == 0 && s[0].State == "idle" && s[1].State == "idle"
 	})
 	// A local group commits on the forwarded topic; the sync carries it
@@ -131,7 +131,7 @@ func TestForwardStatus(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("json groups: exit %d: %s", code, errOut)
 	}
-	var gjs []broker.GroupOffsetSync
+	var gjs []uplink.GroupOffsetSync
 	if err := json.Unmarshal([]byte(out), &gjs); err != nil {
 		t.Fatalf("json groups: %v\n%s", err, out)
 	}
@@ -147,7 +147,7 @@ func TestForwardStatus(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("json: exit %d: %s", code, errOut)
 	}
-	var js []broker.ForwardStat
+	var js []uplink.ForwardStat
 	if err := json.Unmarshal([]byte(out), &js); err != nil {
 		t.Fatalf("json: %v\n%s", err, out)
 	}
@@ -164,7 +164,7 @@ func TestForwardStatus(t *testing.T) {
 	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "edge-a", Partition: 0, Value: []byte("later")}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil("the upstream failure", func(s []broker.ForwardStat) bool { return len(s) == 2 && s[0].LastError != "" })
+	waitUntil("the upstream failure", func(s []uplink.ForwardStat) bool { return len(s) == 2 && s[0].LastError != "" })
 	code, out, errOut = status("-bootstrap", local.Addr())
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -191,7 +191,7 @@ func TestForwardStatus(t *testing.T) {
 // another version, a damaged answer) is an error and adds nothing; good
 // values append in order.
 func TestAppendJSONRows(t *testing.T) {
-	rows := []broker.ForwardStat{{Topic: "a"}}
+	rows := []uplink.ForwardStat{{Topic: "a"}}
 	for _, bad := range []string{"", "{", `{"topic":"b"}`, `[{"partition":"x"}]`} {
 		got, err := appendJSONRows(rows, bad)
 		if err == nil || len(got) != 1 {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/minikafka/minikafka"
-	"github.com/minikafka/minikafka/broker"
+	"github.com/minikafka/minikafka/broker/uplink"
 	"github.com/minikafka/minikafka/spool"
 )
 
@@ -34,7 +34,7 @@ func (u *uplinkSettings) register(fs *flag.FlagSet) {
 	fs.StringVar(&u.upstream, "upstream", "", "upstream Kafka `brokers` (host:port[,host:port]) that -forward topics are shipped to")
 	fs.Func("forward", "forward topics matching `PATTERN[=PREFIX]` upstream (repeatable; whitespace separates several): a glob (edge-*) or /regexp/; PREFIX is prepended to the upstream topic name", func(v string) error {
 		for _, p := range strings.Fields(v) {
-			if _, err := broker.ParseForwardRule(p); err != nil {
+			if _, err := uplink.ParseForwardRule(p); err != nil {
 				return err
 			}
 			u.forward = append(u.forward, p)
@@ -85,7 +85,7 @@ func (u *uplinkSettings) check() []string {
 		if u.upstream == "" {
 			bad = append(bad, "-forward-checkpoints needs -upstream and -forward")
 		}
-		if err := broker.ValidateCheckpointsAlias(u.checkpoints); err != nil {
+		if err := uplink.ValidateCheckpointsAlias(u.checkpoints); err != nil {
 			bad = append(bad, "-forward-checkpoints: "+err.Error())
 		}
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/minikafka/minikafka/broker"
+	"github.com/minikafka/minikafka/broker/uplink"
 )
 
 type overview struct {
@@ -192,7 +192,7 @@ func (c *Console) scramUsers(r *http.Request) (any, error) {
 func (c *Console) forwarding(*http.Request) (any, error) {
 	stats := c.cfg.Broker.ForwardStats()
 	if stats == nil {
-		stats = []broker.ForwardStat{}
+		stats = []uplink.ForwardStat{}
 	}
 	return stats, nil
 }
@@ -202,7 +202,7 @@ func (c *Console) forwarding(*http.Request) (any, error) {
 func (c *Console) forwardingGroups(*http.Request) (any, error) {
 	rows := c.cfg.Broker.ForwardGroupOffsets()
 	if rows == nil {
-		rows = []broker.GroupOffsetSync{}
+		rows = []uplink.GroupOffsetSync{}
 	}
 	return rows, nil
 }

@@ -346,9 +346,9 @@ func TestAPITransactionsForwarding(t *testing.T) {
 }
 
 // forwardGroupRow is a row of /api/forwarding/groups, spelled out here
-// rather than decoded into broker.GroupOffsetSync: the field names are
+// rather than decoded into uplink.GroupOffsetSync: the field names are
 // the API the console page and scripts read, and a renamed JSON tag on
-// the broker side must fail this test, not silently follow it.
+// the uplink side must fail this test, not silently follow it.
 type forwardGroupRow struct {
 	Group          string    `json:"group"`
 	Topic          string    `json:"topic"`

@@ -37,7 +37,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/minikafka/minikafka/broker"
+	"github.com/minikafka/minikafka/broker/uplink"
 )
 
 //go:embed assets
@@ -56,10 +56,10 @@ type Broker interface {
 	Info() Info
 	// ForwardStats is the state of every forwarded partition (nil
 	// without forwarding).
-	ForwardStats() []broker.ForwardStat
+	ForwardStats() []uplink.ForwardStat
 	// ForwardGroupOffsets is the last consumer group offset sync pass
 	// (nil when it is off or has not run).
-	ForwardGroupOffsets() []broker.GroupOffsetSync
+	ForwardGroupOffsets() []uplink.GroupOffsetSync
 }
 
 // Info describes the running broker.

@@ -1,4 +1,4 @@
-package broker
+package uplink
 
 // Shipping a forwarded partition upstream.
 //
@@ -45,6 +45,12 @@ const (
 	mergeMaxRecords = 20000
 	// produceTimeout is the upstream's time to meet acks=all.
 	produceTimeout = 10 * time.Second
+	// openTxnRecheck is how long a forwarder held by an open transaction
+	// waits between looks when nothing is appended: the broker's
+	// coordinator aborts a timed-out transaction within as long (its
+	// check interval), and an abort that fails to append leaves no
+	// marker to wake the forwarder.
+	openTxnRecheck = 500 * time.Millisecond
 )
 
 // upProducer is a forwarder's idempotent producer identity upstream.
@@ -86,7 +92,7 @@ type outBatch struct {
 // run is the forwarding loop: make sure the upstream topic exists, then read
 // the spool where the last acknowledgement left off and ship it batch by
 // batch, each resent until the upstream acknowledges it.
-func (f *forwarder) run() {
+func (f *Forwarder) run() {
 	defer f.u.wg.Done()
 	defer close(f.done)
 	defer f.setState(stateStopped)
@@ -121,7 +127,7 @@ func (f *forwarder) run() {
 		f.resend = nil
 		b, err := f.rebuild(j)
 		if err != nil {
-			f.u.b.log.Warn("forwarding: cannot rebuild the batch in flight before the restart; shipping on (it may be duplicated upstream)", "topic", f.p.topic.name, "partition", f.p.index, "err", err)
+			f.u.log.Warn("forwarding: cannot rebuild the batch in flight before the restart; shipping on (it may be duplicated upstream)", "topic", f.topic, "partition", f.index, "err", err)
 		} else {
 			if !f.ship(&b) {
 				return
@@ -151,7 +157,7 @@ func (f *forwarder) run() {
 				var se *spool.SegmentError
 				if errors.As(err, &se) {
 					// Reported once by the spool; the next read goes on.
-					f.u.b.log.Error("spool: records lost to a corrupt segment", "topic", f.p.topic.name, "partition", f.p.index, "err", err)
+					f.u.log.Error("spool: records lost to a corrupt segment", "topic", f.topic, "partition", f.index, "err", err)
 					f.setErr(err)
 					continue
 				}
@@ -170,7 +176,7 @@ func (f *forwarder) run() {
 			// upstream twice. And only what no open transaction holds
 			// (the last stable offset): a transaction's records go
 			// once it has committed, and never if it aborts.
-			hw, stable := f.highWatermark(), f.lastStable()
+			hw, stable := f.HighWatermark(), f.lastStable()
 			n := 0
 			for n < len(recs) && recs[n].Last() < stable {
 				n++
@@ -180,7 +186,7 @@ func (f *forwarder) run() {
 				// abort at the timeout) is the next append; a failed
 				// transactional append releases it without one.
 				f.setState(stateIdle)
-				t := time.NewTimer(txnCheckInterval)
+				t := time.NewTimer(openTxnRecheck)
 				select {
 				case <-f.quit:
 					t.Stop()
@@ -237,7 +243,7 @@ func (f *forwarder) run() {
 		if err != nil {
 			// Undecodable spooled batch: it cannot be shipped; skip it
 			// loudly rather than block the partition forever.
-			f.u.b.log.Error("forwarding: dropping undecodable spooled batch", "topic", f.p.topic.name, "partition", f.p.index, "offset", pend[0].Seq, "err", err)
+			f.u.log.Error("forwarding: dropping undecodable spooled batch", "topic", f.topic, "partition", f.index, "offset", pend[0].Seq, "err", err)
 			f.setErr(err)
 			f.acked.Store(pend[0].Last())
 			next = pend[0].Last() + 1
@@ -248,7 +254,7 @@ func (f *forwarder) run() {
 			return
 		}
 		if b.undecodable != nil {
-			f.u.b.log.Error("forwarding: dropping a spooled batch the upstream refused as corrupt and that does not decode", "topic", f.p.topic.name, "partition", f.p.index, "offsets", fmt.Sprintf("%d-%d", b.first, b.last), "err", b.undecodable)
+			f.u.log.Error("forwarding: dropping a spooled batch the upstream refused as corrupt and that does not decode", "topic", f.topic, "partition", f.index, "offsets", fmt.Sprintf("%d-%d", b.first, b.last), "err", b.undecodable)
 			f.setErr(b.undecodable)
 			f.errCount.Add(1)
 			f.acked.Store(b.last)
@@ -264,7 +270,7 @@ func (f *forwarder) run() {
 
 // retry runs fn until it succeeds, backing off on errors; false when
 // stopped.
-func (f *forwarder) retry(fn func() error) bool {
+func (f *Forwarder) retry(fn func() error) bool {
 	backoff := 100 * time.Millisecond
 	for {
 		err := fn()
@@ -285,10 +291,10 @@ func (f *forwarder) retry(fn func() error) bool {
 // not create topics works once the topic is there), creates the topic if
 // it is missing and adds partitions when the local topic has more, so no
 // record is shipped to a partition the upstream lacks.
-func (f *forwarder) ensureTopic() error {
+func (f *Forwarder) ensureTopic() error {
 	ctx, cancel := context.WithTimeout(f.ctx, 10*time.Second)
 	defer cancel()
-	n := int32(len(f.p.topic.partitions()))
+	n := f.p.TopicPartitions()
 	have, err := f.upstreamPartitions(ctx)
 	if err == nil && have >= n {
 		return nil
@@ -306,7 +312,7 @@ func (f *forwarder) ensureTopic() error {
 			return fmt.Errorf("creating upstream topic %s: %w", f.upstream, err)
 		}
 	} else {
-		f.u.b.log.Info("forwarding: adding partitions upstream", "topic", f.upstream, "from", have, "to", n)
+		f.u.log.Info("forwarding: adding partitions upstream", "topic", f.upstream, "from", have, "to", n)
 		rs, err := adm.UpdatePartitions(ctx, int(n), f.upstream)
 		if err == nil {
 			var r kadm.CreatePartitionsResponse
@@ -333,7 +339,7 @@ var errUpstreamTopicMissing = errors.New("topic missing from the upstream's meta
 
 // upstreamPartitions asks the upstream for the topic's partition count and
 // notes the partition's leader.
-func (f *forwarder) upstreamPartitions(ctx context.Context) (int32, error) {
+func (f *Forwarder) upstreamPartitions(ctx context.Context) (int32, error) {
 	req := kmsg.NewPtrMetadataRequest()
 	req.AllowAutoTopicCreation = false // ensureTopic creates it, with our partition count
 	rt := kmsg.NewMetadataRequestTopic()
@@ -352,7 +358,7 @@ func (f *forwarder) upstreamPartitions(ctx context.Context) (int32, error) {
 		}
 		f.leader, f.upTopicID = -1, t.TopicID
 		for _, p := range t.Partitions {
-			if p.Partition == f.p.index && p.ErrorCode == 0 {
+			if p.Partition == f.index && p.ErrorCode == 0 {
 				f.leader = p.Leader
 			}
 		}
@@ -365,7 +371,7 @@ func (f *forwarder) upstreamPartitions(ctx context.Context) (int32, error) {
 // (first use, or an error made it stale) ensureTopic runs again: it learns
 // the leader from metadata, and recreates the upstream topic if it was lost
 // (an upstream rebuilt empty) or grows it if the local topic grew.
-func (f *forwarder) findLeader(ctx context.Context) (int32, error) {
+func (f *Forwarder) findLeader(ctx context.Context) (int32, error) {
 	if f.leader >= 0 {
 		return f.leader, nil
 	}
@@ -378,13 +384,13 @@ func (f *forwarder) findLeader(ctx context.Context) (int32, error) {
 		}
 	}
 	if f.leader < 0 {
-		return -1, fmt.Errorf("upstream partition %s-%d has no leader", f.upstream, f.p.index)
+		return -1, fmt.Errorf("upstream partition %s-%d has no leader", f.upstream, f.index)
 	}
 	return f.leader, nil
 }
 
 // initProducer takes a fresh producer id from the upstream.
-func (f *forwarder) initProducer(ctx context.Context) error {
+func (f *Forwarder) initProducer(ctx context.Context) error {
 	req := kmsg.NewPtrInitProducerIDRequest()
 	req.TransactionTimeoutMillis = -1
 	req.ProducerID, req.ProducerEpoch = -1, -1
@@ -399,15 +405,15 @@ func (f *forwarder) initProducer(ctx context.Context) error {
 		f.resets.Add(1)
 	}
 	f.setProducer(upProducer{id: resp.ProducerID, epoch: resp.ProducerEpoch})
-	f.u.b.log.Info("forwarding: new upstream producer", "topic", f.p.topic.name, "partition", f.p.index, "producer_id", resp.ProducerID, "epoch", resp.ProducerEpoch)
+	f.u.log.Info("forwarding: new upstream producer", "topic", f.topic, "partition", f.index, "producer_id", resp.ProducerID, "epoch", resp.ProducerEpoch)
 	return nil
 }
 
 // build makes the next batch to ship from the front of pend: a large batch
 // as it is, a run of small ones merged.
 // Transactional data ends a run (withTxn false) for the idempotent path:
-// it goes in upstream transactions (uplink_txn.go).
-func (f *forwarder) build(pend []spool.Record, withTxn bool) (outBatch, error) {
+// it goes in upstream transactions (txn.go).
+func (f *Forwarder) build(pend []spool.Record, withTxn bool) (outBatch, error) {
 	r := pend[0]
 	h, err := records.ParseHeader(r.Data)
 	if err != nil {
@@ -430,12 +436,13 @@ func (f *forwarder) build(pend []spool.Record, withTxn bool) (outBatch, error) {
 		// (stamped at send time, in a private copy).
 		return outBatch{data: append([]byte(nil), r.Data...), first: r.Seq, last: r.Last(), records: h.NumRecords, spoolRecs: 1}, nil
 	}
-	return merge(pend[:n], h.Compression())
+	return merge(pend[:n], h.Compression(), f.u.env.MaxBatchBytes)
 }
 
-// merge decodes the spooled batches recs and encodes their records as one
-// batch with codec. Each record keeps its absolute timestamp.
-func merge(recs []spool.Record, codec records.Codec) (outBatch, error) {
+// merge decodes the spooled batches recs (each up to limit bytes
+// decompressed) and encodes their records as one batch with codec. Each
+// record keeps its absolute timestamp.
+func merge(recs []spool.Record, codec records.Codec, limit int) (outBatch, error) {
 	var out []records.Record
 	var base int64
 	for i, r := range recs {
@@ -447,7 +454,7 @@ func merge(recs []spool.Record, codec records.Codec) (outBatch, error) {
 			recs = recs[:i] // ship what decodes; the bad one fails alone next
 			break
 		}
-		it, err := records.Records(h, r.Data[records.BatchHeaderLen:h.Size()], maxDecompressedBatch)
+		it, err := records.Records(h, r.Data[records.BatchHeaderLen:h.Size()], limit)
 		var got []records.Record
 		if err == nil {
 			for it.Next() {
@@ -502,18 +509,18 @@ type batchFate int8
 
 const (
 	shipsPlain batchFate = iota // its forwarder ships it, as its idempotent producer
-	shipsInTxn                  // committed transactional data: in an upstream transaction (uplink_txn.go)
+	shipsInTxn                  // committed transactional data: in an upstream transaction (txn.go)
 	staysHere                   // a transaction marker, or aborted data: never shipped
 )
 
 // fate tells what becomes of a spooled batch. One whose header does not
 // parse is shipped plain, which drops it loudly (build).
-func (f *forwarder) fate(r spool.Record) batchFate {
+func (f *Forwarder) fate(r spool.Record) batchFate {
 	h, err := records.ParseHeader(r.Data)
 	switch {
 	case err != nil || !h.IsTransactional():
 		return shipsPlain
-	case h.IsControl() || f.u.b.txns.abortedHolds(f.p, h.ProducerID, r.Seq):
+	case h.IsControl() || f.p.AbortedHolds(h.ProducerID, r.Seq):
 		return staysHere
 	}
 	return shipsInTxn
@@ -521,7 +528,7 @@ func (f *forwarder) fate(r spool.Record) batchFate {
 
 // merges reports whether a batch may join a merged run: never one that
 // stays here, transactional data only in a round (withTxn).
-func (f *forwarder) merges(r spool.Record, withTxn bool) bool {
+func (f *Forwarder) merges(r spool.Record, withTxn bool) bool {
 	switch f.fate(r) {
 	case shipsPlain:
 		return true
@@ -544,8 +551,8 @@ func refusedAsTooLarge(err error) bool {
 
 // reencode decodes b and encodes its records again, uncompressed, which
 // repairs what the codec stream or the record framing got wrong.
-func (b outBatch) reencode() (outBatch, error) {
-	return merge([]spool.Record{{Seq: b.first, Span: int(b.last - b.first + 1), Data: b.data}}, records.CodecNone)
+func (b outBatch) reencode(limit int) (outBatch, error) {
+	return merge([]spool.Record{{Seq: b.first, Span: int(b.last - b.first + 1), Data: b.data}}, records.CodecNone, limit)
 }
 
 // stamp writes the producer identity into the batch, clears its
@@ -558,7 +565,7 @@ func stamp(batch []byte, p upProducer) {
 }
 
 // ship sends b until the upstream acknowledges it; false when stopped.
-func (f *forwarder) ship(b *outBatch) bool {
+func (f *Forwarder) ship(b *outBatch) bool {
 	backoff := 50 * time.Millisecond
 	fail := func(err error) bool {
 		f.errCount.Add(1)
@@ -593,7 +600,7 @@ func (f *forwarder) ship(b *outBatch) bool {
 			continue
 		}
 		// On disk before the bytes leave: after a crash the same batch
-		// goes again under the same identity (uplink_producer.go).
+		// goes again under the same identity (producer.go).
 		if err := f.saveInFlight(b); err != nil {
 			if !fail(err) {
 				return false
@@ -607,7 +614,7 @@ func (f *forwarder) ship(b *outBatch) bool {
 		rt := kmsg.NewProduceRequestTopic()
 		rt.Topic = f.upstream
 		rp := kmsg.NewProduceRequestTopicPartition()
-		rp.Partition = f.p.index
+		rp.Partition = f.index
 		rp.Records = b.data
 		rt.Partitions = append(rt.Partitions, rp)
 		req.Topics = append(req.Topics, rt)
@@ -618,7 +625,7 @@ func (f *forwarder) ship(b *outBatch) bool {
 			// The request may or may not have been written: resent
 			// with the same sequence, the upstream drops a duplicate.
 			f.leader = -1
-			if !fail(fmt.Errorf("upstream produce to %s-%d: %w", f.upstream, f.p.index, err)) {
+			if !fail(fmt.Errorf("upstream produce to %s-%d: %w", f.upstream, f.index, err)) {
 				return false
 			}
 			continue
@@ -628,7 +635,7 @@ func (f *forwarder) ship(b *outBatch) bool {
 		upBase := int64(-1)
 		for _, t := range kresp.(*kmsg.ProduceResponse).Topics {
 			for _, p := range t.Partitions {
-				if t.Topic == f.upstream && p.Partition == f.p.index {
+				if t.Topic == f.upstream && p.Partition == f.index {
 					code = p.ErrorCode
 					upBase = p.BaseOffset
 					if p.ErrorMessage != nil {
@@ -639,7 +646,7 @@ func (f *forwarder) ship(b *outBatch) bool {
 		}
 		if code == -1 {
 			f.leader = -1
-			if !fail(fmt.Errorf("upstream produce to %s-%d: partition missing from the response", f.upstream, f.p.index)) {
+			if !fail(fmt.Errorf("upstream produce to %s-%d: partition missing from the response", f.upstream, f.index)) {
 				return false
 			}
 			continue
@@ -658,12 +665,12 @@ func (f *forwarder) ship(b *outBatch) bool {
 			// The upstream lost or refused our producer state (a
 			// restart without it, expiry): start over as a new
 			// producer from the first unacknowledged record.
-			f.u.b.log.Warn("forwarding: upstream reset the producer; continuing under a new producer id (the batch in flight may be duplicated upstream)", "topic", f.p.topic.name, "partition", f.p.index, "upstream_topic", f.upstream, "err", perr)
+			f.u.log.Warn("forwarding: upstream reset the producer; continuing under a new producer id (the batch in flight may be duplicated upstream)", "topic", f.topic, "partition", f.index, "upstream_topic", f.upstream, "err", perr)
 			f.prod.id = -1
 		case !b.reencoded && refusedAsCorrupt(perr):
 			// A batch shipped as it is was refused: it goes re-encoded;
 			// one that does not decode can never be shipped.
-			nb, err := b.reencode()
+			nb, err := b.reencode(f.u.env.MaxBatchBytes)
 			if err != nil {
 				b.undecodable = fmt.Errorf("upstream: %v; here: %w", perr, err)
 				return true
@@ -684,7 +691,7 @@ func (f *forwarder) ship(b *outBatch) bool {
 		if msg != "" {
 			perr = fmt.Errorf("%w: %s", perr, msg)
 		}
-		if !fail(fmt.Errorf("upstream produce to %s-%d: %w", f.upstream, f.p.index, perr)) {
+		if !fail(fmt.Errorf("upstream produce to %s-%d: %w", f.upstream, f.index, perr)) {
 			return false
 		}
 	}
@@ -692,7 +699,7 @@ func (f *forwarder) ship(b *outBatch) bool {
 
 // shrink returns the first half (at least one spool record) of a merged
 // batch the upstream found too large, rebuilt from the spool.
-func (f *forwarder) shrink(b outBatch) outBatch {
+func (f *Forwarder) shrink(b outBatch) outBatch {
 	recs, err := f.sp.Read(b.first, max(1, b.spoolRecs/2), math.MaxInt32)
 	if err != nil || len(recs) == 0 {
 		return b
@@ -704,7 +711,7 @@ func (f *forwarder) shrink(b outBatch) outBatch {
 	if len(recs) == 1 && !h.HasLogAppendTime() {
 		return outBatch{data: append([]byte(nil), recs[0].Data...), first: recs[0].Seq, last: recs[0].Last(), records: h.NumRecords, spoolRecs: 1}
 	}
-	nb, err := merge(recs, h.Compression())
+	nb, err := merge(recs, h.Compression(), f.u.env.MaxBatchBytes)
 	if err != nil {
 		return b
 	}

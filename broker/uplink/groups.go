@@ -1,7 +1,7 @@
-package broker
+package uplink
 
 // Consumer groups that can move upstream (-forward-group-offsets, and
-// -forward-checkpoints: see uplink_checkpoints.go).
+// -forward-checkpoints: see checkpoints.go).
 //
 // A group that consumes a forwarded topic locally commits local offsets;
 // the same records sit upstream at other offsets (the upstream partition
@@ -125,8 +125,8 @@ func offsetSyncsPath(spoolDir string) string { return spoolDir + ".offset-syncs"
 
 // loadSyncs reads the persisted syncs; a damaged file only costs
 // translations of old offsets.
-func (f *forwarder) loadSyncs() {
-	data, err := readFile(f.u.b.fs, f.syncsPath)
+func (f *Forwarder) loadSyncs() {
+	data, err := readFile(f.u.env.FS, f.syncsPath)
 	if errors.Is(err, fs.ErrNotExist) {
 		return
 	}
@@ -135,7 +135,7 @@ func (f *forwarder) loadSyncs() {
 		err = json.Unmarshal(data, &ss)
 	}
 	if err != nil {
-		f.u.b.log.Warn("forwarding: unreadable offset syncs; older group offsets cannot be translated", "file", f.syncsPath, "err", err)
+		f.u.log.Warn("forwarding: unreadable offset syncs; older group offsets cannot be translated", "file", f.syncsPath, "err", err)
 		return
 	}
 	for _, s := range ss {
@@ -145,14 +145,14 @@ func (f *forwarder) loadSyncs() {
 
 // saveSyncs rewrites the syncs file when they changed, once per sync
 // pass (fsynced unless durability is never).
-func (f *forwarder) saveSyncs() {
+func (f *Forwarder) saveSyncs() {
 	ss, dirty := f.syncs.snapshot()
 	if !dirty || len(ss) == 0 {
 		return
 	}
 	data, _ := json.Marshal(ss)
 	if err := f.replaceStateFile(f.syncsPath, data); err != nil {
-		f.u.b.log.Warn("forwarding: saving offset syncs", "file", f.syncsPath, "err", err)
+		f.u.log.Warn("forwarding: saving offset syncs", "file", f.syncsPath, "err", err)
 	}
 }
 
@@ -200,7 +200,7 @@ func noteErrs(rows []GroupOffsetSync, msg string) {
 
 // groupSyncLoop commits translated group offsets upstream until the
 // uplink closes.
-func (u *uplink) groupSyncLoop() {
+func (u *Uplink) groupSyncLoop() {
 	defer u.wg.Done()
 	t := time.NewTicker(u.cfg.SyncGroupOffsetsInterval)
 	defer t.Stop()
@@ -215,14 +215,14 @@ func (u *uplink) groupSyncLoop() {
 }
 
 // syncGroupOffsets is one pass of the group offset sync.
-func (u *uplink) syncGroupOffsets(ctx context.Context) {
+func (u *Uplink) syncGroupOffsets(ctx context.Context) {
 	u.mu.Lock()
-	byTopic := map[string]map[int32]*forwarder{}
-	for p, f := range u.parts {
-		if byTopic[p.topic.name] == nil {
-			byTopic[p.topic.name] = map[int32]*forwarder{}
+	byTopic := map[string]map[int32]*Forwarder{}
+	for _, f := range u.parts {
+		if byTopic[f.topic] == nil {
+			byTopic[f.topic] = map[int32]*Forwarder{}
 		}
-		byTopic[p.topic.name][p.index] = f
+		byTopic[f.topic][f.index] = f
 	}
 	u.mu.Unlock()
 	for _, parts := range byTopic {
@@ -233,9 +233,9 @@ func (u *uplink) syncGroupOffsets(ctx context.Context) {
 	adm := kadm.NewClient(u.client)
 	now := time.Now()
 	var out []GroupOffsetSync
-	for _, group := range u.b.groups.StoredGroups() {
+	for _, group := range u.env.Groups.StoredGroups() {
 		var rows []GroupOffsetSync
-		for _, c := range u.b.groups.GroupOffsets(group) {
+		for _, c := range u.env.Groups.GroupOffsets(group) {
 			f := byTopic[c.Topic][c.Partition]
 			if f == nil || c.Offset.Offset < 0 {
 				continue
@@ -269,7 +269,7 @@ func (u *uplink) syncGroupOffsets(ctx context.Context) {
 
 // syncGroup commits rows' translations to group upstream when its state
 // allows, filling in what the upstream holds afterwards.
-func (u *uplink) syncGroup(ctx context.Context, adm *kadm.Client, group string, rows []GroupOffsetSync) {
+func (u *Uplink) syncGroup(ctx context.Context, adm *kadm.Client, group string, rows []GroupOffsetSync) {
 	setErr := func(msg string) { noteErrs(rows, msg) }
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -322,16 +322,13 @@ func (u *uplink) syncGroup(ctx context.Context, adm *kadm.Client, group string, 
 	}
 }
 
-// ForwardGroupOffsets is the last group offset sync pass: one row per
-// group and forwarded partition it committed; nil when the sync is off or
-// has not run yet.
-func (b *Broker) ForwardGroupOffsets() []GroupOffsetSync {
-	if b.uplink == nil {
-		return nil
-	}
-	b.uplink.groupSyncMu.Lock()
-	defer b.uplink.groupSyncMu.Unlock()
-	return slices.Clone(b.uplink.groupSync)
+// GroupOffsets is the last group offset sync pass: one row per group and
+// forwarded partition it committed; nil when the sync is off or has not
+// run yet.
+func (u *Uplink) GroupOffsets() []GroupOffsetSync {
+	u.groupSyncMu.Lock()
+	defer u.groupSyncMu.Unlock()
+	return slices.Clone(u.groupSync)
 }
 
 // CompareGroupOffsetSyncs orders rows by group, then topic and partition:

@@ -1,41 +1,31 @@
-package broker
+package uplink
 
-// The uplink: store-and-forward of chosen topics to an upstream Kafka
-// cluster (see doc.go, "Forwarding").
-//
-// A partition of a topic matching a ForwardRule keeps its records in a
-// spool (DataDir/spool/<topic-id-hex>/<partition>) instead of its partition
-// log; spool sequence numbers are the partition's Kafka offsets. A
-// forwarder goroutine per partition (forward.go) ships the spooled batches
-// upstream with one shared kgo client and acknowledges them in the spool
-// as the upstream confirms them, which moves the partition's log start
-// offset.
+// The uplink: its configuration, its forwarders and their life (doc.go).
 
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/minikafka/minikafka/internal/records"
+	"github.com/minikafka/minikafka/internal/topicname"
 	"github.com/minikafka/minikafka/spool"
 )
 
-// UplinkConfig configures forwarding to an upstream cluster.
-type UplinkConfig struct {
+// Config configures forwarding to an upstream cluster.
+type Config struct {
 	// Brokers are the upstream seed brokers (host:port).
 	Brokers []string
 	// TLS, when non-nil, is used for every upstream connection.
@@ -52,13 +42,13 @@ type UplinkConfig struct {
 	// SyncGroupOffsets commits local groups' offsets on forwarded topics,
 	// translated, to the same groups upstream every
 	// SyncGroupOffsetsInterval (default 60 s, MM2's
-	// sync.group.offsets.interval.seconds); see uplink_groups.go.
+	// sync.group.offsets.interval.seconds); see groups.go.
 	SyncGroupOffsets         bool
 	SyncGroupOffsetsInterval time.Duration
 	// CheckpointsAlias, when set, makes each sync pass (every
 	// SyncGroupOffsetsInterval, with or without SyncGroupOffsets) write
 	// MirrorMaker 2 checkpoints of those offsets to the upstream topic
-	// <CheckpointsAlias>.checkpoints.internal (uplink_checkpoints.go).
+	// <CheckpointsAlias>.checkpoints.internal (checkpoints.go).
 	CheckpointsAlias string
 	// Cipher, when non-nil, encrypts spool segments (spool.AESGCM, or a
 	// spool.KeyRing during a key rotation); EncryptionKeyID names its
@@ -90,7 +80,7 @@ func ParseForwardRule(s string) (ForwardRule, error) {
 	if i := strings.LastIndexByte(s, '='); i >= 0 {
 		r.Pattern, r.Prefix = s[:i], s[i+1:]
 		if r.Prefix != "" {
-			if err := validateTopicName(r.Prefix); err != nil {
+			if err := topicname.Validate(r.Prefix); err != nil {
 				return ForwardRule{}, fmt.Errorf("forward %q: prefix: %v", s, err)
 			}
 		}
@@ -130,42 +120,45 @@ func (r *ForwardRule) Match(name string) bool {
 	return ok
 }
 
-// uplink is the broker's forwarding state.
-type uplink struct {
-	b      *Broker
-	cfg    UplinkConfig
+// Uplink is the broker's forwarding state: the upstream client, a
+// Forwarder per forwarded partition, the transaction shipper and the group
+// offset sync.
+type Uplink struct {
+	env    Env
+	log    *slog.Logger
+	cfg    Config
 	client *kgo.Client
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	// matches caches the rule (or nil) per topic; topics never change name.
-	matches sync.Map // *topic → *ForwardRule (nil: not forwarded)
+	// matches caches the rule (or nil) per topic name.
+	matches sync.Map // string → *ForwardRule (nil: not forwarded)
 
-	// ready is closed by start, once the broker is up: forwarders ship
+	// ready is closed by Start, once the broker is up: forwarders ship
 	// only then (what they may ship depends on the transaction
 	// coordinator, which starts after the spools are open).
 	ready     chan struct{}
 	startOnce sync.Once
 
 	mu     sync.Mutex // guards parts and closed; taken under nothing else
-	parts  map[*partition]*forwarder
+	parts  map[partKey]*Forwarder
 	closed bool
 	wg     sync.WaitGroup
 
-	// groupSync is the last group offset sync pass (uplink_groups.go).
+	// groupSync is the last group offset sync pass (groups.go).
 	groupSyncMu sync.Mutex
 	groupSync   []GroupOffsetSync
 	// checkpoints is the last MM2 checkpoint written per group partition,
 	// and checkpointsTopicReady whether its topic exists upstream (both
-	// the sync loop's own, uplink_checkpoints.go).
+	// the sync loop's own, checkpoints.go).
 	checkpoints           map[checkpointKey]checkpointed
 	checkpointsTopicReady bool
 
-	// txs ships committed transactions (uplink_txn.go).
+	// txs ships committed transactions (txn.go).
 	txs *txnShipper
 }
 
-func (c *UplinkConfig) clientOpts() ([]kgo.Opt, error) {
+func (c *Config) clientOpts() ([]kgo.Opt, error) {
 	if len(c.Brokers) == 0 {
 		return nil, errors.New("uplink: no upstream brokers")
 	}
@@ -177,7 +170,7 @@ func (c *UplinkConfig) clientOpts() ([]kgo.Opt, error) {
 		// forwarder is creating.
 		kgo.UnknownTopicRetries(-1),
 		kgo.RecordRetries(1 << 30),
-		// The forwarders send raw produce requests (uplink_ship.go);
+		// The forwarders send raw produce requests (ship.go);
 		// these shape a kgo producer built from the same options
 		// (the benchmark's, for a like-for-like comparison).
 		kgo.MaxBufferedRecords(1 << 30),
@@ -200,14 +193,15 @@ func (c *UplinkConfig) clientOpts() ([]kgo.Opt, error) {
 	return append(opts, c.ClientOpts...), nil
 }
 
-// UpstreamClientOpts returns the kgo options the uplink uses for its
-// upstream client (benchmarks compare against a client built the same way).
-func UpstreamClientOpts(c UplinkConfig) ([]kgo.Opt, error) { return c.clientOpts() }
+// ClientOpts returns the kgo options the uplink uses for its upstream
+// client (benchmarks compare against a client built the same way).
+func ClientOpts(c Config) ([]kgo.Opt, error) { return c.clientOpts() }
 
-// startUplink validates cfg, creates the upstream client and opens a
-// forwarder for every existing partition of a forwarded topic, so spooled
-// records left by the previous run resume shipping at once.
-func startUplink(b *Broker, cfg UplinkConfig) (*uplink, error) {
+// New validates cfg and creates the upstream client. The broker then opens
+// a forwarder (Open) for every existing partition of a forwarded topic, so
+// spooled records left by the previous run resume shipping once Start is
+// called.
+func New(cfg Config, env Env) (*Uplink, error) {
 	for i := range cfg.Forward {
 		if err := cfg.Forward[i].compile(); err != nil {
 			return nil, fmt.Errorf("uplink: forward %q: %v", cfg.Forward[i].Pattern, err)
@@ -221,6 +215,9 @@ func startUplink(b *Broker, cfg UplinkConfig) (*uplink, error) {
 			return nil, fmt.Errorf("uplink: %w", err)
 		}
 	}
+	if env.Log == nil {
+		env.Log = slog.New(slog.DiscardHandler)
+	}
 	opts, err := cfg.clientOpts()
 	if err != nil {
 		return nil, err
@@ -229,28 +226,16 @@ func startUplink(b *Broker, cfg UplinkConfig) (*uplink, error) {
 	if err != nil {
 		return nil, fmt.Errorf("uplink: %w", err)
 	}
-	u := &uplink{b: b, cfg: cfg, client: cl, parts: map[*partition]*forwarder{}, ready: make(chan struct{}),
+	u := &Uplink{env: env, log: env.Log, cfg: cfg, client: cl, parts: map[partKey]*Forwarder{}, ready: make(chan struct{}),
 		checkpoints: map[checkpointKey]checkpointed{}}
 	u.ctx, u.cancel = context.WithCancel(context.Background())
 	u.txs = newTxnShipper(u)
 	u.wg.Add(1)
 	go u.txs.run()
 	if cfg.Cipher != nil {
-		b.log.Info("spool encrypted at rest", "cipher", "AES-256-GCM", "key_id", cfg.EncryptionKeyID)
+		u.log.Info("spool encrypted at rest", "cipher", "AES-256-GCM", "key_id", cfg.EncryptionKeyID)
 	}
-	for _, t := range b.topics.Load().byName {
-		if u.rule(t) == nil {
-			continue
-		}
-		for _, p := range t.partitions() {
-			if _, err := u.forwarderFor(p); err != nil {
-				u.close()
-				return nil, err
-			}
-		}
-	}
-	b.OnTopicDeleted(u.topicDeleted)
-	if cfg.SyncGroupOffsets || cfg.CheckpointsAlias != "" {
+	if (cfg.SyncGroupOffsets || cfg.CheckpointsAlias != "") && env.Groups != nil {
 		if u.cfg.SyncGroupOffsetsInterval <= 0 {
 			u.cfg.SyncGroupOffsetsInterval = time.Minute
 		}
@@ -260,54 +245,53 @@ func startUplink(b *Broker, cfg UplinkConfig) (*uplink, error) {
 	return u, nil
 }
 
-// start lets the forwarders ship.
-func (u *uplink) start() { u.startOnce.Do(func() { close(u.ready) }) }
+// Start lets the forwarders ship.
+func (u *Uplink) Start() { u.startOnce.Do(func() { close(u.ready) }) }
 
-// rule returns the rule forwarding t, or nil.
-func (u *uplink) rule(t *topic) *ForwardRule {
-	if v, ok := u.matches.Load(t); ok {
+// Rule returns the rule forwarding the topic named name, or nil. The
+// broker asks only about topics it may forward (not its internal ones).
+func (u *Uplink) Rule(name string) *ForwardRule {
+	if v, ok := u.matches.Load(name); ok {
 		return v.(*ForwardRule)
 	}
 	var r *ForwardRule
-	if !isInternalTopic(t.name) {
-		for i := range u.cfg.Forward {
-			if u.cfg.Forward[i].Match(t.name) {
-				r = &u.cfg.Forward[i]
-				break
-			}
+	for i := range u.cfg.Forward {
+		if u.cfg.Forward[i].Match(name) {
+			r = &u.cfg.Forward[i]
+			break
 		}
 	}
-	u.matches.Store(t, r)
+	u.matches.Store(name, r)
 	return r
 }
 
-// forwarderFor returns p's forwarder, opening its spool and starting it on
-// first use; nil (and no error) when p's topic is not forwarded.
-func (u *uplink) forwarderFor(p *partition) (*forwarder, error) {
-	if f := p.fwd.Load(); f != nil {
-		return f, nil
-	}
-	r := u.rule(p.topic)
+// Open returns p's forwarder, opening its spool, making it p's store
+// (Partition.UseSpool) and starting it on first use; nil (and no error)
+// when p's topic is not forwarded.
+func (u *Uplink) Open(p Partition) (*Forwarder, error) {
+	r := u.Rule(p.Topic())
 	if r == nil {
 		return nil, nil
 	}
+	key := keyOf(p)
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if f := u.parts[p]; f != nil {
+	if f := u.parts[key]; f != nil {
 		return f, nil
 	}
 	if u.closed {
 		return nil, errors.New("uplink closed")
 	}
-	dir := path.Join(u.b.cfg.DataDir, "spool", fmt.Sprintf("%x", p.topic.id), strconv.Itoa(int(p.index)))
+	name := p.Topic()
+	dir := path.Join(u.env.DataDir, "spool", fmt.Sprintf("%x", key.topicID), strconv.Itoa(int(key.index)))
 	sp, rep, err := spool.Open(spool.Options{
-		FS:               u.b.fs,
+		FS:               u.env.FS,
 		Dir:              dir,
 		MaxBytes:         u.cfg.SpoolMaxBytes,
 		BatchBytes:       1 << 20,
 		MaxBufferedBytes: 4 << 20,
 		FlushInterval:    50 * time.Millisecond,
-		MaxRecordBytes:   maxDecompressedBatch,
+		MaxRecordBytes:   u.env.MaxBatchBytes,
 		Cipher:           u.cfg.Cipher,
 		// Batches their producer compressed are not compressed again.
 		Precompressed: func(batch []byte) bool {
@@ -315,44 +299,40 @@ func (u *uplink) forwarderFor(p *partition) (*forwarder, error) {
 			return err == nil && h.Compression() != records.CodecNone
 		},
 		// A topic that becomes forwarded continues its offsets.
-		StartSeq: p.log.LogEndOffset(),
-		Logger:   u.b.log.With("spool", p.topic.name, "partition", p.index),
+		StartSeq: p.LogEnd(),
+		Logger:   u.log.With("spool", name, "partition", key.index),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("uplink: opening spool of %s-%d: %w", p.topic.name, p.index, err)
+		return nil, fmt.Errorf("uplink: opening spool of %s-%d: %w", name, key.index, err)
 	}
 	if len(rep.Corrupt) > 0 {
-		u.b.log.Error("spool segments set aside as corrupt", "topic", p.topic.name, "partition", p.index, "segments", len(rep.Corrupt))
+		u.log.Error("spool segments set aside as corrupt", "topic", name, "partition", key.index, "segments", len(rep.Corrupt))
 	}
-	f := newForwarder(u, p, sp, r.Prefix+p.topic.name)
+	f := newForwarder(u, p, sp, r.Prefix+name)
 	f.journal = producerJournalPath(dir)
 	f.syncsPath = offsetSyncsPath(dir)
 	f.loadSyncs()
 	if j := f.loadInFlight(); j != nil {
 		f.resume(j)
 	}
-	u.parts[p] = f
+	u.parts[key] = f
 	// The spool becomes p's store, and producer state is rebuilt from its
 	// tail before any batch can be judged against it.
 	f.producersPath = producersPath(dir)
-	p.mu.Lock()
-	p.fwd.Store(f)
-	f.loadProducers()
-	p.loadProducerState(u.b.log, u.b.now())
-	p.mu.Unlock()
+	f.useSpool()
 	u.wg.Add(1)
 	go f.run()
 	return f, nil
 }
 
-// topicDeleted stops the topic's forwarders and removes their spools.
-func (u *uplink) topicDeleted(name string, id [16]byte) {
+// TopicDeleted stops the topic's forwarders and removes their spools.
+func (u *Uplink) TopicDeleted(name string, id [16]byte) {
 	u.mu.Lock()
-	var victims []*forwarder
-	for p, f := range u.parts {
-		if p.topic.id == id {
+	var victims []*Forwarder
+	for k, f := range u.parts {
+		if k.topicID == id {
 			victims = append(victims, f)
-			delete(u.parts, p)
+			delete(u.parts, k)
 		}
 	}
 	u.mu.Unlock()
@@ -360,26 +340,26 @@ func (u *uplink) topicDeleted(name string, id [16]byte) {
 	for _, f := range victims {
 		f.stop()
 		if err := f.sp.Destroy(); err != nil {
-			u.b.log.Warn("removing spool of deleted topic", "topic", name, "err", err)
+			u.log.Warn("removing spool of deleted topic", "topic", name, "err", err)
 		}
 		for _, file := range []string{f.journal, f.syncsPath, f.producersPath} {
-			if err := removeJournal(u.b.fs, file); err != nil {
-				u.b.log.Warn("removing forwarding state of deleted topic", "topic", name, "file", file, "err", err)
+			if err := removeJournal(u.env.FS, file); err != nil {
+				u.log.Warn("removing forwarding state of deleted topic", "topic", name, "file", file, "err", err)
 			}
 		}
 	}
 }
 
-// close stops every forwarder, commits what the upstream acknowledged and
+// Close stops every forwarder, commits what the upstream acknowledged and
 // closes the spools.
-func (u *uplink) close() error {
+func (u *Uplink) Close() error {
 	u.mu.Lock()
 	u.closed = true
 	parts := u.parts
-	u.parts = map[*partition]*forwarder{}
+	u.parts = map[partKey]*Forwarder{}
 	u.mu.Unlock()
 	// Forwarders stop taking work at once; requests in flight get
-	// stopGrace to be answered (see forwarder.stop) before they are
+	// stopGrace to be answered (see Forwarder.stop) before they are
 	// canceled.
 	for _, f := range parts {
 		f.signalStop()
@@ -396,7 +376,7 @@ func (u *uplink) close() error {
 	for _, f := range parts {
 		f.commit()
 		if err := f.sp.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("closing spool of %s-%d: %w", f.p.topic.name, f.p.index, err))
+			errs = append(errs, fmt.Errorf("closing spool of %s-%d: %w", f.topic, f.index, err))
 		}
 	}
 	return errors.Join(errs...)
@@ -447,7 +427,7 @@ type ForwardStat struct {
 	ProducerEpoch  int16 `json:"producer_epoch"`
 	ProducerResets int64 `json:"producer_resets"`
 	// TransactionalID is the uplink's transactional producer upstream,
-	// which ships committed transactions (uplink_txn.go);
+	// which ships committed transactions (txn.go);
 	// TransactionalProducerID its producer ID (-1 before it has one) and
 	// TransactionRounds the upstream transactions it committed since
 	// start. The same for every partition of the uplink.
@@ -456,116 +436,14 @@ type ForwardStat struct {
 	TransactionRounds       int64  `json:"transaction_rounds"`
 }
 
-// ForwardStats returns the state of every forwarded partition, sorted by
-// topic and partition; nil when no uplink is configured.
-func (b *Broker) ForwardStats() []ForwardStat {
-	u := b.uplink
-	if u == nil {
-		return nil
-	}
-	u.mu.Lock()
-	fs := make([]*forwarder, 0, len(u.parts))
-	for _, f := range u.parts {
-		fs = append(fs, f)
-	}
-	u.mu.Unlock()
+// Stats returns the state of every forwarded partition, sorted by topic
+// and partition.
+func (u *Uplink) Stats() []ForwardStat {
+	fs := u.forwarders()
 	out := make([]ForwardStat, 0, len(fs))
 	for _, f := range fs {
-		out = append(out, f.stat())
+		out = append(out, f.Stat())
 	}
 	sortStats(out)
 	return out
 }
-
-// Forwarding state shown by DescribeConfigs on a forwarded topic, as
-// read-only entries (kafka-configs --describe and UIs list them):
-//
-//	minikafka.forward.upstream.topic  the upstream topic name
-//	minikafka.forward.lag             records not yet acknowledged upstream (all partitions)
-//	minikafka.forward.spool.bytes     spool bytes in use (all partitions)
-//	minikafka.forward.pressure        highest partition spool pressure, 0..1
-//	minikafka.forward.forwarded       records acknowledged upstream since start
-//	minikafka.forward.last.error      last upstream error of any partition, "" when none
-//
-// and, only when asked for by name (they are long):
-//
-//	minikafka.forward.partitions      JSON array of ForwardStat, by partition
-//	minikafka.forward.group.offsets   JSON array of GroupOffsetSync of the topic
-//	                                  (last group offset sync pass; [] when none)
-func (b *Broker) describeForwarding(t *topic, names []string, r *kmsg.DescribeConfigsRequest) []kmsg.DescribeConfigsResponseResourceConfig {
-	if b.uplink == nil || b.uplink.rule(t) == nil {
-		return nil
-	}
-	var lag, bytes, fwd int64
-	var pressure float64
-	var upstream, lastErr string
-	var stats []ForwardStat
-	for _, p := range t.partitions() {
-		f := b.forwardOf(p)
-		if f == nil {
-			continue
-		}
-		s := f.stat()
-		stats = append(stats, s)
-		upstream = s.UpstreamTopic
-		lag += s.Lag
-		bytes += s.SpoolBytes
-		fwd += s.Forwarded
-		pressure = max(pressure, s.Pressure)
-		if s.LastError != "" {
-			lastErr = fmt.Sprintf("partition %d: %s", s.Partition, s.LastError)
-		}
-	}
-	want := wanted(names)
-	entries := [][2]string{
-		{"minikafka.forward.upstream.topic", upstream},
-		{"minikafka.forward.lag", strconv.FormatInt(lag, 10)},
-		{"minikafka.forward.spool.bytes", strconv.FormatInt(bytes, 10)},
-		{"minikafka.forward.pressure", strconv.FormatFloat(pressure, 'f', 4, 64)},
-		{"minikafka.forward.forwarded", strconv.FormatInt(fwd, 10)},
-		{"minikafka.forward.last.error", lastErr},
-	}
-	if slices.Contains(names, forwardPartitionsConfig) {
-		js, err := json.Marshal(stats)
-		if err != nil {
-			js = []byte("[]")
-		}
-		entries = append(entries, [2]string{forwardPartitionsConfig, string(js)})
-	}
-	if slices.Contains(names, forwardGroupOffsetsConfig) {
-		rows := []GroupOffsetSync{}
-		for _, g := range b.ForwardGroupOffsets() {
-			if g.Topic == t.name {
-				rows = append(rows, g)
-			}
-		}
-		js, err := json.Marshal(rows)
-		if err != nil {
-			js = []byte("[]")
-		}
-		entries = append(entries, [2]string{forwardGroupOffsetsConfig, string(js)})
-	}
-	var out []kmsg.DescribeConfigsResponseResourceConfig
-	for _, kv := range entries {
-		if !want(kv[0]) {
-			continue
-		}
-		c := kmsg.NewDescribeConfigsResponseResourceConfig()
-		c.Name, c.Value = kv[0], strPtr(kv[1])
-		c.ReadOnly = true
-		// Set by the broker's -forward flag at start: static, read-only.
-		c.Source = kmsg.ConfigSource(srcStaticBroker)
-		c.ConfigType = kmsg.ConfigType(cfgTypeString)
-		if r.IncludeDocumentation {
-			c.Documentation = strPtr("minikafka forwarding state (read-only)")
-		}
-		out = append(out, c)
-	}
-	return out
-}
-
-// forwardPartitionsConfig names the per-partition forwarding state entry.
-const forwardPartitionsConfig = "minikafka.forward.partitions"
-
-// forwardGroupOffsetsConfig names the group offset sync state entry.
-const forwardGroupOffsetsConfig = "minikafka.forward.group.offsets"

@@ -1,4 +1,4 @@
-package broker
+package uplink
 
 // The forwarder's upstream producer identity, kept across a local crash.
 //
@@ -39,7 +39,7 @@ package broker
 //	 40   8 last spool sequence (inclusive)
 //	 48   4 records in the batch
 //	 52   4 spool records in the batch
-//	 56  24 offset sync: local, upstream, length (uplink_groups.go)
+//	 56  24 offset sync: local, upstream, length (groups.go)
 //	 80   4 CRC32C of bytes 0..79
 //
 // Slot generation g lives at (g mod 2) × journalSlotSize, so a write torn
@@ -58,6 +58,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"io/fs"
 	"os"
 
@@ -77,7 +78,7 @@ type inFlight struct {
 	Records    int32 `json:"records"`
 	SpoolRecs  int   `json:"spool_records"`
 	// Sync is the newest offset sync when the batch was journaled, so a
-	// restart can still translate group offsets (uplink_groups.go).
+	// restart can still translate group offsets (groups.go).
 	Sync *offsetSync `json:"sync,omitempty"`
 }
 
@@ -163,8 +164,8 @@ func decodeJournal(data []byte) (*inFlight, uint64, error) {
 // loadInFlight reads the journal; nil when there is none. A damaged
 // journal is reported and ignored: the forwarder then starts as a new
 // producer, which at worst duplicates the in-flight batch.
-func (f *forwarder) loadInFlight() *inFlight {
-	data, err := readFile(f.u.b.fs, f.journal)
+func (f *Forwarder) loadInFlight() *inFlight {
+	data, err := readFile(f.u.env.FS, f.journal)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -173,14 +174,14 @@ func (f *forwarder) loadInFlight() *inFlight {
 		j, f.journalGen, err = decodeJournal(data)
 	}
 	if err != nil {
-		f.u.b.log.Error("forwarding: unreadable upstream producer journal; continuing as a new producer", "file", f.journal, "err", err)
+		f.u.log.Error("forwarding: unreadable upstream producer journal; continuing as a new producer", "file", f.journal, "err", err)
 		return nil
 	}
 	return j
 }
 
 // saveInFlight journals b under the current producer before it is sent.
-func (f *forwarder) saveInFlight(b *outBatch) error {
+func (f *Forwarder) saveInFlight(b *outBatch) error {
 	j := inFlight{ProducerID: f.prod.id, Epoch: f.prod.epoch, Seq: f.prod.seq, First: b.first, Last: b.last,
 		Records: b.records, SpoolRecs: b.spoolRecs, Sync: f.syncs.newest()}
 	if f.journaled != nil && f.journaled.sameBatch(&j) {
@@ -195,8 +196,8 @@ func (f *forwarder) saveInFlight(b *outBatch) error {
 
 // writeJournal makes j the journal's current entry: the first time in
 // this run by replacing the file, then in place.
-func (f *forwarder) writeJournal(j *inFlight) error {
-	durable := f.u.b.cfg.Sync.Mode != logstore.SyncNever
+func (f *Forwarder) writeJournal(j *inFlight) error {
+	durable := f.u.env.Sync != logstore.SyncNever
 	gen := f.journalGen + 1
 	var slot [journalSlotSize]byte
 	encodeJournalSlot(slot[:], j, gen)
@@ -206,7 +207,7 @@ func (f *forwarder) writeJournal(j *inFlight) error {
 		if err := f.replaceStateFile(f.journal, image); err != nil {
 			return err
 		}
-		file, err := f.u.b.fs.OpenFile(f.journal, os.O_RDWR, 0)
+		file, err := f.u.env.FS.OpenFile(f.journal, os.O_RDWR, 0)
 		if err != nil {
 			return err
 		}
@@ -230,15 +231,15 @@ func (f *forwarder) writeJournal(j *inFlight) error {
 
 // replaceStateFile replaces one of the forwarder's state files beside its
 // spool atomically: durably, unless durability is never.
-func (f *forwarder) replaceStateFile(name string, data []byte) error {
-	if f.u.b.cfg.Sync.Mode == logstore.SyncNever {
-		return vfs.ReplaceFileUnsynced(f.u.b.fs, name, data, 0o644)
+func (f *Forwarder) replaceStateFile(name string, data []byte) error {
+	if f.u.env.Sync == logstore.SyncNever {
+		return vfs.ReplaceFileUnsynced(f.u.env.FS, name, data, 0o644)
 	}
-	return vfs.WriteFileAtomic(f.u.b.fs, name, data, 0o644)
+	return vfs.WriteFileAtomic(f.u.env.FS, name, data, 0o644)
 }
 
 // closeJournal closes the journal's file at the end of run.
-func (f *forwarder) closeJournal() {
+func (f *Forwarder) closeJournal() {
 	if f.journalFile != nil {
 		f.journalFile.Close()
 		f.journalFile = nil
@@ -253,7 +254,7 @@ func (j *inFlight) sameBatch(o *inFlight) bool {
 
 // resume applies the journal at start: the producer identity, the
 // acknowledgement it implies, and the batch to resend first.
-func (f *forwarder) resume(j *inFlight) {
+func (f *Forwarder) resume(j *inFlight) {
 	f.setProducer(upProducer{id: j.ProducerID, epoch: j.Epoch, seq: j.Seq})
 	f.journaled = j
 	if j.Sync != nil {
@@ -272,13 +273,13 @@ func (f *forwarder) resume(j *inFlight) {
 		}
 	}
 	f.resend = j
-	f.u.b.log.Info("forwarding: resuming as the same upstream producer after a restart",
-		"topic", f.p.topic.name, "partition", f.p.index, "producer_id", j.ProducerID, "epoch", j.Epoch, "resend_from", j.First)
+	f.u.log.Info("forwarding: resuming as the same upstream producer after a restart",
+		"topic", f.topic, "partition", f.index, "producer_id", j.ProducerID, "epoch", j.Epoch, "resend_from", j.First)
 }
 
 // rebuild makes the journaled batch again from its spool records: the
 // same records, so the same sequence range.
-func (f *forwarder) rebuild(j *inFlight) (outBatch, error) {
+func (f *Forwarder) rebuild(j *inFlight) (outBatch, error) {
 	recs, err := f.sp.Read(j.First, j.SpoolRecs, 1<<30)
 	if err != nil {
 		return outBatch{}, err
@@ -292,7 +293,7 @@ func (f *forwarder) rebuild(j *inFlight) (outBatch, error) {
 	} else {
 		var h records.BatchHeader
 		if h, err = records.ParseHeader(recs[0].Data); err == nil {
-			b, err = merge(recs, h.Compression())
+			b, err = merge(recs, h.Compression(), f.u.env.MaxBatchBytes)
 		}
 	}
 	if err == nil && (b.records != j.Records || b.last != j.Last) {
@@ -312,8 +313,20 @@ func removeJournal(fsys vfs.FS, journal string) error {
 
 // setProducer changes the producer identity (run's goroutine, or before it
 // starts) and its copy for ForwardStat.
-func (f *forwarder) setProducer(p upProducer) {
+func (f *Forwarder) setProducer(p upProducer) {
 	f.prod = p
 	f.shownPID.Store(p.id)
 	f.shownEpoch.Store(int32(p.epoch))
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// readFile reads a whole state file.
+func readFile(fsys vfs.FS, name string) ([]byte, error) {
+	f, err := fsys.OpenFile(name, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
 }

@@ -1,8 +1,8 @@
-package broker
+package uplink
 
-// Forwarded partitions: the forwarder as the partition's store (produce
-// into the spool, fetch and list offsets from it; partition_store.go), and
-// the forwarder goroutine shipping it upstream.
+// A forwarded partition: its Forwarder, which holds its spool and is the
+// partition's store (the broker appends produced batches to it, fetches
+// and lists offsets from it), and ships it upstream (ship.go).
 
 import (
 	"context"
@@ -15,26 +15,25 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kmsg"
-
 	"github.com/minikafka/minikafka/internal/records"
 	"github.com/minikafka/minikafka/internal/vfs"
 	"github.com/minikafka/minikafka/logstore"
 	"github.com/minikafka/minikafka/spool"
 )
 
-// throttleAbove is the spool pressure from which produce responses ask
-// clients to slow down.
-const throttleAbove = 0.9
-
-// forwarder ships one partition's spool upstream (uplink_ship.go).
-type forwarder struct {
-	u        *uplink
-	p        *partition
+// Forwarder holds one forwarded partition's spool, serves it to the
+// broker as the partition's store, and ships it upstream (ship.go).
+type Forwarder struct {
+	u        *Uplink
+	p        Partition
 	sp       *spool.Spool
 	upstream string
+	// topic, topicID and index are p's, which never change.
+	topic   string
+	topicID [16]byte
+	index   int32
 
-	// journal is the upstream producer journal (uplink_producer.go);
+	// journal is the upstream producer journal (producer.go);
 	// journaled what it holds; resend the batch to send first after a
 	// restart. Used by run's goroutine only (and before it starts).
 	// journalFile is the journal kept open for in-place writes once the
@@ -43,9 +42,9 @@ type forwarder struct {
 	journal     string
 	journalFile vfs.File
 	journalGen  uint64
-	syncsPath   string // offset syncs beside the spool (uplink_groups.go)
+	syncsPath   string // offset syncs beside the spool (groups.go)
 	// producersPath holds the partition's producer state, producersSaved
-	// what was last written there (uplink_producers_state.go).
+	// what was last written there (producers_state.go).
 	producersPath     string
 	producersSaved    []byte
 	producersSavedGen uint64
@@ -56,7 +55,7 @@ type forwarder struct {
 	shownPID   atomic.Int64
 	shownEpoch atomic.Int32
 	resets     atomic.Int64
-	// syncs map local offsets to upstream ones (uplink_groups.go).
+	// syncs map local offsets to upstream ones (groups.go).
 	syncs offsetSyncs
 
 	ctx      context.Context // canceled by stop after a grace period: ends a request in flight
@@ -86,8 +85,8 @@ type forwarder struct {
 	upTopicID [16]byte
 }
 
-func newForwarder(u *uplink, p *partition, sp *spool.Spool, upstream string) *forwarder {
-	f := &forwarder{u: u, p: p, sp: sp, upstream: upstream,
+func newForwarder(u *Uplink, p Partition, sp *spool.Spool, upstream string) *Forwarder {
+	f := &Forwarder{u: u, p: p, sp: sp, upstream: upstream, topic: p.Topic(), topicID: p.TopicID(), index: p.Index(),
 		quit: make(chan struct{}), done: make(chan struct{}), commitNote: make(chan struct{}, 1),
 		prod: upProducer{id: -1}, leader: -1}
 	f.shownPID.Store(-1)
@@ -103,7 +102,7 @@ func newForwarder(u *uplink, p *partition, sp *spool.Spool, upstream string) *fo
 // answered, so a clean shutdown does not leave a batch whose fate is
 // unknown (resending it after a restart, under a new producer id, would
 // duplicate it upstream).
-func (f *forwarder) stop() {
+func (f *Forwarder) stop() {
 	f.signalStop()
 	select {
 	case <-f.done:
@@ -117,14 +116,14 @@ func (f *forwarder) stop() {
 const stopGrace = 5 * time.Second
 
 // signalStop tells the forwarder to stop; it does not wait.
-func (f *forwarder) signalStop() { f.quitOnce.Do(func() { close(f.quit) }) }
+func (f *Forwarder) signalStop() { f.quitOnce.Do(func() { close(f.quit) }) }
 
-func (f *forwarder) setErr(err error) {
+func (f *Forwarder) setErr(err error) {
 	s := err.Error()
 	f.lastErr.Store(&s)
 }
 
-func (f *forwarder) setState(s string) { f.state.Store(&s) }
+func (f *Forwarder) setState(s string) { f.state.Store(&s) }
 
 // Forwarder states, as ForwardStat.State shows them.
 const (
@@ -137,7 +136,7 @@ const (
 )
 
 // sleep waits d or until stopped (false).
-func (f *forwarder) sleep(d time.Duration) bool {
+func (f *Forwarder) sleep(d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -150,7 +149,7 @@ func (f *forwarder) sleep(d time.Duration) bool {
 
 // commit hands the upstream's acknowledgements to the spool, which
 // removes shipped segments and moves the log start offset.
-func (f *forwarder) commit() {
+func (f *Forwarder) commit() {
 	f.commitMu.Lock()
 	defer f.commitMu.Unlock()
 	a := f.acked.Load()
@@ -160,11 +159,11 @@ func (f *forwarder) commit() {
 	// The records about to go may be the last trace of a producer's
 	// sequence: its state is saved first.
 	if err := f.saveProducers(); err != nil {
-		f.u.b.log.Warn("forwarding: saving producer state; acknowledged records kept until it succeeds", "topic", f.p.topic.name, "partition", f.p.index, "err", err)
+		f.u.log.Warn("forwarding: saving producer state; acknowledged records kept until it succeeds", "topic", f.topic, "partition", f.index, "err", err)
 		return
 	}
 	if _, err := f.sp.DeleteAcked(a); err != nil && !errors.Is(err, spool.ErrClosed) {
-		f.u.b.log.Warn("spool: deleting acknowledged records", "topic", f.p.topic.name, "partition", f.p.index, "err", err)
+		f.u.log.Warn("spool: deleting acknowledged records", "topic", f.topic, "partition", f.index, "err", err)
 		return
 	}
 	f.committed.Store(a)
@@ -173,7 +172,7 @@ func (f *forwarder) commit() {
 // commitLoop commits acknowledgements as they arrive, at most every
 // commitEvery: each commit writes a marker and fsyncs the directory, and
 // only a crash ever reads it (what a crash loses is shipped again).
-func (f *forwarder) commitLoop() {
+func (f *Forwarder) commitLoop() {
 	for {
 		select {
 		case <-f.quit:
@@ -191,7 +190,7 @@ const commitEvery = 100 * time.Millisecond
 
 // passedThrough records that every record up to last needs no shipping
 // (transaction markers and aborted data): the spool may drop them.
-func (f *forwarder) passedThrough(last int64) {
+func (f *Forwarder) passedThrough(last int64) {
 	f.acked.Store(last)
 	select {
 	case f.commitNote <- struct{}{}:
@@ -200,7 +199,7 @@ func (f *forwarder) passedThrough(last int64) {
 }
 
 // ackedThrough records that the upstream holds every record up to last.
-func (f *forwarder) ackedThrough(last int64, records, bytes int) {
+func (f *Forwarder) ackedThrough(last int64, records, bytes int) {
 	f.acked.Store(last)
 	f.forwarded.Add(int64(records))
 	f.shipped.Add(int64(bytes))
@@ -211,114 +210,110 @@ func (f *forwarder) ackedThrough(last int64, records, bytes int) {
 	}
 }
 
-// The forwarder is its partition's store (partition_store.go) once the
-// partition is forwarded: records live in the spool, one spool record per
-// batch spanning its NumRecords sequence numbers, which are its offsets.
-// The spool's sequences are inclusive; the methods below convert to the
-// store's exclusive ends.
+// The forwarder is its partition's store once the partition is
+// forwarded: records live in the spool, one spool record per batch
+// spanning its NumRecords sequence numbers, which are its offsets. The
+// spool's sequences are inclusive; the methods below convert to the
+// store's exclusive ends (the broker's convention, as logstore's).
 
-func (f *forwarder) logStart() int64 { return f.sp.Head() }
-func (f *forwarder) logEnd() int64   { return f.sp.NextSeq() }
+// LogStart is the first offset still held: the first record not yet
+// deleted as acknowledged upstream.
+func (f *Forwarder) LogStart() int64 { return f.sp.Head() }
 
-// highWatermark: under fsync=always only what is durable is visible, as
-// for logs.
-func (f *forwarder) highWatermark() int64 {
-	if f.u.b.cfg.Sync.Mode == logstore.SyncAlways {
+// LogEnd is the offset the next batch gets.
+func (f *Forwarder) LogEnd() int64 { return f.sp.NextSeq() }
+
+// HighWatermark is the end of what local consumers may read: under
+// fsync=always only what is durable, as for logs.
+func (f *Forwarder) HighWatermark() int64 {
+	if f.u.env.Sync == logstore.SyncAlways {
 		return f.sp.Stats().DurableSeq
 	}
 	return f.sp.NextSeq()
 }
 
-// lastStable: transactions of a forwarded partition are the coordinator's
-// as for a log; their batches and markers sit in the spool, and only what
-// is below the LSO is shipped (uplink_ship.go).
-func (f *forwarder) lastStable() int64 { return f.u.b.txns.lastStable(f.p, f.highWatermark()) }
+// lastStable: transactions of a forwarded partition are the broker's
+// coordinator's as for a log; their batches and markers sit in the spool,
+// and only what is below the LSO is shipped (ship.go).
+func (f *Forwarder) lastStable() int64 { return f.p.LastStable(f.HighWatermark()) }
 
-func (f *forwarder) beginTxn(h records.BatchHeader, version int16) (func(), int16, error) {
-	return f.u.b.txns.beginProduce(f.p, &h, version)
-}
-
-// appendMarker spools a transaction marker even when the spool is full:
+// AppendMarker spools a transaction marker even when the spool is full:
 // a full spool of one open transaction's records could otherwise neither
 // end it nor ship them.
-func (f *forwarder) appendMarker(batch []byte) (logstore.AppendResult, error) {
+func (f *Forwarder) AppendMarker(batch []byte) (logstore.AppendResult, error) {
 	seq, err := f.sp.AppendPastLimit(batch)
 	if err != nil {
-		return logstore.AppendResult{}, fmt.Errorf("forwarding spool of %s-%d: %w", f.p.topic.name, f.p.index, err)
+		return logstore.AppendResult{}, fmt.Errorf("forwarding spool of %s-%d: %w", f.topic, f.index, err)
 	}
 	return logstore.AppendResult{BaseOffset: seq, LastOffset: seq, LogStartOffset: f.sp.Head(), AppendTimeMs: -1}, nil
 }
 
-// decodesBatches: the forwarder decodes small batches to merge them, and
-// any batch the upstream calls corrupt (uplink_ship.go); one that does not
-// decode then is dropped, so it must be refused before it is acknowledged.
-func (f *forwarder) decodesBatches() bool { return true }
+// Pressure is how full the spool is, 0..1.
+func (f *Forwarder) Pressure() float64 { return f.sp.Pressure() }
 
-// keepsAborted: a spool is never compacted, so every entry above its head
-// is needed, by the shipper as by read_committed fetches.
-func (f *forwarder) keepsAborted(abortedTxn) bool { return true }
+// Changed is closed on the next append (long-poll fetch).
+func (f *Forwarder) Changed() <-chan struct{} { return f.sp.Changed() }
 
-func (f *forwarder) pressure() float64 { return f.sp.Pressure() }
-
-func (f *forwarder) changed() <-chan struct{} { return f.sp.Changed() }
-
-// append stores a validated batch in the spool as one record spanning
-// count sequence numbers. A full spool is an error
-// that errCode maps to KAFKA_STORAGE_ERROR, which every client retries (kgo,
-// librdkafka and the Java client treat it as retriable and refresh
-// metadata), so nothing is dropped while the upstream catches up.
-func (f *forwarder) append(batch []byte, count int, now time.Time) (logstore.AppendResult, error) {
-	p := f.p
-	res := logstore.AppendResult{AppendTimeMs: -1}
-	if p.topic.cfg.Load().logAppendTimestamps {
-		// A log stamps the batch as it appends; the spool stores bytes.
-		res.AppendTimeMs = now.UnixMilli()
-		records.SetLogAppendTime(batch, res.AppendTimeMs)
+// Append stores a validated batch in the spool as one record spanning
+// count sequence numbers. appendTimeMs, unless -1, is the topic's
+// LogAppendTime stamp, written into the batch (a log stamps the batch as
+// it appends; the spool stores bytes). A full spool is an error the broker
+// maps to KAFKA_STORAGE_ERROR, which every client retries (kgo, librdkafka
+// and the Java client treat it as retriable and refresh metadata), so
+// nothing is dropped while the upstream catches up.
+func (f *Forwarder) Append(batch []byte, count int, appendTimeMs int64) (logstore.AppendResult, error) {
+	res := logstore.AppendResult{AppendTimeMs: appendTimeMs}
+	if appendTimeMs != -1 {
+		records.SetLogAppendTime(batch, appendTimeMs)
 	}
 	if f.sp.Pressure() >= 1 {
-		return res, fmt.Errorf("forwarding spool of %s-%d is full; the upstream is behind", p.topic.name, p.index)
+		return res, fmt.Errorf("forwarding spool of %s-%d is full; the upstream is behind", f.topic, f.index)
 	}
 	seq, err := f.sp.AppendSpan(batch, count)
 	if err != nil {
 		if !errors.Is(err, spool.ErrFull) {
-			f.u.b.log.Error("spool append failed", "topic", p.topic.name, "partition", p.index, "err", err)
+			f.u.log.Error("spool append failed", "topic", f.topic, "partition", f.index, "err", err)
 		}
-		return res, fmt.Errorf("forwarding spool of %s-%d: %w", p.topic.name, p.index, err)
+		return res, fmt.Errorf("forwarding spool of %s-%d: %w", f.topic, f.index, err)
 	}
 	res.BaseOffset, res.LastOffset, res.LogStartOffset = seq, seq+int64(count)-1, f.sp.Head()
 	return res, nil
 }
 
-// waitDurable: the spool waits for an inclusive last sequence, under
-// durability always; otherwise, as a log, only a failed write is reported
-// (the spool writes its open segment within its flush interval anyway).
-func (f *forwarder) waitDurable(ctx context.Context, end int64) error {
-	if f.u.b.cfg.Sync.Mode != logstore.SyncAlways {
+// WaitDurable waits until everything before end is durable, under
+// durability always (the spool waits for an inclusive last sequence);
+// otherwise, as a log, only a failed write is reported (the spool writes
+// its open segment within its flush interval anyway).
+func (f *Forwarder) WaitDurable(ctx context.Context, end int64) error {
+	if f.u.env.Sync != logstore.SyncAlways {
 		return f.sp.Err()
 	}
 	return f.sp.WaitDurable(ctx, end-1)
 }
 
-// read copies the spooled batches, rewriting their base offsets to their
-// sequence numbers (the base offset is outside the CRC).
-func (f *forwarder) read(o logstore.ReadOptions) (storeRead, error) {
-	hw := f.highWatermark()
-	out := storeRead{highWatermark: hw, logStart: f.sp.Head()}
-	if next := f.sp.NextSeq(); o.Offset < out.logStart || o.Offset > next {
-		return out, fmt.Errorf("%w: %d not in [%d, %d]", logstore.ErrOffsetOutOfRange, o.Offset, out.logStart, next)
+// Read copies the spooled batches from the one holding o.Offset, below
+// min(high watermark, o.MaxOffset), rewriting their base offsets to their
+// sequence numbers (the base offset is outside the CRC). It returns the
+// bytes, and the high watermark and log start the read saw; an offset
+// outside [LogStart, LogEnd] is logstore.ErrOffsetOutOfRange.
+func (f *Forwarder) Read(o logstore.ReadOptions) (data []byte, highWatermark, logStart int64, err error) {
+	hw := f.HighWatermark()
+	logStart = f.sp.Head()
+	if next := f.sp.NextSeq(); o.Offset < logStart || o.Offset > next {
+		return nil, hw, logStart, fmt.Errorf("%w: %d not in [%d, %d]", logstore.ErrOffsetOutOfRange, o.Offset, logStart, next)
 	}
 	bound := hw
 	if o.MaxOffset > 0 && o.MaxOffset < bound {
 		bound = o.MaxOffset
 	}
 	if o.Offset >= bound {
-		return out, nil
+		return nil, hw, logStart, nil
 	}
 	limit := o.MaxBytes
 	recs, err := f.sp.Read(o.Offset, math.MaxInt32, max(limit, 1))
 	if err != nil {
-		f.u.b.log.Error("fetch from spool", "topic", f.p.topic.name, "partition", f.p.index, "err", err)
-		return out, err
+		f.u.log.Error("fetch from spool", "topic", f.topic, "partition", f.index, "err", err)
+		return nil, hw, logStart, err
 	}
 	var buf []byte
 	for _, r := range recs {
@@ -329,13 +324,13 @@ func (f *forwarder) read(o logstore.ReadOptions) (storeRead, error) {
 		buf = append(buf, r.Data...)
 		records.SetBaseOffset(buf[at:], r.Seq)
 	}
-	out.data = buf
-	return out, nil
+	return buf, hw, logStart, nil
 }
 
-// eachBatchHeader parses the header of each spooled batch; one that does
-// not parse is skipped, as it would be shipped.
-func (f *forwarder) eachBatchHeader(from int64, fn func(*records.BatchHeader) bool) error {
+// EachBatchHeader parses the header of each spooled batch from the one
+// holding from, BaseOffset set to its offset, until fn returns false; one
+// that does not parse is skipped, as it would be shipped.
+func (f *Forwarder) EachBatchHeader(from int64, fn func(*records.BatchHeader) bool) error {
 	var h records.BatchHeader // one for the walk: fn's argument escapes
 	// Reads start small and grow: a spool read decodes every record it
 	// returns, and most walks stop within a few batches.
@@ -359,63 +354,11 @@ func (f *forwarder) eachBatchHeader(from int64, fn func(*records.BatchHeader) bo
 	return nil
 }
 
-// cleanState: a spool is shipped, not compacted; the cleaner never finds
-// it due.
-func (f *forwarder) cleanState(time.Time, time.Duration, int64) logstore.CleanState {
-	return logstore.CleanState{}
-}
-
-func (f *forwarder) compact(logstore.CompactOptions) (logstore.CompactResult, error) {
-	return logstore.CompactResult{}, errors.New("broker: a forwarded partition's spool is not compacted")
-}
-
-// forwardOf returns p's forwarder, or nil when p is not forwarded (or its
-// spool cannot be opened: logged, and the partition then uses its log).
-func (b *Broker) forwardOf(p *partition) *forwarder {
-	if f := p.fwd.Load(); f != nil {
-		return f
-	}
-	if b.uplink == nil {
-		return nil
-	}
-	f, err := b.uplink.forwarderFor(p)
-	if err != nil {
-		b.log.Error("forwarding", "topic", p.topic.name, "partition", p.index, "err", err)
-		return nil
-	}
-	return f
-}
-
-// produceThrottle is the throttle_time_ms for a produce request: while a
-// forwarded partition it writes to is at least 90 % full, scaled from 0 at
-// 90 % to 1 s at 100 %, so clients slow down before produce starts failing.
-func (b *Broker) produceThrottle(r *kmsg.ProduceRequest) int32 {
-	if b.uplink == nil {
-		return 0
-	}
-	worst := 0.0
-	for ti := range r.Topics {
-		t := b.lookupTopic(r.Topics[ti].Topic, r.Topics[ti].TopicID)
-		if t == nil {
-			continue
-		}
-		for pi := range r.Topics[ti].Partitions {
-			if p := t.partition(r.Topics[ti].Partitions[pi].Partition); p != nil {
-				worst = max(worst, p.store().pressure())
-			}
-		}
-	}
-	if worst < throttleAbove {
-		return 0
-	}
-	return int32(100 + 900*(worst-throttleAbove)/(1-throttleAbove))
-}
-
-// listOffset answers ListOffsets for a forwarded partition: earliest is the
+// ListOffset answers ListOffsets for a forwarded partition: earliest is the
 // first offset not yet acknowledged upstream, latest the high watermark.
 // Timestamp lookups scan the spooled batch headers.
-func (f *forwarder) listOffset(target int64) (offset, ts int64, found bool, err error) {
-	hw := f.highWatermark()
+func (f *Forwarder) ListOffset(target int64) (offset, ts int64, found bool, err error) {
+	hw := f.HighWatermark()
 	switch target {
 	case -1:
 		return hw, -1, true, nil
@@ -460,12 +403,13 @@ func (f *forwarder) listOffset(target int64) (offset, ts int64, found bool, err 
 	return -1, -1, false, nil
 }
 
-func (f *forwarder) stat() ForwardStat {
+// Stat returns the forwarder's state, as forward-status shows it.
+func (f *Forwarder) Stat() ForwardStat {
 	st := f.sp.Stats()
 	acked := max(f.acked.Load()+1, st.Head)
 	s := ForwardStat{
-		Topic: f.p.topic.name, Partition: f.p.index, UpstreamTopic: f.upstream,
-		LogStartOffset: st.Head, LogEndOffset: st.NextSeq, HighWatermark: f.highWatermark(),
+		Topic: f.topic, Partition: f.index, UpstreamTopic: f.upstream,
+		LogStartOffset: st.Head, LogEndOffset: st.NextSeq, HighWatermark: f.HighWatermark(),
 		UpstreamAcked: acked, Lag: max(0, st.NextSeq-acked),
 		Forwarded: f.forwarded.Load(), ForwardedBytes: f.shipped.Load(), Errors: f.errCount.Load(),
 		SpoolBytes: st.UsedBytes, SpoolMaxBytes: st.MaxBytes,

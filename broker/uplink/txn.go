@@ -1,9 +1,9 @@
-package broker
+package uplink
 
 // Committed transactions shipped upstream with their boundaries.
 //
 // A forwarder ships the partition's non-transactional data on its own, as
-// its idempotent producer (uplink_ship.go). When the next batch to ship is
+// its idempotent producer (ship.go). When the next batch to ship is
 // data of a committed transaction it parks, and the uplink's transaction
 // shipper takes over: it ships that transaction's records in every
 // forwarded partition it touched inside one upstream transaction, as the
@@ -86,20 +86,20 @@ const (
 )
 
 type txnShipper struct {
-	u     *uplink
+	u     *Uplink
 	txnID string // upstream transactional.id, and the group of positions
 
 	mu sync.Mutex
 	// members: committed transaction → forwarded partitions with its data.
-	members map[txnKey][]*partition
+	members map[txnKey][]Partition
 	scanned bool // the post-restart walk was done
-	parked  map[*forwarder]*parkSlot
+	parked  map[*Forwarder]*parkSlot
 	wake    chan struct{}
 
 	// Owned by run.
 	pid       int64 // -1: InitProducerID first
 	epoch     int16
-	seqs      map[*partition]int32
+	seqs      map[partKey]int32
 	positions map[tpName]upPosition
 
 	// Visible: rounds committed upstream since start.
@@ -120,14 +120,21 @@ type upPosition struct {
 	end     txnKey // the transaction whose marker ends the share
 }
 
-func newTxnShipper(u *uplink) *txnShipper {
-	return &txnShipper{u: u, txnID: "minikafka-uplink-" + u.b.clusterID, members: map[txnKey][]*partition{},
-		parked: map[*forwarder]*parkSlot{}, wake: make(chan struct{}, 1), pid: -1, shownPID: -1}
+func newTxnShipper(u *Uplink) *txnShipper {
+	return &txnShipper{u: u, txnID: "minikafka-uplink-" + u.env.ClusterID, members: map[txnKey][]Partition{},
+		parked: map[*Forwarder]*parkSlot{}, wake: make(chan struct{}, 1), pid: -1, shownPID: -1}
 }
 
-// noteCommit records the forwarded partitions holding data of a
-// transaction about to be committed (txnCoordinator.complete).
-func (s *txnShipper) noteCommit(k txnKey, parts []*partition) {
+// NoteCommit records the forwarded partitions holding data of a
+// transaction about to be committed: the broker's transaction coordinator
+// calls it before writing any marker of the transaction, which is named by
+// its producer ID and the timestamp on all of its markers (strictly
+// increasing per producer).
+func (u *Uplink) NoteCommit(pid, stamp int64, parts []Partition) {
+	u.txs.noteCommit(txnKey{pid, stamp}, parts)
+}
+
+func (s *txnShipper) noteCommit(k txnKey, parts []Partition) {
 	if len(parts) == 0 {
 		return
 	}
@@ -144,7 +151,7 @@ func (s *txnShipper) forgetTopic(id [16]byte) {
 	defer s.mu.Unlock()
 	for k, ps := range s.members {
 		// A new slice: membersOf hands out the old one.
-		ps = slices.DeleteFunc(slices.Clone(ps), func(p *partition) bool { return p.topic.id == id })
+		ps = slices.DeleteFunc(slices.Clone(ps), func(p Partition) bool { return p.TopicID() == id })
 		if len(ps) == 0 {
 			delete(s.members, k)
 		} else {
@@ -171,7 +178,7 @@ func (s *txnShipper) poke() {
 // park hands the forwarder's partition to the shipper from spool record
 // from on, which is committed transactional data, and waits for the round
 // that ships it: it returns the next record to read, false when stopped.
-func (s *txnShipper) park(f *forwarder, from int64) (int64, bool) {
+func (s *txnShipper) park(f *Forwarder, from int64) (int64, bool) {
 	slot := &parkSlot{from: from, done: make(chan int64, 1)}
 	s.mu.Lock()
 	s.parked[f] = slot
@@ -226,7 +233,7 @@ func (s *txnShipper) run() {
 			if s.u.ctx.Err() != nil {
 				return
 			}
-			s.u.b.log.Warn("forwarding: upstream transaction failed; retrying", "transactional_id", s.txnID, "err", err)
+			s.u.log.Warn("forwarding: upstream transaction failed; retrying", "transactional_id", s.txnID, "err", err)
 			s.noteErr(err)
 			s.pid = -1 // the next InitProducerID aborts what is left upstream
 			t := time.NewTimer(backoff)
@@ -258,7 +265,7 @@ func (s *txnShipper) step() error {
 	}
 	parked := s.snapshot()
 	for f, from := range parked {
-		if pos, ok := s.positions[tpName{f.upstream, f.p.index}]; ok && pos.next > from && s.positionHolds(f, pos) {
+		if pos, ok := s.positions[tpName{f.upstream, f.index}]; ok && pos.next > from && s.positionHolds(f, pos) {
 			// Shipped by a round whose local acknowledgement a crash took.
 			s.release(f, pos.next-1, 0, 0)
 			delete(parked, f)
@@ -271,7 +278,7 @@ func (s *txnShipper) step() error {
 	// whose forwarder is stuck behind its own data, say) does not hold
 	// back one that does not need it. A round that needs a waiting
 	// round's partition walks that round's run too, so it waits as well.
-	starts := make([]*forwarder, 0, len(parked))
+	starts := make([]*Forwarder, 0, len(parked))
 	for f := range parked {
 		starts = append(starts, f)
 	}
@@ -301,10 +308,10 @@ func (s *txnShipper) hasParked() bool {
 	return len(s.parked) > 0
 }
 
-func (s *txnShipper) snapshot() map[*forwarder]int64 {
+func (s *txnShipper) snapshot() map[*Forwarder]int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make(map[*forwarder]int64, len(s.parked))
+	out := make(map[*Forwarder]int64, len(s.parked))
 	for f, slot := range s.parked {
 		out[f] = slot.from
 	}
@@ -315,12 +322,12 @@ func (s *txnShipper) snapshot() map[*forwarder]int64 {
 // this spool: same local topic, and the record before it is the marker
 // that ended the share. A position of a recreated topic, or one past
 // records a crash took from the spool under durability never, is not.
-func (s *txnShipper) positionHolds(f *forwarder, pos upPosition) bool {
-	if pos.topicID != hex.EncodeToString(f.p.topic.id[:]) {
+func (s *txnShipper) positionHolds(f *Forwarder, pos upPosition) bool {
+	if pos.topicID != hex.EncodeToString(f.topicID[:]) {
 		return false
 	}
 	holds := false
-	f.eachBatchHeader(pos.next-1, func(h *records.BatchHeader) bool {
+	f.EachBatchHeader(pos.next-1, func(h *records.BatchHeader) bool {
 		holds = h.BaseOffset == pos.next-1 && h.IsControl() && h.ProducerID == pos.end.pid && h.FirstTimestamp == pos.end.stamp
 		return false
 	})
@@ -345,7 +352,7 @@ func parsePosition(next int64, meta string) upPosition {
 
 // release lets a parked forwarder go on after last, noting what was
 // shipped for it.
-func (s *txnShipper) release(f *forwarder, last int64, recs, bytes int) {
+func (s *txnShipper) release(f *Forwarder, last int64, recs, bytes int) {
 	f.ackedThrough(last, recs, bytes)
 	s.mu.Lock()
 	slot := s.parked[f]
@@ -367,7 +374,7 @@ func (s *txnShipper) noteErr(err error) {
 
 // txnShare is one partition's part of a round: spool records [from, to].
 type txnShare struct {
-	f        *forwarder
+	f        *Forwarder
 	from, to int64
 	end      txnKey // the transaction whose marker is at to
 }
@@ -379,11 +386,11 @@ type txnRound struct {
 
 // plan forms the round that starts with parked forwarder f0's share,
 // closed as the file comment says.
-func (s *txnShipper) plan(parked map[*forwarder]int64, f0 *forwarder) (*txnRound, error) {
+func (s *txnShipper) plan(parked map[*Forwarder]int64, f0 *Forwarder) (*txnRound, error) {
 	r := &txnRound{txns: map[txnKey]bool{}}
-	byF := map[*forwarder]*txnShare{}
+	byF := map[*Forwarder]*txnShare{}
 	var queue []*txnShare // shares whose run is to be walked (again)
-	add := func(f *forwarder) (*txnShare, error) {
+	add := func(f *Forwarder) (*txnShare, error) {
 		if sh := byF[f]; sh != nil {
 			return sh, nil
 		}
@@ -405,7 +412,7 @@ func (s *txnShipper) plan(parked map[*forwarder]int64, f0 *forwarder) (*txnRound
 		queue = queue[1:]
 		stable := sh.f.lastStable()
 		var werr error
-		err := sh.f.eachBatchHeader(sh.from, func(h *records.BatchHeader) bool {
+		err := sh.f.EachBatchHeader(sh.from, func(h *records.BatchHeader) bool {
 			if h.BaseOffset > sh.to {
 				return false
 			}
@@ -413,7 +420,7 @@ func (s *txnShipper) plan(parked map[*forwarder]int64, f0 *forwarder) (*txnRound
 				werr = errRoundWaits // an open transaction inside the run
 				return false
 			}
-			if !h.IsTransactional() || h.IsControl() || s.u.b.txns.abortedHolds(sh.f.p, h.ProducerID, h.BaseOffset) {
+			if !h.IsTransactional() || h.IsControl() || sh.f.p.AbortedHolds(h.ProducerID, h.BaseOffset) {
 				return true
 			}
 			k, st, err := s.txnOf(sh.f, h.ProducerID, h.LastOffset()+1)
@@ -464,11 +471,11 @@ func (s *txnShipper) plan(parked map[*forwarder]int64, f0 *forwarder) (*txnRound
 	return r, nil
 }
 
-func lessPart(a, b *forwarder) bool {
+func lessPart(a, b *Forwarder) bool {
 	if a.upstream != b.upstream {
 		return a.upstream < b.upstream
 	}
-	return a.p.index < b.p.index
+	return a.index < b.index
 }
 
 func cmpErr(err, otherwise error) error {
@@ -489,7 +496,7 @@ const (
 
 // txnOf names the transaction of pid whose data ends before spool record
 // from in f, by pid's next marker.
-func (s *txnShipper) txnOf(f *forwarder, pid int64, from int64) (txnKey, markerState, error) {
+func (s *txnShipper) txnOf(f *Forwarder, pid int64, from int64) (txnKey, markerState, error) {
 	at, stamp, err := nextMarker(f, pid, from, math.MinInt64)
 	return txnKey{pid, stamp}, s.markerState(f, pid, at), err
 }
@@ -498,7 +505,7 @@ func (s *txnShipper) txnOf(f *forwarder, pid int64, from int64) (txnKey, markerS
 // earlier transactions are walked past; one of a later transaction, or
 // none while pid has no open transaction there, means k's data in f is
 // not ahead (markerNone).
-func (s *txnShipper) markerOf(f *forwarder, k txnKey, from int64) (int64, markerState, error) {
+func (s *txnShipper) markerOf(f *Forwarder, k txnKey, from int64) (int64, markerState, error) {
 	at, stamp, err := nextMarker(f, k.pid, from, k.stamp)
 	if stamp != k.stamp {
 		at = -1
@@ -508,9 +515,9 @@ func (s *txnShipper) markerOf(f *forwarder, k txnKey, from int64) (int64, marker
 
 // nextMarker returns the offset and stamp of pid's first marker in f at or
 // after from stamped minStamp or later; -1 when there is none.
-func nextMarker(f *forwarder, pid, from, minStamp int64) (at, stamp int64, err error) {
+func nextMarker(f *Forwarder, pid, from, minStamp int64) (at, stamp int64, err error) {
 	at = -1
-	err = f.eachBatchHeader(from, func(h *records.BatchHeader) bool {
+	err = f.EachBatchHeader(from, func(h *records.BatchHeader) bool {
 		if h.ProducerID != pid || !h.IsTransactional() || !h.IsControl() || h.FirstTimestamp < minStamp {
 			return true
 		}
@@ -523,11 +530,11 @@ func nextMarker(f *forwarder, pid, from, minStamp int64) (at, stamp int64, err e
 // markerState judges a marker found at at (-1: none) in f: a marker
 // below the last stable offset is found; one above it, or none while pid
 // still has an open transaction there (its marker is to come), waits.
-func (s *txnShipper) markerState(f *forwarder, pid, at int64) markerState {
+func (s *txnShipper) markerState(f *Forwarder, pid, at int64) markerState {
 	switch {
 	case at >= 0 && at < f.lastStable():
 		return markerFound
-	case at >= 0, s.u.b.txns.holdsOpen(f.p, pid):
+	case at >= 0, f.p.HoldsOpen(pid):
 		return markerWait
 	}
 	return markerNone
@@ -536,7 +543,7 @@ func (s *txnShipper) markerState(f *forwarder, pid, at int64) markerState {
 // membersOf returns k's forwarded partitions: as the coordinator noted
 // them, else (after a restart) as the walk over every spool finds them,
 // else (a marker written from outside, WriteTxnMarkers) just p.
-func (s *txnShipper) membersOf(k txnKey, p *partition) ([]*partition, error) {
+func (s *txnShipper) membersOf(k txnKey, p Partition) ([]Partition, error) {
 	s.mu.Lock()
 	m, ok := s.members[k]
 	scanned := s.scanned
@@ -562,19 +569,19 @@ func (s *txnShipper) membersOf(k txnKey, p *partition) ([]*partition, error) {
 			return m, nil
 		}
 	}
-	return []*partition{p}, nil
+	return []Partition{p}, nil
 }
 
 // scanMembers walks the unshipped, stable part of every forwarded spool
 // and groups the commit markers of transactions with data there by name:
 // after a restart, the partitions of each transaction still to ship.
-func (s *txnShipper) scanMembers() (map[txnKey][]*partition, error) {
-	found := map[txnKey][]*partition{}
+func (s *txnShipper) scanMembers() (map[txnKey][]Partition, error) {
+	found := map[txnKey][]Partition{}
 	for _, f := range s.u.forwarders() {
 		from := max(f.acked.Load()+1, f.sp.Head())
 		stable := f.lastStable()
 		hasData := map[int64]bool{} // pid → data since its last marker
-		err := f.eachBatchHeader(from, func(h *records.BatchHeader) bool {
+		err := f.EachBatchHeader(from, func(h *records.BatchHeader) bool {
 			switch {
 			case h.BaseOffset >= stable:
 				return false
@@ -591,7 +598,7 @@ func (s *txnShipper) scanMembers() (map[txnKey][]*partition, error) {
 			return true
 		})
 		if err != nil {
-			return nil, fmt.Errorf("finding the partitions of transactions in %s-%d: %w", f.p.topic.name, f.p.index, err)
+			return nil, fmt.Errorf("finding the partitions of transactions in %s-%d: %w", f.topic, f.index, err)
 		}
 	}
 	return found, nil
@@ -631,11 +638,11 @@ func (s *txnShipper) initProducer(ctx context.Context) error {
 	offs.Each(func(o kadm.OffsetResponse) {
 		s.positions[tpName{o.Topic, o.Partition}] = parsePosition(o.At, o.Metadata)
 	})
-	s.pid, s.epoch, s.seqs = resp.ProducerID, resp.ProducerEpoch, map[*partition]int32{}
+	s.pid, s.epoch, s.seqs = resp.ProducerID, resp.ProducerEpoch, map[partKey]int32{}
 	s.mu.Lock()
 	s.shownPID = resp.ProducerID
 	s.mu.Unlock()
-	s.u.b.log.Info("forwarding: upstream transactional producer", "transactional_id", s.txnID, "producer_id", resp.ProducerID, "epoch", resp.ProducerEpoch)
+	s.u.log.Info("forwarding: upstream transactional producer", "transactional_id", s.txnID, "producer_id", resp.ProducerID, "epoch", resp.ProducerEpoch)
 	return nil
 }
 
@@ -654,7 +661,7 @@ func (s *txnShipper) ship(ctx context.Context, r *txnRound) error {
 	for _, sh := range r.shares {
 		t := kmsg.NewAddPartitionsToTxnRequestTopic()
 		t.Topic = sh.f.upstream
-		t.Partitions = []int32{sh.f.p.index}
+		t.Partitions = []int32{sh.f.index}
 		add.Topics = append(add.Topics, t)
 	}
 	actx, cancel := context.WithTimeout(ctx, coordinatorTimeout)
@@ -674,7 +681,7 @@ func (s *txnShipper) ship(ctx context.Context, r *txnRound) error {
 	var wg sync.WaitGroup
 	workers := make(chan struct{}, shareWorkers)
 	for i, sh := range r.shares {
-		seq := s.seqs[sh.f.p]
+		seq := s.seqs[keyOf(sh.f.p)]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -689,7 +696,7 @@ func (s *txnShipper) ship(ctx context.Context, r *txnRound) error {
 		return err
 	}
 	for i, sh := range r.shares {
-		s.seqs[sh.f.p] = counts[i].seq
+		s.seqs[keyOf(sh.f.p)] = counts[i].seq
 	}
 	end := kmsg.NewPtrEndTxnRequest()
 	end.TransactionalID, end.ProducerID, end.ProducerEpoch, end.Commit = s.txnID, s.pid, s.epoch, true
@@ -708,7 +715,7 @@ func (s *txnShipper) ship(ctx context.Context, r *txnRound) error {
 		// Transactions v2 (KIP-890) bump the epoch with every end; the
 		// sequences start over under the new one.
 		if endResp.ProducerID != s.pid || endResp.ProducerEpoch != s.epoch {
-			s.pid, s.epoch, s.seqs = endResp.ProducerID, endResp.ProducerEpoch, map[*partition]int32{}
+			s.pid, s.epoch, s.seqs = endResp.ProducerID, endResp.ProducerEpoch, map[partKey]int32{}
 		}
 	}
 	s.mu.Lock()
@@ -779,7 +786,7 @@ func (s *txnShipper) produceShare(ctx context.Context, sh *txnShare, seq int32) 
 				pend = append(pend, rec)
 			}
 			if len(pend) == 0 {
-				return out, fmt.Errorf("spool of %s-%d ends before %d", f.p.topic.name, f.p.index, sh.to)
+				return out, fmt.Errorf("spool of %s-%d ends before %d", f.topic, f.index, sh.to)
 			}
 			next = pend[len(pend)-1].Last() + 1
 		}
@@ -790,7 +797,7 @@ func (s *txnShipper) produceShare(ctx context.Context, sh *txnShare, seq int32) 
 		b, err := f.build(pend, true)
 		if err != nil {
 			// Undecodable: skipped loudly, as the idempotent path does.
-			f.u.b.log.Error("forwarding: dropping undecodable spooled batch", "topic", f.p.topic.name, "partition", f.p.index, "offset", pend[0].Seq, "err", err)
+			f.u.log.Error("forwarding: dropping undecodable spooled batch", "topic", f.topic, "partition", f.index, "offset", pend[0].Seq, "err", err)
 			f.setErr(err)
 			pend = pend[1:]
 			continue
@@ -801,7 +808,7 @@ func (s *txnShipper) produceShare(ctx context.Context, sh *txnShare, seq int32) 
 		}
 		pend = pend[b.spoolRecs:]
 		if b.undecodable != nil {
-			f.u.b.log.Error("forwarding: dropping a spooled batch the upstream refused as corrupt and that does not decode", "topic", f.p.topic.name, "partition", f.p.index, "offsets", fmt.Sprintf("%d-%d", b.first, b.last), "err", b.undecodable)
+			f.u.log.Error("forwarding: dropping a spooled batch the upstream refused as corrupt and that does not decode", "topic", f.topic, "partition", f.index, "offsets", fmt.Sprintf("%d-%d", b.first, b.last), "err", b.undecodable)
 			f.setErr(b.undecodable)
 			continue
 		}
@@ -820,7 +827,7 @@ func (s *txnShipper) produceShare(ctx context.Context, sh *txnShare, seq int32) 
 // the rest follows in the share), one shipped as it is and refused as
 // corrupt goes re-encoded (b.undecodable set when it does not decode). The
 // sequence moves only with a success, so a refused attempt is not a gap.
-func (s *txnShipper) produceRepaired(ctx context.Context, f *forwarder, b *outBatch, seq int32) (int64, error) {
+func (s *txnShipper) produceRepaired(ctx context.Context, f *Forwarder, b *outBatch, seq int32) (int64, error) {
 	for {
 		upBase, err := s.produce(ctx, f, b.data, seq)
 		switch {
@@ -833,7 +840,7 @@ func (s *txnShipper) produceRepaired(ctx context.Context, f *forwarder, b *outBa
 			}
 			*b = nb
 		case !b.reencoded && refusedAsCorrupt(err):
-			nb, rerr := b.reencode()
+			nb, rerr := b.reencode(f.u.env.MaxBatchBytes)
 			if rerr != nil {
 				b.undecodable = fmt.Errorf("upstream: %v; here: %w", err, rerr)
 				return -1, nil
@@ -848,7 +855,7 @@ func (s *txnShipper) produceRepaired(ctx context.Context, f *forwarder, b *outBa
 // produce stamps batch as the transactional producer's from sequence seq
 // and sends it to f's partition upstream, resending it (same sequence) on a
 // transport error; it returns the upstream base offset.
-func (s *txnShipper) produce(ctx context.Context, f *forwarder, batch []byte, seq int32) (int64, error) {
+func (s *txnShipper) produce(ctx context.Context, f *Forwarder, batch []byte, seq int32) (int64, error) {
 	records.SetPartitionLeaderEpoch(batch, -1)
 	records.SetTransactionalProducer(batch, s.pid, s.epoch, seq)
 	var last error
@@ -864,7 +871,7 @@ func (s *txnShipper) produce(ctx context.Context, f *forwarder, batch []byte, se
 		rt := kmsg.NewProduceRequestTopic()
 		rt.Topic = f.upstream
 		rp := kmsg.NewProduceRequestTopicPartition()
-		rp.Partition = f.p.index
+		rp.Partition = f.index
 		rp.Records = batch
 		rt.Partitions = append(rt.Partitions, rp)
 		req.Topics = append(req.Topics, rt)
@@ -873,12 +880,12 @@ func (s *txnShipper) produce(ctx context.Context, f *forwarder, batch []byte, se
 		cancel()
 		if err != nil {
 			f.leader = -1
-			last = fmt.Errorf("upstream produce to %s-%d: %w", f.upstream, f.p.index, err)
+			last = fmt.Errorf("upstream produce to %s-%d: %w", f.upstream, f.index, err)
 			continue
 		}
 		for _, t := range kresp.(*kmsg.ProduceResponse).Topics {
 			for _, p := range t.Partitions {
-				if t.Topic != f.upstream || p.Partition != f.p.index {
+				if t.Topic != f.upstream || p.Partition != f.index {
 					continue
 				}
 				perr := kerr.ErrorForCode(p.ErrorCode)
@@ -891,11 +898,11 @@ func (s *txnShipper) produce(ctx context.Context, f *forwarder, batch []byte, se
 				if kerr.IsRetriable(perr) {
 					f.leader = -1
 				}
-				return -1, fmt.Errorf("upstream produce to %s-%d: %w", f.upstream, f.p.index, perr)
+				return -1, fmt.Errorf("upstream produce to %s-%d: %w", f.upstream, f.index, perr)
 			}
 		}
 		f.leader = -1
-		last = fmt.Errorf("upstream produce to %s-%d: partition missing from the response", f.upstream, f.p.index)
+		last = fmt.Errorf("upstream produce to %s-%d: partition missing from the response", f.upstream, f.index)
 	}
 	return -1, last
 }
@@ -919,8 +926,8 @@ func (s *txnShipper) positionsRequest(r *txnRound) *kmsg.TxnOffsetCommitRequest 
 			req.Topics = append(req.Topics, t)
 		}
 		p := kmsg.NewTxnOffsetCommitRequestTopicPartition()
-		p.Partition, p.Offset, p.LeaderEpoch = sh.f.p.index, sh.to+1, -1
-		meta := positionMeta(sh.f.p.topic.id, sh.end)
+		p.Partition, p.Offset, p.LeaderEpoch = sh.f.index, sh.to+1, -1
+		meta := positionMeta(sh.f.topicID, sh.end)
 		p.Metadata = &meta
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, p)
 	}
@@ -956,10 +963,10 @@ func (s *txnShipper) commitPositions(ctx context.Context, req *kmsg.TxnOffsetCom
 }
 
 // forwarders lists the uplink's forwarders.
-func (u *uplink) forwarders() []*forwarder {
+func (u *Uplink) forwarders() []*Forwarder {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	out := make([]*forwarder, 0, len(u.parts))
+	out := make([]*Forwarder, 0, len(u.parts))
 	for _, f := range u.parts {
 		out = append(out, f)
 	}
@@ -967,8 +974,8 @@ func (u *uplink) forwarders() []*forwarder {
 }
 
 // forwarderOf returns p's running forwarder, nil if none.
-func (u *uplink) forwarderOf(p *partition) *forwarder {
+func (u *Uplink) forwarderOf(p Partition) *Forwarder {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	return u.parts[p]
+	return u.parts[keyOf(p)]
 }

@@ -1,4 +1,4 @@
-package broker
+package uplink
 
 // MirrorMaker 2 checkpoints (UplinkConfig.CheckpointsAlias).
 //
@@ -16,7 +16,7 @@ package broker
 // Struct schemas write them. The topic is created compacted with one
 // partition, as MM2 creates it, so the newest checkpoint per key is kept.
 //
-// Translation is the group sync's (uplink_groups.go), so the same
+// Translation is the group sync's (groups.go), so the same
 // guarantee holds: a consumer that starts upstream at a checkpoint's offset
 // re-reads at most the records the forwarder had not shipped when it was
 // written, and loses none. MM2's offset-syncs topic is not written: it is
@@ -34,6 +34,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/minikafka/minikafka/internal/topicname"
 )
 
 // CheckpointsTopic is the upstream topic MM2's consumers read checkpoints
@@ -46,7 +48,7 @@ func ValidateCheckpointsAlias(alias string) error {
 	if alias == "" {
 		return errors.New("the checkpoints alias is empty")
 	}
-	if err := validateTopicName(CheckpointsTopic(alias)); err != nil {
+	if err := topicname.Validate(CheckpointsTopic(alias)); err != nil {
 		return fmt.Errorf("checkpoints alias %q: %w", alias, err)
 	}
 	return nil
@@ -93,7 +95,7 @@ type checkpointed struct {
 
 // emitCheckpoints writes a checkpoint for every row whose translation
 // changed since the last one written, filling in each row's Checkpoint.
-func (u *uplink) emitCheckpoints(ctx context.Context, adm *kadm.Client, rows []GroupOffsetSync) {
+func (u *Uplink) emitCheckpoints(ctx context.Context, adm *kadm.Client, rows []GroupOffsetSync) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := u.writeCheckpoints(ctx, adm, rows); err != "" {
@@ -115,7 +117,7 @@ func (u *uplink) emitCheckpoints(ctx context.Context, adm *kadm.Client, rows []G
 // writeCheckpoints produces the changed checkpoints of rows, noting each
 // written one in u.checkpoints and a record's own failure in its row; it
 // returns why none could be written ("" when that is not so).
-func (u *uplink) writeCheckpoints(ctx context.Context, adm *kadm.Client, rows []GroupOffsetSync) string {
+func (u *Uplink) writeCheckpoints(ctx context.Context, adm *kadm.Client, rows []GroupOffsetSync) string {
 	topic := CheckpointsTopic(u.cfg.CheckpointsAlias)
 	if !u.checkpointsTopicReady {
 		_, err := adm.CreateTopic(ctx, 1, -1, map[string]*string{"cleanup.policy": kadm.StringPtr("compact")}, topic)
