@@ -25,6 +25,12 @@
 //     interfaces it declares. Like groups it takes kmsg requests (the
 //     broker's handlers are thin adapters), and may use the storage
 //     packages.
+//   - The uplink, broker/uplink and anything under it, imports nothing of
+//     the broker but itself (neither broker nor its internal packages),
+//     nor protocol, the root package, cmd, minikafkatest, internal/bench
+//     or internal/console, tests included: it is a client of the upstream
+//     cluster (franz-go's kgo, kadm, kmsg are its to use) that sees the
+//     broker only through the interfaces it declares.
 //
 // internal/bench is not held to the storage rule: it is a benchmark
 // harness that runs the broker and kfake and drives them with kgo, a tool

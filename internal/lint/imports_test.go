@@ -74,6 +74,29 @@ var rules = []rule{
 		other:  func(string) bool { return false },
 		why:    "the transaction coordinator sees the broker only through the interfaces it declares",
 	},
+	{
+		name:   "uplink",
+		covers: func(rel string, test bool) bool { return under(rel, "broker/uplink") },
+		forbid: uplinkForbids,
+		other:  func(string) bool { return false },
+		why:    "the uplink is a client of the upstream cluster and sees the broker only through the interfaces it declares",
+	},
+}
+
+// uplinkForbids is what broker/uplink, tests included, may not import of
+// this module: the broker and anything under it but the uplink itself, the
+// protocol layer, and everything above them (the root package, cmd,
+// minikafkatest, internal/bench and internal/console). Storage packages,
+// internal helpers and franz-go's clients are its to use.
+func uplinkForbids(rel string) bool {
+	switch {
+	case under(rel, "broker/uplink"):
+		return false
+	case rel == "", under(rel, "broker"), under(rel, "protocol"), under(rel, "cmd"), under(rel, "minikafkatest"),
+		under(rel, "internal/bench"), under(rel, "internal/console"):
+		return true
+	}
+	return false
 }
 
 // violation is one forbidden import.
@@ -226,6 +249,9 @@ func TestImports(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "broker", "internal", "txn")); err == nil && covered["txn coordinator"] == 0 {
 		t.Error(`broker/internal/txn exists but rule "txn coordinator" covered none of its files`)
 	}
+	if _, err := os.Stat(filepath.Join(root, "broker", "uplink")); err == nil && covered["uplink"] == 0 {
+		t.Error(`broker/uplink exists but rule "uplink" covered none of its files`)
+	}
 	t.Logf("files checked per rule: %v", covered)
 }
 
@@ -273,6 +299,13 @@ import (
 		// The transaction coordinator: kmsg and storage are fine.
 		"broker/internal/txn/t.go":      "package txn\n\nimport (\n\t\"example.com/m/groupstore\"\n\t\"example.com/m/protocol\"\n\t\"github.com/twmb/franz-go/pkg/kmsg\"\n)\n",
 		"broker/internal/txn/t_test.go": "package txn\n\nimport \"example.com/m/broker\"\n",
+		// The uplink: franz-go, storage, internal helpers and its own
+		// subpackages are fine; the broker (internal coordinators
+		// included), protocol and the layers above are not, in tests too.
+		"broker/uplink/u.go":      "package uplink\n\nimport (\n\t\"example.com/m/broker/uplink/sub\"\n\t\"example.com/m/internal/vfs\"\n\t\"example.com/m/spool\"\n\t\"github.com/twmb/franz-go/pkg/kgo\"\n)\n",
+		"broker/uplink/v.go":      "package uplink\n\nimport (\n\t\"example.com/m/broker\"\n\t\"example.com/m/broker/internal/groups\"\n)\n",
+		"broker/uplink/u_test.go": "package uplink_test\n\nimport (\n\t\"example.com/m\"\n\t\"example.com/m/minikafkatest\"\n)\n",
+		"broker/uplink/sub/s.go":  "package sub\n\nimport \"example.com/m/protocol\"\n",
 		// Not checked: the broker itself, testdata, a nested module.
 		"broker/b.go":            "package broker\n\nimport \"github.com/twmb/franz-go/pkg/kmsg\"\n",
 		"logstore/testdata/t.go": "package t\n\nimport \"example.com/m/broker\"\n",
@@ -301,6 +334,11 @@ import (
 		`broker/internal/groups/c_test.go:3: imports example.com/m/broker (rule "coordinator")`,
 		`broker/internal/txn/t.go:5: imports example.com/m/protocol (rule "txn coordinator")`,
 		`broker/internal/txn/t_test.go:3: imports example.com/m/broker (rule "txn coordinator")`,
+		`broker/uplink/sub/s.go:3: imports example.com/m/protocol (rule "uplink")`,
+		`broker/uplink/u_test.go:4: imports example.com/m (rule "uplink")`,
+		`broker/uplink/u_test.go:5: imports example.com/m/minikafkatest (rule "uplink")`,
+		`broker/uplink/v.go:4: imports example.com/m/broker (rule "uplink")`,
+		`broker/uplink/v.go:5: imports example.com/m/broker/internal/groups (rule "uplink")`,
 		`groupstore/g.go:3: imports example.com/m/internal/bench (rule "storage")`,
 		`internal/x/x.go:3: imports example.com/m/protocol (rule "storage")`,
 		`internal/y/y.go:3: imports example.com/m (rule "storage")`,
@@ -317,5 +355,8 @@ import (
 	}
 	if covered["txn coordinator"] != 2 {
 		t.Errorf("txn coordinator rule covered %d files, want 2", covered["txn coordinator"])
+	}
+	if covered["uplink"] != 4 {
+		t.Errorf("uplink rule covered %d files, want 4", covered["uplink"])
 	}
 }
