@@ -16,7 +16,7 @@
 // partition_store.go): its logstore.Log (its own writer lock, immutable
 // segment snapshots for readers, a Changed channel for long polls; all
 // logs share one FileCache bounding open segment files) or, for a
-// forwarded topic, its forwarder's spool (Forwarding, below). The store is
+// forwarded topic, its uplink.Forwarder's spool (Forwarding, below). The store is
 // chosen once per partition (the log when it is opened, the spool the first
 // time a forwarded partition is used; never back), and Produce, Fetch,
 // ListOffsets, OffsetForLeaderEpoch, the cleaner and the producer-state
@@ -112,7 +112,9 @@
 // Lock order (take left before right, never the reverse):
 //
 //	Broker.adminMu → partition.mu → logstore.Log internals
-//	uplink.mu → partition.mu → spool internals (opening a forwarded partition's store)
+//	uplink.Uplink.mu → partition.mu → spool internals (opening a forwarded
+//	partition's store: fwdPartition.UseSpool); uplink.Forwarder.commitMu →
+//	partition.mu (fwdPartition.Producers)
 //	txnState.mu → partition.mu → partTxn.mu (transactions, broker/internal/txn)
 //	txn.Log.mu → partTxn.mu (keepAborted, while the transaction log compacts)
 //	txnState.mu → the group coordinator's locks (CommitTransactionalOffsets)
@@ -122,7 +124,7 @@
 //	Broker.hookMu and producerIDs.mu are leaves (nothing is taken under them);
 //	so is txn.Coordinator.mu, which the group coordinator may take under its
 //	group.mu (TxnOffsetPending), and txnShipper.mu, which a commit takes
-//	under txnState.mu (noteCommit, uplink_txn.go)
+//	under txnState.mu (noteCommit, broker/uplink)
 //	Broker.adminMu → quota Bucket.mu (controller_mutation_rate, quotas.go);
 //	quotaManager.alterMu → the quota file write; quotaManager.sensorMu,
 //	quota Rate.mu and Bucket.mu are otherwise leaves
@@ -190,64 +192,25 @@
 // look out of range, a passed-through batch is decoded after all, so the
 // answer names the same records Kafka's would.
 //
-// # Forwarding (uplink.go, forward.go, uplink_ship.go)
+// # Forwarding (package broker/uplink; uplink_adapter.go)
 //
-// With Config.Uplink, partitions of topics matching a ForwardRule (glob, or
-// /regexp/; optional prefix for the upstream name) keep their records in a
-// spool (DataDir/spool/<topic-id-hex>/<partition>, package spool) instead
-// of their log. A produced batch is validated as usual and appended as one
-// spool record spanning its NumRecords sequence numbers, so sequence
-// numbers are the partition's offsets; acks=all under fsync=always waits
-// for the spool's WaitDurable. Fetch serves spooled batches (copied, base
-// offset rewritten to the sequence number; the base offset is outside the
-// CRC) up to the high watermark (the durable end under fsync=always, else
-// the spool end); ListOffsets answers from the spool (timestamp lookups at
-// batch granularity). The log start offset is the spool's head: it moves as
-// the upstream acknowledges. The forwarder is the partition's store, so
-// idempotent producers are checked by the same code as for logs, and their
-// state is rebuilt from the spool's tail when the spool is opened.
-//
-// A forwarder goroutine per partition (uplink_ship.go) ships the spool
-// from the first unacknowledged record. It first makes sure the upstream
-// topic exists with at least the local partition count (CreateTopics, then
-// CreatePartitions when the local topic grew), again whenever the
-// partition's leader must be looked up, so no record reaches a partition
-// the upstream lacks and an upstream rebuilt empty gets its topic back.
-// Stored batches are shipped as they are: a raw ProduceRequest (v3-v12,
-// acks=all, one batch per partition as Kafka requires) sent to the
-// partition's leader through the uplink's kgo client, which owns
-// connections, TLS and SASL. No decompression, re-encoding or
-// recompression: the forwarder is its own idempotent producer (one
-// InitProducerID per partition), writes its producer id, epoch and running
-// sequence into a private copy of the batch header, resets the leader
-// epoch and recomputes the CRC. Runs of batches under 16 KiB (producers
-// with linger 0) are decoded and merged into one batch of up to 512 KiB in
-// the first batch's codec, each record keeping its key, value, headers and
-// absolute timestamp; batches stamped LogAppendTime are re-encoded with the
-// stamped time as every record's create time. A merged batch the upstream
-// finds too large is split.
-//
-// One request is in flight per partition: the sequence moves only on an
-// acknowledgement, and a failed or unanswered request is resent with the
-// same sequence, which the upstream recognizes as a duplicate if it had
-// written it (so upstream restarts cause no duplicates). OUT_OF_ORDER_
-// SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID and fencing errors mean the upstream
-// lost our producer state: the forwarder takes a new producer id and
-// resends from the first unacknowledged record. Other errors are retried
-// with backoff (50 ms doubling to 5 s), retriable ones after a metadata
-// refresh; the partition's state (starting, idle, shipping, retrying) and
-// last error are visible. Acknowledgements go to the spool's DeleteAcked at
-// most every 100 ms (a marker write and directory fsync each), which moves
-// the log start offset. Close gives requests in flight 5 s to be answered
-// before canceling them. Delivery is exactly once, across a local crash
-// too: before a batch is first sent, the producer id, epoch, sequence and
-// spool range are journaled (uplink_producer.go), and a restarted
-// forwarder takes everything before the journaled batch as acknowledged
-// and resends that batch as it was, under the same identity, so the
-// upstream drops it if it had it. Only when the upstream has forgotten the
-// producer (it expired it) is a new producer id taken, counted in
-// ForwardStat.ProducerResets, and the batch then in flight may arrive
-// twice.
+// With Config.Uplink, partitions of topics matching an uplink.ForwardRule
+// keep their records in a spool instead of their log and are shipped to an
+// upstream cluster by package uplink, which owns the spools, the
+// forwarders, the upstream transactions, the group offset sync and their
+// state files; its doc.go describes the model. The broker's side is
+// uplink_adapter.go. The uplink sees the broker through uplink.Env and
+// uplink.Partition (fwdPartition: names, partition count, the transaction
+// coordinator's state of the partition, its producer state); the broker
+// sees the uplink through uplinkLink (start, close, open, noteCommit from
+// txn.go, ForwardStats and ForwardGroupOffsets for forward-status, the
+// console and /metrics). A forwarded partition's store is forwarder, a
+// partitionStore over uplink.Forwarder, so Produce, Fetch, ListOffsets,
+// idempotence checks and the producer-state rebuild are the same code as
+// for logs; a produced batch is validated as usual (fully, since the
+// forwarder may decode it) and appended as one spool record spanning its
+// NumRecords offsets; acks=all under fsync=always waits for the spool's
+// durability.
 //
 // Backpressure: from spool pressure 0.9 produce responses carry
 // throttle_time_ms (100 ms rising to 1 s at 1.0); a full spool answers
@@ -263,24 +226,16 @@
 // Transactions: a transactional producer writes to a forwarded topic as to
 // any other. Its batches and the coordinator's markers go into the spool;
 // the coordinator keeps the partition's open and aborted transactions as
-// for a log (txn.go reaches records only through partitionStore), so local
-// read_committed consumers see the last stable offset and the aborted
-// index. The forwarder ships only below the last stable offset: an open
-// transaction holds back its partition (as it holds back read_committed
-// consumers). Committed data goes upstream inside upstream transactions
-// of the uplink's transactional producer (uplink_txn.go), one per round:
-// the whole of each committed transaction over every forwarded partition
-// it touched (several transactions together when they interleave), so
-// upstream read_committed consumers see a transaction all at once, or
-// not at all. Aborted data and markers never leave (they are passed over,
-// then deleted with what was shipped). Across local crashes each record
-// is committed upstream once (an Ongoing transaction found at restart is
-// aborted at its timeout, and never shipped); a round the upstream aborts
-// (it failed midway) is shipped again, so read_uncommitted consumers
-// upstream may see its records twice, as with any transactional producer.
-// Not shipped in the transaction: a group offset committed in it
-// (TxnOffsetCommit); once committed it is the group's offset here, which
-// -forward-group-offsets syncs on its own schedule.
+// for a log (it reaches records only through partitionStore, by txn.go's
+// txn.Partition), so local read_committed consumers see the last stable
+// offset and the aborted index. Before writing the markers of a commit,
+// the coordinator tells the uplink which forwarded partitions hold its
+// data (txn.Uplink, txnUplink in txn.go, then noteCommit); the uplink
+// ships committed transactions whole inside upstream transactions, and
+// never aborted data or markers. Not shipped in the transaction: a group
+// offset committed in it (TxnOffsetCommit); once committed it is the
+// group's offset here, which -forward-group-offsets syncs on its own
+// schedule.
 //
 // Not forwarded: records a topic held in its log before it became
 // forwarded (its offsets continue from the log end, but the old records
