@@ -3,7 +3,8 @@
 // sarama, kafka-go and confluent-kafka-go as Go modules, and kcat,
 // confluent-kafka-python, kafka-python and kafkajs as subprocesses driven from
 // the Go tests (the scripts in this directory read a JSON request on stdin and
-// print a JSON answer).
+// print a JSON answer). Apache Kafka's Java client runs from the Maven
+// module in java/ (java_test.go), its scenarios written in Java.
 //
 // Every test starts its own broker (random port, temp dir) and runs each client
 // through the same scenarios; each scenario checks every record it produced:
