@@ -155,6 +155,9 @@ func TestJavaClient(t *testing.T) {
 		}
 	}
 	t.Logf("java suite: %d/%d scenarios passed", passed, len(plan))
+	if os.Getenv("MINIKAFKA_JAVA_LOG") != "" {
+		t.Logf("java stderr:\n%s", stderr.String())
+	}
 }
 
 // splitJavaLog cuts the suite's stderr at its "=== scenario" lines.

@@ -76,6 +76,7 @@ public final class Suite {
         SCENARIOS.put("admin/cluster+quorum+features", Admins::cluster);
         SCENARIOS.put("admin/reassignments+log-dirs", Admins::reassignments);
         SCENARIOS.put("admin/transactions+producers", Admins::transactions);
+        SCENARIOS.put("streams/wordcount-exactly-once-v2", Streams::wordCountExactlyOnce);
     }
 
     public static void main(String[] args) {
