@@ -40,10 +40,10 @@ func (b *Broker) handleSaslHandshake(_ context.Context, req *protocol.Request) p
 		return protocol.Reply{Response: resp}
 	}
 	st := saslState(req.Conn)
-	resp.SupportedMechanisms = slices.Clone(b.sasl.mechanisms)
-	if !slices.Contains(b.sasl.mechanisms, r.Mechanism) {
+	resp.SupportedMechanisms = slices.Clone(b.sasl.Mechanisms())
+	if !b.sasl.Enabled(r.Mechanism) {
 		resp.ErrorCode = kerr.UnsupportedSaslMechanism.Code
-		b.logBad(req, "unsupported SASL mechanism; closing connection", "mechanism", r.Mechanism, "enabled", b.sasl.mechanisms)
+		b.logBad(req, "unsupported SASL mechanism; closing connection", "mechanism", r.Mechanism, "enabled", b.sasl.Mechanisms())
 		return protocol.Reply{Response: resp, Err: fmt.Errorf("unsupported SASL mechanism %q", r.Mechanism)}
 	}
 	st.framed = req.Version >= 1

@@ -8,63 +8,57 @@ package broker
 // if named more than once. A result lists each mechanism with its
 // iterations (never salts or keys). Users from the start-up options are
 // listed like those created through AlterUserScramCredentials
-// (scram_store.go). Results are sorted by user (Kafka's order is a hash
+// (internal/sasl). Results are sorted by user (Kafka's order is a hash
 // map's). There is no authorizer, so no CLUSTER_AUTHORIZATION_FAILED.
 
 import (
 	"context"
-	"sort"
+	"errors"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minikafka/minikafka/broker/internal/sasl"
 	"github.com/minikafka/minikafka/protocol"
 )
 
 func (b *Broker) handleDescribeUserScramCredentials(_ context.Context, req *protocol.Request) protocol.Reply {
 	r := req.Body.(*kmsg.DescribeUserSCRAMCredentialsRequest)
 	resp := r.ResponseKind().(*kmsg.DescribeUserSCRAMCredentialsResponse)
-	s := b.scram
-	var names []string
-	dup := map[string]bool{}
-	if len(r.Users) == 0 {
-		names = s.users()
-	} else {
-		for _, u := range r.Users {
-			if _, seen := dup[u.Name]; seen {
-				dup[u.Name] = true
-				continue
-			}
-			dup[u.Name] = false
-			names = append(names, u.Name)
-		}
-		sort.Strings(names)
+	var users []string
+	for _, u := range r.Users {
+		users = append(users, u.Name)
 	}
-	for _, u := range names {
+	for _, d := range b.scram.Describe(users) {
 		res := kmsg.NewDescribeUserSCRAMCredentialsResponseResult()
-		res.User = u
-		if dup[u] {
-			res.ErrorCode = kerr.DuplicateResource.Code
-			res.ErrorMessage = kmsg.StringPtr("Cannot describe SCRAM credentials for the same user twice in a single request: " + u)
-			resp.Results = append(resp.Results, res)
-			continue
+		res.User = d.User
+		if d.Err != nil {
+			res.ErrorCode = scramErrCode(d.Err)
+			res.ErrorMessage = kmsg.StringPtr(d.Err.Error())
 		}
-		for t, m := range scramMechTypes {
-			if m == "" {
-				continue
-			}
-			if c := s.get(u, m); c != nil {
-				info := kmsg.NewDescribeUserSCRAMCredentialsResponseResultCredentialInfo()
-				info.Mechanism = int8(t)
-				info.Iterations = int32(c.iterations)
-				res.CredentialInfos = append(res.CredentialInfos, info)
-			}
-		}
-		if len(res.CredentialInfos) == 0 {
-			res.ErrorCode = kerr.ResourceNotFound.Code
-			res.ErrorMessage = kmsg.StringPtr("Attempt to describe a user credential that does not exist: " + u)
+		for _, c := range d.Creds {
+			info := kmsg.NewDescribeUserSCRAMCredentialsResponseResultCredentialInfo()
+			info.Mechanism = c.Mechanism
+			info.Iterations = c.Iterations
+			res.CredentialInfos = append(res.CredentialInfos, info)
 		}
 		resp.Results = append(resp.Results, res)
 	}
 	return protocol.Reply{Response: resp}
+}
+
+// scramErrCode is the Kafka code of a SCRAM credential's failure; one
+// that is none of the store's own is a storage failure (errCode).
+func scramErrCode(err error) int16 {
+	switch {
+	case errors.Is(err, sasl.ErrDuplicateUser):
+		return kerr.DuplicateResource.Code
+	case errors.Is(err, sasl.ErrNoCredential):
+		return kerr.ResourceNotFound.Code
+	case errors.Is(err, sasl.ErrUnacceptableCredential):
+		return kerr.UnacceptableCredential.Code
+	case errors.Is(err, sasl.ErrUnknownMechanism):
+		return kerr.UnsupportedSaslMechanism.Code
+	}
+	return errCode(err)
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/minikafka/minikafka/broker/internal/acl"
 	"github.com/minikafka/minikafka/broker/internal/groups"
 	"github.com/minikafka/minikafka/broker/internal/quota"
+	"github.com/minikafka/minikafka/broker/internal/sasl"
 	"github.com/minikafka/minikafka/broker/internal/share"
 	"github.com/minikafka/minikafka/broker/internal/telemetry"
 	"github.com/minikafka/minikafka/broker/internal/txn"
@@ -147,9 +148,9 @@ type Broker struct {
 
 	fetchSessions *fetchSessionCache // fetchsession.go
 
-	// scram holds the SCRAM credentials changed through
-	// AlterUserScramCredentials (scram_store.go).
-	scram *scramStore
+	// scram holds the SCRAM credentials, those changed through
+	// AlterUserScramCredentials over the start-up ones (internal/sasl).
+	scram *sasl.Store
 
 	// txns is the transaction coordinator (broker/internal/txn, wired in txn.go).
 	txns *txnCoordinator
@@ -157,8 +158,9 @@ type Broker struct {
 	// uplink forwards topics upstream; nil without Config.Uplink.
 	uplink *uplinkLink
 
-	// sasl holds the SASL credentials; nil without Config.SASL.
-	sasl *saslServer
+	// sasl holds the SASL mechanisms and credentials; nil without
+	// Config.SASL.
+	sasl *sasl.Server
 
 	// quotas are the client quotas (quotas.go); quotaThrottles counts
 	// throttled answers.
@@ -228,8 +230,8 @@ func New(cfg Config) (*Broker, error) {
 	}
 	if cfg.SASL != nil {
 		var err error
-		if b.sasl, err = newSASLServer(*cfg.SASL); err != nil {
-			return nil, err
+		if b.sasl, err = sasl.NewServer(*cfg.SASL, cfg.Now); err != nil {
+			return nil, fmt.Errorf("broker: %w", err)
 		}
 	}
 	b.advHost.Store(&cfg.AdvertisedHost)
@@ -291,7 +293,9 @@ func (b *Broker) openStorage() (err error) {
 	b.telemetry = telemetry.New(telemetry.Config{Metrics: b.cfg.ClientMetrics, Interval: b.cfg.ClientMetricsInterval, MaxBytes: b.cfg.TelemetryMaxBytes})
 	b.producers, err = openProducerIDs(b.fs, path.Join(b.cfg.DataDir, "producer_ids"))
 	if err == nil {
-		b.scram, err = openScramStore(b)
+		if b.scram, err = sasl.OpenStore(b.fs, b.cfg.DataDir, b.sasl); err != nil {
+			err = fmt.Errorf("broker: %w", err)
+		}
 	}
 	if err == nil {
 		b.quotas, err = openQuotas(b.fs, b.cfg.DataDir, quota.Window{Samples: b.cfg.QuotaWindowSamples, Size: b.cfg.QuotaWindowSize})

@@ -39,7 +39,8 @@
 // see topics.go for the layout and how interrupted creates and deletes are
 // swept on start. Producer IDs are reserved in persisted blocks
 // (producer_ids). SCRAM credentials changed through
-// AlterUserScramCredentials are in scram_credentials.json (scram_store.go).
+// AlterUserScramCredentials are in scram_credentials.json (its format is
+// in broker/internal/sasl's doc).
 // DataDir/clean_shutdown is written after a Close without errors and
 // removed at the next start: it says the logs are durable as they are, and
 // carries each partition directory's listing so the start need not read
@@ -91,6 +92,19 @@
 // closed). Without Config.Listeners there is one listener at
 // AdvertisedHost:AdvertisedPort and Config.SASL applies to every
 // connection. TLS is the protocol server's, per listener.
+//
+// # SASL
+//
+// The mechanisms, the credentials derived at start and the SCRAM store are
+// broker/internal/sasl; the OAUTHBEARER token validator is
+// broker/internal/oauth. Neither imports broker or protocol. The broker
+// keeps what depends on connections and requests: the per-connection
+// state machine (sasl.go, run by saslGate before dispatch, its state in
+// protocol.ConnInfo.Auth), which opens a sasl.Exchange per authentication
+// and feeds it the client's tokens, session expiry and re-authentication,
+// and the handlers (17, 36, 50, 51), which turn the package's errors into
+// Kafka codes. The store's RWMutex is its own and is never held while
+// anything else runs.
 //
 // # Concurrency
 //

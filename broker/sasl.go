@@ -20,11 +20,10 @@ package broker
 // close, as Kafka does. Each failure is logged once with the client's
 // address and user name, never a password or proof.
 //
-// Credentials are derived at start: SCRAM ones (RFC 5802, salt random, 4096
-// iterations) per mechanism, and for PLAIN a salted SHA-256 of the
-// password, so the plaintext passwords are not kept. SCRAM credentials
-// can be changed at run time with AlterUserScramCredentials; each SCRAM
-// exchange looks its user up then (scram_store.go).
+// The mechanisms, the credentials derived at start and the SCRAM store
+// are broker/internal/sasl's (its doc says how each mechanism and the
+// store work); this file keeps the per-connection state machine, which
+// hands each token to a sasl.Exchange.
 //
 // Re-authentication (KIP-368). With SASLConfig.MaxReauth (Kafka's
 // connections.max.reauth.ms) > 0, a session ends that long after its
@@ -46,164 +45,51 @@ package broker
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minikafka/minikafka/broker/internal/oauth"
+	"github.com/minikafka/minikafka/broker/internal/sasl"
 	"github.com/minikafka/minikafka/protocol"
 )
 
 // SASL mechanism names.
 const (
-	SASLPlain       = "PLAIN"
-	SASLScramSHA256 = "SCRAM-SHA-256"
-	SASLScramSHA512 = "SCRAM-SHA-512"
-	// SASLOAuthBearer needs SASLConfig.OAuth (sasl_oauth.go); it is not
-	// in SASLMechanisms, which are enabled by default.
-	SASLOAuthBearer = "OAUTHBEARER"
+	SASLPlain       = sasl.Plain
+	SASLScramSHA256 = sasl.ScramSHA256
+	SASLScramSHA512 = sasl.ScramSHA512
+	// SASLOAuthBearer needs SASLConfig.OAuth; it is not in
+	// SASLMechanisms, which are enabled by default.
+	SASLOAuthBearer = sasl.OAuthBearer
 )
 
-// SASLMechanisms lists the mechanisms minikafka serves.
-var SASLMechanisms = []string{SASLPlain, SASLScramSHA256, SASLScramSHA512}
+// SASLMechanisms lists the mechanisms minikafka serves with passwords.
+var SASLMechanisms = sasl.Mechanisms
 
 // DefaultSCRAMIterations is Kafka's minimum (and kafka-configs' default)
 // for SCRAM-SHA-256 and -512.
-const DefaultSCRAMIterations = 4096
+const DefaultSCRAMIterations = sasl.DefaultSCRAMIterations
 
 // PreAuthMaxRequestBytes is Kafka's sasl.server.max.receive.size: the frame
 // cap before a connection has authenticated.
 const PreAuthMaxRequestBytes = 512 << 10
 
-// SASLConfig requires SASL authentication on every connection.
-type SASLConfig struct {
-	// Mechanisms are the enabled mechanisms (SASLMechanisms' names);
-	// empty enables all of them.
-	Mechanisms []string
-	// Users maps user names to passwords.
-	Users map[string]string
-	// Iterations for SCRAM credentials; 0 means DefaultSCRAMIterations,
-	// fewer than 4096 is refused as Kafka does.
-	Iterations int
-	// MaxReauth is Kafka's connections.max.reauth.ms: when > 0 (at least
-	// a millisecond), a session lasts that long and the client must
-	// re-authenticate on the connection before it ends (KIP-368); 0 means
-	// sessions never end.
-	MaxReauth time.Duration
-	// OAuth enables OAUTHBEARER (sasl_oauth.go); with it Users may be
-	// empty.
-	OAuth *OAuthConfig
-}
+// SASLConfig requires SASL authentication on every connection: the
+// enabled mechanisms, users and passwords, SCRAM iterations, MaxReauth
+// (connections.max.reauth.ms) and OAUTHBEARER's validation.
+type SASLConfig = sasl.Config
+
+// OAuthConfig configures OAUTHBEARER's token validation; the names are
+// Kafka's broker options.
+type OAuthConfig = sasl.OAuthConfig
 
 // minReauthInterval is Kafka's limit of one re-authentication a second
 // per connection.
 const minReauthInterval = time.Second
-
-// saslServer holds the derived credentials.
-type saslServer struct {
-	mechanisms []string
-	plain      map[string]plainCred
-	scram      map[string]map[string]*scramCred // mechanism → user
-	lifetime   time.Duration                    // MaxReauth in whole milliseconds
-	oauth      *oauth.Config                    // OAUTHBEARER's validator; nil: not enabled
-}
-
-type plainCred struct {
-	salt [16]byte
-	hash [sha256.Size]byte
-}
-
-func plainHash(salt [16]byte, pass string) [sha256.Size]byte {
-	return sha256.Sum256(append(salt[:], pass...))
-}
-
-// newSASLServer validates cfg and derives every credential.
-func newSASLServer(cfg SASLConfig) (*saslServer, error) {
-	s := &saslServer{plain: map[string]plainCred{}, scram: map[string]map[string]*scramCred{}}
-	mechs := cfg.Mechanisms
-	if len(mechs) == 0 {
-		mechs = SASLMechanisms
-		if cfg.OAuth != nil {
-			mechs = append(slices.Clone(mechs), SASLOAuthBearer)
-		}
-	}
-	if err := s.setupOAuth(cfg, mechs); err != nil {
-		return nil, err
-	}
-	for _, m := range mechs {
-		m = strings.ToUpper(strings.TrimSpace(m))
-		if m == SASLOAuthBearer && s.oauth != nil {
-			if !slices.Contains(s.mechanisms, m) {
-				s.mechanisms = append(s.mechanisms, m)
-			}
-			continue
-		}
-		if !slices.Contains(SASLMechanisms, m) {
-			return nil, fmt.Errorf("broker: unknown SASL mechanism %q (want %s)", m, strings.Join(SASLMechanisms, ", "))
-		}
-		if !slices.Contains(s.mechanisms, m) {
-			s.mechanisms = append(s.mechanisms, m)
-		}
-	}
-	if len(cfg.Users) == 0 && s.oauth == nil {
-		return nil, errors.New("broker: SASL enabled without users")
-	}
-	if cfg.MaxReauth < 0 || cfg.MaxReauth > 0 && cfg.MaxReauth < time.Millisecond {
-		return nil, fmt.Errorf("broker: SASL MaxReauth %v: want 0 (off) or at least 1ms", cfg.MaxReauth)
-	}
-	s.lifetime = cfg.MaxReauth.Truncate(time.Millisecond)
-	iters := cfg.Iterations
-	if iters == 0 {
-		iters = DefaultSCRAMIterations
-	}
-	if iters < DefaultSCRAMIterations {
-		return nil, fmt.Errorf("broker: %d SCRAM iterations is less than the minimum %d", iters, DefaultSCRAMIterations)
-	}
-	users := make([]string, 0, len(cfg.Users))
-	for u := range cfg.Users {
-		if u == "" {
-			return nil, errors.New("broker: SASL user with an empty name")
-		}
-		users = append(users, u)
-	}
-	sort.Strings(users)
-	for _, m := range s.mechanisms {
-		if m == SASLOAuthBearer {
-			continue
-		}
-		for _, u := range users {
-			pass := cfg.Users[u]
-			if m == SASLPlain {
-				var c plainCred
-				if _, err := rand.Read(c.salt[:]); err != nil {
-					return nil, err
-				}
-				c.hash = plainHash(c.salt, pass)
-				s.plain[u] = c
-				continue
-			}
-			c, err := newScramCred(scramHashes[m], pass, iters)
-			if err != nil {
-				return nil, err
-			}
-			if s.scram[m] == nil {
-				s.scram[m] = map[string]*scramCred{}
-			}
-			s.scram[m][u] = c
-		}
-	}
-	return s, nil
-}
 
 type saslPhase uint8
 
@@ -221,36 +107,14 @@ type saslConn struct {
 	mech   string
 	framed bool // SaslHandshake v1: tokens come in SaslAuthenticate requests
 	user   string
-	scram  *scramServer
+	ex     *sasl.Exchange // the exchange under way; nil between exchanges
 
 	principal  string    // the authenticated user, kept through re-authentication
 	reauth     bool      // the exchange under way is a re-authentication
 	expires    time.Time // end of the session; zero: never
 	lastReauth time.Time // start of the last re-authentication
 	badMech    string    // why saslReauthBadMech closes
-
-	oauthErr, oauthReason string    // OAUTHBEARER: the error sent, awaiting the client's %x01
-	tokenExp              time.Time // OAUTHBEARER: the token's expiry, which ends the session
-}
-
-// authFailure is a failed exchange: msg goes to the client (Kafka's text),
-// reason only to the log. generic marks genericFailure's text, which names
-// the exchange (authentication or re-authentication).
-type authFailure struct {
-	msg, reason string
-	generic     bool
-}
-
-func (e *authFailure) Error() string { return e.reason }
-
-// genericFailure is Kafka's answer when the reason must not leak to an
-// unauthenticated client (unknown user, wrong proof, malformed message).
-func genericFailure(mech, reason string) *authFailure {
-	return &authFailure{msg: genericMessage("authentication", mech), reason: reason, generic: true}
-}
-
-func genericMessage(exchange, mech string) string {
-	return "Authentication failed during " + exchange + " due to invalid credentials with SASL mechanism " + mech
+	tokenExp   time.Time // the credential's expiry (OAUTHBEARER), which ends the session
 }
 
 func (st *saslConn) exchange() string {
@@ -389,59 +253,23 @@ func (p saslPhase) String() string {
 	return "done"
 }
 
-// saslStep feeds one client token to the connection's mechanism; when the
+// saslStep feeds one client token to the connection's exchange; when the
 // exchange completes the session begins (saslComplete).
-func (b *Broker) saslStep(req *protocol.Request, st *saslConn, token []byte) (out []byte, done bool, err *authFailure) {
-	out, done, err = b.mechStep(st, token)
+func (b *Broker) saslStep(req *protocol.Request, st *saslConn, token []byte) (out []byte, done bool, err *sasl.Failure) {
+	if st.ex == nil {
+		st.ex = b.sasl.NewExchange(st.mech, b.scram)
+	}
+	out, done, err = st.ex.Step(token)
+	if u, ok := st.ex.User(); ok {
+		st.user = u
+	}
 	if err == nil && done {
 		err = b.saslComplete(req, st)
 	}
-	if err != nil && err.generic {
-		err.msg = genericMessage(st.exchange(), st.mech)
+	if err != nil && err.Generic {
+		err.Msg = sasl.GenericMessage(st.exchange(), st.mech)
 	}
 	return out, done, err
-}
-
-// mechStep runs the mechanism on one token.
-func (b *Broker) mechStep(st *saslConn, token []byte) (out []byte, done bool, err *authFailure) {
-	switch st.mech {
-	case SASLPlain:
-		authz, user, pass, perr := parsePlain(token)
-		if perr != nil {
-			return nil, false, genericFailure(SASLPlain, perr.Error())
-		}
-		st.user = user
-		switch {
-		case user == "":
-			return nil, false, &authFailure{msg: "Authentication failed: username not specified", reason: "empty user name"}
-		case pass == "":
-			return nil, false, &authFailure{msg: "Authentication failed: password not specified", reason: "empty password"}
-		}
-		c, known := b.sasl.plain[user]
-		// Hash even for an unknown user, so timing does not tell.
-		h := plainHash(c.salt, pass)
-		if !known || subtle.ConstantTimeCompare(h[:], c.hash[:]) != 1 {
-			reason := "wrong password"
-			if !known {
-				reason = "unknown user"
-			}
-			return nil, false, &authFailure{msg: "Authentication failed: Invalid username or password", reason: reason}
-		}
-		if authz != "" && authz != user {
-			return nil, false, &authFailure{msg: "Authentication failed: Client requested an authorization id that is different from username", reason: "authorization id differs from user"}
-		}
-		return []byte{}, true, nil
-	case SASLScramSHA256, SASLScramSHA512:
-		if st.scram == nil {
-			st.scram = &scramServer{mech: st.mech, hash: scramHashes[st.mech], lookup: b.scramLookup(st.mech)}
-		}
-		out, done, err := st.scram.step(token)
-		st.user = st.scram.user
-		return out, done, err
-	case SASLOAuthBearer:
-		return b.oauthStep(st, token)
-	}
-	return nil, false, genericFailure(st.mech, "no mechanism chosen")
 }
 
 // saslRawToken serves a bare token after SaslHandshake v0.
@@ -461,29 +289,30 @@ func (b *Broker) saslRawToken(req *protocol.Request, st *saslConn) protocol.Repl
 	return protocol.Reply{Response: resp, SASLRaw: !done}
 }
 
-func (b *Broker) saslLogFailure(req *protocol.Request, st *saslConn, f *authFailure) {
+func (b *Broker) saslLogFailure(req *protocol.Request, st *saslConn, f *sasl.Failure) {
 	b.logBad(req, "SASL "+st.exchange()+" failed; closing connection",
-		"mechanism", st.mech, "user", st.user, "reason", f.reason)
+		"mechanism", st.mech, "user", st.user, "reason", f.Reason)
 }
 
 // saslComplete ends a successful exchange: the session begins (and ends
 // MaxReauth later). A re-authentication must keep the user (Kafka's
 // principal).
-func (b *Broker) saslComplete(req *protocol.Request, st *saslConn) *authFailure {
+func (b *Broker) saslComplete(req *protocol.Request, st *saslConn) *sasl.Failure {
 	if st.reauth && st.user != st.principal {
-		return &authFailure{
-			msg:    fmt.Sprintf("Cannot change principals during re-authentication from User.%s: User.%s", st.principal, st.user),
-			reason: "re-authentication as another user (was " + st.principal + ")",
+		return &sasl.Failure{
+			Msg:    fmt.Sprintf("Cannot change principals during re-authentication from User.%s: User.%s", st.principal, st.user),
+			Reason: "re-authentication as another user (was " + st.principal + ")",
 		}
 	}
 	what := "SASL authenticated"
 	if st.reauth {
 		what = "SASL re-authenticated"
 	}
-	st.phase, st.scram, st.principal, st.reauth = saslDone, nil, st.user, false
+	st.tokenExp = st.ex.Expires()
+	st.phase, st.ex, st.principal, st.reauth = saslDone, nil, st.user, false
 	st.expires = time.Time{}
-	if b.sasl.lifetime > 0 {
-		st.expires = time.Now().Add(b.sasl.lifetime)
+	if lt := b.sasl.Lifetime(); lt > 0 {
+		st.expires = time.Now().Add(lt)
 	}
 	// A token's expiry ends the session too (Kafka's credential lifetime).
 	if !st.tokenExp.IsZero() && (st.expires.IsZero() || st.tokenExp.Before(st.expires)) {
@@ -492,7 +321,7 @@ func (b *Broker) saslComplete(req *protocol.Request, st *saslConn) *authFailure 
 	req.Conn.SetAuthenticated()
 	// Request memory is shared fairly between principals, not connections.
 	req.Conn.SetBudgetOwner(st.user)
-	b.logRoutine(req, what, "mechanism", st.mech, "user", st.user, "session_lifetime", b.sasl.lifetime)
+	b.logRoutine(req, what, "mechanism", st.mech, "user", st.user, "session_lifetime", b.sasl.Lifetime())
 	return nil
 }
 
@@ -500,17 +329,17 @@ func (b *Broker) saslComplete(req *protocol.Request, st *saslConn) *authFailure 
 // until the session's end, 0 without one.
 func (b *Broker) sessionLifetimeMillis(st *saslConn) int64 {
 	if st.tokenExp.IsZero() || st.expires.IsZero() {
-		return b.sasl.lifetime.Milliseconds()
+		return b.sasl.Lifetime().Milliseconds()
 	}
 	return max(time.Until(st.expires).Milliseconds(), 1)
 }
 
 // saslFailed is SaslAuthenticate's error answer; the connection closes
 // after it is written.
-func saslFailed(version int16, f *authFailure) protocol.Reply {
+func saslFailed(version int16, f *sasl.Failure) protocol.Reply {
 	resp := kmsg.NewPtrSASLAuthenticateResponse()
 	resp.Version = version
 	resp.ErrorCode = kerr.SaslAuthenticationFailed.Code
-	resp.ErrorMessage = kmsg.StringPtr(f.msg)
+	resp.ErrorMessage = kmsg.StringPtr(f.Msg)
 	return protocol.Reply{Response: resp, Err: f}
 }

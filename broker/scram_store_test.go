@@ -20,9 +20,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minikafka/minikafka/broker/internal/sasl"
 	"github.com/minikafka/minikafka/internal/vfs"
 	"github.com/minikafka/minikafka/protocol"
 )
+
+// scramFile is the SCRAM store's file in the data directory.
+const scramFile = sasl.StoreFile
 
 // scramBroker serves a broker on dir (the OS filesystem) with SASL users
 // alice (all mechanisms); stop closes the listener and the broker.
@@ -388,68 +392,6 @@ func TestSCRAMStoreCorruptFile(t *testing.T) {
 	}
 }
 
-func TestSCRAMStoreRoundTrip(t *testing.T) {
-	salted := []byte("0123456789abcdef0123456789abcdef")
-	m := map[scramKey]*scramCred{
-		{"a", SASLScramSHA256}: scramCredFromSalted(SASLScramSHA256, []byte("s"), salted, 4096),
-		{"a", SASLScramSHA512}: nil,
-		{"b", SASLScramSHA512}: scramCredFromSalted(SASLScramSHA512, nil, salted, 16384),
-	}
-	data, err := encodeScramChanges(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := decodeScramChanges(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	again, _ := encodeScramChanges(back)
-	if string(again) != string(data) || len(back) != 3 || back[scramKey{"a", SASLScramSHA512}] != nil {
-		t.Fatalf("round trip:\n%s\n%s", data, again)
-	}
-	for _, bad := range []string{
-		`{"version":2,"credentials":[]}`,
-		`{"version":1,"credentials":[{"user":"","mechanism":"SCRAM-SHA-256","deleted":true}]}`,
-		`{"version":1,"credentials":[{"user":"a","mechanism":"PLAIN","deleted":true}]}`,
-		`{"version":1,"credentials":[{"user":"a","mechanism":"SCRAM-SHA-256","deleted":true},{"user":"a","mechanism":"SCRAM-SHA-256","deleted":true}]}`,
-		`{"version":1,"credentials":[{"user":"a","mechanism":"SCRAM-SHA-256","iterations":4096,"stored_key":"AA==","server_key":"AA=="}]}`,
-	} {
-		if _, err := decodeScramChanges([]byte(bad)); err == nil {
-			t.Errorf("accepted %s", bad)
-		}
-	}
-}
-
-func FuzzSCRAMStoreDecode(f *testing.F) {
-	salted := []byte("0123456789abcdef0123456789abcdef")
-	data, _ := encodeScramChanges(map[scramKey]*scramCred{
-		{"a", SASLScramSHA256}: scramCredFromSalted(SASLScramSHA256, []byte("s"), salted, 4096),
-		{"b", SASLScramSHA512}: nil,
-	})
-	f.Add(data)
-	f.Add([]byte(`{"version":1,"credentials":null}`))
-	f.Add([]byte(`{}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		m, err := decodeScramChanges(data)
-		if err != nil {
-			return
-		}
-		// What decodes re-encodes to something that decodes the same.
-		enc, err := encodeScramChanges(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m2, err := decodeScramChanges(enc)
-		if err != nil || len(m2) != len(m) {
-			t.Fatalf("re-decode: %v (%d vs %d)", err, len(m2), len(m))
-		}
-		enc2, _ := encodeScramChanges(m2)
-		if string(enc2) != string(enc) {
-			t.Fatalf("unstable encoding:\n%s\n%s", enc, enc2)
-		}
-	})
-}
-
 // When the credentials file cannot be written, Alter answers
 // KAFKA_STORAGE_ERROR for each valid change and applies none of them.
 func TestAlterUserSCRAMPersistFailure(t *testing.T) {
@@ -494,14 +436,13 @@ func TestSCRAMStoreConcurrentLookup(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			look := b.scramLookup(SASLScramSHA256)
 			for {
 				select {
 				case <-stop:
 					return
 				default:
 				}
-				if c := look("u"); c == nil || (c.iterations != 4096 && c.iterations != 5000) {
+				if c := b.scram.Get("u", SASLScramSHA256); c == nil || (c.Iterations() != 4096 && c.Iterations() != 5000) {
 					t.Errorf("lookup: %+v", c)
 					return
 				}

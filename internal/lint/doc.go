@@ -31,6 +31,11 @@
 //     or internal/console, tests included: it is a client of the upstream
 //     cluster (franz-go's kgo, kadm, kmsg are its to use) that sees the
 //     broker only through the interfaces it declares.
+//   - SASL, broker/internal/sasl (mechanisms, the SCRAM store) and the
+//     OAUTHBEARER token validator broker/internal/oauth, import neither
+//     broker nor protocol nor anything of franz-go, tests included: they
+//     take a client's token and return the answer, and the connection
+//     state machine and the Kafka error codes stay in the broker.
 //
 // internal/bench is not held to the storage rule: it is a benchmark
 // harness that runs the broker and kfake and drives them with kgo, a tool

@@ -81,6 +81,15 @@ var rules = []rule{
 		other:  func(string) bool { return false },
 		why:    "the uplink is a client of the upstream cluster and sees the broker only through the interfaces it declares",
 	},
+	{
+		name: "sasl",
+		covers: func(rel string, test bool) bool {
+			return under(rel, "broker/internal/sasl") || under(rel, "broker/internal/oauth")
+		},
+		forbid: func(rel string) bool { return rel == "broker" || under(rel, "protocol") },
+		other:  franzGo,
+		why:    "SASL's mechanisms and credential store take tokens and give answers; Kafka requests, codes and connections are the broker's",
+	},
 }
 
 // uplinkForbids is what broker/uplink, tests included, may not import of
@@ -252,6 +261,9 @@ func TestImports(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "broker", "uplink")); err == nil && covered["uplink"] == 0 {
 		t.Error(`broker/uplink exists but rule "uplink" covered none of its files`)
 	}
+	if _, err := os.Stat(filepath.Join(root, "broker", "internal", "sasl")); err == nil && covered["sasl"] == 0 {
+		t.Error(`broker/internal/sasl exists but rule "sasl" covered none of its files`)
+	}
 	t.Logf("files checked per rule: %v", covered)
 }
 
@@ -299,6 +311,11 @@ import (
 		// The transaction coordinator: kmsg and storage are fine.
 		"broker/internal/txn/t.go":      "package txn\n\nimport (\n\t\"example.com/m/groupstore\"\n\t\"example.com/m/protocol\"\n\t\"github.com/twmb/franz-go/pkg/kmsg\"\n)\n",
 		"broker/internal/txn/t_test.go": "package txn\n\nimport \"example.com/m/broker\"\n",
+		// SASL: storage helpers and the oauth validator are fine; the
+		// broker, kmsg and (in a test too) protocol are not.
+		"broker/internal/sasl/s.go":      "package sasl\n\nimport (\n\t\"example.com/m/broker/internal/oauth\"\n\t\"example.com/m/internal/vfs\"\n\t\"github.com/twmb/franz-go/pkg/kmsg\"\n)\n",
+		"broker/internal/sasl/s_test.go": "package sasl\n\nimport \"example.com/m/protocol\"\n",
+		"broker/internal/oauth/o.go":     "package oauth\n\nimport \"example.com/m/broker\"\n",
 		// The uplink: franz-go, storage, internal helpers and its own
 		// subpackages are fine; the broker (internal coordinators
 		// included), protocol and the layers above are not, in tests too.
@@ -332,6 +349,9 @@ import (
 	want := []string{
 		`broker/internal/groups/assign/a.go:3: imports example.com/m/protocol (rule "coordinator")`,
 		`broker/internal/groups/c_test.go:3: imports example.com/m/broker (rule "coordinator")`,
+		`broker/internal/oauth/o.go:3: imports example.com/m/broker (rule "sasl")`,
+		`broker/internal/sasl/s.go:6: imports github.com/twmb/franz-go/pkg/kmsg (rule "sasl")`,
+		`broker/internal/sasl/s_test.go:3: imports example.com/m/protocol (rule "sasl")`,
 		`broker/internal/txn/t.go:5: imports example.com/m/protocol (rule "txn coordinator")`,
 		`broker/internal/txn/t_test.go:3: imports example.com/m/broker (rule "txn coordinator")`,
 		`broker/uplink/sub/s.go:3: imports example.com/m/protocol (rule "uplink")`,
@@ -358,5 +378,8 @@ import (
 	}
 	if covered["uplink"] != 4 {
 		t.Errorf("uplink rule covered %d files, want 4", covered["uplink"])
+	}
+	if covered["sasl"] != 3 {
+		t.Errorf("sasl rule covered %d files, want 3", covered["sasl"])
 	}
 }

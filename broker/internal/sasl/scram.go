@@ -1,4 +1,4 @@
-package broker
+package sasl
 
 // SCRAM-SHA-256 and SCRAM-SHA-512 (RFC 5802, RFC 7677) as Kafka serves
 // them: no channel binding, the tokenauth extension (delegation tokens)
@@ -31,18 +31,23 @@ import (
 )
 
 var scramHashes = map[string]func() hash.Hash{
-	SASLScramSHA256: sha256.New,
-	SASLScramSHA512: sha512.New,
+	ScramSHA256: sha256.New,
+	ScramSHA512: sha512.New,
 }
 
-// scramCred is what the server keeps of a password.
-type scramCred struct {
+// Cred is what the server keeps of a SCRAM password: never the password
+// or the salted password, only what checks a proof (RFC 5802's StoredKey)
+// and proves the server (ServerKey).
+type Cred struct {
 	salt                 []byte
 	iterations           int
 	storedKey, serverKey []byte
 }
 
-func newScramCred(h func() hash.Hash, pass string, iterations int) (*scramCred, error) {
+// Iterations is the credential's PBKDF2 iteration count.
+func (c *Cred) Iterations() int { return c.iterations }
+
+func newCred(h func() hash.Hash, pass string, iterations int) (*Cred, error) {
 	salt := make([]byte, 32)
 	if _, err := rand.Read(salt); err != nil {
 		return nil, err
@@ -54,7 +59,7 @@ func newScramCred(h func() hash.Hash, pass string, iterations int) (*scramCred, 
 	clientKey := scramHMAC(h, salted, []byte("Client Key"))
 	hh := h()
 	hh.Write(clientKey)
-	return &scramCred{
+	return &Cred{
 		salt:       salt,
 		iterations: iterations,
 		storedKey:  hh.Sum(nil),
@@ -226,23 +231,22 @@ func parseScramClientFinal(msg string) (*scramClientFinal, error) {
 
 // scramServer is one connection's SCRAM exchange.
 type scramServer struct {
-	mech  string
-	hash  func() hash.Hash
-	creds map[string]*scramCred
-	// lookup, when set, finds a user's credential instead of creds, so
+	mech string
+	hash func() hash.Hash
+	// lookup finds a user's credential when the client names it, so
 	// changes through AlterUserScramCredentials apply to new logins.
-	lookup func(user string) *scramCred
+	lookup func(user string) *Cred
 
 	user        string
 	first       *scramClientFirst
 	serverFirst string
-	cred        *scramCred
+	cred        *Cred
 	nonce       string
 	final       bool // client-first seen; next is client-final
 }
 
 // step evaluates one client message.
-func (s *scramServer) step(token []byte) ([]byte, bool, *authFailure) {
+func (s *scramServer) step(token []byte) ([]byte, bool, *Failure) {
 	if !s.final {
 		first, err := parseScramClientFirst(string(token))
 		if err != nil {
@@ -252,15 +256,12 @@ func (s *scramServer) step(token []byte) ([]byte, bool, *authFailure) {
 		if first.extensions["tokenauth"] == "true" {
 			return nil, false, genericFailure(s.mech, "delegation tokens are not supported")
 		}
-		cred := s.creds[first.user]
-		if s.lookup != nil {
-			cred = s.lookup(first.user)
-		}
+		cred := s.lookup(first.user)
 		if cred == nil {
 			return nil, false, genericFailure(s.mech, "unknown user")
 		}
 		if first.authzid != "" && first.authzid != first.user {
-			return nil, false, &authFailure{msg: "Authentication failed: Client requested an authorization id that is different from username", reason: "authorization id differs from user"}
+			return nil, false, &Failure{Msg: "Authentication failed: Client requested an authorization id that is different from username", Reason: "authorization id differs from user"}
 		}
 		var rnd [24]byte
 		if _, err := rand.Read(rnd[:]); err != nil {

@@ -1,4 +1,4 @@
-package broker
+package sasl
 
 // SASL/OAUTHBEARER (RFC 7628, KIP-255, KIP-768), as Kafka's
 // OAuthBearerSaslServer serves it.
@@ -15,10 +15,10 @@ package broker
 // "scope" for insufficient_scope); the client acknowledges it with a lone
 // %x01 and the exchange then fails with SASL_AUTHENTICATION_FAILED and that
 // JSON as the message. An authzid other than the token's principal fails.
-// The principal is the token's principal claim; the session ends at the
-// token's expiry or MaxReauth, whichever is first, and the client must
-// re-authenticate with a new token of the same principal before then (as
-// for SCRAM, sasl.go).
+// The principal is the token's principal claim; the exchange reports the
+// token's expiry (Exchange.Expires), at which the broker ends the session
+// if MaxReauth does not end it first, and the client must re-authenticate
+// with a new token of the same principal before then (as for SCRAM).
 
 import (
 	"bytes"
@@ -59,10 +59,10 @@ type OAuthConfig struct {
 }
 
 // setupOAuth builds the validator when OAUTHBEARER is enabled.
-func (s *saslServer) setupOAuth(cfg SASLConfig, mechs []string) error {
+func (s *Server) setupOAuth(cfg Config, mechs []string) error {
 	want := false
 	for _, m := range mechs {
-		if strings.ToUpper(strings.TrimSpace(m)) == SASLOAuthBearer {
+		if strings.ToUpper(strings.TrimSpace(m)) == OAuthBearer {
 			want = true
 		}
 	}
@@ -71,7 +71,7 @@ func (s *saslServer) setupOAuth(cfg SASLConfig, mechs []string) error {
 	}
 	oc := cfg.OAuth
 	if oc == nil {
-		return errors.New("broker: SASL mechanism OAUTHBEARER needs an OAuth configuration")
+		return errors.New("SASL mechanism OAUTHBEARER needs an OAuth configuration")
 	}
 	v := &oauth.Config{PrincipalClaim: oc.PrincipalClaim, ScopeClaim: oc.ScopeClaim,
 		RequiredScopes: oc.RequiredScopes, ClockSkew: oc.ClockSkew, Issuer: oc.Issuer, Audiences: oc.Audiences}
@@ -81,7 +81,7 @@ func (s *saslServer) setupOAuth(cfg SASLConfig, mechs []string) error {
 	var load func() ([]byte, error)
 	switch {
 	case oc.JWKSFile != "" && oc.JWKSURL != "":
-		return errors.New("broker: OAUTHBEARER: give a JWKS file or a URL, not both")
+		return errors.New("OAUTHBEARER: give a JWKS file or a URL, not both")
 	case oc.JWKSFile != "":
 		f := oc.JWKSFile
 		load = func() ([]byte, error) { return os.ReadFile(f) }
@@ -95,7 +95,7 @@ func (s *saslServer) setupOAuth(cfg SASLConfig, mechs []string) error {
 	if load != nil {
 		ks, err := oauth.NewKeySet(load)
 		if err != nil {
-			return fmt.Errorf("broker: OAUTHBEARER JWKS: %w", err)
+			return fmt.Errorf("OAUTHBEARER JWKS: %w", err)
 		}
 		v.JWKS = ks
 	}
@@ -165,41 +165,41 @@ func parseOAuthClientFirst(msg []byte) (authzid, token string, err error) {
 }
 
 // oauthStep runs one OAUTHBEARER message.
-func (b *Broker) oauthStep(st *saslConn, msg []byte) ([]byte, bool, *authFailure) {
-	if st.oauthErr != "" {
+func (x *Exchange) oauthStep(msg []byte) ([]byte, bool, *Failure) {
+	if x.oauthErr != "" {
 		// The client's answer to our error challenge: Kafka fails the
 		// exchange with the error as the message.
-		e, reason := st.oauthErr, st.oauthReason
-		st.oauthErr, st.oauthReason = "", ""
+		e, reason := x.oauthErr, x.oauthReason
+		x.oauthErr, x.oauthReason = "", ""
 		if !bytes.Equal(msg, []byte{1}) {
 			reason += " (and the client did not answer the error with %x01)"
 		}
-		return nil, false, &authFailure{msg: e, reason: reason}
+		return nil, false, &Failure{Msg: e, Reason: reason}
 	}
-	st.tokenExp = time.Time{}
+	x.expires = time.Time{}
 	authzid, token, err := parseOAuthClientFirst(msg)
 	if err != nil {
-		return nil, false, genericFailure(SASLOAuthBearer, "invalid OAUTHBEARER client first message: "+err.Error())
+		return nil, false, genericFailure(OAuthBearer, "invalid OAUTHBEARER client first message: "+err.Error())
 	}
-	res, verr := oauth.Validate(b.sasl.oauth, token, b.now())
+	res, verr := oauth.Validate(x.srv.oauth, token, x.srv.now())
 	if verr != nil {
 		var oe *oauth.Error
 		if !errors.As(verr, &oe) {
-			return nil, false, genericFailure(SASLOAuthBearer, verr.Error())
+			return nil, false, genericFailure(OAuthBearer, verr.Error())
 		}
 		js := fmt.Sprintf(`{"status":%q`, oe.Status)
 		if oe.Scope != "" {
 			js += fmt.Sprintf(`, "scope":%q`, oe.Scope)
 		}
 		js += "}"
-		st.oauthErr, st.oauthReason = js, oe.Reason
+		x.oauthErr, x.oauthReason = js, oe.Reason
 		return []byte(js), false, nil
 	}
-	st.user = res.Principal
+	x.user, x.userKnown = res.Principal, true
 	if authzid != "" && authzid != res.Principal {
-		return nil, false, &authFailure{msg: "Authentication failed: Client requested an authorization id that is different from the token's principal name",
-			reason: "authzid " + authzid + " differs from the token's principal"}
+		return nil, false, &Failure{Msg: "Authentication failed: Client requested an authorization id that is different from the token's principal name",
+			Reason: "authzid " + authzid + " differs from the token's principal"}
 	}
-	st.tokenExp = res.Expires
+	x.expires = res.Expires
 	return []byte{}, true, nil
 }

@@ -100,3 +100,31 @@ func TestErrorResponseEveryAPI(t *testing.T) {
 		t.Fatalf("describe groups error response %+v", gr)
 	}
 }
+
+// FuzzErrorResponse: whatever request a client sends mid-exchange (any API
+// and version we serve, any body kmsg decodes), its ILLEGAL_SASL_STATE
+// answer is built without panicking and decodes as that API's response.
+func FuzzErrorResponse(f *testing.F) {
+	for _, r := range []kmsg.Request{saslProduceReq(1), metadataFor("t"), &kmsg.DescribeGroupsRequest{Groups: []string{"g"}}} {
+		for i, a := range apis {
+			if a.key == r.Key() {
+				f.Add(uint8(i), uint8(r.GetVersion()-a.min), r.AppendTo(nil))
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, k, v uint8, body []byte) {
+		a := apis[int(k)%len(apis)]
+		version := a.min + int16(v)%(a.max-a.min+1)
+		req := kmsg.RequestForKey(a.key)
+		req.SetVersion(version)
+		if req.ReadFrom(body) != nil {
+			return
+		}
+		resp := errorResponse(req, kerr.IllegalSaslState.Code)
+		back := req.ResponseKind()
+		back.SetVersion(version)
+		if err := back.ReadFrom(resp.AppendTo(nil)); err != nil {
+			t.Fatalf("%s v%d: %v", kmsg.NameForKey(a.key), version, err)
+		}
+	})
+}
