@@ -7,6 +7,7 @@ require (
 	github.com/bufbuild/protocompile v0.14.1
 	github.com/chromedp/chromedp v0.23.1
 	github.com/confluentinc/confluent-kafka-go/v2 v2.11.1
+	github.com/go-jose/go-jose/v4 v4.1.9
 	github.com/hamba/avro/v2 v2.31.0
 	github.com/klauspost/compress v1.20.4
 	github.com/pierrec/lz4/v4 v4.1.33

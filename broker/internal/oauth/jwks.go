@@ -1,19 +1,25 @@
 package oauth
 
 import (
-	"crypto"
 	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rsa"
-	"crypto/sha256"
-	"crypto/sha512"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"hash"
-	"math/big"
+	"slices"
 	"sync"
 	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
 )
+
+// allowedAlgs are the signature algorithms a signed token may use: RSA
+// PKCS#1 v1.5 and ECDSA on P-256/P-384, as Kafka's default validator. Never
+// "none" (that is the unsecured validator's, without a JWKS) and never
+// HMAC: a JWKS is public, so an HS256 token "signed" with a public key
+// would prove nothing; keys that are not RSA or EC public keys are dropped
+// when the JWKS loads, too.
+var allowedAlgs = []jose.SignatureAlgorithm{jose.RS256, jose.RS384, jose.RS512, jose.ES256, jose.ES384}
 
 // KeySet is a JWKS. Load fetches its bytes (a file or a URL); Verify calls
 // it again, at most once a RefreshMin, when a token names an unknown kid
@@ -23,14 +29,8 @@ type KeySet struct {
 	RefreshMin time.Duration
 
 	mu     sync.Mutex
-	keys   []jwk
+	keys   []jose.JSONWebKey // RSA (≥ 2048 bits) and EC P-256/P-384 public keys only
 	loaded time.Time
-}
-
-type jwk struct {
-	kid, alg string
-	rsa      *rsa.PublicKey
-	ec       *ecdsa.PublicKey
 }
 
 // NewKeySet loads the keys once; an error stops the broker's start.
@@ -47,55 +47,48 @@ func NewKeySet(load func() ([]byte, error)) (*KeySet, error) {
 	return ks, nil
 }
 
-// parseJWKS decodes a JWK Set ({"keys":[...]}) of RSA and EC (P-256,
-// P-384) public keys; keys of other types are skipped, as jose4j does.
-func parseJWKS(data []byte) ([]jwk, error) {
+// parseJWKS decodes a JWK Set ({"keys":[...]}) with go-jose, keeping the
+// RSA and EC (P-256, P-384) public keys; keys of other types or curves are
+// skipped before go-jose decodes them, as jose4j does, and so are those
+// go-jose does not support (RSA over 4096 bits). A private key's public
+// half is kept. A key of a kept type that does not decode (bad n or e, a
+// point not on its curve) fails the whole set.
+func parseJWKS(data []byte) ([]jose.JSONWebKey, error) {
 	var set struct {
-		Keys []map[string]any `json:"keys"`
+		Keys []json.RawMessage `json:"keys"`
 	}
 	if err := json.Unmarshal(data, &set); err != nil {
 		return nil, fmt.Errorf("oauth: JWKS: %w", err)
 	}
-	var out []jwk
-	for i, k := range set.Keys {
-		str := func(n string) string { s, _ := k[n].(string); return s }
-		key := jwk{kid: str("kid"), alg: str("alg")}
-		switch str("kty") {
-		case "RSA":
-			n, err1 := b64(str("n"))
-			e, err2 := b64(str("e"))
-			if err1 != nil || err2 != nil || len(n) == 0 || len(e) == 0 || len(e) > 8 {
-				return nil, fmt.Errorf("oauth: JWKS key %d: bad RSA n or e", i)
-			}
-			ev := new(big.Int).SetBytes(e)
-			key.rsa = &rsa.PublicKey{N: new(big.Int).SetBytes(n), E: int(ev.Int64())}
-			if key.rsa.N.BitLen() < 2048 || key.rsa.E < 3 {
-				return nil, fmt.Errorf("oauth: JWKS key %d: RSA key too small", i)
-			}
-		case "EC":
-			var curve elliptic.Curve
-			switch str("crv") {
-			case "P-256":
-				curve = elliptic.P256()
-			case "P-384":
-				curve = elliptic.P384()
-			default:
-				continue
-			}
-			x, err1 := b64(str("x"))
-			y, err2 := b64(str("y"))
-			if err1 != nil || err2 != nil {
-				return nil, fmt.Errorf("oauth: JWKS key %d: bad EC x or y", i)
-			}
-			pk := &ecdsa.PublicKey{Curve: curve, X: new(big.Int).SetBytes(x), Y: new(big.Int).SetBytes(y)}
-			if !curve.IsOnCurve(pk.X, pk.Y) {
-				return nil, fmt.Errorf("oauth: JWKS key %d: point not on %s", i, str("crv"))
-			}
-			key.ec = pk
+	var out []jose.JSONWebKey
+	for i, raw := range set.Keys {
+		var kind struct{ Kty, Crv string }
+		if err := json.Unmarshal(raw, &kind); err != nil {
+			return nil, fmt.Errorf("oauth: JWKS key %d: %w", i, err)
+		}
+		switch {
+		case kind.Kty == "RSA", kind.Kty == "EC" && (kind.Crv == "P-256" || kind.Crv == "P-384"):
 		default:
 			continue
 		}
-		out = append(out, key)
+		var k jose.JSONWebKey
+		if err := k.UnmarshalJSON(raw); err != nil {
+			if errors.Is(err, jose.ErrUnsupportedKeyType) {
+				continue
+			}
+			return nil, fmt.Errorf("oauth: JWKS key %d: %w", i, err)
+		}
+		k = k.Public()
+		switch pk := k.Key.(type) {
+		case *rsa.PublicKey:
+			if pk.N.BitLen() < 2048 || pk.E < 3 {
+				return nil, fmt.Errorf("oauth: JWKS key %d: RSA key too small", i)
+			}
+		case *ecdsa.PublicKey:
+		default:
+			continue // symmetric (oct), Ed25519, ...: not a key for allowedAlgs
+		}
+		out = append(out, k)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("oauth: JWKS holds no usable RSA or EC key")
@@ -103,35 +96,25 @@ func parseJWKS(data []byte) ([]jwk, error) {
 	return out, nil
 }
 
-func (ks *KeySet) find(kid string) []jwk {
-	var out []jwk
+func (ks *KeySet) find(kid string) []jose.JSONWebKey {
+	var out []jose.JSONWebKey
 	for _, k := range ks.keys {
-		if kid == "" || k.kid == kid {
+		if kid == "" || k.KeyID == kid {
 			out = append(out, k)
 		}
 	}
 	return out
 }
 
-// Verify checks t's signature with the key its kid names.
+// Verify checks t's signature with the key its kid names (every key
+// without a kid).
 func (ks *KeySet) Verify(t *Token) *Error {
-	var h func() hash.Hash
-	var ch crypto.Hash
-	var ec bool
-	size := 0
-	switch t.Alg {
-	case "RS256":
-		h, ch = sha256.New, crypto.SHA256
-	case "RS384":
-		h, ch = sha512.New384, crypto.SHA384
-	case "RS512":
-		h, ch = sha512.New, crypto.SHA512
-	case "ES256":
-		h, ec, size = sha256.New, true, 32
-	case "ES384":
-		h, ec, size = sha512.New384, true, 48
-	default:
+	if !slices.Contains(allowedAlgs, jose.SignatureAlgorithm(t.Alg)) {
 		return invalid("signature algorithm %q is not allowed", t.Alg)
+	}
+	jws, err := jose.ParseSignedCompact(t.compact, allowedAlgs)
+	if err != nil {
+		return invalid("JWS: %v", err)
 	}
 	ks.mu.Lock()
 	keys := ks.find(t.Kid)
@@ -148,24 +131,14 @@ func (ks *KeySet) Verify(t *Token) *Error {
 	if len(keys) == 0 {
 		return invalid("no JWKS key with kid %q", t.Kid)
 	}
-	d := h()
-	d.Write(t.Signed)
-	sum := d.Sum(nil)
 	for _, k := range keys {
-		if k.alg != "" && k.alg != t.Alg {
+		if k.Algorithm != "" && k.Algorithm != t.Alg {
 			continue
 		}
-		switch {
-		case !ec && k.rsa != nil:
-			if rsa.VerifyPKCS1v15(k.rsa, ch, sum, t.Signature) == nil {
-				return nil
-			}
-		case ec && k.ec != nil && len(t.Signature) == 2*size && k.ec.Curve.Params().BitSize == size*8:
-			r := new(big.Int).SetBytes(t.Signature[:size])
-			s := new(big.Int).SetBytes(t.Signature[size:])
-			if ecdsa.Verify(k.ec, sum, r, s) {
-				return nil
-			}
+		// go-jose checks the key fits the algorithm (an RSA key for RS*,
+		// the curve of ES256/ES384) and the signature's size.
+		if _, err := jws.Verify(k.Key); err == nil {
+			return nil
 		}
 	}
 	return invalid("signature does not verify with the JWKS key %q", t.Kid)

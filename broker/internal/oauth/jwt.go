@@ -18,9 +18,10 @@ const MaxTokenBytes = 64 << 10
 type Token struct {
 	Header    map[string]any
 	Claims    map[string]any
-	Signed    []byte // header.payload, what the signature covers
 	Signature []byte
 	Alg, Kid  string
+
+	compact string // the token without base64 padding, for go-jose
 }
 
 // Error is a validation failure with Kafka's error status.
@@ -57,7 +58,10 @@ func Parse(tok string) (*Token, error) {
 	if err != nil {
 		return nil, invalid("signature: %v", err)
 	}
-	t := &Token{Signed: []byte(parts[0] + "." + parts[1]), Signature: sig}
+	for i, p := range parts {
+		parts[i] = strings.TrimRight(p, "=")
+	}
+	t := &Token{Signature: sig, compact: strings.Join(parts, ".")}
 	if t.Header, err = object(hdr); err != nil {
 		return nil, invalid("header: %v", err)
 	}
