@@ -11,6 +11,7 @@ import (
 type schemaRegistryConfig struct {
 	addr string
 	any  bool
+	auth bool
 }
 
 // WithSchemaRegistry serves a Confluent-compatible schema registry (the
@@ -31,6 +32,15 @@ func WithSchemaRegistry(addr string) Option {
 // interface.
 func WithSchemaRegistryAny() Option {
 	return optionFunc(func(c *config) { c.schemaRegistry.any = true })
+}
+
+// WithSchemaRegistryAuth makes every request to the schema registry
+// authenticate with HTTP basic credentials: a user and password of the
+// broker's SCRAM users (WithSASL's, and those created with
+// AlterUserScramCredentials, e.g. minikafka user create), as Redpanda's
+// registry does. Without it the registry asks for no password.
+func WithSchemaRegistryAuth() Option {
+	return optionFunc(func(c *config) { c.schemaRegistry.auth = true })
 }
 
 // bindAddr is the address to listen on: a port alone means loopback

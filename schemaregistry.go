@@ -58,7 +58,12 @@ func startRegistry(cfg schemaRegistryConfig, b *Broker) (_ *registrySide, err er
 		defer close(r.kdone)
 		_ = r.kafka.Serve()
 	}()
+	var authenticate func(user, pass string) bool
+	if cfg.auth {
+		authenticate = b.brk.CheckSCRAMPassword
+	}
 	r.reg, err = schemaregistry.New(schemaregistry.Config{
+		Authenticate: authenticate,
 		Kafka: []kgo.Opt{
 			// Every address the broker advertises leads to the same pipe.
 			kgo.SeedBrokers("schema-registry.internal:9092"),

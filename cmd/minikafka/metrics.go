@@ -19,6 +19,7 @@ type metricsSettings struct {
 
 	registryAddr string // -schema-registry-addr: Confluent's REST API
 	registryAny  bool
+	registryAuth bool
 
 	adminAddr      string // the control API (faults, inspection, waits)
 	adminTokenFile string
@@ -31,6 +32,7 @@ func (m *metricsSettings) register(fs *flag.FlagSet) {
 	fs.BoolVar(&m.httpAny, "http-addr-any", false, "let -http-addr listen on every interface (0.0.0.0, ::, or a bare \":port\"); the console has no password")
 	fs.StringVar(&m.registryAddr, "schema-registry-addr", "", "serve a Confluent-compatible schema registry (Avro, Protobuf, JSON Schema; kept in the _schemas topic) at http://`host:port`/ (default: off; \":8081\" means 127.0.0.1:8081)")
 	fs.BoolVar(&m.registryAny, "schema-registry-addr-any", false, "let -schema-registry-addr listen on every interface; the registry has no password")
+	fs.BoolVar(&m.registryAuth, "schema-registry-auth", false, "require HTTP basic authentication on the schema registry: a SCRAM user's name and password")
 	fs.StringVar(&m.adminAddr, "admin-addr", "", "serve the control API (faults, inspection, waits, seeding) with /metrics and /healthz at http://`host:port`/v1/ (default: off; \":9644\" means 127.0.0.1:9644; other than loopback needs -admin-token-file)")
 	fs.StringVar(&m.adminTokenFile, "admin-token-file", "", "`file` holding the bearer token the control API requires (one line)")
 	fs.BoolVar(&m.storageFaults, "storage-faults", false, "put the data dir behind switches the control API can flip (POST /v1/storage: failing fsyncs, a full disk, slow fsyncs), for tests; not for production")
@@ -65,6 +67,9 @@ func (m *metricsSettings) options() ([]minikafka.Option, error) {
 	}
 	if m.registryAny {
 		opts = append(opts, minikafka.WithSchemaRegistryAny())
+	}
+	if m.registryAuth {
+		opts = append(opts, minikafka.WithSchemaRegistryAuth())
 	}
 	return opts, nil
 }

@@ -31,6 +31,11 @@ type rawSchema string
 
 // ServeHTTP serves Confluent's REST API.
 func (r *Registry) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	if r.cfg.Authenticate != nil && !r.auth.allowed(req, r.cfg.Authenticate) {
+		w.Header().Set("WWW-Authenticate", `Basic realm="schema registry", charset="UTF-8"`)
+		writeError(w, req, errorf(http.StatusUnauthorized, "Unauthorized"))
+		return
+	}
 	r.mux().ServeHTTP(w, req)
 }
 

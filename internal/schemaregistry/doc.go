@@ -18,7 +18,9 @@
 // Answers are application/vnd.schemaregistry.v1+json (plain JSON to a
 // client that asks for only that); requests in either are accepted. A
 // request body is bounded (MaxRequestBytes), and so is a schema's text
-// (Config.MaxSchemaBytes, 42209 beyond).
+// (Config.MaxSchemaBytes, 42209 beyond). With Config.Authenticate every
+// request needs HTTP basic credentials it accepts (401 otherwise);
+// minikafka checks them against the broker's SCRAM users.
 //
 // # Schema types and compatibility
 //

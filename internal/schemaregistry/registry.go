@@ -35,7 +35,11 @@ type Config struct {
 	Topic string
 	// MaxSchemaBytes bounds a schema's text; DefaultMaxSchemaBytes when 0.
 	MaxSchemaBytes int
-	Logger         *slog.Logger
+	// Authenticate, when set, makes every request authenticate with HTTP
+	// basic credentials that it accepts (minikafka checks them against
+	// the broker's SCRAM users).
+	Authenticate func(user, pass string) bool
+	Logger       *slog.Logger
 }
 
 // Registry is the schema registry: its state, the topic it is kept in,
@@ -61,6 +65,7 @@ type Registry struct {
 
 	muxOnce sync.Once
 	httpMux *http.ServeMux
+	auth    *authCache
 
 	damagedMu sync.Mutex
 	damaged   []string // records of the topic that did not decode
@@ -85,7 +90,7 @@ func New(cfg Config) (*Registry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema registry: %w", err)
 	}
-	return &Registry{cfg: cfg, log: log, st: st, s: newState()}, nil
+	return &Registry{cfg: cfg, log: log, st: st, s: newState(), auth: newAuthCache()}, nil
 }
 
 // Close releases the registry's Kafka clients.
