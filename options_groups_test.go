@@ -66,6 +66,9 @@ func TestGroupOptionsValidated(t *testing.T) {
 		{[]Option{WithGroupMinSessionTimeout(time.Hour)}, "group min session timeout 1h0m0s is above the max 30m0s"},
 		{[]Option{WithGroupConsumerHeartbeatInterval(time.Minute)}, "heartbeat interval 1m0s must be below the consumer session timeout 45s"},
 		{[]Option{WithGroupMaxSessionTimeout(30 * 24 * time.Hour)}, "group max session timeout 720h0m0s: must be between"},
+		{[]Option{WithGroupConsumerSessionTimeoutBounds(50*time.Second, time.Minute)}, "group consumer session timeout 45s is outside its bounds [50s, 1m0s]"},
+		{[]Option{WithGroupConsumerHeartbeatIntervalBounds(0, 4*time.Second)}, "group consumer heartbeat interval 5s is outside its bounds [0s, 4s]"},
+		{[]Option{WithGroupConsumerHeartbeatIntervalBounds(-time.Second, 0)}, "group consumer min heartbeat interval -1s: must be >= 0"},
 	} {
 		b, err := Start(context.Background(), append([]Option{WithInMemory()}, c.opts...)...)
 		if err == nil {
