@@ -76,6 +76,10 @@ public final class Suite {
         SCENARIOS.put("admin/cluster+quorum+features", Admins::cluster);
         SCENARIOS.put("admin/reassignments+log-dirs", Admins::reassignments);
         SCENARIOS.put("admin/transactions+producers", Admins::transactions);
+        SCENARIOS.put("group/consumer-static-regex", Extras::consumerStaticRegex);
+        SCENARIOS.put("share/implicit+admin", Extras::shareAdmin);
+        SCENARIOS.put("admin/fence-producers+remove-members", Extras::adminTools);
+        SCENARIOS.put("admin/scram-credentials", Extras::scramAdmin);
         SCENARIOS.put("streams/wordcount-exactly-once-v2", Streams::wordCountExactlyOnce);
     }
 
