@@ -28,6 +28,11 @@ type Config struct {
 	Kafka       Cmd
 	KafkaWarmup int64
 
+	// LibrdkafkaShare, when set, is cmd/rdshare (librdkafka's share
+	// consumer): the share scenario also runs it against minikafka and
+	// kfake, alternating.
+	LibrdkafkaShare string
+
 	Scenarios    []string // names from AllScenarios, or "all"
 	Runs         int      // runs per broker per scenario (medians over these)
 	ProduceBytes int64    // payload per produce run

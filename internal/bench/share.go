@@ -7,7 +7,10 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os/exec"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,6 +44,16 @@ func (r *runner) share(ctx context.Context) error {
 		return err
 	}
 	r.addThroughput("share", fmt.Sprintf("share group, 3 consumers, 8 partitions, %d MiB of 1 KiB records, accept each", total>>20), mks, kfs, "")
+	if r.cfg.LibrdkafkaShare != "" {
+		mks, kfs, err := r.alternate(mk, kf, func(p *proc, _ string) (sample, error) {
+			run++
+			return runRdShare(ctx, r.cfg.LibrdkafkaShare, p, fmt.Sprintf("rdshare-%d", run), consumers, n)
+		})
+		if err != nil {
+			return err
+		}
+		r.addThroughput("share", fmt.Sprintf("the same with librdkafka 2.15.1's share consumer (cmd/rdshare), %d consumers, implicit accept", consumers), mks, kfs, "")
+	}
 	var classic []sample
 	for i := 0; i < r.cfg.Runs; i++ {
 		s, err := runGroupConsume(ctx, mk, fmt.Sprintf("classic-%d", i), false, consumers, n)
@@ -57,29 +70,46 @@ func (r *runner) share(ctx context.Context) error {
 	return nil
 }
 
+// runRdShare reads n records of topic "share" with k librdkafka share
+// consumers of a new share group (cmd/rdshare, its own process), timed by
+// that process from the consumers' creation.
+func runRdShare(ctx context.Context, bin string, p *proc, group string, k int, n int64) (sample, error) {
+	if err := setShareReset(ctx, p.addr, group); err != nil {
+		return sample{}, err
+	}
+	cpu0, err := p.cpu()
+	if err != nil {
+		return sample{}, err
+	}
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(cctx, bin, p.addr, "share", group, strconv.FormatInt(n, 10), strconv.Itoa(k)).Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return sample{}, fmt.Errorf("rdshare: %w: %s", err, ee.Stderr)
+		}
+		return sample{}, fmt.Errorf("rdshare: %w", err)
+	}
+	cpu1, err := p.cpu()
+	if err != nil {
+		return sample{}, err
+	}
+	var s sample
+	if _, err := fmt.Sscan(string(out), &s.records, &s.bytes, &s.secs); err != nil {
+		return sample{}, fmt.Errorf("rdshare printed %q: %w", out, err)
+	}
+	s.cpu = (cpu1 - cpu0).Seconds()
+	return s, nil
+}
+
 // runGroupConsume reads n records of topic "share" with k consumers of a
 // new group (a share group when share, else a classic one from the
 // start) and times it from the consumers' creation.
 func runGroupConsume(ctx context.Context, p *proc, group string, share bool, k int, n int64) (sample, error) {
-	admin, err := kgo.NewClient(kgo.SeedBrokers(p.addr))
-	if err != nil {
-		return sample{}, err
-	}
-	defer admin.Close()
 	if share {
-		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
-		res := kmsg.NewIncrementalAlterConfigsRequestResource()
-		res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeGroupConfig, group
-		c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
-		c.Name, c.Value = "share.auto.offset.reset", kmsg.StringPtr("earliest")
-		res.Configs = append(res.Configs, c)
-		req.Resources = append(req.Resources, res)
-		resp, err := req.RequestWith(ctx, admin)
-		if err == nil {
-			err = kerr.ErrorForCode(resp.Resources[0].ErrorCode)
-		}
-		if err != nil {
-			return sample{}, fmt.Errorf("share.auto.offset.reset: %w", err)
+		if err := setShareReset(ctx, p.addr, group); err != nil {
+			return sample{}, err
 		}
 	}
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
@@ -136,4 +166,29 @@ func runGroupConsume(ctx context.Context, p *proc, group string, share bool, k i
 		return sample{}, err
 	}
 	return sample{secs: secs, bytes: gotBytes.Load(), records: got.Load(), cpu: (cpu1 - cpu0).Seconds()}, nil
+}
+
+// setShareReset makes a new share group start at the log start
+// (share.auto.offset.reset=earliest), as the data is produced before it.
+func setShareReset(ctx context.Context, addr, group string) error {
+	admin, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		return err
+	}
+	defer admin.Close()
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	res := kmsg.NewIncrementalAlterConfigsRequestResource()
+	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeGroupConfig, group
+	c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+	c.Name, c.Value = "share.auto.offset.reset", kmsg.StringPtr("earliest")
+	res.Configs = append(res.Configs, c)
+	req.Resources = append(req.Resources, res)
+	resp, err := req.RequestWith(ctx, admin)
+	if err == nil {
+		err = kerr.ErrorForCode(resp.Resources[0].ErrorCode)
+	}
+	if err != nil {
+		return fmt.Errorf("share.auto.offset.reset: %w", err)
+	}
+	return nil
 }
