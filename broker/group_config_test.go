@@ -213,6 +213,9 @@ func TestConsumerGroupConfigs(t *testing.T) {
 			t.Errorf("%s=%s: %v %q, want INVALID_CONFIG with a reason", bad[0], bad[1], kerr.ErrorForCode(code), msg)
 		}
 	}
+	if _, msg := alter("g", "consumer.no.such.config", "1"); msg != "Unknown group config name: consumer.no.such.config" {
+		t.Errorf("unknown name's message %q, want Kafka's", msg)
+	}
 	check("g", "consumer.session.timeout.ms", "50000", kmsg.ConfigSourceGroupConfig)
 	if c := describe("g")["share.auto.offset.reset"]; c.ConfigType != kmsg.ConfigTypeString {
 		t.Errorf("share.auto.offset.reset type %v, want STRING", c.ConfigType)

@@ -73,7 +73,7 @@ func (b *Broker) alterGroupConfigs(group string, dup, validateOnly bool, ops []k
 		}
 		seen[c.Name] = true
 		if _, ok := b.groupConfigDefaults()[c.Name]; !ok {
-			return kerr.InvalidConfig.Code, fmt.Errorf("unknown group config name: %s", c.Name)
+			return kerr.InvalidConfig.Code, fmt.Errorf("Unknown group config name: %s", c.Name)
 		}
 		switch c.Op {
 		case kmsg.IncrementalAlterConfigOpSet:

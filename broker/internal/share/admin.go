@@ -47,7 +47,7 @@ func (c *Coordinator) ValidateConfig(name, value string) error {
 			return fmt.Errorf("invalid value %s for configuration share.delivery.count.limit: must be in [2, 10]", value)
 		}
 	default:
-		return fmt.Errorf("unknown group config name: %s", name)
+		return fmt.Errorf("Unknown group config name: %s", name)
 	}
 	return nil
 }
