@@ -58,6 +58,8 @@ public final class Suite {
         for (String codec : new String[] {"none", "gzip", "snappy", "lz4", "zstd"}) {
             SCENARIOS.put("produce-consume/" + codec, c -> Clients.produceConsume(c, codec));
         }
+        SCENARIOS.put("records/edge-cases", Edges::records);
+        SCENARIOS.put("records/log-append-time", Edges::logAppendTime);
         SCENARIOS.put("producer/idempotent", c -> Clients.producerMany(c, true));
         SCENARIOS.put("producer/plain", c -> Clients.producerMany(c, false));
         SCENARIOS.put("txn/commit-abort+isolation", Clients::txnIsolation);
