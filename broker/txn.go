@@ -27,16 +27,6 @@ type txnCoordinator struct{ *txn.Coordinator }
 // abortedTxn is one aborted transaction of a partition's index.
 type abortedTxn = txn.Aborted
 
-// txnCheckInterval is how often the coordinator looks for timed-out
-// transactions; a forwarded partition held by one rechecks as often.
-const txnCheckInterval = txn.CheckInterval
-
-// tpName names a partition by topic name.
-type tpName struct {
-	topic string
-	part  int32
-}
-
 // openTxnLog opens the transaction log under the broker's data dir.
 func openTxnLog(b *Broker) (*txn.Log, error) {
 	return txn.OpenLog(b.fs, path.Join(b.cfg.DataDir, "transactions"), b.cfg.Sync.Mode == logstore.SyncAlways, b.log)
