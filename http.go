@@ -172,7 +172,11 @@ func (h *httpSide) attach(b *Broker) error {
 		defer close(h.kdone)
 		_ = srv.Serve()
 	}()
-	con, err := console.New(console.Config{Broker: consoleSource{b}, Dial: h.pipes.dial, Logger: b.log})
+	ccfg := console.Config{Broker: consoleSource{b}, Dial: h.pipes.dial, Logger: b.log}
+	if b.registry != nil {
+		ccfg.Schemas = b.registry.reg // schemaregistry.go
+	}
+	con, err := console.New(ccfg)
 	if err != nil {
 		return err
 	}

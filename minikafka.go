@@ -109,13 +109,14 @@ func Start(ctx context.Context, opts ...Option) (_ *Broker, err error) {
 	if err = ctx.Err(); err != nil {
 		return nil, err
 	}
+	// Before the console, which shows the registry's subjects.
+	if b.registry, err = startRegistry(c.schemaRegistry, b); err != nil {
+		return nil, err
+	}
 	if err = b.http.attach(b); err != nil { // ready from here on
 		return nil, err
 	}
 	if b.admin, err = listenAdmin(c.admin, b); err != nil {
-		return nil, err
-	}
-	if b.registry, err = startRegistry(c.schemaRegistry, b); err != nil {
 		return nil, err
 	}
 	if b.admin != nil {
@@ -375,8 +376,8 @@ func (b *Broker) ForwardGroupOffsets() []uplink.GroupOffsetSync { return b.brk.F
 func (b *Broker) Close() error {
 	b.closeOnce.Do(func() {
 		b.admin.stop()    // first: faults and waits are clients of the broker
+		b.http.stop()     // the console is one too, and reads the registry
 		b.registry.stop() // a client of the broker too
-		b.http.stop()     // the console is one too
 		b.metrics.stop()
 		ctx, cancel := context.WithTimeout(context.Background(), closeGrace)
 		defer cancel()

@@ -40,6 +40,9 @@ type recordView struct {
 	ValueLen  int          `json:"value_len"`
 	Truncated bool         `json:"truncated"` // key or value cut to maxShownBytes
 	Headers   []headerView `json:"headers"`
+	// Registry-framed keys and values, decoded through their schema.
+	KeyDecoded   *decoded `json:"key_decoded,omitempty"`
+	ValueDecoded *decoded `json:"value_decoded,omitempty"`
 }
 
 type page struct {
@@ -211,6 +214,8 @@ func (c *Console) readPage(ctx context.Context, topicID [16]byte, p *page, limit
 				continue
 			}
 			v := view(rec)
+			// Decoded from the whole key and value, not the cut ones.
+			v.KeyDecoded, v.ValueDecoded = c.decode(ctx, rec.Key), c.decode(ctx, rec.Value)
 			shown += int64(len(v.Key) + len(v.Value))
 			p.Records = append(p.Records, v)
 			if len(p.Records) == limit {

@@ -94,6 +94,8 @@ type Config struct {
 	// SASL (an in-process pipe).
 	Dial   func(ctx context.Context) (net.Conn, error)
 	Logger *slog.Logger
+	// Schemas is the broker's schema registry; nil when it is off.
+	Schemas Schemas
 }
 
 // Console serves the API and the pages.
@@ -162,6 +164,8 @@ func (c *Console) routes() {
 	api("GET /api/scram", c.scramUsers)
 	api("GET /api/forwarding", c.forwarding)
 	api("GET /api/forwarding/groups", c.forwardingGroups)
+	api("GET /api/schemas", c.listSchemas)
+	api("GET /api/schemas/ids/{id}", c.schemaByID)
 	mux.Handle("/api/", c.apiHandler(func(r *http.Request) (any, error) {
 		return nil, errorf(http.StatusNotFound, "no such API endpoint: %s %s", r.Method, r.URL.Path)
 	}))

@@ -234,9 +234,15 @@ function b64bytes(s) {
 }
 
 // render shows bytes (base64 from the API, null for null) as text,
-// pretty JSON or hex.
-function render(b64, format) {
+// pretty JSON or hex; "schema" shows what the registry decoded (dec),
+// when the bytes are registry-framed, and pretty JSON otherwise.
+function render(b64, format, dec) {
   if (b64 == null) return el("span", { class: "null" }, "null");
+  if (format === "schema") {
+    if (dec && dec.error) return el("div", {}, el("div", { class: "muted" }, "schema " + dec.schema_id), el("pre", { class: "error" }, dec.error));
+    if (dec) return el("div", {}, el("a", { class: "muted schema-id", href: "#/schemas/" + dec.schema_id }, "schema " + dec.schema_id), el("pre", { class: "json" }, JSON.stringify(dec.json, null, 2)));
+    format = "json";
+  }
   const b = b64bytes(b64);
   if (format === "hex") {
     const parts = [];
@@ -263,7 +269,7 @@ async function pageBrowse(topic, params) {
   const startSel = el("select", { id: "start" }, ["start", "offset", "timestamp", "latest"].map((s) => el("option", { value: s }, s)));
   const startVal = el("input", { id: "start-value", placeholder: "offset or time (ms or 2026-01-02T15:04:05Z)", size: 30 });
   const filter = el("input", { id: "filter", placeholder: "filter: substring of key or value", size: 28 });
-  const format = el("select", { id: "format", onchange: () => draw() }, ["text", "json", "hex"].map((f) => el("option", { value: f }, f)));
+  const format = el("select", { id: "format", onchange: () => draw() }, ["text", "json", "hex", "schema"].map((f) => el("option", { value: f }, f)));
   const go = el("button", { id: "go", class: "primary", onclick: () => { state.hist = []; load(firstQuery()); } }, "Go");
   const prev = el("button", { id: "prev", onclick: () => back() }, "◀ Previous");
   const next = el("button", { id: "next", onclick: () => forward() }, "Next ▶");
@@ -314,8 +320,8 @@ async function pageBrowse(topic, params) {
     next.disabled = p.next >= p.end_offset;
     const f = format.value;
     out.replaceChildren(table("record-table", ["Offset", "Timestamp", "Key", "Value", "Headers"], p.records.map((r) => el("tr", { "data-offset": r.offset },
-      num(r.offset), el("td", {}, time(r.timestamp)), el("td", { class: "key" }, render(r.key, f)),
-      el("td", { class: "value" }, render(r.value, f), r.truncated ? el("div", { class: "muted" }, "cut; " + r.value_len + " bytes") : null),
+      num(r.offset), el("td", {}, time(r.timestamp)), el("td", { class: "key" }, render(r.key, f, r.key_decoded)),
+      el("td", { class: "value" }, render(r.value, f, r.value_decoded), r.truncated ? el("div", { class: "muted" }, "cut; " + r.value_len + " bytes") : null),
       el("td", { class: "headers" }, r.headers.map((h) => el("div", {}, h.key + ": ", render(h.value, f))))))));
   }
 
@@ -426,6 +432,34 @@ async function pageForwarding() {
     ...groupTable);
 }
 
+// ---- schemas ---------------------------------------------------------
+
+// pageSchemas lists the registry's subjects and versions; with an ID it
+// also shows that schema.
+async function pageSchemas(id) {
+  const page = await api("GET", "/schemas");
+  if (!page.enabled) {
+    show(el("h1", {}, "Schemas"), el("p", { id: "no-registry" }, "The schema registry is off (start the broker with -schema-registry-addr)."));
+    return;
+  }
+  const shown = [];
+  if (id) {
+    const s = await api("GET", "/schemas/ids/" + encodeURIComponent(id));
+    let text = s.schema;
+    if (s.type !== "PROTOBUF") { try { text = JSON.stringify(JSON.parse(s.schema), null, 2); } catch (e) { /* as registered */ } }
+    shown.push(el("h2", {}, "Schema " + s.id + " (" + s.type + ")"),
+      s.references && s.references.length ? el("p", {}, "References: " + s.references.map((r) => r.name + " → " + r.subject + " v" + r.version).join(", ")) : null,
+      el("pre", { id: "schema-text", class: "json" }, text));
+  }
+  show(el("h1", {}, "Schemas"),
+    page.subjects.length ? table("subjects", ["Subject", "Compatibility", "Versions (ID, type)"], page.subjects.map((s) => el("tr", { "data-subject": s.subject },
+      el("td", {}, s.subject), el("td", {}, s.compatibility),
+      el("td", {}, s.versions.map((v) => el("span", { class: v.deleted ? "muted" : "" },
+        el("a", { href: "#/schemas/" + v.id }, "v" + v.version), " (" + v.id + ", " + v.type + (v.deleted ? ", deleted" : "") + ") "))))))
+      : el("p", { id: "no-subjects" }, "No subjects yet."),
+    ...shown);
+}
+
 // ---- routing ---------------------------------------------------------
 
 function fail(e) { show(el("h1", {}, "Error"), el("p", { class: "error", id: "page-error" }, e.message)); }
@@ -446,6 +480,7 @@ async function route() {
     transactions: () => pageTransactions(),
     scram: () => pageScram(),
     forwarding: () => pageForwarding(),
+    schemas: () => pageSchemas(parts[1]),
   };
   main.dataset.ready = "";
   try {
