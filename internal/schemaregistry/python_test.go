@@ -1,0 +1,62 @@
+package schemaregistry_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/minikafka/minikafka"
+)
+
+// TestConfluentPython runs confluent-kafka-python 2.x (its
+// SchemaRegistryClient and Avro serdes, with librdkafka underneath)
+// against the registry and the broker: testdata/confluent_python.py. It
+// needs an interpreter with confluent-kafka[avro,schemaregistry] 2.x,
+// named by MINIKAFKA_SR_PYTHON (e.g. a venv:
+// python3 -m venv /tmp/srvenv && /tmp/srvenv/bin/pip install
+// 'confluent-kafka[avro,schemaregistry]==2.6.1').
+func TestConfluentPython(t *testing.T) {
+	py := os.Getenv("MINIKAFKA_SR_PYTHON")
+	if py == "" {
+		t.Skip("MINIKAFKA_SR_PYTHON is not set (an interpreter with confluent-kafka 2.x and its schema registry extras)")
+	}
+	b, u := start(t, minikafka.WithTopic("payments", 1))
+	cmd := exec.Command(py, "testdata/confluent_python.py", u, b.Addr(), "payments")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	var got struct {
+		ID1, ID2       int
+		ID1Again       bool  `json:"id1_again"`
+		CompatibleV2   bool  `json:"compatible_v2"`
+		CompatibleBad  bool  `json:"compatible_bad"`
+		BadError       []int `json:"bad_error"`
+		Latest         []int `json:"latest"`
+		Versions       []int `json:"versions"`
+		LookupVersion  int   `json:"lookup_version"`
+		MissingVersion []int `json:"missing_version"`
+		Consumed       []map[string]any
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+		t.Fatalf("%v: %s", err, stdout.String())
+	}
+	t.Logf("%s", stdout.String())
+	switch {
+	case got.ID1 != 1 || !got.ID1Again || got.ID2 != 2:
+		t.Errorf("ids: %+v", got)
+	case !got.CompatibleV2 || got.CompatibleBad:
+		t.Errorf("compatibility: %+v", got)
+	case len(got.BadError) != 2 || got.BadError[0] != 409 || got.BadError[1] != 409:
+		t.Errorf("incompatible registration: %v", got.BadError)
+	case len(got.Latest) != 2 || got.Latest[0] != 2 || got.Latest[1] != 2 || len(got.Versions) != 2 || got.LookupVersion != 1:
+		t.Errorf("versions: %+v", got)
+	case len(got.MissingVersion) != 2 || got.MissingVersion[0] != 404 || got.MissingVersion[1] != 40402:
+		t.Errorf("missing version: %v", got.MissingVersion)
+	case len(got.Consumed) != 2 || got.Consumed[1]["currency"] != "USD" || got.Consumed[0]["amount"] != 12.5:
+		t.Errorf("consumed: %v", got.Consumed)
+	}
+}
