@@ -35,7 +35,7 @@ func (c *Coordinator) DescribeGroups(r *kmsg.DescribeGroupsRequest) *kmsg.Descri
 			if len(c.store.GroupOffsets(name)) > 0 {
 				rg.State = stateEmpty.String()
 			} else if r.Version >= 6 {
-				rg.ErrorCode = kerr.GroupIDNotFound.Code
+				rg.ErrorCode, rg.ErrorMessage = kerr.GroupIDNotFound.Code, kmsg.StringPtr("Group "+name+" not found.")
 			}
 			resp.Groups = append(resp.Groups, rg)
 			continue

@@ -807,7 +807,8 @@ func (c *Coordinator) ConsumerGroupDescribe(r *kmsg.ConsumerGroupDescribeRequest
 		rg.AuthorizedOperations = authorizedOps(r.IncludeAuthorizedOperations)
 		g := c.get(name)
 		if g == nil {
-			rg.ErrorCode = kerr.GroupIDNotFound.Code
+			// Kafka's text: the Java admin client shows it.
+			rg.ErrorCode, rg.ErrorMessage = kerr.GroupIDNotFound.Code, kmsg.StringPtr("Group "+name+" not found.")
 			resp.Groups = append(resp.Groups, rg)
 			continue
 		}

@@ -257,6 +257,13 @@ final class Admins {
             Collection<GroupListing> ls = Check.get(a.listGroups().all());
             Check.that(ls.stream().noneMatch(x -> x.groupId().equals(g)), "deleted group still listed: %s", ls);
             Check.fails(a.deleteConsumerGroups(List.of(g)).all(), org.apache.kafka.common.errors.GroupIdNotFoundException.class, "deleting it again");
+            // Kafka names the group in the error (the client shows the broker's text).
+            try {
+                Check.get(a.describeConsumerGroups(List.of(g)).describedGroups().get(g));
+                throw new AssertionError("a deleted group described");
+            } catch (org.apache.kafka.common.errors.GroupIdNotFoundException e) {
+                Check.eq("Group " + g + " not found.", e.getMessage(), "describing a deleted group");
+            }
         }
     }
 
