@@ -70,6 +70,9 @@
 // record that does not decode is logged and skipped, not fatal. Writes
 // are serialized in the process: a writer decides from the state, produces
 // its record (acks=all), then applies it, so concurrent registrations of
-// one schema get one ID. The registry assumes it is the topic's only
-// writer while it runs: records others write are seen at the next start.
+// one schema get one ID. A write that fails may have reached the topic
+// all the same (a timeout after the broker took it), so after one the
+// next request reads the topic again instead of trusting the state. The
+// registry assumes it is the topic's only writer while it runs: records
+// others write are seen at the next start (or after a failed write).
 package schemaregistry

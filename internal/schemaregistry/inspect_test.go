@@ -15,7 +15,8 @@ import (
 // memRegistry is a registry whose state is given, with no topic.
 func memRegistry(t *testing.T, schemas ...schemaValue) *Registry {
 	t.Helper()
-	r := &Registry{s: newState(), loaded: true}
+	r := &Registry{s: newState()}
+	r.loaded.Store(true)
 	for _, v := range schemas {
 		if err := r.s.apply(schemaKey(v.Subject, v.Version), mustJSON(v)); err != nil {
 			t.Fatal(err)

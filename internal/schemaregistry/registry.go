@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -42,18 +43,29 @@ type Config struct {
 	Logger       *slog.Logger
 }
 
+// store is the log the state is kept in: kafkaStore, or a test's.
+type store interface {
+	load(ctx context.Context, fn func(key, value []byte)) error
+	append(ctx context.Context, recs []record) error
+	close()
+}
+
 // Registry is the schema registry: its state, the topic it is kept in,
 // and the HTTP API (ServeHTTP).
 type Registry struct {
 	cfg Config
 	log *slog.Logger
-	st  *kafkaStore
+	st  store
 
-	// loadMu guards loaded: the topic is read once, on the first request
+	// loadMu serializes loads: the topic is read once, on the first request
 	// (a broker that never serves the registry never reads or creates
 	// the topic).
 	loadMu sync.Mutex
-	loaded bool
+	loaded atomic.Bool
+	// stale is set when a write failed: the record may be in the topic
+	// all the same (a timeout after the broker took it), so the next
+	// request reads the topic again rather than trust the state.
+	stale atomic.Bool
 
 	// wmu serializes writers: a writer reads the state, decides, writes
 	// to the topic and applies what it wrote, so two registrations of the
@@ -100,13 +112,17 @@ func (r *Registry) Close() { r.st.close() }
 // already. Requests call it first; a failed load is tried again by the
 // next request.
 func (r *Registry) Load(ctx context.Context) error {
+	if r.loaded.Load() && !r.stale.Load() {
+		return nil // the common case, without the locks
+	}
 	r.loadMu.Lock()
 	defer r.loadMu.Unlock()
-	if r.loaded {
+	if r.loaded.Load() && !r.stale.Load() {
 		return nil
 	}
 	r.wmu.Lock()
 	defer r.wmu.Unlock()
+	r.stale.Store(false)
 	s := newState()
 	n := 0
 	err := r.st.load(ctx, func(key, value []byte) {
@@ -121,7 +137,7 @@ func (r *Registry) Load(ctx context.Context) error {
 	r.mu.Lock()
 	r.s = s
 	r.mu.Unlock()
-	r.loaded = true
+	r.loaded.Store(true)
 	r.log.Info("schema registry loaded", "topic", r.cfg.Topic, "records", n, "subjects", len(s.subjects), "schemas", len(s.ids))
 	return nil
 }
@@ -151,6 +167,7 @@ func (r *Registry) Damaged() []string {
 // write appends recs to the topic and applies them. Hold wmu.
 func (r *Registry) write(ctx context.Context, recs ...record) *Error {
 	if err := r.st.append(ctx, recs); err != nil {
+		r.stale.Store(true)
 		return errorf(codeStoreError, "Error while storing in %s: %v", r.cfg.Topic, err)
 	}
 	r.mu.Lock()
