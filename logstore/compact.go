@@ -96,6 +96,9 @@ func (l *Log) Compact(o CompactOptions) (CompactResult, error) {
 }
 
 func (l *Log) compact(o CompactOptions) (CompactResult, error) {
+	// Segments still being sealed are not cleanable; the cleaner runs off
+	// the produce path and may wait for their seals to finish.
+	l.waitSeals()
 	c := &l.cleaner
 	c.mu.Lock()
 	defer c.mu.Unlock()

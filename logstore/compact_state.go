@@ -125,7 +125,21 @@ func (l *Log) clampDirty(segs []*segment, fd int64) int64 {
 
 // firstUncleanable is the first offset compaction must not touch.
 func (l *Log) firstUncleanable(segs []*segment, fd int64, now time.Time, minLag time.Duration, maxOffset int64) int64 {
-	u := min(segs[len(segs)-1].base, l.HighWatermark())
+	hw := l.HighWatermark()
+	u := min(segs[len(segs)-1].base, hw)
+	// A rolled segment is cleanable once its seal finished (compaction
+	// never touches a segment a seal may still write index files for, nor
+	// one recovery could still cut) and it lies wholly below the high
+	// watermark (under SyncAlways its tail may not be durable yet).
+	for _, s := range segs[:len(segs)-1] {
+		if s.base >= u {
+			break
+		}
+		if s.unsealed.Load() || s.next.Load() > hw {
+			u = s.base
+			break
+		}
+	}
 	if maxOffset > 0 {
 		u = min(u, maxOffset)
 	}

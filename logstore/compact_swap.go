@@ -44,7 +44,7 @@ func (l *Log) swapCleaned(outs []*cleanedSegment, gen uint64) error {
 			return ErrCompactAborted
 		}
 		for j, s := range out.olds {
-			if segs[i+j] != s || s.dead.Load() {
+			if segs[i+j] != s || s.dead.Load() || s.unsealed.Load() {
 				return ErrCompactAborted
 			}
 		}
@@ -127,13 +127,15 @@ func (l *Log) swapOne(out *cleanedSegment) error {
 // replaces the old segments it covers, from its base to its last offset,
 // and loses its index files so the segment is rescanned.
 // names is the directory listing; it reports whether it changed the
-// directory (the caller must list it again).
-func (l *Log) finishCompaction(names []string, rep *RecoveryReport) (changed bool, err error) {
+// directory (the caller must list it again), and the bases of the segments
+// it completed: fsynced before they were committed, they are sealed
+// segments although they have no index files now.
+func (l *Log) finishCompaction(names []string, rep *RecoveryReport) (changed bool, swapped map[int64]bool, err error) {
 	fsys := l.fs
 	for _, n := range names {
 		if strings.HasSuffix(n, cleanedSuffix) {
 			if err := fsys.Remove(l.dir + "/" + n); err != nil {
-				return changed, err
+				return changed, swapped, err
 			}
 			rep.RemovedFiles = append(rep.RemovedFiles, n)
 			changed = true
@@ -150,18 +152,18 @@ func (l *Log) finishCompaction(names []string, rep *RecoveryReport) (changed boo
 		swapPath := l.path(base, ".log"+swapSuffix)
 		f, err := fsys.OpenFile(swapPath, os.O_RDONLY, 0)
 		if err != nil {
-			return changed, err
+			return changed, swapped, err
 		}
 		st, err := f.Stat()
 		if err != nil {
 			f.Close()
-			return changed, err
+			return changed, swapped, err
 		}
 		res := scanBatches(f, st.Size(), base, true, nil)
 		f.Close()
 		if res.err != nil {
 			// It was fsynced before it was committed.
-			return changed, &CorruptionError{File: swapPath, Pos: res.end, Err: res.err}
+			return changed, swapped, &CorruptionError{File: swapPath, Pos: res.end, Err: res.err}
 		}
 		for _, m := range names {
 			b, ok := parseSegName(m, ".log")
@@ -169,19 +171,23 @@ func (l *Log) finishCompaction(names []string, rep *RecoveryReport) (changed boo
 				continue
 			}
 			if err := fsys.Remove(l.path(b, ".log")); err != nil {
-				return changed, err
+				return changed, swapped, err
 			}
 			l.removeIndexes(b)
 			rep.RemovedFiles = append(rep.RemovedFiles, m)
 		}
 		l.removeIndexes(base)
 		if err := fsys.Rename(swapPath, l.path(base, ".log")); err != nil {
-			return changed, fmt.Errorf("logstore: completing compaction of %s: %w", swapPath, err)
+			return changed, swapped, fmt.Errorf("logstore: completing compaction of %s: %w", swapPath, err)
 		}
+		if swapped == nil {
+			swapped = map[int64]bool{}
+		}
+		swapped[base] = true
 		changed = true
 	}
 	if changed {
-		return true, fsys.SyncDir(l.dir)
+		return true, swapped, fsys.SyncDir(l.dir)
 	}
-	return false, nil
+	return false, nil, nil
 }

@@ -66,6 +66,7 @@ func TestRetentionBytesAndTime(t *testing.T) {
 	if got := readAll(t, l, l.LogStartOffset()); len(offsetsOf(t, got)) == 0 {
 		t.Fatal("nothing left to read")
 	}
+	l.waitSeals() // sealed segments get their index files in the background
 	names, _ := e.fs.ReadDir(e.dir)
 	if len(names) != 3*(len(l.segments())-1)+1 {
 		t.Fatalf("files left: %v", names)
@@ -139,7 +140,9 @@ func TestDeleteRecordsPersisted(t *testing.T) {
 	if _, err := l.Read(ReadOptions{Offset: 32}); !errors.Is(err, ErrOffsetOutOfRange) {
 		t.Fatal(err)
 	}
-	// Survives a crash (not only a clean close).
+	// Survives a crash (not only a clean close) once the rolled segments
+	// are sealed (fsynced in the background).
+	l.waitSeals()
 	l2, _, err := Open(Options{FS: e.fs.(*vfs.MemFS).CrashClone(), Dir: e.dir, Config: e.opts.Config})
 	if err != nil || l2.LogStartOffset() != 33 {
 		t.Fatal(err, l2.LogStartOffset())

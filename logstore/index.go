@@ -48,12 +48,26 @@ type indexHeader struct {
 	logSize int64
 	next    int64
 	count   int
+	// snapshot marks index files written for the active segment (a
+	// recovery checkpoint, Close): they prove that the bytes they describe
+	// were fsynced, not that the segment was sealed. Only files without it
+	// (written by a seal, by recovery for a sealed segment, by
+	// compaction) prove a finished seal (see Recovery in doc.go).
+	snapshot bool
 }
+
+// idxFlagSnapshot is header byte 5's bit for indexHeader.snapshot. Files
+// written before it existed have byte 5 zero: a sealed segment's files then
+// were always written by its seal.
+const idxFlagSnapshot = 1
 
 func encodeIndexHeader(dst []byte, magic [4]byte, h indexHeader) {
 	copy(dst[0:4], magic[:])
 	dst[4] = indexVersion
 	dst[5], dst[6], dst[7] = 0, 0, 0
+	if h.snapshot {
+		dst[5] = idxFlagSnapshot
+	}
 	binary.BigEndian.PutUint64(dst[8:], uint64(h.logSize))
 	binary.BigEndian.PutUint64(dst[16:], uint64(h.next))
 	binary.BigEndian.PutUint32(dst[24:], uint32(h.count))
@@ -103,6 +117,7 @@ func checkIndex(buf []byte, magic [4]byte, entryLen int) (indexHeader, []byte, e
 	h.logSize = int64(binary.BigEndian.Uint64(buf[8:]))
 	h.next = int64(binary.BigEndian.Uint64(buf[16:]))
 	h.count = int(binary.BigEndian.Uint32(buf[24:]))
+	h.snapshot = buf[5]&idxFlagSnapshot != 0
 	body := buf[indexHeaderLen:]
 	if h.logSize < 0 || uint64(h.count)*uint64(entryLen) != uint64(len(body)) {
 		return h, nil, fmt.Errorf("%w: %d entries in %d bytes", errBadIndex, h.count, len(body))

@@ -85,6 +85,26 @@ type Log struct {
 	ckEpoch   atomic.Uint64
 	ckDone    chan struct{} // closed when the running checkpointLoop exits
 	ckRuns    atomic.Int64  // checkpoints whose index files were renamed into place (tests)
+
+	// Sealing a rolled segment (fsync, index files, directory fsync) runs
+	// in the background too (sealLoop). sealMu guards sealQ (rolled
+	// segments whose seal has not finished, oldest first), sealRunning
+	// and sealDone; it is taken under mu or alone. sealFenceMu orders a
+	// seal's renames of index files against everything that removes or
+	// changes sealed segments (fenceSeal), sealEpoch counts those.
+	// dirCreated counts segment files created by rolls, dirSynced the
+	// count a directory fsync is known to cover: a segment's data is
+	// durable only once its directory entry is.
+	sealMu      sync.Mutex
+	sealQ       []*segment
+	sealRunning bool
+	sealDone    chan struct{}
+	sealFenceMu sync.Mutex
+	sealEpoch   atomic.Uint64
+	sealAbort   atomic.Bool // Destroy: abandon queued seals
+	seals       atomic.Int64 // seals finished (tests)
+	dirCreated  atomic.Uint64
+	dirSynced   atomic.Uint64
 }
 
 // hwMark is the published high watermark: offsets below off are visible, and
@@ -471,9 +491,16 @@ func (l *Log) syncRound() error {
 	target := l.leo.Load()
 	pos := seg.size.Load()
 	gen := l.gen.Load()
+	// Rolled segments whose seal has not fsynced them yet hold data below
+	// target too, and new segments' directory entries may not be durable.
+	pend := l.unsyncedSealsLocked()
+	created := l.dirCreated.Load()
 	l.mu.Unlock()
 	if cur := l.hw.Load(); cur != nil && cur.off >= target {
 		return nil
+	}
+	if err := l.syncSealed(pend, created); err != nil {
+		return err
 	}
 	f, err := seg.h.acquire()
 	if err != nil {
@@ -507,11 +534,59 @@ func (l *Log) Sync() error {
 		return l.WaitDurable(context.Background(), l.leo.Load())
 	}
 	l.mu.Lock()
+	pend := l.unsyncedSealsLocked()
+	created := l.dirCreated.Load()
+	l.mu.Unlock()
+	if err := l.syncSealed(pend, created); err != nil {
+		return err
+	}
+	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed.Load() {
 		return ErrClosed
 	}
 	return l.syncActiveLocked()
+}
+
+// unsyncedSealsLocked lists the rolled segments not fsynced since they were
+// rolled (their seal has not got that far). Called with mu held.
+func (l *Log) unsyncedSealsLocked() []*segment {
+	l.sealMu.Lock()
+	defer l.sealMu.Unlock()
+	var pend []*segment
+	for _, s := range l.sealQ {
+		if !s.synced.Load() {
+			pend = append(pend, s)
+		}
+	}
+	return pend
+}
+
+// syncSealed fsyncs pend (rolled segments not yet fsynced by their seal)
+// and, unless a directory fsync already covered them, the directory entries
+// of the created segments, without any lock: what group commit or Sync
+// then declares durable includes everything written before it, in every
+// segment. A failed fsync is sticky.
+func (l *Log) syncSealed(pend []*segment, created uint64) error {
+	for _, s := range pend {
+		if s.synced.Load() {
+			continue
+		}
+		if err := l.syncSegment(s); err != nil {
+			return l.setSticky("fsync", err)
+		}
+		s.synced.Store(true)
+	}
+	return l.syncDirFor(created)
+}
+
+// syncDirFor fsyncs the directory unless a directory fsync already covered
+// the first created segment creations.
+func (l *Log) syncDirFor(created uint64) error {
+	if l.dirSynced.Load() >= created {
+		return nil
+	}
+	return l.syncDirNow(created)
 }
 
 func (l *Log) syncActiveLocked() error {
@@ -528,36 +603,36 @@ func (l *Log) syncActiveLocked() error {
 	return nil
 }
 
-// rollLocked seals the active segment (fsync, index files) and starts a new
-// one at the log end.
+// rollLocked starts a new segment at the log end and adopts it as the
+// active one; the old one is sealed in the background (sealLoop: fsync,
+// index files, directory fsync), so an append that rolls waits for no fsync
+// and no index write. Only the new file's creation happens here: should it
+// fail (a full disk) the log is as it was and the next append tries again.
+// Called with mu held.
 func (l *Log) rollLocked() error {
 	old := l.active
 	l.fenceCheckpoint()
-	if err := l.syncActiveLocked(); err != nil {
-		return err
-	}
-	// The index files are replaced atomically and the new segment is
-	// only adopted once created, so a failure of either (a full disk)
-	// leaves the log as it was: the active segment stays and the next
-	// append tries to roll again.
-	if err := l.writeIndexes(old); err != nil {
-		return l.transient("write index", err)
-	}
 	leo := l.leo.Load()
 	seg, err := l.createSegment(leo)
 	if err != nil {
 		return l.transient("create segment", err)
 	}
-	if err := l.fs.SyncDir(l.dir); err != nil {
-		return l.setSticky("sync dir", err)
-	}
+	l.dirCreated.Add(1)
+	// Group commit (or Sync) may already have fsynced all of it.
+	old.synced.Store(!l.dirty)
+	old.unsealed.Store(true)
 	segs := append(append([]*segment(nil), l.segments()...), seg)
 	l.segs.Store(&segs)
 	l.active = seg
+	l.dirty = false
+	l.sealMu.Lock()
+	l.sealQ = append(l.sealQ, old)
+	l.startSealLocked()
+	l.sealMu.Unlock()
 	if l.sync.Mode == SyncAlways {
-		if cur := l.hw.Load(); cur == nil || cur.off < leo {
-			l.publish(&hwMark{off: leo, seg: old, pos: old.size.Load()})
-		}
+		// The old segment's tail becomes visible when a group-commit
+		// round has fsynced it (syncRound covers rolled segments).
+		l.kick()
 	}
 	return nil
 }
@@ -679,7 +754,7 @@ func (l *Log) checkpoint() {
 	seg := l.active
 	epoch := l.ckEpoch.Load()
 	seg.mu.RLock()
-	hdr := indexHeader{logSize: seg.size.Load(), next: seg.next.Load()}
+	hdr := indexHeader{logSize: seg.size.Load(), next: seg.next.Load(), snapshot: true}
 	idx := seg.idx[:len(seg.idx):len(seg.idx)]
 	tidx := seg.timeIndexForDisk()
 	seg.mu.RUnlock()
@@ -768,16 +843,18 @@ func (l *Log) waitCheckpoint() {
 // writeIndexes replaces s's offset and time index files (vfs.ReplaceFile);
 // the caller fsyncs the directory once for both, and for whatever else it
 // changed there.
-func (l *Log) writeIndexes(s *segment) error { return l.replaceIndexes(s, vfs.ReplaceFile) }
+// s must be sealed and fsynced: the files prove it (see Recovery).
+func (l *Log) writeIndexes(s *segment) error { return l.replaceIndexes(s, vfs.ReplaceFile, false) }
 
-// writeIndexesUnsynced is writeIndexes without fsyncs (see Close).
+// writeIndexesUnsynced is writeIndexes without fsyncs, for the active
+// segment at Close: the files are a snapshot, not a seal's proof.
 func (l *Log) writeIndexesUnsynced(s *segment) error {
-	return l.replaceIndexes(s, vfs.ReplaceFileUnsynced)
+	return l.replaceIndexes(s, vfs.ReplaceFileUnsynced, true)
 }
 
-func (l *Log) replaceIndexes(s *segment, replace func(vfs.FS, string, []byte, os.FileMode) error) error {
+func (l *Log) replaceIndexes(s *segment, replace func(vfs.FS, string, []byte, os.FileMode) error, snapshot bool) error {
 	s.mu.RLock()
-	hdr := indexHeader{logSize: s.size.Load(), next: s.next.Load()}
+	hdr := indexHeader{logSize: s.size.Load(), next: s.next.Load(), snapshot: snapshot}
 	oi := encodeOffsetIndex(hdr, s.idx)
 	ti := encodeTimeIndex(hdr, s.timeIndexForDisk())
 	s.mu.RUnlock()
@@ -823,6 +900,17 @@ func (l *Log) Dir() string { return l.dir }
 // not rescan it) and releases the files. Readers holding ranges keep their
 // files open until they Release them.
 func (l *Log) Close() error {
+	l.mu.Lock()
+	if l.closed.Swap(true) {
+		l.mu.Unlock()
+		return nil
+	}
+	l.fenceCheckpoint()
+	l.mu.Unlock()
+	// Rolled segments still being sealed get their seals finished, so the
+	// next open trusts them (nothing but seals takes mu from here on:
+	// every writer sees closed).
+	l.drainSeals()
 	ck, err := l.close()
 	if ck != nil {
 		// A checkpoint that was running touches no file after the fence
@@ -835,10 +923,6 @@ func (l *Log) Close() error {
 func (l *Log) close() (chan struct{}, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.closed.Swap(true) {
-		return nil, nil
-	}
-	l.fenceCheckpoint()
 	ck := l.ckDone
 	l.syncMu.Lock()
 	if l.timer != nil {
@@ -848,7 +932,10 @@ func (l *Log) close() (chan struct{}, error) {
 	// An idle log costs no I/O to close: nothing to sync, indexes current.
 	var err error
 	if l.stickyErr() == nil {
-		if l.dirty {
+		// A seal that could not finish (a full disk) has at least its
+		// segment fsynced here; the next open rescans it.
+		err = l.syncSealed(l.unsyncedSealsLocked(), l.dirCreated.Load())
+		if err == nil && l.dirty {
 			err = l.syncActiveLocked()
 		}
 		if err == nil && l.logStartUnsaved {
@@ -865,7 +952,7 @@ func (l *Log) close() (chan struct{}, error) {
 			err = l.writeIndexesUnsynced(a)
 		}
 	}
-	if l.sync.Mode == SyncAlways && err == nil {
+	if l.sync.Mode == SyncAlways && err == nil && l.stickyErr() == nil {
 		// Everything is durable now; let readers see it until they notice
 		// the close.
 		l.hw.Store(&hwMark{off: l.leo.Load(), seg: l.active, pos: l.active.size.Load()})
@@ -882,6 +969,8 @@ func (l *Log) Destroy() error {
 	l.mu.Lock()
 	closed := l.closed.Swap(true)
 	l.fenceCheckpoint()
+	l.sealAbort.Store(true)
+	l.fenceSeal()
 	ck := l.ckDone
 	if !closed {
 		l.syncMu.Lock()
@@ -898,6 +987,7 @@ func (l *Log) Destroy() error {
 	if ck != nil {
 		<-ck // no checkpoint writes into the directory being removed
 	}
+	l.waitSeals() // nor a seal
 	if err := l.fs.RemoveAll(l.dir); err != nil {
 		return err
 	}

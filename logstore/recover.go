@@ -25,13 +25,18 @@ type RecoveryReport struct {
 	Rescanned      []string     // segment files whose batches were rescanned
 	Checkpointed   []string     // of those, active segments rescanned only after their recovery checkpoint
 	IndexesRebuilt []string     // segment files whose index files were missing or stale
-	Truncated      []Truncation // torn or damaged tails cut off the active segment
+	Truncated      []Truncation // torn or damaged tails cut off the log (see Unsealed)
+	// Unsealed lists the segments before the last whose seal was not
+	// proven (no index files matching them): from the first of them the
+	// segments were recovered as the log's tail.
+	Unsealed []string
 	RemovedFiles   []string     // leftover *.tmp, *.deleted and orphan index files
 	LogStartOffset int64
 	LogEndOffset   int64
 }
 
-// Truncation describes data dropped from the end of the active segment.
+// Truncation describes data dropped from the end of the log: a segment cut
+// at Pos, or (Pos 0, Dropped its size) a whole segment after such a cut.
 type Truncation struct {
 	File    string
 	Pos     int64 // where the file was cut
@@ -131,7 +136,8 @@ func (l *Log) recover(rep *RecoveryReport, verifyAll, clean bool, listing []stri
 	}
 	// A compaction interrupted by a crash is finished or discarded first
 	// (compact_swap.go), so what follows sees plain segments.
-	if changed, err := l.finishCompaction(names, rep); err != nil {
+	changed, swapped, err := l.finishCompaction(names, rep)
+	if err != nil {
 		return err
 	} else if changed {
 		if names, err = fsys.ReadDir(l.dir); err != nil {
@@ -181,18 +187,38 @@ func (l *Log) recover(rep *RecoveryReport, verifyAll, clean bool, listing []stri
 
 	var segs []*segment
 	l.segs.Store(&segs)
+	closeAll := func() {
+		for _, s := range segs {
+			s.h.close()
+		}
+	}
+	// The segments from the first whose seal is not proven to the end
+	// are the recoverable tail (see Recovery in doc.go): rescanned, cut
+	// at the first bad or incomplete batch, the segments after a cut
+	// removed. Nothing is changed on disk until the cut is known.
+	inTail := false
+	var toSeal []*segment // tail segments before the last, sealed below
 	for i, base := range bases {
 		last := i == len(bases)-1
 		indexed := present[filepath.Base(l.path(base, ".index"))] && present[filepath.Base(l.path(base, ".timeindex"))]
-		s, err := l.loadSegment(base, last, verifyAll, indexed, rep)
+		ld, err := l.loadSegment(base, last, inTail, swapped[base], verifyAll, indexed, rep)
 		if err != nil {
-			for _, s := range segs {
-				s.h.close()
-			}
+			closeAll()
 			return err
 		}
+		s := ld.s
 		if len(segs) > 0 {
 			prev := segs[len(segs)-1]
+			if inTail && prev.next.Load() < s.base {
+				// The previous segment lost its end at a batch
+				// boundary: the log ends there.
+				s.h.close()
+				if err := l.dropSegments(bases[i:], "follows a segment that lost its end", rep); err != nil {
+					closeAll()
+					return err
+				}
+				break
+			}
 			if n := prev.next.Load(); n < s.base {
 				// Compaction removed the segment's last batches: it
 				// covers the offsets up to the next segment.
@@ -200,14 +226,45 @@ func (l *Log) recover(rep *RecoveryReport, verifyAll, clean bool, listing []stri
 			}
 			if prev.next.Load() != s.base {
 				s.h.close()
-				for _, s := range segs {
-					s.h.close()
-				}
+				closeAll()
 				return &CorruptionError{File: l.path(base, ".log"), Pos: 0,
 					Err: fmt.Errorf("segment starts at offset %d but the previous one ends at %d", s.base, prev.next.Load())}
 			}
 		}
 		segs = append(segs, s)
+		inTail = inTail || ld.tail
+		if ld.cut != nil {
+			// Later segments go first: a crash in between leaves this
+			// segment, still damaged, the last one.
+			if err := l.dropSegments(bases[i+1:], "follows a cut in a segment whose seal did not finish", rep); err != nil {
+				closeAll()
+				return err
+			}
+			if err := l.cutSegment(s, ld, rep); err != nil {
+				closeAll()
+				return err
+			}
+			break
+		}
+		if ld.tail && !last && !ld.proven {
+			toSeal = append(toSeal, s)
+		}
+	}
+	// Tail segments that are not the last now get what their seal would
+	// have done: fsync, then the index files that prove it.
+	for _, s := range toSeal {
+		if s == segs[len(segs)-1] {
+			continue // the last one after a cut
+		}
+		err := l.syncSegment(s)
+		if err == nil {
+			err = l.writeIndexes(s)
+		}
+		if err != nil {
+			closeAll()
+			return err
+		}
+		rep.IndexesRebuilt = append(rep.IndexesRebuilt, filepath.Base(l.path(s.base, ".log")))
 	}
 	if len(segs) == 0 {
 		s, err := l.createSegment(max(logStart, 0))
@@ -245,7 +302,9 @@ func (l *Log) recover(rep *RecoveryReport, verifyAll, clean bool, listing []stri
 			return err
 		}
 	}
-	if removed || len(rep.IndexesRebuilt) > 0 {
+	// After a crash the active segment's directory entry may not be
+	// durable yet (its roll left that to the old segment's seal).
+	if removed || len(rep.IndexesRebuilt) > 0 || len(rep.Rescanned) > 0 && !clean || len(rep.Unsealed) > 0 {
 		if err := fsys.SyncDir(l.dir); err != nil {
 			return err
 		}
@@ -261,21 +320,37 @@ func parseSegName(name, ext string) (int64, bool) {
 	return b, err == nil && b >= 0
 }
 
-// loadSegment opens one segment. A segment's index files are trusted if
-// they describe exactly the current file (size and next offset, checksum);
-// otherwise the segment is rescanned (verifying every batch) and the index
-// files rewritten. In the active segment a bad batch ends the log: the file
-// is truncated there and the loss reported. Elsewhere it is corruption.
-func (l *Log) loadSegment(base int64, active, verifyAll, indexed bool, rep *RecoveryReport) (*segment, error) {
+// segLoad is what loadSegment found.
+type segLoad struct {
+	s    *segment
+	tail bool // loaded as part of the recoverable tail
+	// cut: a bad or incomplete batch at s.size ends the log; the file
+	// (fileSize bytes) is not truncated yet (cutSegment).
+	cut      error
+	fileSize int64
+	proven   bool // its index files prove a finished seal
+}
+
+// loadSegment opens one segment. A segment before the last whose index
+// files prove its seal finished (no snapshot flag, size and next offset
+// matching, checksums holding) is trusted and its index files loaded; with
+// verifyAll, or if compaction's recovery just installed it (swapped), it is
+// rescanned and a bad batch is a *CorruptionError. Any other segment is
+// part of the recoverable tail (inTail: an earlier one was): index files
+// describing all of it or a prefix (a snapshot: the bytes were fsynced
+// before they were written) are trusted for what they describe, the rest is
+// rescanned, and the first bad batch ends the log (segLoad.cut). Nothing
+// on disk is changed except index files of a rescanned trusted segment.
+func (l *Log) loadSegment(base int64, last, inTail, swapped, verifyAll, indexed bool, rep *RecoveryReport) (segLoad, error) {
 	name := l.path(base, ".log")
 	f, err := l.fs.OpenFile(name, os.O_RDWR, 0)
 	if err != nil {
-		return nil, err
+		return segLoad{}, err
 	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, err
+		return segLoad{}, err
 	}
 	size := st.Size()
 	h := l.files.handle(l.fs, name)
@@ -284,20 +359,53 @@ func (l *Log) loadSegment(base int64, active, verifyAll, indexed bool, rep *Reco
 	s.onFinal = l.finalSegment
 	cfg := l.config()
 	interval := int64(cfg.IndexIntervalBytes)
+	ld := segLoad{s: s, tail: inTail || last, fileSize: size}
+	trusted := func() (segLoad, error) {
+		s.size.Store(size)
+		s.diskIndex.Store(size)
+		if last && size > 0 {
+			s.created = l.now()
+		}
+		return ld, nil
+	}
 
-	// The active segment may carry a recovery checkpoint: index files
-	// for a prefix of it, fsynced before they were written (see
-	// checkpointActiveLocked); only the tail after it is rescanned.
-	from, next := int64(0), base
-	if !verifyAll && indexed {
-		if described, ok := l.loadIndexes(s, size, active); ok {
-			if described == size {
-				s.size.Store(size)
-				s.diskIndex.Store(size)
-				if active && size > 0 {
-					s.created = l.now()
+	if !ld.tail {
+		proven := swapped
+		if !proven && indexed {
+			probe := s
+			if verifyAll {
+				probe = newSegment(base, nil) // only the proof; s is rescanned
+			}
+			if _, sealed, ok := l.loadIndexes(probe, size, false); ok {
+				if sealed {
+					if !verifyAll {
+						return trusted()
+					}
+					proven = true
+				} else if !verifyAll {
+					// Snapshot files matching the whole file: its
+					// bytes are durable, its seal is not proven.
+					rep.Unsealed = append(rep.Unsealed, filepath.Base(name))
+					ld.tail = true
+					return trusted()
 				}
-				return s, nil
+			}
+		}
+		if !proven {
+			rep.Unsealed = append(rep.Unsealed, filepath.Base(name))
+			ld.tail = true
+		}
+	}
+
+	// A tail segment may carry a recovery checkpoint: index files for a
+	// prefix of it, written after that prefix was fsynced; only the rest
+	// is rescanned.
+	from, next := int64(0), base
+	if ld.tail && !verifyAll && indexed {
+		if described, sealed, ok := l.loadIndexes(s, size, true); ok {
+			if described == size {
+				ld.proven = sealed
+				return trusted()
 			}
 			from, next = described, s.next.Load()
 			s.diskIndex.Store(described)
@@ -308,7 +416,7 @@ func (l *Log) loadSegment(base int64, active, verifyAll, indexed bool, rep *Reco
 	rf, err := h.acquire()
 	if err != nil {
 		h.close()
-		return nil, err
+		return segLoad{}, err
 	}
 	res := scanBatchesFrom(rf, from, size, next, true, func(b batchInfo) {
 		s.noteBatch(b.pos, b.base, b.size, b.maxTs, interval)
@@ -316,71 +424,102 @@ func (l *Log) loadSegment(base int64, active, verifyAll, indexed bool, rep *Reco
 	h.release()
 	if res.err != nil && !errors.Is(res.err, errTorn) && !errors.Is(res.err, errBadBatch) {
 		h.close()
-		return nil, fmt.Errorf("logstore: reading %s at %d: %w", name, res.end, res.err)
+		return segLoad{}, fmt.Errorf("logstore: reading %s at %d: %w", name, res.end, res.err)
 	}
-	if res.err != nil {
-		if !active {
-			h.close()
-			return nil, &CorruptionError{File: name, Pos: res.end, Err: res.err}
-		}
-		rep.Truncated = append(rep.Truncated, Truncation{File: filepath.Base(name), Pos: res.end, Dropped: size - res.end, Reason: res.err.Error()})
-		l.logger.Warn("logstore: truncating damaged tail", "file", name, "pos", res.end, "dropped", size-res.end, "reason", res.err)
-		// Stale index files must go before the log changes size.
-		l.removeIndexes(base)
-		s.diskIndex.Store(-1)
-		wf, err := h.acquire()
-		if err != nil {
-			h.close()
-			return nil, err
-		}
-		err = wf.Truncate(res.end)
-		if err == nil {
-			err = wf.Sync()
-		}
-		h.release()
-		if err != nil {
-			h.close()
-			return nil, err
-		}
+	if res.err != nil && !ld.tail {
+		// Sealed segments were fsynced before their seal wrote the
+		// index files: damage there is not a torn write.
+		h.close()
+		return segLoad{}, &CorruptionError{File: name, Pos: res.end, Err: res.err}
 	}
 	s.size.Store(res.end)
 	s.next.Store(res.next)
-	if active && res.end > 0 {
+	if (last || res.err != nil) && res.end > 0 {
 		s.created = l.now()
 	}
-	if !active {
+	ld.cut = res.err
+	if !ld.tail {
 		if err := l.writeIndexes(s); err != nil {
 			h.close()
-			return nil, err
+			return segLoad{}, err
 		}
 		rep.IndexesRebuilt = append(rep.IndexesRebuilt, filepath.Base(name))
 	}
-	return s, nil
+	return ld, nil
+}
+
+// cutSegment truncates a tail segment at its first bad batch (s.size),
+// its index files removed first, and fsyncs it.
+func (l *Log) cutSegment(s *segment, ld segLoad, rep *RecoveryReport) error {
+	name := l.path(s.base, ".log")
+	end := s.size.Load()
+	rep.Truncated = append(rep.Truncated, Truncation{File: filepath.Base(name), Pos: end, Dropped: ld.fileSize - end, Reason: ld.cut.Error()})
+	l.logger.Warn("logstore: truncating damaged tail", "file", name, "pos", end, "dropped", ld.fileSize-end, "reason", ld.cut)
+	// Stale index files must go before the log changes size.
+	l.removeIndexes(s.base)
+	s.diskIndex.Store(-1)
+	if err := l.fs.SyncDir(l.dir); err != nil {
+		return err
+	}
+	wf, err := s.h.acquire()
+	if err != nil {
+		return err
+	}
+	err = wf.Truncate(end)
+	if err == nil {
+		err = wf.Sync()
+	}
+	s.h.release()
+	return err
+}
+
+// dropSegments removes the files of the segments at bases (after a cut in
+// the tail), last first, and fsyncs the directory.
+func (l *Log) dropSegments(bases []int64, reason string, rep *RecoveryReport) error {
+	if len(bases) == 0 {
+		return nil
+	}
+	for i := len(bases) - 1; i >= 0; i-- {
+		name := l.path(bases[i], ".log")
+		var size int64
+		if fi, err := l.fs.Stat(name); err == nil {
+			size = fi.Size()
+		}
+		l.removeIndexes(bases[i])
+		if err := l.fs.Remove(name); err != nil {
+			return err
+		}
+		l.logger.Warn("logstore: removing a segment after a cut", "file", name, "dropped", size, "reason", reason)
+		rep.Truncated = append(rep.Truncated, Truncation{File: filepath.Base(name), Pos: 0, Dropped: size, Reason: reason})
+	}
+	return l.fs.SyncDir(l.dir)
 }
 
 // loadIndexes loads s's index files if both are valid for a log of size
-// bytes, or, with prefix, for its first bytes (a recovery checkpoint of
-// the active segment); it returns the size they describe. It restores the
-// segment's next offset and timestamp maximum as of that size.
-func (l *Log) loadIndexes(s *segment, size int64, prefix bool) (int64, bool) {
+// bytes, or, with prefix, for its first bytes (a recovery checkpoint, or
+// a snapshot written at Close); it returns the size they describe and
+// whether they prove a finished seal (whole file, no snapshot flag). It
+// restores the segment's next offset and timestamp maximum as of that size.
+func (l *Log) loadIndexes(s *segment, size int64, prefix bool) (described int64, sealed, ok bool) {
+	fileSize := size
 	ob, err := readFile(l.fs, l.path(s.base, ".index"))
 	if err != nil {
-		return 0, false
+		return 0, false, false
 	}
 	oh, idx, err := decodeOffsetIndex(ob)
 	// An empty segment ends at its base, unless compaction emptied it: then
 	// it still covers the offsets up to the next segment.
 	fits := oh.logSize == size || prefix && oh.logSize > 0 && oh.logSize < size
 	if err != nil || !fits || oh.next < s.base || (oh.logSize > 0 && oh.next == s.base) {
-		return 0, false
+		return 0, false, false
 	}
 	tb, err := readFile(l.fs, l.path(s.base, ".timeindex"))
 	if err != nil {
-		return 0, false
+		return 0, false, false
 	}
 	th, tidx, err := decodeTimeIndex(tb)
 	if err != nil || th.logSize != oh.logSize || th.next != oh.next {
-		return 0, false
+		return 0, false, false
 	}
 	size = oh.logSize
 	s.idx = idx
@@ -401,7 +540,7 @@ func (l *Log) loadIndexes(s *segment, size int64, prefix bool) (int64, bool) {
 	} else {
 		s.sinceTidx = size
 	}
-	return size, true
+	return size, oh.logSize == fileSize && !oh.snapshot && !th.snapshot, true
 }
 
 func (l *Log) removeIndexes(base int64) {

@@ -36,6 +36,7 @@ func (l *Log) removeSegmentsLocked(from, to int) error {
 	if from >= to {
 		return nil
 	}
+	l.fenceSeal()
 	victims := segs[from:to]
 	for _, s := range victims {
 		old := l.path(s.base, ".log")
@@ -58,6 +59,7 @@ func (l *Log) removeSegmentsLocked(from, to int) error {
 	for _, s := range victims {
 		s.kill()
 	}
+	l.pruneSealsLocked()
 	l.spaceFreed()
 	return nil
 }
@@ -181,6 +183,15 @@ func (l *Log) EnforceRetention(now time.Time) (int, error) {
 	for n < len(segs)-1 && segs[n].next.Load() <= ls {
 		n++
 	}
+	// Under SyncAlways a rolled segment may hold data not yet fsynced,
+	// so not yet visible: retention deletes only what readers could see.
+	hw := l.HighWatermark()
+	for i := range n {
+		if segs[i].next.Load() > hw {
+			n = i
+			break
+		}
+	}
 	if n == 0 {
 		return 0, nil
 	}
@@ -214,6 +225,7 @@ func (l *Log) Truncate(offset int64) error {
 	}
 	l.gen.Add(1)
 	l.fenceCheckpoint()
+	l.fenceSeal()
 	segs := l.segments()
 	if offset < segs[0].base {
 		return l.resetLocked(offset)
@@ -263,6 +275,7 @@ func (l *Log) Truncate(offset int64) error {
 	s.size.Store(pos)
 	s.next.Store(res.next)
 	l.active = s
+	l.pruneSealsLocked() // s is active again: not one to seal
 	l.leo.Store(res.next)
 	if l.logStart.Load() > res.next {
 		if err := vfs.WriteFileAtomic(l.fs, filepath.Join(l.dir, logStartFile), encodeLogStart(res.next), 0o644); err != nil {

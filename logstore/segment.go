@@ -39,6 +39,12 @@ type segment struct {
 	// (written or not), so a failing index write is not retried on
 	// every append.
 	checkpointAt int64
+	// unsealed: rolled, but its seal (fsync, index files, directory
+	// fsync; sealLoop) has not finished. synced: fsynced whole since it
+	// was rolled (by its seal or a group-commit round), so a seal need
+	// not fsync it again.
+	unsealed atomic.Bool
+	synced   atomic.Bool
 
 	// Lifetime: readers pin a segment with ref; a deleted segment is
 	// renamed to *.deleted and unlinked when the last reader lets go.
