@@ -101,7 +101,7 @@ type Log struct {
 	sealDone    chan struct{}
 	sealFenceMu sync.Mutex
 	sealEpoch   atomic.Uint64
-	sealAbort   atomic.Bool // Destroy: abandon queued seals
+	sealAbort   atomic.Bool  // Destroy: abandon queued seals
 	seals       atomic.Int64 // seals finished (tests)
 	dirCreated  atomic.Uint64
 	dirSynced   atomic.Uint64

@@ -29,8 +29,8 @@ type RecoveryReport struct {
 	// Unsealed lists the segments before the last whose seal was not
 	// proven (no index files matching them): from the first of them the
 	// segments were recovered as the log's tail.
-	Unsealed []string
-	RemovedFiles   []string     // leftover *.tmp, *.deleted and orphan index files
+	Unsealed       []string
+	RemovedFiles   []string // leftover *.tmp, *.deleted and orphan index files
 	LogStartOffset int64
 	LogEndOffset   int64
 }
