@@ -55,14 +55,17 @@ func TestCrashAlways(t *testing.T) {
 	if testing.Short() {
 		rounds = 30
 	}
-	var totalAcked, crashes, lost, fromCheckpoint int
+	var totalAcked, crashes, lost, fromCheckpoint, unsealed int
 	defer func() {
-		t.Logf("%d rounds, %d crashed, %d acknowledged batches checked, %d unacknowledged tails lost, %d recovered from a checkpoint", rounds, crashes, totalAcked, lost, fromCheckpoint)
+		t.Logf("%d rounds, %d crashed, %d acknowledged batches checked, %d unacknowledged tails lost, %d recovered from a checkpoint, %d with a segment whose seal had not finished", rounds, crashes, totalAcked, lost, fromCheckpoint, unsealed)
 		if crashes < rounds/2 || totalAcked < rounds*10 {
 			t.Errorf("the test did not exercise crashes: %d crashes, %d acks", crashes, totalAcked)
 		}
 		if fromCheckpoint < rounds/10 {
 			t.Errorf("only %d recoveries started from a recovery checkpoint", fromCheckpoint)
+		}
+		if unsealed < rounds/10 {
+			t.Errorf("only %d recoveries found a segment whose seal had not finished", unsealed)
 		}
 	}()
 	for round := 0; round < rounds; round++ {
@@ -149,6 +152,9 @@ func TestCrashAlways(t *testing.T) {
 		if len(rep.Checkpointed) > 0 {
 			fromCheckpoint++
 		}
+		if len(rep.Unsealed) > 0 {
+			unsealed++
+		}
 		totalAcked += len(acked)
 		lost += len(attempts) - len(present) // includes batches below the log start
 		l2.Close()
@@ -158,11 +164,14 @@ func TestCrashAlways(t *testing.T) {
 // TestCrashNever: under SyncNever a crash may lose the unsynced tail but the
 // log is still a contiguous prefix of what was appended.
 func TestCrashNever(t *testing.T) {
-	fromCheckpoint := 0
+	fromCheckpoint, unsealed := 0, 0
 	defer func() {
-		t.Logf("%d recoveries from a recovery checkpoint", fromCheckpoint)
+		t.Logf("%d recoveries from a recovery checkpoint, %d with a segment whose seal had not finished", fromCheckpoint, unsealed)
 		if fromCheckpoint < 15 {
 			t.Errorf("only %d recoveries started from a recovery checkpoint", fromCheckpoint)
+		}
+		if unsealed < 15 {
+			t.Errorf("only %d recoveries found a segment whose seal had not finished", unsealed)
 		}
 	}()
 	for round := 0; round < 150; round++ {
@@ -202,6 +211,9 @@ func TestCrashNever(t *testing.T) {
 		}
 		if len(rep.Checkpointed) > 0 {
 			fromCheckpoint++
+		}
+		if len(rep.Unsealed) > 0 {
+			unsealed++
 		}
 		got := readAll(t, l2, 0)
 		i := 0

@@ -121,6 +121,9 @@ func (l *Log) sealFiles(seg *segment, epoch uint64, hdr indexHeader, oi, ti []by
 			return false, l.setSticky("fsync", err)
 		}
 		seg.synced.Store(true)
+		if l.sealEpoch.Load() != epoch {
+			return true, nil
+		}
 	}
 	oPath, tPath := l.path(seg.base, ".index"), l.path(seg.base, ".timeindex")
 	const tmp = ".seal.tmp"
