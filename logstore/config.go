@@ -10,8 +10,8 @@ import (
 
 // SyncMode says when appended data is fsynced. It is the broker-wide
 // durability mode (internal/durability), so every store reads one setting
-// the same way. Under SyncNever sealed segments are still fsynced, and so is
-// everything on Sync/Close; under SyncAlways appends become visible (high
+// the same way. Under SyncNever rolled segments are still fsynced (by their
+// seal, in the background), and so is everything on Sync/Close; under SyncAlways appends become visible (high
 // watermark) and WaitDurable returns only after fsync, with concurrent
 // appenders sharing one fsync.
 type SyncMode = durability.Mode

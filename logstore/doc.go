@@ -15,9 +15,10 @@
 // *.deleted at once and unlinked when its last reader releases it.
 //
 // Lock order inside a Log: mu (the writer's) → a segment's mu; mu → the
-// file cache's mu; mu → the checkpoint mutex (the fence, see Recovery), which a
-// checkpoint takes without mu and holds only for two renames. syncMu and
-// notifyMu are taken under mu or alone, and nothing is taken under them.
+// file cache's mu; mu → the checkpoint mutex and the seal fence mutex (see
+// Recovery), which a checkpoint or a seal takes without mu and holds only
+// for two renames. syncMu, sealMu and notifyMu are taken under mu or alone,
+// and nothing is taken under them.
 //
 // Append validates every batch (length, magic 2, CRC32C, record count ==
 // last offset delta + 1) before taking the lock, so a malformed request
@@ -33,12 +34,44 @@
 // starts a background goroutine that runs rounds until the high watermark
 // reaches the log end, so such data still becomes visible. SyncInterval
 // arms a timer on the first unsynced append; SyncNever leaves it to the OS.
-// Under every policy a segment is fsynced when it is sealed (rolled) and on
-// Close, and directory fsyncs follow every create, rename and delete. A
+//
+// A roll (segment.bytes or segment.ms reached, Roll, DeleteRecords
+// emptying the active segment) only creates the new segment file and
+// adopts it as active, under the writer's mutex; no fsync and no index
+// write happen there, under any policy. The old segment is sealed in the
+// background by the log's seal goroutine (started on demand, seals in roll
+// order, at most two logs running their seal I/O at once in the process):
+// fsync the segment (skipped if group commit or Sync already fsynced all of
+// it since the roll), write its index files, fsync the directory, which also
+// makes the new segment's directory entry durable (see Recovery for why
+// this order proves a seal). Until then the rolled segment's data is
+// durable only as far as something else fsynced it, so the guarantees
+// are: under SyncAlways, a group-commit round fsyncs every rolled segment
+// its seal has not fsynced yet, and the directory if a segment was created
+// since the last directory fsync, before it publishes the high watermark,
+// so acknowledged (visible) data is durable in every segment and no roll
+// publishes anything by itself; Sync (and the SyncInterval timer) does the
+// same before fsyncing the active segment; under SyncNever a crash can now
+// lose the unsealed tail of a rolled segment as well as the active
+// segment's (recovery then ends the log there). Close finishes the queued
+// seals and fsyncs whatever they could not. A seal whose index files cannot
+// be written (a full disk) leaves the segment queued, retried at the next
+// roll or Close; the log takes writes meanwhile.
+//
+// The new segment's directory entry is not fsynced by the roll either: it
+// becomes durable with the old segment's seal's directory fsync, or sooner
+// with a group-commit round or Sync that finds a segment created since the
+// last directory fsync (they count creations). That is safe because a
+// directory fsync makes every entry created before it durable, so after a
+// crash the lost entries are always the newest segments, whose data no
+// round had declared durable (SyncAlways publishes only after that fsync);
+// the log then ends at the last segment that survived, and recovery treats
+// it as the tail. Open fsyncs the directory after recovering from a crash.
+// Other directory fsyncs follow every create, rename and delete. A
 // failed fsync is sticky: the log refuses writes (returns *WriteError)
 // until reopened, since what reached the disk is unknown. A failed write
 // (typically ENOSPC) is undone instead: the segment is truncated back to
-// where it ended, a failed roll leaves the active segment in place, and a
+// where it ended, a roll whose new file cannot be created leaves the active segment in place, and a
 // DeleteRecords whose start-offset file cannot be written deletes the
 // segments below the new start first (freeing the space) and writes it
 // again; the error is a transient *WriteError and the log takes writes
@@ -78,8 +111,10 @@
 //	off len header field
 //	  0   4 magic: "MKOI" (.index) or "MKTI" (.timeindex)
 //	  4   1 version (1)
-//	  5   3 zero
+//	  6   2 zero
 //	  8   8 size of the .log file this index describes
+//	  5   1 flags: bit 0 set for a snapshot (files written for the active
+//	          segment: a recovery checkpoint, Close); other bits zero
 //	 16   8 next offset: the offset after the segment's last record
 //	 24   4 number of entries
 //	 28   4 CRC32C of header bytes 0..27 followed by all entries
@@ -98,11 +133,15 @@
 // entry, written when the index file is written, is the segment's maximum.
 // Entries are strictly increasing in offset, position and timestamp.
 //
-// Index files are written whole (tmp, fsync, rename: vfs.ReplaceFile for
-// both, then one directory fsync) when a segment is sealed and, for the
-// active segment, on Close (without fsyncs: they are checked at open), unless
-// it is smaller than Options.SmallActiveBytes, which is cheaper to rescan,
-// and at each recovery checkpoint (see Recovery). So the active segment's
+// Index files are written whole (tmp, fsync, rename, then one directory
+// fsync) by a segment's seal, in the background after its roll, after the
+// segment's fsync, without the snapshot flag; with the snapshot flag, for
+// the active segment, on Close (without fsyncs: they are checked at open),
+// unless it is smaller than Options.SmallActiveBytes, which is cheaper to
+// rescan, and at each recovery checkpoint (see Recovery). Files written
+// before the flag existed have byte 5 zero; a sealed segment's files were
+// then always its seal's. The golden files of the active segment changed
+// when the flag was added. So the active segment's
 // index files may describe only its first bytes: the header's size says
 // how many. While a segment is active its indexes live in memory. They can
 // always be rebuilt from the .log file.
@@ -114,9 +153,10 @@
 //
 // Open removes *.tmp and *.deleted files and index files without a log. For
 // each segment it loads the index files if their headers match the .log
-// file's current size and their checksums hold; a clean Close leaves them so
-// for every segment but a small active one, so a clean open reads no other
-// log data. A recovery checkpoint bounds what an open after a crash reads:
+// file's current size and their checksums hold (which of them it trusts is
+// said below); a clean Close finishes every seal and leaves them so for
+// every segment but a small active one, so a clean open reads no other log
+// data. A recovery checkpoint bounds what an open after a crash reads:
 // each time the active segment has grown Options.RecoveryCheckpointBytes
 // (128 MiB) since its index files were written, the append that crossed it
 // asks the log's checkpoint goroutine (started on demand, one at a time per
@@ -136,6 +176,27 @@
 //  3. under a checkpoint mutex, renames them over the index files unless
 //     the fence epoch moved, then fsyncs the directory.
 //
+// A seal (sealOne in seal.go) works the same way on a rolled segment:
+//
+//  1. under the writer's mutex for a moment: check that the segment is
+//     still a sealed segment of the log, pin it, take its size, next
+//     offset, index entries and the seal fence epoch;
+//  2. without any lock: fsync the segment (unless already fsynced whole
+//     since the roll), write both index files for all of it as
+//     *.seal.tmp and fsync them;
+//  3. under the seal fence mutex: rename them into place unless the
+//     seal fence epoch moved; then fsync the directory.
+//
+// Retention, DeleteRecords, Truncate (and its reset) and Destroy move the
+// seal fence epoch first (waiting at most for a seal's two renames); a
+// fenced seal starts again from 1, where it finds whether its segment is
+// still one to seal (not removed, not made active again by Truncate).
+// Close waits for the queued seals to finish, Destroy for the running one
+// to give up; compaction cleans only segments whose seal finished and that
+// lie wholly below the high watermark, and retention deletes only segments
+// wholly below it, so neither touches data a seal or a group-commit round
+// is still making durable.
+//
 // Everything else that writes or removes the active segment's index files,
 // or changes its bytes other than by appending (roll, Truncate and its
 // reset, Close, Destroy), first moves the fence epoch under that mutex, so
@@ -152,20 +213,58 @@
 // waits for a running checkpoint to finish. A crash while a checkpoint runs
 // rescans from the previous one, so the rescan is bounded by about
 // RecoveryCheckpointBytes plus what was appended during one checkpoint.
-// Index files of the active segment that describe fewer bytes than the
-// file holds are such a checkpoint: Open trusts them and rescans only the
-// rest. Otherwise the segment is
-// rescanned: every batch's length, magic, CRC32C, record count
-// and base offset (must equal the previous batch's last offset + 1) is
-// checked. In the last (active) segment the first bad or incomplete batch
-// ends the log: the file is truncated there, fsynced, and the cut
-// (file, position, bytes dropped, reason) appears in the RecoveryReport; a
-// rescanned active segment is fsynced before its end becomes the high
-// watermark, unless Options.CleanShutdown says the last Close completed.
-// In a sealed segment it is a *CorruptionError naming the file and byte
-// position, and Open fails: sealed segments were fsynced when sealed, so
-// damage there is not a torn write and must not be silently dropped.
-// Options.VerifyAll rescans every segment.
+//
+// What proves a seal finished: index files without the snapshot flag
+// whose headers match the .log file's size (and whose checksums hold).
+// A seal renames them into place only after the segment's fsync, and
+// nothing changes a sealed segment's bytes afterwards without removing
+// them first (Truncate; retention and compaction remove the segment), so
+// such files describe a segment that is durable whole. Snapshot files
+// (checkpoint, Close) prove only that the bytes they describe were fsynced:
+// a rolled segment whose checkpoint happens to match the size it was cut
+// back to by a crash must not pass for sealed, or the next segment would
+// look like it starts past a hole.
+//
+// So Open goes through the segments in order. Each segment before the last
+// whose seal is proven is trusted: its index files are loaded, its data is
+// not read. From the first segment whose seal is not proven (a crash after
+// its roll, before its seal renamed its index files and fsynced the
+// directory) to the last, the segments are the recoverable tail
+// (RecoveryReport.Unsealed names the first such segment before the last):
+// in each, index files describing all of it or a prefix (a seal's, a
+// checkpoint's, Close's: all written after the bytes they describe were
+// fsynced) are trusted for what they describe, and the rest is rescanned:
+// every batch's length, magic, CRC32C, record count and base offset
+// (must not be below the previous batch's last offset + 1) is checked. The
+// first bad or incomplete batch ends the log, and so does a tail segment
+// that ends before the next one's base (it lost its last batches whole):
+// the later segments' files are removed first (each reported in
+// RecoveryReport.Truncated with Pos 0 and its size), the directory
+// fsynced, then the segment's index files are removed, the directory
+// fsynced, and the file truncated at the bad batch and fsynced (reported
+// with file, position, bytes dropped, reason). Removing later segments
+// first means a crash during recovery leaves a log whose last segment still
+// holds the bad batch, so the next open cuts at the same place. The tail
+// segments kept before the last are then sealed by recovery itself
+// (fsync, index files) and the directory fsynced; a rescanned last segment
+// is fsynced before its end becomes the high watermark, unless
+// Options.CleanShutdown says the last Close completed.
+//
+// Nothing acknowledged under SyncAlways is cut: a group-commit round
+// fsyncs every rolled segment not yet fsynced, the active segment and, if
+// needed, the directory before it publishes the high watermark, so every
+// batch below it lies in a file whose entry and bytes are durable. A crash
+// leaves those bytes intact; the first bad or incomplete batch, or a
+// segment's premature end, can only lie above the published high watermark,
+// and the segments removed after it hold only data above it too.
+//
+// In a segment whose seal is proven, damage is a *CorruptionError naming
+// the file and byte position, and Open fails: it was fsynced whole before
+// its index files were written, so damage there is not a torn write and
+// must not be silently dropped. Segments compaction's recovery just
+// installed (*.log.swap, fsynced before it was committed) count as proven.
+// Options.VerifyAll rescans every segment: damage in a proven one is still
+// a *CorruptionError, in the tail a cut.
 //
 // Truncate removes the shortened segment's index files (and syncs the
 // directory) before cutting the .log file, so a crash in between leaves a
@@ -262,8 +361,9 @@
 // segments pinned by readers stay readable until released.
 //
 // Recovery allows what cleaning leaves: batch offsets within a segment
-// need only increase, a sealed segment may end before the next one's base
-// (it covers up to it), and batches are checked with
+// need only increase, a segment whose seal is proven may end before the
+// next one's base (it covers up to it; compaction only cleans such
+// segments, so in the tail this ends the log instead), and batches are checked with
 // records.ValidateStored (NumRecords from 0 to LastOffsetDelta+1).
 //
 // The cleanpoint file is 28 bytes, replaced atomically after a pass:
