@@ -225,13 +225,22 @@
 // back to by a crash must not pass for sealed, or the next segment would
 // look like it starts past a hole.
 //
+// Seals run in roll order, one at a time per log, each finished (its
+// directory fsync included) before the next starts; a seal that fails stays
+// first in line; recovery seals in order too, each segment fsynced before
+// its index files are written. So a segment before one whose seal is
+// proven was fsynced whole, even if its own index files are missing or
+// damaged now (bit rot, an operator): a crash can only leave unproven a
+// suffix of the segments.
+//
 // So Open goes through the segments in order. Each segment before the last
 // whose seal is proven is trusted: its index files are loaded, its data is
-// not read. From the first segment whose seal is not proven (a crash after
-// its roll, before its seal renamed its index files and fsynced the
-// directory) to the last, the segments are the recoverable tail
-// (RecoveryReport.Unsealed names the first such segment before the last):
-// in each, index files describing all of it or a prefix (a seal's, a
+// not read. A segment without proof that lies before a proven one is
+// rescanned as a sealed segment (damage is corruption, see below) and its
+// index files rebuilt. The segments after the last proven one (a crash
+// after their roll, before their seal renamed their index files and
+// fsynced the directory) are the recoverable tail, up to the last segment
+// (RecoveryReport.Unsealed names those before the last): in each, index files describing all of it or a prefix (a seal's, a
 // checkpoint's, Close's: all written after the bytes they describe were
 // fsynced) are trusted for what they describe, and the rest is rescanned:
 // every batch's length, magic, CRC32C, record count and base offset

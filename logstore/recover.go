@@ -26,9 +26,9 @@ type RecoveryReport struct {
 	Checkpointed   []string     // of those, active segments rescanned only after their recovery checkpoint
 	IndexesRebuilt []string     // segment files whose index files were missing or stale
 	Truncated      []Truncation // torn or damaged tails cut off the log (see Unsealed)
-	// Unsealed lists the segments before the last whose seal was not
-	// proven (no index files matching them): from the first of them the
-	// segments were recovered as the log's tail.
+	// Unsealed lists the segments before the last, after the last one
+	// whose seal is proven, that have no index files proving their seal
+	// finished: they were recovered as the log's tail (see doc.go).
 	Unsealed       []string
 	RemovedFiles   []string // leftover *.tmp, *.deleted and orphan index files
 	LogStartOffset int64
@@ -187,34 +187,62 @@ func (l *Log) recover(rep *RecoveryReport, verifyAll, clean bool, listing []stri
 
 	var segs []*segment
 	l.segs.Store(&segs)
-	closeAll := func() {
-		for _, s := range segs {
-			s.h.close()
+	// Every segment is loaded first; nothing on disk changes (but index
+	// files of trusted segments rescanned) until the tail is known.
+	lds := make([]segLoad, 0, len(bases))
+	closeFrom := func(j int) {
+		for _, ld := range lds[j:] {
+			ld.s.h.close()
 		}
 	}
-	// The segments from the first whose seal is not proven to the end
-	// are the recoverable tail (see Recovery in doc.go): rescanned, cut
-	// at the first bad or incomplete batch, the segments after a cut
-	// removed. Nothing is changed on disk until the cut is known.
-	inTail := false
-	var toSeal []*segment // tail segments before the last, sealed below
 	for i, base := range bases {
-		last := i == len(bases)-1
 		indexed := present[filepath.Base(l.path(base, ".index"))] && present[filepath.Base(l.path(base, ".timeindex"))]
-		ld, err := l.loadSegment(base, last, inTail, swapped[base], verifyAll, indexed, rep)
+		ld, err := l.loadSegment(base, i == len(bases)-1, swapped[base], verifyAll, indexed, rep)
 		if err != nil {
-			closeAll()
+			closeFrom(0)
 			return err
 		}
+		lds = append(lds, ld)
+	}
+	// Seals run in roll order, each finished (its directory fsync too)
+	// before the next starts, and recovery seals in order as well: a
+	// segment before one whose seal is proven was sealed, fsynced whole,
+	// even if its index files are missing or damaged now. Only the
+	// unproven segments after the last proven one are the recoverable
+	// tail (see Recovery in doc.go).
+	lastProven := -1
+	for i := range len(lds) - 1 {
+		if !lds[i].tolerant {
+			lastProven = i
+		}
+	}
+	var toSeal []*segment // segments before the last to give index files, in order
+	for i := range lastProven {
+		ld := &lds[i]
+		if !ld.tolerant {
+			continue
+		}
+		if ld.cut != nil {
+			closeFrom(0)
+			return &CorruptionError{File: l.path(ld.s.base, ".log"), Pos: ld.s.size.Load(), Err: ld.cut}
+		}
+		ld.tolerant = false
+		toSeal = append(toSeal, ld.s)
+	}
+	for i := lastProven + 1; i < len(lds)-1; i++ {
+		rep.Unsealed = append(rep.Unsealed, filepath.Base(l.path(lds[i].s.base, ".log")))
+	}
+	for i, ld := range lds {
 		s := ld.s
 		if len(segs) > 0 {
 			prev := segs[len(segs)-1]
-			if inTail && prev.next.Load() < s.base {
-				// The previous segment lost its end at a batch
-				// boundary: the log ends there.
-				s.h.close()
+			if lds[i-1].tolerant && prev.next.Load() < s.base {
+				// An unproven segment that ends before the next one's
+				// base lost its last batches whole (compaction cleans
+				// only sealed segments): the log ends there.
+				closeFrom(i)
 				if err := l.dropSegments(bases[i:], "follows a segment that lost its end", rep); err != nil {
-					closeAll()
+					closeFrom(0)
 					return err
 				}
 				break
@@ -225,33 +253,33 @@ func (l *Log) recover(rep *RecoveryReport, verifyAll, clean bool, listing []stri
 				prev.next.Store(s.base)
 			}
 			if prev.next.Load() != s.base {
-				s.h.close()
-				closeAll()
-				return &CorruptionError{File: l.path(base, ".log"), Pos: 0,
+				closeFrom(0)
+				return &CorruptionError{File: l.path(s.base, ".log"), Pos: 0,
 					Err: fmt.Errorf("segment starts at offset %d but the previous one ends at %d", s.base, prev.next.Load())}
 			}
 		}
 		segs = append(segs, s)
-		inTail = inTail || ld.tail
 		if ld.cut != nil {
 			// Later segments go first: a crash in between leaves this
 			// segment, still damaged, the last one.
+			closeFrom(i + 1)
 			if err := l.dropSegments(bases[i+1:], "follows a cut in a segment whose seal did not finish", rep); err != nil {
-				closeAll()
+				closeFrom(0)
 				return err
 			}
 			if err := l.cutSegment(s, ld, rep); err != nil {
-				closeAll()
+				closeFrom(0)
 				return err
 			}
 			break
 		}
-		if ld.tail && !last && !ld.proven {
+		if ld.tolerant && i < len(lds)-1 {
 			toSeal = append(toSeal, s)
 		}
 	}
-	// Tail segments that are not the last now get what their seal would
-	// have done: fsync, then the index files that prove it.
+	// Segments kept before the last that were not proven sealed now get
+	// what their seal would have done: fsync, then the index files that
+	// prove it.
 	for _, s := range toSeal {
 		if s == segs[len(segs)-1] {
 			continue // the last one after a cut
@@ -261,7 +289,7 @@ func (l *Log) recover(rep *RecoveryReport, verifyAll, clean bool, listing []stri
 			err = l.writeIndexes(s)
 		}
 		if err != nil {
-			closeAll()
+			closeFrom(0)
 			return err
 		}
 		rep.IndexesRebuilt = append(rep.IndexesRebuilt, filepath.Base(l.path(s.base, ".log")))
@@ -322,13 +350,14 @@ func parseSegName(name, ext string) (int64, bool) {
 
 // segLoad is what loadSegment found.
 type segLoad struct {
-	s    *segment
-	tail bool // loaded as part of the recoverable tail
+	s *segment
+	// tolerant: not proven sealed, or the last segment: loaded as part of
+	// the recoverable tail, a bad batch is a cut, not an error.
+	tolerant bool
 	// cut: a bad or incomplete batch at s.size ends the log; the file
 	// (fileSize bytes) is not truncated yet (cutSegment).
 	cut      error
 	fileSize int64
-	proven   bool // its index files prove a finished seal
 }
 
 // loadSegment opens one segment. A segment before the last whose index
@@ -336,12 +365,12 @@ type segLoad struct {
 // matching, checksums holding) is trusted and its index files loaded; with
 // verifyAll, or if compaction's recovery just installed it (swapped), it is
 // rescanned and a bad batch is a *CorruptionError. Any other segment is
-// part of the recoverable tail (inTail: an earlier one was): index files
-// describing all of it or a prefix (a snapshot: the bytes were fsynced
-// before they were written) are trusted for what they describe, the rest is
-// rescanned, and the first bad batch ends the log (segLoad.cut). Nothing
-// on disk is changed except index files of a rescanned trusted segment.
-func (l *Log) loadSegment(base int64, last, inTail, swapped, verifyAll, indexed bool, rep *RecoveryReport) (segLoad, error) {
+// loaded tolerant (recover decides whether it is part of the tail): index
+// files describing all of it or a prefix (written after the bytes they
+// describe were fsynced) are trusted for what they describe, the rest is
+// rescanned, and a bad batch is reported in segLoad.cut. Nothing on disk is
+// changed except index files of a rescanned proven segment.
+func (l *Log) loadSegment(base int64, last, swapped, verifyAll, indexed bool, rep *RecoveryReport) (segLoad, error) {
 	name := l.path(base, ".log")
 	f, err := l.fs.OpenFile(name, os.O_RDWR, 0)
 	if err != nil {
@@ -359,7 +388,7 @@ func (l *Log) loadSegment(base int64, last, inTail, swapped, verifyAll, indexed 
 	s.onFinal = l.finalSegment
 	cfg := l.config()
 	interval := int64(cfg.IndexIntervalBytes)
-	ld := segLoad{s: s, tail: inTail || last, fileSize: size}
+	ld := segLoad{s: s, tolerant: last, fileSize: size}
 	trusted := func() (segLoad, error) {
 		s.size.Store(size)
 		s.diskIndex.Store(size)
@@ -369,7 +398,7 @@ func (l *Log) loadSegment(base int64, last, inTail, swapped, verifyAll, indexed 
 		return ld, nil
 	}
 
-	if !ld.tail {
+	if !last {
 		proven := swapped
 		if !proven && indexed {
 			probe := s
@@ -385,26 +414,21 @@ func (l *Log) loadSegment(base int64, last, inTail, swapped, verifyAll, indexed 
 				} else if !verifyAll {
 					// Snapshot files matching the whole file: its
 					// bytes are durable, its seal is not proven.
-					rep.Unsealed = append(rep.Unsealed, filepath.Base(name))
-					ld.tail = true
+					ld.tolerant = true
 					return trusted()
 				}
 			}
 		}
-		if !proven {
-			rep.Unsealed = append(rep.Unsealed, filepath.Base(name))
-			ld.tail = true
-		}
+		ld.tolerant = !proven
 	}
 
 	// A tail segment may carry a recovery checkpoint: index files for a
 	// prefix of it, written after that prefix was fsynced; only the rest
 	// is rescanned.
 	from, next := int64(0), base
-	if ld.tail && !verifyAll && indexed {
-		if described, sealed, ok := l.loadIndexes(s, size, true); ok {
+	if ld.tolerant && !verifyAll && indexed {
+		if described, _, ok := l.loadIndexes(s, size, true); ok {
 			if described == size {
-				ld.proven = sealed
 				return trusted()
 			}
 			from, next = described, s.next.Load()
@@ -426,7 +450,7 @@ func (l *Log) loadSegment(base int64, last, inTail, swapped, verifyAll, indexed 
 		h.close()
 		return segLoad{}, fmt.Errorf("logstore: reading %s at %d: %w", name, res.end, res.err)
 	}
-	if res.err != nil && !ld.tail {
+	if res.err != nil && !ld.tolerant {
 		// Sealed segments were fsynced before their seal wrote the
 		// index files: damage there is not a torn write.
 		h.close()
@@ -438,7 +462,7 @@ func (l *Log) loadSegment(base int64, last, inTail, swapped, verifyAll, indexed 
 		s.created = l.now()
 	}
 	ld.cut = res.err
-	if !ld.tail {
+	if !ld.tolerant {
 		if err := l.writeIndexes(s); err != nil {
 			h.close()
 			return segLoad{}, err

@@ -210,8 +210,8 @@ func TestSealCrashTornOldSegment(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l2.Close()
-	if len(rep.Unsealed) != 1 || rep.Unsealed[0] != first {
-		t.Fatalf("unsealed %v, want %s", rep.Unsealed, first)
+	if len(rep.Unsealed) != 2 || rep.Unsealed[0] != first {
+		t.Fatalf("unsealed %v, want %s and the next", rep.Unsealed, first)
 	}
 	tr := rep.Truncated
 	if len(tr) != 3 || tr[0].Pos != 0 || tr[1].Pos != 0 || tr[0].File <= tr[1].File || tr[2].File != first || tr[2].Pos != durable || tr[2].Dropped != int64(len(next)/2) {
@@ -458,7 +458,7 @@ func TestSealCompletedThenDamage(t *testing.T) {
 		}
 		defer l2.Close()
 		tr := rep.Truncated
-		if len(rep.Unsealed) != 1 || len(tr) != 3 || tr[2].File != filepath.Base(name1) || tr[2].Pos > 300 || len(l2.segments()) != 2 {
+		if len(rep.Unsealed) != 2 || rep.Unsealed[0] != filepath.Base(name1) || len(tr) != 3 || tr[2].File != filepath.Base(name1) || tr[2].Pos > 300 || len(l2.segments()) != 2 {
 			t.Fatalf("report %+v: want segment %d cut before 300 and the 2 after it removed", rep, seg1.base)
 		}
 	})
