@@ -569,10 +569,15 @@ func (l *Log) unsyncedSealsLocked() []*segment {
 // segment. A failed fsync is sticky.
 func (l *Log) syncSealed(pend []*segment, created uint64) error {
 	for _, s := range pend {
-		if s.synced.Load() {
-			continue
+		if s.synced.Load() || !s.tryRef() {
+			continue // removed meanwhile (Truncate): nothing to keep of it
 		}
-		if err := l.syncSegment(s); err != nil {
+		err := l.syncSegment(s)
+		s.unref()
+		if err != nil {
+			if s.dead.Load() {
+				continue
+			}
 			return l.setSticky("fsync", err)
 		}
 		s.synced.Store(true)
