@@ -160,6 +160,7 @@ func consumeCmd(c *cliCmd) func(context.Context) error {
 	parts := c.fs.String("p", "", "comma-separated partitions (default: all; one topic only)")
 	regex := c.fs.String("regex", "", "consume every topic whose name matches this regular `expression` (instead of naming topics)")
 	readCommitted := c.fs.Bool("read-committed", false, "skip records of aborted and open transactions")
+	registry := c.fs.String("registry", "", "schema registry `URL`: print registry-framed keys and values (Avro, Protobuf, JSON) decoded, as JSON (cli_schema.go)")
 	// A tail runs until interrupted: the common -timeout bounds it only
 	// when given.
 	c.untimed = func() bool { return *follow }
@@ -180,6 +181,9 @@ func consumeCmd(c *cliCmd) func(context.Context) error {
 		write, err := recordWriter(out, *format, c.json())
 		if err != nil {
 			return err
+		}
+		if *registry != "" {
+			write = decodingWriter(ctx, *registry, write)
 		}
 		if *group != "" && *parts != "" {
 			return usagef("-p and -g: a group member reads what the group assigns it")

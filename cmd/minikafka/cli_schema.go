@@ -13,7 +13,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sr"
+
+	"github.com/minikafka/minikafka/internal/schemaregistry"
 )
 
 func init() {
@@ -24,6 +27,39 @@ func init() {
 		"check":    {"SUBJECT -schema FILE [-type T] [-version N|latest|all]", "whether a schema is compatible, and why not", schemaCheck},
 		"delete":   {"SUBJECT [-version N] [-permanent]", "soft-delete a subject or a version; -permanent after a soft delete", schemaDelete},
 	}}
+}
+
+// decodingWriter decodes registry-framed keys and values (a zero byte,
+// then a schema ID the registry at url knows) to JSON before write prints
+// them: consume -registry. Others, and those naming an ID the registry
+// does not have (a zero byte by chance), are printed as they are; a
+// framed one that does not decode is an error naming the record.
+func decodingWriter(ctx context.Context, url string, write func(*kgo.Record) error) func(*kgo.Record) error {
+	if !strings.Contains(url, "://") {
+		url = "http://" + url
+	}
+	dec := schemaregistry.NewDecoder(url, nil)
+	decode := func(r *kgo.Record, what string, b []byte) ([]byte, error) {
+		_, js, err := dec.Decode(ctx, b)
+		switch {
+		case errors.Is(err, schemaregistry.ErrNotFramed), errors.Is(err, schemaregistry.ErrUnknownSchema):
+			return b, nil
+		case err != nil:
+			return nil, fmt.Errorf("%s/%d offset %d: decoding the %s: %w", r.Topic, r.Partition, r.Offset, what, err)
+		}
+		return js, nil
+	}
+	return func(r *kgo.Record) error {
+		cp := *r
+		var err error
+		if cp.Key, err = decode(r, "key", r.Key); err != nil {
+			return err
+		}
+		if cp.Value, err = decode(r, "value", r.Value); err != nil {
+			return err
+		}
+		return write(&cp)
+	}
 }
 
 // registryFlag registers -registry on c and returns what opens the client.

@@ -119,6 +119,12 @@ func (r *Registry) Decode(ctx context.Context, payload []byte) (int, []byte, err
 	case err != nil:
 		return id, nil, fmt.Errorf("schema %d does not parse: %w", id, err)
 	}
+	js, err := decodeData(p, data)
+	return id, js, err
+}
+
+// decodeData decodes data (the payload after the ID) with p, as JSON.
+func decodeData(p parsedSchema, data []byte) ([]byte, error) {
 	switch ps := p.(type) {
 	case *avroSchema:
 		// A Reader, not avro.Unmarshal, which takes running out of data
@@ -127,28 +133,26 @@ func (r *Registry) Decode(ctx context.Context, payload []byte) (int, []byte, err
 		rd := avro.NewReader(nil, 0).Reset(data)
 		rd.ReadVal(ps.s, &v)
 		if rd.Error != nil {
-			return id, nil, fmt.Errorf("avro: %w", rd.Error)
+			return nil, fmt.Errorf("avro: %w", rd.Error)
 		}
-		out, err := json.Marshal(jsonSafe(v))
-		return id, out, err
+		return json.Marshal(jsonSafe(v))
 	case *jsonSchema:
 		if !json.Valid(data) {
-			return id, nil, errors.New("the data is not JSON")
+			return nil, errors.New("the data is not JSON")
 		}
-		return id, data, nil
+		return data, nil
 	case *protoSchema:
 		md, rest, err := protoMessage(ps.fd, data)
 		if err != nil {
-			return id, nil, err
+			return nil, err
 		}
 		m := dynamicpb.NewMessage(md)
 		if err := proto.Unmarshal(rest, m); err != nil {
-			return id, nil, fmt.Errorf("protobuf: %w", err)
+			return nil, fmt.Errorf("protobuf: %w", err)
 		}
-		out, err := protojson.Marshal(m)
-		return id, out, err
+		return protojson.Marshal(m)
 	}
-	return id, nil, errors.New("unknown schema type")
+	return nil, errors.New("unknown schema type")
 }
 
 // protoMessage reads the message indexes after the ID (a zigzag varint
