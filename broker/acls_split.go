@@ -94,7 +94,7 @@ func (b *Broker) splitTopics(req *protocol.Request, op acl.Operation, mode split
 		if resp == nil {
 			if mode == allOrNothing {
 				resp = errorResponse(withTopics(rv, topics, allowed), kerr.OperationNotAttempted.Code)
-				setTop(resp, 0)
+				setTopCode(resp, 0)
 			} else {
 				resp = req.Body.ResponseKind()
 				resp.SetVersion(req.Version)
@@ -136,4 +136,11 @@ func withTopics(rv, topics reflect.Value, idx []int) kmsg.Request {
 	}
 	cp.Elem().FieldByName("Topics").Set(sub)
 	return cp.Interface().(kmsg.Request)
+}
+
+// setTopCode sets the response's top-level ErrorCode, if it has one.
+func setTopCode(resp kmsg.Response, code int16) {
+	if f := reflect.ValueOf(resp).Elem().FieldByName("ErrorCode"); f.IsValid() && f.Kind() == reflect.Int16 {
+		f.SetInt(int64(code))
+	}
 }

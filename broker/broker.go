@@ -30,8 +30,10 @@ import (
 	"time"
 
 	"github.com/minikafka/minikafka/broker/internal/acl"
+	"github.com/minikafka/minikafka/broker/internal/faults"
 	"github.com/minikafka/minikafka/broker/internal/groups"
 	"github.com/minikafka/minikafka/broker/internal/quota"
+	"github.com/minikafka/minikafka/broker/internal/reqlog"
 	"github.com/minikafka/minikafka/broker/internal/sasl"
 	"github.com/minikafka/minikafka/broker/internal/share"
 	"github.com/minikafka/minikafka/broker/internal/telemetry"
@@ -181,8 +183,8 @@ type Broker struct {
 	hookMu    sync.Mutex
 	onDeleted []func(name string, id [16]byte)
 
-	faults faultSet       // faults.go
-	reqlog requestLogHook // reqlog.go
+	faults faults.Set // faults.go, broker/internal/faults
+	reqlog reqlog.Log // reqlog.go, broker/internal/reqlog
 
 	closing   chan struct{}
 	closeOnce sync.Once
@@ -514,7 +516,7 @@ func (b *Broker) topicDeleted(name string, id [16]byte) {
 // Serve dispatches one request through the API table. It implements
 // protocol.Handler.
 func (b *Broker) Serve(ctx context.Context, req *protocol.Request) protocol.Reply {
-	if r := b.reqlog.ring.Load(); r != nil {
+	if r := b.reqlog.Ring(); r != nil {
 		return b.serveLogged(ctx, req, r)
 	}
 	return b.serve(ctx, req)
@@ -540,8 +542,8 @@ func (b *Broker) serve(ctx context.Context, req *protocol.Request) protocol.Repl
 		return protocol.Reply{Err: errors.New("broker closed")}
 	default:
 	}
-	if fs := b.faults.list.Load(); fs != nil {
-		return b.serveFaults(ctx, req, a, *fs)
+	if fs := b.faults.Active(); fs != nil {
+		return b.serveFaults(ctx, req, a, fs)
 	}
 	return b.dispatch(ctx, req, a)
 }

@@ -90,6 +90,15 @@ var rules = []rule{
 		other:  franzGo,
 		why:    "SASL's mechanisms and credential store take tokens and give answers; Kafka requests, codes and connections are the broker's",
 	},
+	{
+		name: "control",
+		covers: func(rel string, test bool) bool {
+			return under(rel, "broker/internal/faults") || under(rel, "broker/internal/reqlog")
+		},
+		forbid: func(rel string) bool { return rel == "broker" || under(rel, "protocol") },
+		other:  func(string) bool { return false },
+		why:    "faults and the request log take decoded requests and answers; dispatch and connections are the broker's",
+	},
 }
 
 // uplinkForbids is what broker/uplink, tests included, may not import of
@@ -264,6 +273,11 @@ func TestImports(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "broker", "internal", "sasl")); err == nil && covered["sasl"] == 0 {
 		t.Error(`broker/internal/sasl exists but rule "sasl" covered none of its files`)
 	}
+	for _, dir := range []string{"faults", "reqlog"} {
+		if _, err := os.Stat(filepath.Join(root, "broker", "internal", dir)); err == nil && covered["control"] == 0 {
+			t.Errorf(`broker/internal/%s exists but rule "control" covered none of its files`, dir)
+		}
+	}
 	t.Logf("files checked per rule: %v", covered)
 }
 
@@ -316,6 +330,10 @@ import (
 		"broker/internal/sasl/s.go":      "package sasl\n\nimport (\n\t\"example.com/m/broker/internal/oauth\"\n\t\"example.com/m/internal/vfs\"\n\t\"github.com/twmb/franz-go/pkg/kmsg\"\n)\n",
 		"broker/internal/sasl/s_test.go": "package sasl\n\nimport \"example.com/m/protocol\"\n",
 		"broker/internal/oauth/o.go":     "package oauth\n\nimport \"example.com/m/broker\"\n",
+		// Faults and the request log: kmsg and kerr are fine; the broker
+		// and protocol are not, in tests too.
+		"broker/internal/faults/f.go":      "package faults\n\nimport (\n\t\"example.com/m/protocol\"\n\t\"github.com/twmb/franz-go/pkg/kerr\"\n\t\"github.com/twmb/franz-go/pkg/kmsg\"\n)\n",
+		"broker/internal/reqlog/r_test.go": "package reqlog\n\nimport \"example.com/m/broker\"\n",
 		// The uplink: franz-go, storage, internal helpers and its own
 		// subpackages are fine; the broker (internal coordinators
 		// included), protocol and the layers above are not, in tests too.
@@ -347,9 +365,11 @@ import (
 		got = append(got, v.String())
 	}
 	want := []string{
+		`broker/internal/faults/f.go:4: imports example.com/m/protocol (rule "control")`,
 		`broker/internal/groups/assign/a.go:3: imports example.com/m/protocol (rule "coordinator")`,
 		`broker/internal/groups/c_test.go:3: imports example.com/m/broker (rule "coordinator")`,
 		`broker/internal/oauth/o.go:3: imports example.com/m/broker (rule "sasl")`,
+		`broker/internal/reqlog/r_test.go:3: imports example.com/m/broker (rule "control")`,
 		`broker/internal/sasl/s.go:6: imports github.com/twmb/franz-go/pkg/kmsg (rule "sasl")`,
 		`broker/internal/sasl/s_test.go:3: imports example.com/m/protocol (rule "sasl")`,
 		`broker/internal/txn/t.go:5: imports example.com/m/protocol (rule "txn coordinator")`,
@@ -381,5 +401,8 @@ import (
 	}
 	if covered["sasl"] != 3 {
 		t.Errorf("sasl rule covered %d files, want 3", covered["sasl"])
+	}
+	if covered["control"] != 2 {
+		t.Errorf("control rule covered %d files, want 2", covered["control"])
 	}
 }

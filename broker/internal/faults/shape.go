@@ -1,4 +1,4 @@
-package broker
+package faults
 
 // Shaping an injected error as Kafka shapes it: responses with topics and
 // partitions carry the code in every partition the request named (the
@@ -8,22 +8,14 @@ package broker
 // for every kmsg response; it runs only when a fault fires.
 
 import (
-	"context"
-	"log/slog"
 	"reflect"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/minikafka/minikafka/protocol"
 )
 
-// levelFault logs fired faults at info: a test reading the log wants to
-// see where its fault acted.
-const levelFault = slog.LevelInfo
-
-// kerrName is the Kafka name of code, "" when unknown.
-func kerrName(code int16) string {
+// ErrorName is the Kafka name of an error code, "" when unknown.
+func ErrorName(code int16) string {
 	if code == 0 {
 		return "NONE"
 	}
@@ -37,11 +29,11 @@ func kerrName(code int16) string {
 	return ""
 }
 
-// KafkaErrorCode parses a Kafka error name (NOT_LEADER_OR_FOLLOWER) into
-// its code.
-func KafkaErrorCode(name string) (int16, bool) {
+// ErrorCode parses a Kafka error name (NOT_LEADER_OR_FOLLOWER) into its
+// code.
+func ErrorCode(name string) (int16, bool) {
 	for code := int16(-1); code < 200; code++ {
-		if code != 0 && kerrName(code) == name {
+		if code != 0 && ErrorName(code) == name {
 			return code, true
 		}
 	}
@@ -51,9 +43,6 @@ func KafkaErrorCode(name string) (int16, bool) {
 	return 0, false
 }
 
-// KafkaErrorName is the Kafka name of an error code, "" when unknown.
-func KafkaErrorName(code int16) string { return kerrName(code) }
-
 // renamed holds Kafka's current names where kerr keeps an older one.
 var renamed = map[int16]string{6: "NOT_LEADER_OR_FOLLOWER"}
 
@@ -61,9 +50,10 @@ var (
 	fetchSessionErrs = map[int16]bool{70: true, 71: true} // FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH
 )
 
-// faultResponse is req's response with code where Kafka puts it for a
-// fault (errorResponse, for SASL, sets every code, top level included).
-func faultResponse(req kmsg.Request, code int16) kmsg.Response {
+// Response is req's response with code where Kafka puts it for a fault
+// (the broker's errorResponse, for SASL, sets every code, top level
+// included).
+func Response(req kmsg.Request, code int16) kmsg.Response {
 	resp := req.ResponseKind()
 	resp.SetVersion(req.GetVersion())
 	switch r := req.(type) {
@@ -229,7 +219,8 @@ func setCode(v reflect.Value, code int16) {
 }
 
 // requestTouches reports whether req names topic (and partition).
-func requestTouches(b *Broker, req kmsg.Request, topic string, partition int32, byPartition bool) bool {
+func requestTouches(rq *Request, topic string, partition int32, byPartition bool) bool {
+	req := rq.Body
 	switch r := req.(type) {
 	case *kmsg.MetadataRequest:
 		if r.Topics == nil {
@@ -248,7 +239,10 @@ func requestTouches(b *Broker, req kmsg.Request, topic string, partition int32, 
 			}
 		}
 	}
-	id, _ := b.TopicID(topic)
+	var id [16]byte
+	if rq.TopicID != nil {
+		id = rq.TopicID(topic)
+	}
 	v := reflect.ValueOf(req).Elem().FieldByName("Topics")
 	if !v.IsValid() || v.Kind() != reflect.Slice || v.Type().Elem().Kind() != reflect.Struct {
 		return false
@@ -371,67 +365,4 @@ func requestTxnIDs(req kmsg.Request) []string {
 		return r.TransactionalIDs
 	}
 	return nil
-}
-
-// splitProduce serves a produce request whose fault names one topic (and
-// maybe a partition): the partitions it names get code and are not
-// written; the others are handled as usual, so a paused partition does
-// not stall its neighbours in the same request.
-func (b *Broker) splitProduce(ctx context.Context, req *protocol.Request, a *api, f *Fault) protocol.Reply {
-	r := req.Body.(*kmsg.ProduceRequest)
-	id, _ := b.TopicID(f.Topic)
-	keep := *r
-	keep.Topics = nil
-	var hit []kmsg.ProduceResponseTopic
-	for _, t := range r.Topics {
-		if t.Topic != f.Topic && (id == [16]byte{} || t.TopicID != id) {
-			keep.Topics = append(keep.Topics, t)
-			continue
-		}
-		kt, ht := t, kmsg.NewProduceResponseTopic()
-		kt.Partitions = nil
-		ht.Topic, ht.TopicID = t.Topic, t.TopicID
-		for _, p := range t.Partitions {
-			if f.HasPartition && p.Partition != f.Partition {
-				kt.Partitions = append(kt.Partitions, p)
-				continue
-			}
-			hp := kmsg.NewProduceResponseTopicPartition()
-			hp.Partition, hp.ErrorCode = p.Partition, f.ErrorCode
-			ht.Partitions = append(ht.Partitions, hp)
-		}
-		if len(kt.Partitions) > 0 {
-			keep.Topics = append(keep.Topics, kt)
-		}
-		hit = append(hit, ht)
-	}
-	if len(keep.Topics) == 0 {
-		if r.Acks == 0 {
-			return protocol.Reply{}
-		}
-		return protocol.Reply{Response: faultResponse(r, f.ErrorCode)}
-	}
-	sub := *req
-	sub.Body = &keep
-	reply := b.dispatch(ctx, &sub, a)
-	add := func(resp kmsg.Response) {
-		if pr, ok := resp.(*kmsg.ProduceResponse); ok {
-			pr.Topics = append(pr.Topics, hit...)
-		}
-	}
-	switch {
-	case reply.Err != nil || r.Acks == 0:
-	case reply.Response != nil:
-		add(reply.Response)
-	case reply.Wait != nil:
-		wait := reply.Wait
-		reply.Wait = func() (kmsg.Response, error) {
-			resp, err := wait()
-			if err == nil {
-				add(resp)
-			}
-			return resp, err
-		}
-	}
-	return reply
 }

@@ -1,4 +1,4 @@
-package broker
+package faults
 
 import (
 	"testing"
@@ -21,7 +21,7 @@ func TestFaultResponseShapes(t *testing.T) {
 		ft.Partitions = append(ft.Partitions, fp)
 	}
 	fetch.Topics = append(fetch.Topics, ft)
-	fr := faultResponse(fetch, 6).(*kmsg.FetchResponse)
+	fr := Response(fetch, 6).(*kmsg.FetchResponse)
 	if fr.ErrorCode != 0 || fr.Version != 13 || len(fr.Topics) != 1 || fr.Topics[0].TopicID != id || len(fr.Topics[0].Partitions) != 2 {
 		t.Fatalf("fetch: %+v", fr)
 	}
@@ -30,7 +30,7 @@ func TestFaultResponseShapes(t *testing.T) {
 			t.Fatalf("fetch partition %d: %+v", i, p)
 		}
 	}
-	if fr := faultResponse(fetch, 70).(*kmsg.FetchResponse); fr.ErrorCode != 70 || len(fr.Topics) != 0 {
+	if fr := Response(fetch, 70).(*kmsg.FetchResponse); fr.ErrorCode != 70 || len(fr.Topics) != 0 {
 		t.Fatalf("fetch session error: %+v", fr)
 	}
 
@@ -42,7 +42,7 @@ func TestFaultResponseShapes(t *testing.T) {
 	pp.Partition = 2
 	pt.Partitions = append(pt.Partitions, pp)
 	prod.Topics = append(prod.Topics, pt)
-	pr := faultResponse(prod, 56).(*kmsg.ProduceResponse)
+	pr := Response(prod, 56).(*kmsg.ProduceResponse)
 	if len(pr.Topics) != 1 || pr.Topics[0].Topic != "t" || pr.Topics[0].Partitions[0].Partition != 2 || pr.Topics[0].Partitions[0].ErrorCode != 56 {
 		t.Fatalf("produce: %+v", pr)
 	}
@@ -50,7 +50,7 @@ func TestFaultResponseShapes(t *testing.T) {
 	fc := kmsg.NewPtrFindCoordinatorRequest()
 	fc.Version = 4
 	fc.CoordinatorKeys = []string{"a", "b"}
-	fcr := faultResponse(fc, 15).(*kmsg.FindCoordinatorResponse)
+	fcr := Response(fc, 15).(*kmsg.FindCoordinatorResponse)
 	if len(fcr.Coordinators) != 2 || fcr.Coordinators[1].Key != "b" || fcr.Coordinators[1].ErrorCode != 15 || fcr.Coordinators[1].NodeID != -1 {
 		t.Fatalf("find coordinator v4: %+v", fcr)
 	}
@@ -60,14 +60,14 @@ func TestFaultResponseShapes(t *testing.T) {
 	g := kmsg.NewOffsetFetchRequestGroup()
 	g.Group = "g"
 	of.Groups = append(of.Groups, g)
-	ofr := faultResponse(of, 14).(*kmsg.OffsetFetchResponse)
+	ofr := Response(of, 14).(*kmsg.OffsetFetchResponse)
 	if ofr.ErrorCode != 0 || len(ofr.Groups) != 1 || ofr.Groups[0].Group != "g" || ofr.Groups[0].ErrorCode != 14 {
 		t.Fatalf("offset fetch v8: %+v", ofr)
 	}
 
 	hb := kmsg.NewPtrHeartbeatRequest()
 	hb.Version = 4
-	if r := faultResponse(hb, 27).(*kmsg.HeartbeatResponse); r.ErrorCode != 27 {
+	if r := Response(hb, 27).(*kmsg.HeartbeatResponse); r.ErrorCode != 27 {
 		t.Fatalf("heartbeat: %+v", r)
 	}
 
@@ -76,21 +76,21 @@ func TestFaultResponseShapes(t *testing.T) {
 	mt := kmsg.NewMetadataRequestTopic()
 	mt.Topic = kmsg.StringPtr("t")
 	md.Topics = append(md.Topics, mt)
-	if r := faultResponse(md, 3).(*kmsg.MetadataResponse); len(r.Topics) != 1 || r.Topics[0].ErrorCode != 3 || *r.Topics[0].Topic != "t" {
+	if r := Response(md, 3).(*kmsg.MetadataResponse); len(r.Topics) != 1 || r.Topics[0].ErrorCode != 3 || *r.Topics[0].Topic != "t" {
 		t.Fatalf("metadata: %+v", r)
 	}
 }
 
 func TestKafkaErrorNames(t *testing.T) {
 	for name, code := range map[string]int16{"NOT_LEADER_OR_FOLLOWER": 6, "NOT_LEADER_FOR_PARTITION": 6, "KAFKA_STORAGE_ERROR": 56, "UNKNOWN_SERVER_ERROR": -1} {
-		if c, ok := KafkaErrorCode(name); !ok || c != code {
+		if c, ok := ErrorCode(name); !ok || c != code {
 			t.Errorf("%s: %d %v, want %d", name, c, ok, code)
 		}
 	}
-	if _, ok := KafkaErrorCode("NOPE"); ok {
+	if _, ok := ErrorCode("NOPE"); ok {
 		t.Error("NOPE parsed")
 	}
-	if KafkaErrorName(6) != "NOT_LEADER_OR_FOLLOWER" {
-		t.Errorf("name of 6: %s", KafkaErrorName(6))
+	if ErrorName(6) != "NOT_LEADER_OR_FOLLOWER" {
+		t.Errorf("name of 6: %s", ErrorName(6))
 	}
 }
