@@ -1,12 +1,14 @@
 package telemetry
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"testing"
 	"time"
 
@@ -344,5 +346,41 @@ func TestRegistryCompressionBomb(t *testing.T) {
 	}
 	if insts, _ := r.Snapshot(t0); len(insts[0].Series) != 0 {
 		t.Fatalf("series kept from a refused push: %+v", insts[0].Series)
+	}
+}
+
+// A push of points without values (as much as the 4 MiB a decompressed
+// push may hold) is read without allocating per point: the decoder walks
+// the points one at a time instead of collecting them, so what it builds
+// is bounded by maxPoints whatever the points hold. It once collected
+// every point's bytes first (2 M slice headers, some 250 MB).
+func TestDecodeEmptyPointsBounded(t *testing.T) {
+	empty := bytesField(nil, 1, nil) // one empty NumberDataPoint
+	g := bytes.Repeat(empty, 2<<20)
+	metric := bytesField(strField(nil, 1, "m"), 5, g)
+	sum := bytesField(strField(nil, 1, "s"), 7, varintField(g, 2, 1))
+	p := payload([][]byte{kv("client", "c")}, metric, sum, gaugeMetric("v", numberPoint(1, false)))
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	pts, err := Decode(p)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pts) != 1 || pts[0].Name != "v" {
+		t.Fatalf("points: %+v", pts)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+		t.Fatalf("decoding %d bytes of empty points allocated %d bytes", len(p), n)
+	}
+
+	// Valued points stop at maxPoints, without reading the rest first.
+	many := make([][]byte, maxPoints+1)
+	for i := range many {
+		many[i] = numberPoint(1, false)
+	}
+	if _, err := Decode(payload(nil, gaugeMetric("x", many...))); !errors.Is(err, errMalformed) {
+		t.Fatalf("%d points: %v", maxPoints+1, err)
 	}
 }
