@@ -106,6 +106,20 @@
 // Kafka codes. The store's RWMutex is its own and is never held while
 // anything else runs.
 //
+// # Faults and the request log
+//
+// Fault injection is broker/internal/faults (the faults, their matching
+// and firing, holds, the shape of an injected error in each response);
+// the request log's ring is broker/internal/reqlog. Neither imports
+// broker or protocol. Serve asks each for its state with one atomic load
+// (nil when off) and keeps what needs dispatch and the connection:
+// serveFaults (faults.go) picks the fault that fires and acts before the
+// handler, splits a produce, hands Fetch, ListOffsets and
+// OffsetForLeaderEpoch a partition-scoped error through the context
+// (partitionFault), or wraps the handler's answer (Armed.Around);
+// serveLogged (reqlog.go) fills a reqlog.Entry and adds it when the
+// answer is ready. Their mutexes are leaves.
+//
 // # Concurrency
 //
 // protocol calls Serve on each connection's reader goroutine, in request
