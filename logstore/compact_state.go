@@ -68,8 +68,10 @@ type CleanState struct {
 	// below it have been deduplicated against everything up to it.
 	FirstDirty int64
 	// FirstUncleanable bounds cleaning: the active segment's base, the
-	// high watermark, CompactOptions.MaxOffset (the last stable offset)
-	// and the first segment newer than min.compaction.lag.ms.
+	// high watermark (the base of a segment reaching past it),
+	// CompactOptions.MaxOffset (the last stable offset), the first segment
+	// whose seal has not finished and the first segment newer than
+	// min.compaction.lag.ms.
 	FirstUncleanable int64
 	// CleanBytes and DirtyBytes sum the sealed segments below
 	// FirstUncleanable that end at or below FirstDirty, and the rest.

@@ -283,9 +283,11 @@
 //
 // Compact (compact*.go) is Kafka's log cleaner for one log. The log's
 // sealed segments below the first uncleanable offset (the active
-// segment's base, the high watermark, CompactOptions.MaxOffset (the broker
-// passes the last stable offset), the first segment holding a record newer
-// than min.compaction.lag.ms) are cleanable. The first dirty offset (in the
+// segment's base, the high watermark (a segment reaching past it is not
+// cleanable), CompactOptions.MaxOffset (the broker passes the last stable
+// offset), the first segment whose seal has not finished (a pass waits for
+// the running seals first), the first segment holding a record newer than
+// min.compaction.lag.ms) are cleanable. The first dirty offset (in the
 // cleanpoint file) splits them into a clean head, already deduplicated,
 // and a dirty tail. A pass:
 //
