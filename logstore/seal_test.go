@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -201,9 +202,36 @@ func TestSealCrashTornOldSegment(t *testing.T) {
 		t.Fatalf("crash image holds %d bytes of segment 0, want %d", st.Size(), durable)
 	}
 	f.WriteAt(next[:len(next)/2], durable)
+	f.Sync() // the torn bytes are on the disk
 	f.Close()
 	close(g.release)
 	l.Close()
+
+	// A crash during that recovery, at each of its writes in turn: the
+	// open after it recovers the same log.
+	crashes := 0
+	for n := 0; ; n++ {
+		fsys := img.CrashClone()
+		inj := &crashAfter{n: n, rng: rand.New(rand.NewPCG(uint64(n), 5))}
+		if l3, _, err := Open(Options{FS: vfs.NewFaultFS(fsys, inj), Dir: "/p", Config: cfg}); err == nil {
+			l3.Close()
+		}
+		if !inj.crashed {
+			break
+		}
+		crashes++
+		l4, _, err := Open(Options{FS: fsys.CrashClone(), Dir: "/p", Config: cfg})
+		if err != nil {
+			t.Fatalf("open after a crash at recovery's write %d: %v", n, err)
+		}
+		if l4.LogEndOffset() != keptLeo || !bytes.Equal(readAll(t, l4, 0), kept) {
+			t.Fatalf("after a crash at recovery's write %d: leo %d, want %d", n, l4.LogEndOffset(), keptLeo)
+		}
+		l4.Close()
+	}
+	if crashes < 5 {
+		t.Fatalf("recovery crashed only %d times: the test does not test it", crashes)
+	}
 
 	l2, rep, err := Open(Options{FS: img, Dir: "/p", Config: cfg})
 	if err != nil {
@@ -294,7 +322,16 @@ func TestSealCrashAlwaysKeepsAcknowledged(t *testing.T) {
 			if stuck == "index" {
 				g.armed.Store(true)
 				g.waitHit(t)
-				for len(l.segments()) < 6 {
+				// Until data past the start of a segment created two
+				// rolls after the stuck one is acknowledged: then a round
+				// made its directory entry durable, and the stuck
+				// segment is not the last in the crash image.
+				stuckAt := len(l.segments()) - 2
+				for {
+					segs := l.segments()
+					if len(segs) >= stuckAt+3 && l.HighWatermark() > segs[len(segs)-1].base {
+						break
+					}
 					time.Sleep(time.Millisecond)
 				}
 			} else {
