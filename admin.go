@@ -1,8 +1,8 @@
 package minikafka
 
 // The control API (WithAdminAddr, -admin-addr): JSON over HTTP for tests
-// written in any language to steer the broker — faults (admin_faults*.go),
-// inspection, waits and seeding (admin_inspect*.go). It has a listener of
+// written in any language to steer the broker — faults (admin_faults.go),
+// inspection (admin_inspect.go), seeding and waits (admin_seed.go). It has a listener of
 // its own, off by default, because it can break the broker on purpose:
 // it binds loopback unless told otherwise, and anywhere else it needs a
 // bearer token (WithAdminToken). It also serves /healthz and /metrics so a
@@ -21,70 +21,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
 	"golang.org/x/net/netutil"
 )
-
-// adminConfig holds WithAdminAddr and WithAdminToken.
-type adminConfig struct {
-	addr  string
-	token string
-}
-
-// WithAdminAddr serves the control API (faults, inspection, waits,
-// seeding; see the README's reference) at http://addr/v1/..., with
-// /healthz and /metrics beside it. Port 0 picks a free port (see
-// Broker.AdminAddr). A port alone (":9644") means 127.0.0.1; any other
-// address than loopback needs WithAdminToken. Default: off.
-func WithAdminAddr(addr string) Option {
-	return optionFunc(func(c *config) { c.admin.addr = addr })
-}
-
-// WithAdminToken makes the control API require "Authorization: Bearer
-// <token>" on every /v1/ request. Required when WithAdminAddr is not a
-// loopback address.
-func WithAdminToken(token string) Option {
-	return optionFunc(func(c *config) { c.admin.token = token })
-}
-
-// bindAddr is the address to listen on: a port alone means loopback;
-// anything that is not loopback needs a token.
-func (a adminConfig) bindAddr() (string, error) {
-	host, port, err := net.SplitHostPort(a.addr)
-	if err != nil {
-		return "", fmt.Errorf("admin address %q: %w", a.addr, err)
-	}
-	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
-		return "", fmt.Errorf("admin address %q: bad port", a.addr)
-	}
-	if host == "" {
-		host = "127.0.0.1"
-	}
-	loopback := host == "localhost"
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
-		loopback = true
-	}
-	if !loopback && a.token == "" {
-		return "", fmt.Errorf("admin address %q is not loopback and the control API can break the broker: give a token (WithAdminToken, -admin-token-file)", a.addr)
-	}
-	return net.JoinHostPort(host, port), nil
-}
-
-func (a adminConfig) check() []error {
-	if a.addr == "" {
-		if a.token != "" {
-			return []error{errors.New("an admin token without an admin address (WithAdminAddr, -admin-addr)")}
-		}
-		return nil
-	}
-	if _, err := a.bindAddr(); err != nil {
-		return []error{err}
-	}
-	return nil
-}
 
 // adminRoute is one endpoint: pattern is a net/http ServeMux pattern
 // ("POST /v1/faults"); handle returns what is written as JSON (nil: 204)

@@ -1,16 +1,5 @@
 package minikafka
 
-// The broker's HTTP side (WithHTTPAddr): /healthz, /readyz, /metrics and
-// the web console (package console) on one listener. It is bound before
-// storage recovery so that /healthz answers and /readyz says 503 while a
-// large data dir is recovered; the rest answers 503 until Start returns.
-//
-// Nothing here may stall produce or fetch: the HTTP server has timeouts
-// on every phase and a bound on its connections, and the console reaches
-// the broker as a Kafka client over an in-process connection of its own
-// (a net.Pipe served by its own protocol.Server), so its requests queue
-// behind no client's and no client's behind its.
-
 import (
 	"context"
 	"fmt"
@@ -22,12 +11,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/net/netutil"
-
 	"github.com/minikafka/minikafka/broker"
 	"github.com/minikafka/minikafka/broker/uplink"
 	"github.com/minikafka/minikafka/internal/console"
 	"github.com/minikafka/minikafka/protocol"
+	"golang.org/x/net/netutil"
 )
 
 // HTTP server bounds: a client that sends its request slowly, or never
@@ -307,4 +295,16 @@ func (s consoleSource) Info() console.Info {
 func (s consoleSource) ForwardStats() []uplink.ForwardStat { return s.b.brk.ForwardStats() }
 func (s consoleSource) ForwardGroupOffsets() []uplink.GroupOffsetSync {
 	return s.b.brk.ForwardGroupOffsets()
+}
+
+// shutdownHTTP stops srv, letting requests in flight finish for up to
+// grace (a wait or a long poll that does not is cut off), then waits for
+// its Serve loop, which closes done, to return.
+func shutdownHTTP(srv *http.Server, done <-chan struct{}, grace time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		srv.Close()
+	}
+	<-done
 }

@@ -1,25 +1,22 @@
 package minikafka
 
-// Prometheus metrics: an HTTP endpoint serving the text exposition format,
-// written by hand (no client library, no global registry). Off unless
-// WithMetricsAddr is given.
-
 import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kmsg"
-
 	"github.com/minikafka/minikafka/broker"
 	"github.com/minikafka/minikafka/broker/uplink"
 	"github.com/minikafka/minikafka/protocol"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // maxAPIKey bounds the per-key request counters; higher keys share the last.
@@ -274,3 +271,113 @@ var (
 
 func escapeLabel(s string) string { return labelEscaper.Replace(s) }
 func escapeHelp(s string) string  { return helpEscaper.Replace(s) }
+
+// writeQuotas writes client quota use: one sample per quota sensor (who
+// shares a quota, by its user and client-id tags) and the count of
+// throttled answers.
+func (m *metrics) writeQuotas(p *promWriter) {
+	stats, throttled := m.brk.QuotaStats()
+	p.family("minikafka_quota_throttled_responses_total", "counter", "Answers that carried a quota throttle time (the connection was muted for it).")
+	p.sample("minikafka_quota_throttled_responses_total", nil, float64(throttled))
+	if len(stats) == 0 {
+		return
+	}
+	p.family("minikafka_quota_rate", "gauge", "Current windowed rate of a quota sensor: bytes/s, percent of a thread, or tokens left for controller_mutation_rate.")
+	for _, s := range stats {
+		p.sample("minikafka_quota_rate", quotaLabels(&s), s.Rate)
+	}
+	p.family("minikafka_quota_limit", "gauge", "The quota a sensor is held to.")
+	for _, s := range stats {
+		p.sample("minikafka_quota_limit", quotaLabels(&s), s.Limit)
+	}
+	for _, f := range []struct {
+		name, help string
+		val        func(s *broker.QuotaStat) float64
+	}{
+		{"minikafka_quota_recorded_total", "What a quota sensor recorded: bytes, or percent-seconds of a thread.", func(s *broker.QuotaStat) float64 { return s.Total }},
+		{"minikafka_quota_throttle_seconds_total", "Throttle time a quota sensor gave.", func(s *broker.QuotaStat) float64 { return s.Throttle.Seconds() }},
+	} {
+		p.family(f.name, "counter", f.help)
+		for i := range stats {
+			s := &stats[i]
+			if s.Kind != "controller_mutation_rate" {
+				p.sample(f.name, quotaLabels(s), f.val(s))
+			}
+		}
+	}
+}
+
+// quotaLabels are a sensor's labels: the quota key and who shares it, by
+// user and client ID, or for connection_creation_rate by IP.
+func quotaLabels(s *broker.QuotaStat) []string {
+	if s.IP != "" {
+		return []string{"quota", s.Kind, "ip", s.IP}
+	}
+	return []string{"quota", s.Kind, "user", s.User, "client_id", s.Client}
+}
+
+// writeClientMetrics writes the metrics clients pushed (KIP-714): one
+// sample per client instance, metric and attribute set, the OTLP name in
+// the metric label (Prometheus names cannot hold dots and would collide
+// across clients), and the push counts by result.
+func (m *metrics) writeClientMetrics(p *promWriter) {
+	insts, pushes := m.brk.ClientMetrics()
+	p.family("minikafka_client_telemetry_pushes_total", "counter", "Client metrics pushes (KIP-714), by result: ok or the Kafka error they were answered with.")
+	for _, r := range slices.Sorted(maps.Keys(pushes)) {
+		p.sample("minikafka_client_telemetry_pushes_total", []string{"result", r}, float64(pushes[r]))
+	}
+	p.family("minikafka_client_telemetry_instances", "gauge", "Client instances the broker holds pushed metrics of.")
+	p.sample("minikafka_client_telemetry_instances", nil, float64(len(insts)))
+	if len(insts) == 0 {
+		return
+	}
+	p.family("minikafka_client_metric", "gauge", "A metric a client pushed of itself (KIP-714): gauges as last pushed, sums as the total since the client started.")
+	var labels []string
+	for _, in := range insts {
+		for _, s := range in.Series {
+			labels = append(labels[:0],
+				"client_id", in.ClientID,
+				"client_instance_id", in.ID,
+				"client_software_name", in.Software.Name,
+				"client_software_version", in.Software.Version,
+				"metric", s.Name,
+				"type", s.Kind.String())
+			fixed := len(labels)
+			for _, a := range s.Attrs {
+				name := clientAttrLabel(a.Key)
+				// Two keys that differ only in characters Prometheus
+				// cannot hold: the first one (by key) is shown.
+				seen := false
+				for i := fixed; i < len(labels); i += 2 {
+					seen = seen || labels[i] == name
+				}
+				if !seen {
+					labels = append(labels, name, a.Value)
+				}
+			}
+			p.sample("minikafka_client_metric", labels, s.Value)
+		}
+	}
+	p.family("minikafka_client_metric_series_dropped_total", "counter", "Series a client pushed past the per-client bound, not kept.")
+	for _, in := range insts {
+		if in.Dropped > 0 {
+			p.sample("minikafka_client_metric_series_dropped_total", []string{"client_id", in.ClientID, "client_instance_id", in.ID}, float64(in.Dropped))
+		}
+	}
+}
+
+// clientAttrLabel turns an OTLP attribute key into a Prometheus label
+// name: characters outside [a-zA-Z0-9_] become '_', and the attr_ prefix
+// keeps it from a leading digit and from the labels set above.
+func clientAttrLabel(key string) string {
+	var sb strings.Builder
+	sb.WriteString("attr_")
+	for _, r := range key {
+		if r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			sb.WriteRune(r)
+		} else {
+			sb.WriteByte('_')
+		}
+	}
+	return sb.String()
+}

@@ -54,16 +54,16 @@ type config struct {
 	security                 securityConfig           // options_security.go
 	metricsAddr              string                   // WithMetricsAddr; the endpoint is in metrics.go
 	http                     httpConfig               // options_http.go; the listener is in http.go
-	admin                    adminConfig              // admin.go: the control API
+	admin                    adminConfig              // options_http.go; the control API is admin.go
 	schemaRegistry           schemaRegistryConfig     // options_schemaregistry.go
-	validation               validation               // options_validation.go
-	cleaner                  cleanerConfig            // options_cleaner.go
+	validation               validation               // options.go
+	cleaner                  cleanerConfig            // options.go
 	quotaWindow              quotaWindow              // options_quota.go
 	waitLimit                waitLimit                // inspect.go
 	clientMetrics            clientMetrics            // options_telemetry.go
-	storageFaults            bool                     // storage_faults.go
-	authorizer               *broker.AuthorizerConfig // options_authorizer.go; nil: no ACLs
-	sslPrincipalMappingRules string                   // options_authorizer.go
+	storageFaults            bool                     // faults.go
+	authorizer               *broker.AuthorizerConfig // options_security.go; nil: no ACLs
+	sslPrincipalMappingRules string                   // options_security.go
 
 	// The group coordinator settings (options_groups.go).
 	groups groupsConfig
@@ -202,12 +202,6 @@ func WithLogger(l *slog.Logger) Option {
 	return optionFunc(func(c *config) { c.logger = l })
 }
 
-// WithGroupInitialRebalanceDelay sets Kafka's
-// group.initial.rebalance.delay.ms (default 3 s; tests want 0).
-func WithGroupInitialRebalanceDelay(d time.Duration) Option {
-	return optionFunc(func(c *config) { c.rebalanceDelay = d })
-}
-
 // WithMaxRequestBytes caps a request frame (Kafka socket.request.max.bytes,
 // default 100 MiB).
 func WithMaxRequestBytes(n int32) Option {
@@ -229,20 +223,92 @@ func WithIdleTimeout(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.idleTimeout = d })
 }
 
-// WithMetricsAddr serves Prometheus metrics (text format) at
-// http://addr/metrics: requests per API, produced and fetched bytes, open
-// connections, and per forwarded partition the forwarding lag, spool bytes
-// and pressure, records forwarded and upstream errors. Port 0 picks a free
-// port (see Broker.MetricsAddr). Default: no metrics endpoint.
-func WithMetricsAddr(addr string) Option {
-	return optionFunc(func(c *config) { c.metricsAddr = addr })
-}
-
 // WithTopic creates a topic at Start (if it does not exist yet).
 func WithTopic(name string, partitions int32) Option {
 	return optionFunc(func(c *config) {
 		c.topics = append(c.topics, TopicSpec{Name: name, Partitions: partitions})
 	})
+}
+
+// cleanerConfig tunes the log cleaner of compacted topics.
+type cleanerConfig struct {
+	backoff     time.Duration
+	dedupeBytes int
+}
+
+// WithLogCleanerBackoff sets how long the log cleaner sleeps when no
+// compacted partition is due (Kafka log.cleaner.backoff.ms, default 15 s).
+func WithLogCleanerBackoff(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.cleaner.backoff = d })
+}
+
+// WithLogCleanerDedupeBufferSize bounds the memory of the cleaner's
+// key-to-offset map (Kafka log.cleaner.dedupe.buffer.size, default
+// 128 MiB); a dirty section with more keys is cleaned in several passes.
+func WithLogCleanerDedupeBufferSize(bytes int) Option {
+	return optionFunc(func(c *config) { c.cleaner.dedupeBytes = bytes })
+}
+
+func (cc cleanerConfig) validate() []error {
+	var errs []error
+	if cc.backoff < 0 {
+		errs = append(errs, fmt.Errorf("log cleaner backoff %v: must not be negative", cc.backoff))
+	}
+	if cc.dedupeBytes < 0 {
+		errs = append(errs, fmt.Errorf("log cleaner dedupe buffer size %d: must not be negative", cc.dedupeBytes))
+	}
+	return errs
+}
+
+// validation says which produced batches are decoded record by record.
+type validation struct {
+	// passthrough: compressed batches are not decoded (the opt-out); the
+	// zero value validates them.
+	passthrough bool
+	// requestReadTimeout bounds how long a request frame may take to
+	// arrive (0: protocol.DefaultRequestReadTimeout).
+	requestReadTimeout time.Duration
+	// queuedMaxRequestBytes is the broker-wide request memory budget.
+	queuedMaxRequestBytes int64
+}
+
+// WithCompressedRecordValidation(false) opts out of checking the records
+// inside compressed produce batches. On (the default), every compressed
+// batch is decoded by streaming through its records in bounded memory, as
+// Apache Kafka's LogValidator does, and one a consumer could not read is
+// refused with CORRUPT_MESSAGE or INVALID_RECORD. Off, a compressed batch is
+// stored as sent after the checks that need no decompression (length,
+// magic, CRC32C over the compressed bytes, attributes, record count,
+// producer fields, header timestamps, the codec's stream header): faster,
+// but a batch whose compressed body is broken is acknowledged and then
+// stops every consumer at that offset. Topics whose cleanup.policy
+// contains compact are always validated, because every record needs a key.
+// See broker/doc.go, "Compressed produce".
+func WithCompressedRecordValidation(on bool) Option {
+	return optionFunc(func(c *config) { c.validation.passthrough = !on })
+}
+
+// WithQueuedMaxRequestBytes bounds the request bytes the broker holds in
+// memory at once across all connections and listeners (Kafka's
+// queued.max.request.bytes; default protocol.DefaultQueuedMaxRequestBytes,
+// 100 MiB). Requests of up to 64 KiB never wait; a larger one takes memory
+// once its first 64 KiB are in, and as its bytes arrive (all at once when
+// most of it is already there). A request that does not fit waits, served
+// fairly between connections and principals; when only half-read requests
+// stand in the way, one request at a time may go past the budget, so
+// memory for requests is at most the budget plus one request. See
+// protocol.Budget.
+func WithQueuedMaxRequestBytes(n int64) Option {
+	return optionFunc(func(c *config) { c.validation.queuedMaxRequestBytes = n })
+}
+
+// WithRequestReadTimeout bounds how long a request may take to arrive once
+// its length prefix has (default protocol.DefaultRequestReadTimeout, 30 s),
+// not counting time it waits for request memory: a client whose request
+// stops arriving is logged and its connection closed, so it cannot hold
+// memory or its connection's turn for longer. Kafka has no such bound.
+func WithRequestReadTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.validation.requestReadTimeout = d })
 }
 
 // validate checks the configuration and resolves the sync policy.
@@ -285,9 +351,9 @@ func (c *config) validate() (logstore.SyncPolicy, error) {
 	}
 
 	errs = append(errs, c.groups.check()...)         // options_groups.go
-	errs = append(errs, c.cleaner.validate()...)     // options_cleaner.go
+	errs = append(errs, c.cleaner.validate()...)     // options.go
 	errs = append(errs, c.http.check()...)           // options_http.go
-	errs = append(errs, c.admin.check()...)          // admin.go
+	errs = append(errs, c.admin.check()...)          // options_http.go
 	errs = append(errs, c.schemaRegistry.check()...) // options_schemaregistry.go
 
 	var sp logstore.SyncPolicy

@@ -11,6 +11,12 @@ import (
 // Kafka's defaults (broker.DefaultGroupConfig).
 type groupsConfig struct{ broker.GroupConfig }
 
+// WithGroupInitialRebalanceDelay sets Kafka's
+// group.initial.rebalance.delay.ms (default 3 s; tests want 0).
+func WithGroupInitialRebalanceDelay(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.rebalanceDelay = d })
+}
+
 // WithOffsetsRetention sets Kafka's offsets.retention.minutes: the
 // committed offsets of a group without members are dropped this long after
 // it became empty. Default 7 days.
@@ -142,4 +148,12 @@ func (g groupsConfig) check() []error {
 		}
 	}
 	return errs
+}
+
+// WithGroupShareMinRecordLockDuration sets Kafka's
+// group.share.min.record.lock.duration.ms: the shortest acquisition lock
+// (share.record.lock.duration.ms) a share group may set. Default 15 s;
+// tests lower it to see locks expire quickly.
+func WithGroupShareMinRecordLockDuration(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.groups.ShareMinRecordLockDuration = d })
 }

@@ -1,10 +1,20 @@
 package minikafka
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
 )
+
+// WithMetricsAddr serves Prometheus metrics (text format) at
+// http://addr/metrics: requests per API, produced and fetched bytes, open
+// connections, and per forwarded partition the forwarding lag, spool bytes
+// and pressure, records forwarded and upstream errors. Port 0 picks a free
+// port (see Broker.MetricsAddr). Default: no metrics endpoint.
+func WithMetricsAddr(addr string) Option {
+	return optionFunc(func(c *config) { c.metricsAddr = addr })
+}
 
 // httpConfig holds WithHTTPAddr and WithHTTPAddrAny; the listener is in
 // http.go.
@@ -61,6 +71,64 @@ func (h httpConfig) check() []error {
 		return nil
 	}
 	if _, err := h.bindAddr(); err != nil {
+		return []error{err}
+	}
+	return nil
+}
+
+// adminConfig holds WithAdminAddr and WithAdminToken.
+type adminConfig struct {
+	addr  string
+	token string
+}
+
+// WithAdminAddr serves the control API (faults, inspection, waits,
+// seeding; see the README's reference) at http://addr/v1/..., with
+// /healthz and /metrics beside it. Port 0 picks a free port (see
+// Broker.AdminAddr). A port alone (":9644") means 127.0.0.1; any other
+// address than loopback needs WithAdminToken. Default: off.
+func WithAdminAddr(addr string) Option {
+	return optionFunc(func(c *config) { c.admin.addr = addr })
+}
+
+// WithAdminToken makes the control API require "Authorization: Bearer
+// <token>" on every /v1/ request. Required when WithAdminAddr is not a
+// loopback address.
+func WithAdminToken(token string) Option {
+	return optionFunc(func(c *config) { c.admin.token = token })
+}
+
+// bindAddr is the address to listen on: a port alone means loopback;
+// anything that is not loopback needs a token.
+func (a adminConfig) bindAddr() (string, error) {
+	host, port, err := net.SplitHostPort(a.addr)
+	if err != nil {
+		return "", fmt.Errorf("admin address %q: %w", a.addr, err)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return "", fmt.Errorf("admin address %q: bad port", a.addr)
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	loopback := host == "localhost"
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		loopback = true
+	}
+	if !loopback && a.token == "" {
+		return "", fmt.Errorf("admin address %q is not loopback and the control API can break the broker: give a token (WithAdminToken, -admin-token-file)", a.addr)
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+func (a adminConfig) check() []error {
+	if a.addr == "" {
+		if a.token != "" {
+			return []error{errors.New("an admin token without an admin address (WithAdminAddr, -admin-addr)")}
+		}
+		return nil
+	}
+	if _, err := a.bindAddr(); err != nil {
 		return []error{err}
 	}
 	return nil
