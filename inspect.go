@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/minikafka/minikafka/broker"
+	"github.com/minikafka/minikafka/broker/uplink"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -67,6 +68,17 @@ func (b *Broker) GroupLag(group, topic string) ([]PartitionLag, error) {
 	}
 	return out, nil
 }
+
+// ForwardStats returns the state of every forwarded partition: offsets,
+// lag (records not yet acknowledged upstream), spool bytes and pressure,
+// last upstream error. Nil without forwarding.
+func (b *Broker) ForwardStats() []uplink.ForwardStat { return b.brk.ForwardStats() }
+
+// ForwardGroupOffsets is the last pass of the group offset sync
+// (WithForwardGroupOffsets): per group and forwarded partition, the local
+// committed offset, its upstream translation and what the upstream group
+// holds; nil when the sync is off or has not run yet.
+func (b *Broker) ForwardGroupOffsets() []uplink.GroupOffsetSync { return b.brk.ForwardGroupOffsets() }
 
 // waitPoll is how often a wait re-checks its condition: reads of in-memory
 // state only, so 1 ms costs nothing and keeps a wait within ~1 ms of the

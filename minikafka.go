@@ -358,17 +358,6 @@ func (b *Broker) ListenAddr() net.Addr { return b.listen }
 // DataDir is the absolute data directory, or "" for an in-memory broker.
 func (b *Broker) DataDir() string { return b.dataDir }
 
-// ForwardStats returns the state of every forwarded partition: offsets,
-// lag (records not yet acknowledged upstream), spool bytes and pressure,
-// last upstream error. Nil without forwarding.
-func (b *Broker) ForwardStats() []uplink.ForwardStat { return b.brk.ForwardStats() }
-
-// ForwardGroupOffsets is the last pass of the group offset sync
-// (WithForwardGroupOffsets): per group and forwarded partition, the local
-// committed offset, its upstream translation and what the upstream group
-// holds; nil when the sync is off or has not run yet.
-func (b *Broker) ForwardGroupOffsets() []uplink.GroupOffsetSync { return b.brk.ForwardGroupOffsets() }
-
 // Close stops accepting connections, answers the requests already read
 // (waiting at most a few seconds for long polls), closes the connections,
 // then flushes and closes the storage. It is idempotent: later calls return
