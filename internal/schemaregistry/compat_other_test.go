@@ -100,3 +100,31 @@ func TestParseErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestJSONSchemaCompatibilityRefsAndUnions(t *testing.T) {
+	// As generators write them (invopop/jsonschema, used by
+	// confluent-kafka-go's JSON serde): the type under $defs, a $ref at
+	// the top.
+	defs := func(props string) string {
+		return `{"$schema":"https://json-schema.org/draft/2020-12/schema","$ref":"#/$defs/Order","$defs":{"Order":{"type":"object","properties":{` + props + `},"additionalProperties":false}}}`
+	}
+	runCompat(t, []compatCase{
+		{name: "$defs: same", typ: TypeJSON, old: []string{defs(`"id":{"type":"string"}`)}, next: defs(`"id":{"type":"string"}`), want: levelsAll},
+		{name: "$defs: property type changed", typ: TypeJSON, old: []string{defs(`"id":{"type":"string"}`)},
+			next: defs(`"id":{"type":"integer"}`), want: levelsNone},
+		{name: "$defs: property added to the closed model", typ: TypeJSON, old: []string{defs(`"id":{"type":"string"}`)},
+			next: defs(`"id":{"type":"string"},"note":{"type":"string"}`), want: levelsBackward},
+		{name: "recursive $ref", typ: TypeJSON,
+			old:  []string{`{"$ref":"#/$defs/N","$defs":{"N":{"type":"object","properties":{"v":{"type":"integer"},"next":{"$ref":"#/$defs/N"}}}}}`},
+			next: `{"$ref":"#/$defs/N","$defs":{"N":{"type":"object","properties":{"v":{"type":"number"},"next":{"$ref":"#/$defs/N"}}}}}`,
+			want: levelsBackward},
+		{name: "oneOf widened", typ: TypeJSON, old: []string{`{"oneOf":[{"type":"string"},{"type":"integer"}]}`},
+			next: `{"oneOf":[{"type":"string"},{"type":"integer"},{"type":"boolean"}]}`, want: levelsBackward},
+		{name: "oneOf narrowed", typ: TypeJSON, old: []string{`{"oneOf":[{"type":"string"},{"type":"integer"}]}`},
+			next: `{"oneOf":[{"type":"string"}]}`, want: levelsForward},
+		{name: "type widened into anyOf", typ: TypeJSON, old: []string{`{"type":"string"}`},
+			next: `{"anyOf":[{"type":"string"},{"type":"null"}]}`, want: levelsBackward},
+		{name: "allOf in the reader narrows", typ: TypeJSON, old: []string{`{"type":"string"}`},
+			next: `{"allOf":[{"type":"string"},{"maxLength":3}]}`, want: levelsForward},
+	})
+}

@@ -48,8 +48,9 @@
 //   - JSON Schema: the main rules: type narrowing, properties under open
 //     and closed content models (additionalProperties false), required
 //     properties added, enums narrowed, additionalProperties closed, items,
-//     and the numeric and length bounds. Not checked: the targets of $ref,
-//     allOf/anyOf/oneOf, patterns and dependencies.
+//     the numeric and length bounds, local $refs ($defs, definitions,
+//     recursion included), oneOf/anyOf as unions, allOf. Not checked: the
+//     insides of references to other documents, patterns, dependencies.
 //
 // # Storage
 //

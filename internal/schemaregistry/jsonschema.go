@@ -78,19 +78,74 @@ func (j *jsonSchema) canonical(normalize bool) string { return canonicalJSON(j.t
 // compatibility: every document the writer's schema accepts must be
 // accepted by the reader's. Checked: types (narrowing), properties under
 // open and closed content models, required properties, additional
-// properties, enums, items and the numeric and length bounds. Not
-// checked: $ref targets, allOf/anyOf/oneOf, patterns, dependencies.
+// properties, enums, items, the numeric and length bounds, local $refs
+// ($defs, definitions) followed, oneOf/anyOf as unions and allOf in the
+// reader (in the writer, its branches' keywords merged). Not checked:
+// the insides of references to other documents (the same $ref is the
+// same schema), patterns, dependencies.
 func (j *jsonSchema) readableFrom(writer parsedSchema) []string {
 	w, ok := writer.(*jsonSchema)
 	if !ok {
 		return []string{"the schema types differ"}
 	}
-	c := &jsonCompat{}
+	c := &jsonCompat{rRoot: j.doc, wRoot: w.doc, seen: map[string]bool{}}
 	c.check(j.doc, w.doc, "#")
 	return c.msgs
 }
 
-type jsonCompat struct{ msgs []string }
+// jsonCompat walks a reader's and a writer's schema side by side.
+type jsonCompat struct {
+	rRoot, wRoot any             // the documents, for local $refs
+	seen         map[string]bool // $ref pairs checked or being checked: recursion
+	msgs         []string
+}
+
+// probe is a checker for a trial (a union branch) whose messages are
+// dropped unless it is the one that decides.
+func (c *jsonCompat) probe() *jsonCompat {
+	return &jsonCompat{rRoot: c.rRoot, wRoot: c.wRoot, seen: c.seen}
+}
+
+// jsonDeref follows a local $ref ("#", "#/$defs/x", "#/definitions/x") of m
+// in root; other keywords beside a $ref are not merged in. A $ref that
+// does not resolve locally (to a reference, or another document) is
+// returned as it is, with its target.
+func jsonDeref(root any, m map[string]any) (map[string]any, string) {
+	ref, ok := m["$ref"].(string)
+	if !ok {
+		return m, ""
+	}
+	for range 16 { // a chain of $refs, bounded
+		if !strings.HasPrefix(ref, "#") {
+			return m, ref
+		}
+		cur := root
+		ptr := strings.TrimPrefix(ref, "#")
+		if ptr != "" {
+			for _, tok := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+				if t, err := url.PathUnescape(tok); err == nil {
+					tok = t
+				}
+				tok = strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
+				obj, ok := cur.(map[string]any)
+				if !ok {
+					return m, ref
+				}
+				cur = obj[tok]
+			}
+		}
+		target, ok := cur.(map[string]any)
+		if !ok {
+			return m, ref
+		}
+		next, chained := target["$ref"].(string)
+		if !chained {
+			return target, ref
+		}
+		m, ref = target, next
+	}
+	return m, ref
+}
 
 func (c *jsonCompat) fail(path, kind, format string, args ...any) {
 	c.msgs = append(c.msgs, fmt.Sprintf("%s at %s: %s", kind, path, fmt.Sprintf(format, args...)))
@@ -138,6 +193,71 @@ func (c *jsonCompat) check(r, w any, path string) {
 	}
 	if rm == nil || wm == nil {
 		return
+	}
+	var rref, wref string
+	rm, rref = jsonDeref(c.rRoot, rm)
+	wm, wref = jsonDeref(c.wRoot, wm)
+	if rref != "" || wref != "" {
+		key := rref + "\x00" + wref
+		if c.seen[key] {
+			return
+		}
+		c.seen[key] = true
+		_, rOpaque := rm["$ref"]
+		_, wOpaque := wm["$ref"]
+		if rOpaque || wOpaque {
+			// A reference to another document: the same target is the
+			// same schema; different ones are not compared.
+			return
+		}
+	}
+	// A writer's allOf: what all its branches allow, their keywords
+	// merged (a keyword in two branches keeps the first).
+	if branches, ok := wm["allOf"].([]any); ok {
+		merged := map[string]any{}
+		for k, v := range wm {
+			if k != "allOf" {
+				merged[k] = v
+			}
+		}
+		for _, b := range branches {
+			if bm, ok := b.(map[string]any); ok {
+				bm, _ = jsonDeref(c.wRoot, bm)
+				for k, v := range bm {
+					if _, has := merged[k]; !has {
+						merged[k] = v
+					}
+				}
+			}
+		}
+		wm = merged
+	}
+	// Unions: every branch the writer may have used must be readable;
+	// a reader's union needs one branch that reads the writer's schema.
+	for _, k := range []string{"oneOf", "anyOf"} {
+		if branches, ok := wm[k].([]any); ok {
+			for i, b := range branches {
+				c.check(rm, b, fmt.Sprintf("%s/%s/%d", path, k, i))
+			}
+			return
+		}
+	}
+	for _, k := range []string{"oneOf", "anyOf"} {
+		if branches, ok := rm[k].([]any); ok {
+			for _, b := range branches {
+				p := c.probe()
+				if p.check(b, wm, path); len(p.msgs) == 0 {
+					return
+				}
+			}
+			c.fail(path+"/"+k, "COMBINED_TYPE_SUBSCHEMAS_CHANGED", "no branch of the reader's %s reads the writer's schema", k)
+			return
+		}
+	}
+	if branches, ok := rm["allOf"].([]any); ok {
+		for i, b := range branches {
+			c.check(b, wm, fmt.Sprintf("%s/allOf/%d", path, i))
+		}
 	}
 	if rt := typeSet(rm); rt != nil {
 		wt := typeSet(wm)
@@ -259,7 +379,7 @@ func (c *jsonCompat) object(rm, wm map[string]any, path string) {
 			c.fail(p, "REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL", "the reader requires property %s, which the writer never wrote", name)
 		case !wClosed:
 			// The writer's open model may have written anything there.
-			probe := &jsonCompat{}
+			probe := c.probe()
 			if probe.check(rs, wAdd, p); len(probe.msgs) > 0 {
 				c.fail(p, "PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL", "property %s is new, and the writer's open model may have written anything under that name", name)
 			}
