@@ -32,7 +32,7 @@ func (b *Broker) handleDescribeClientQuotas(_ context.Context, req *protocol.Req
 	for i, c := range r.Components {
 		filter[i] = quota.FilterPart{Type: c.EntityType, Match: int8(c.MatchType), Name: c.Match}
 	}
-	entries, err := b.quotas.set.Load().Describe(filter, r.Strict)
+	entries, err := b.quotas.Set().Describe(filter, r.Strict)
 	if err != nil {
 		var inv *quota.InvalidError
 		resp.ErrorCode = kerr.UnknownServerError.Code

@@ -62,7 +62,7 @@ func (b *Broker) handleAlterClientQuotas(_ context.Context, req *protocol.Reques
 		resp.Entries = append(resp.Entries, re)
 	}
 	if len(changes) > 0 {
-		if err := b.quotas.alter(changes); err != nil {
+		if err := b.quotas.Alter(changes); err != nil {
 			b.log.Error("alter client quotas: writing the quota file failed", "err", err)
 			for _, i := range applied {
 				resp.Entries[i].ErrorCode = errCode(err)

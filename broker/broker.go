@@ -166,7 +166,7 @@ type Broker struct {
 
 	// quotas are the client quotas (quotas.go); quotaThrottles counts
 	// throttled answers.
-	quotas *quotaManager
+	quotas *quota.Manager
 	acls   *aclManager // nil: no authorizer
 	// cleanStart: the data dir's last broker closed cleanly (its marker
 	// was found), so the logs opened at start are durable as they are.
@@ -300,7 +300,7 @@ func (b *Broker) openStorage() (err error) {
 		}
 	}
 	if err == nil {
-		b.quotas, err = openQuotas(b.fs, b.cfg.DataDir, quota.Window{Samples: b.cfg.QuotaWindowSamples, Size: b.cfg.QuotaWindowSize})
+		b.quotas, err = quota.Open(b.fs, b.cfg.DataDir, quota.Window{Samples: b.cfg.QuotaWindowSamples, Size: b.cfg.QuotaWindowSize})
 	}
 	if err == nil {
 		if b.mapping, err = acl.ParseMappingRules(b.cfg.SSLPrincipalMappingRules); err != nil {
@@ -552,7 +552,7 @@ func (b *Broker) serve(ctx context.Context, req *protocol.Request) protocol.Repl
 // (quotas.go). Faults that pass a request on call it too, so an injected
 // delay or callback does not bypass the quotas.
 func (b *Broker) dispatch(ctx context.Context, req *protocol.Request, a *api) protocol.Reply {
-	if b.quotas.on.Load() && req.Conn != nil && req.Conn.FromNetwork() {
+	if b.quotas.On() && req.Conn != nil && req.Conn.FromNetwork() {
 		return b.serveQuota(ctx, req, a)
 	}
 	return b.handle(ctx, req, a)

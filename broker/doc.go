@@ -154,7 +154,7 @@
 //	group.mu (TxnOffsetPending), and txnShipper.mu, which a commit takes
 //	under txnState.mu (noteCommit, broker/uplink)
 //	Broker.adminMu → quota Bucket.mu (controller_mutation_rate, quotas.go);
-//	quotaManager.alterMu → the quota file write; quotaManager.sensorMu,
+//	quota.Manager.alterMu → the quota file write; quota.Manager.sensorMu,
 //	quota Rate.mu and Bucket.mu are otherwise leaves
 //
 // adminMu serializes topic creation, deletion, partition growth and config

@@ -20,7 +20,7 @@ func BenchmarkProduceQuota(b *testing.B) {
 			c.Sync = logstore.SyncPolicy{Mode: logstore.SyncNever}
 		})
 		createTopic(b, br, topic, parts)
-		err := br.quotas.alter(map[string]quota.Change{"": {
+		err := br.quotas.Alter(map[string]quota.Change{"": {
 			Entity: quota.Entity{{Type: quota.TypeClient}, {Type: quota.TypeUser}},
 			Ops:    []quota.Op{{Key: quota.ProducerByteRate, Value: 1e15}, {Key: quota.RequestPercentage, Value: 1e9}},
 		}})

@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minikafka/minikafka/broker/internal/quota"
 	"github.com/minikafka/minikafka/internal/vfs"
 	"github.com/minikafka/minikafka/protocol"
 )
@@ -140,7 +141,7 @@ func TestClientQuotasDamagedFile(t *testing.T) {
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
-	file := filepath.Join(dir, quotaFile)
+	file := filepath.Join(dir, quota.FileName)
 	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)

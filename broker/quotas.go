@@ -7,7 +7,7 @@ package broker
 // The quotas (DescribeClientQuotas, AlterClientQuotas; package
 // broker/internal/quota for the model, the precedence and the file) are an
 // immutable quota.Set in an atomic pointer. With no quota set, a request
-// costs one atomic load (quotaManager.on). With quotas, each network
+// costs one atomic load (quota.Manager.On). With quotas, each network
 // request:
 //
 //   - resolves, once per connection and quota-set version (connQuota, in
@@ -47,133 +47,21 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"fmt"
-	"io/fs"
 	"net"
-	"path"
-	"slices"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minikafka/minikafka/broker/internal/quota"
-	"github.com/minikafka/minikafka/internal/vfs"
 	"github.com/minikafka/minikafka/protocol"
 )
-
-// quotaFile is the quota file's name in DataDir.
-const quotaFile = "client_quotas"
-
-type quotaKind uint8
-
-const (
-	qProduce quotaKind = iota
-	qFetch
-	qRequest
-	qMutation
-	numQuotaKinds
-)
-
-var quotaKindKey = [numQuotaKinds]string{quota.ProducerByteRate, quota.ConsumerByteRate, quota.RequestPercentage, quota.ControllerMutationRate}
-
-type sensorKey struct {
-	kind         quotaKind
-	user, client string
-}
-
-// sensor measures one entity group's use of one quota.
-type sensor struct {
-	rate   *quota.Rate   // byte and request quotas
-	bucket *quota.Bucket // controller mutations
-	// last is the unix-nano time of the last recording, for expiry.
-	last atomic.Int64
-}
-
-type quotaManager struct {
-	fs     vfs.FS
-	file   string
-	window quota.Window
-
-	set atomic.Pointer[quota.Set]
-	on  atomic.Bool // the set holds any quota
-
-	alterMu sync.Mutex // one alter (and file write) at a time
-
-	sensorMu sync.Mutex
-	sensors  map[sensorKey]*sensor
-	// connRates are the per-IP connection creation rates, under sensorMu.
-	connRates map[string]*sensor
-}
-
-// openQuotas loads DataDir/client_quotas; a damaged file stops the start.
-func openQuotas(fsys vfs.FS, dir string, w quota.Window) (*quotaManager, error) {
-	m := &quotaManager{fs: fsys, file: path.Join(dir, quotaFile), window: w.Normalize(), sensors: map[sensorKey]*sensor{}, connRates: map[string]*sensor{}}
-	data, err := readFile(fsys, m.file)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		m.set.Store(quota.NewSet(nil, 1))
-		return m, nil
-	case err != nil:
-		return nil, fmt.Errorf("broker: reading client quotas %s: %w", m.file, err)
-	}
-	s, err := quota.Decode(data)
-	if err != nil {
-		return nil, fmt.Errorf("broker: client quota file %s is damaged: %w", m.file, err)
-	}
-	m.set.Store(s)
-	m.on.Store(!s.Empty())
-	return m, nil
-}
-
-// alter applies changes (validated) and makes them durable before
-// returning.
-func (m *quotaManager) alter(changes map[string]quota.Change) error {
-	m.alterMu.Lock()
-	defer m.alterMu.Unlock()
-	next := m.set.Load().With(changes)
-	if err := vfs.WriteFileAtomic(m.fs, m.file, quota.Encode(next), 0o644); err != nil {
-		return fmt.Errorf("broker: writing client quotas: %w", err)
-	}
-	m.set.Store(next)
-	m.on.Store(!next.Empty())
-	return nil
-}
-
-func (m *quotaManager) sensor(k sensorKey, now time.Time) *sensor {
-	m.sensorMu.Lock()
-	defer m.sensorMu.Unlock()
-	s := m.sensors[k]
-	if s == nil {
-		s = &sensor{}
-		if k.kind == qMutation {
-			s.bucket = quota.NewBucket(m.window)
-		} else {
-			s.rate = quota.NewRate(m.window, now)
-		}
-		m.sensors[k] = s
-		// Kafka expires sensors idle for an hour; sweep when the table
-		// grows so one-off client IDs do not pile up.
-		if len(m.sensors)%1024 == 0 {
-			cut := now.Add(-time.Hour).UnixNano()
-			for kk, ss := range m.sensors {
-				if ss != s && ss.last.Load() < cut {
-					delete(m.sensors, kk)
-				}
-			}
-		}
-	}
-	return s
-}
 
 // connQuota is one connection's resolved quotas (ConnInfo.Quota).
 type connQuota struct {
 	version      uint64
 	user, client string
-	limit        [numQuotaKinds]float64
-	sensors      [numQuotaKinds]*sensor
+	limit        [quota.NumKinds]float64
+	sensors      [quota.NumKinds]*quota.Sensor
 	// mutationThrottle is set by the handler of a topic mutation for the
 	// request being served (Serve calls of a connection never overlap).
 	mutationThrottle time.Duration
@@ -183,7 +71,7 @@ type connQuota struct {
 func (b *Broker) quotaUser(req *protocol.Request) string { return b.principalName(req) }
 
 func (b *Broker) connQuota(req *protocol.Request, now time.Time) *connQuota {
-	set := b.quotas.set.Load()
+	set := b.quotas.Set()
 	user := b.quotaUser(req)
 	client := ""
 	if req.ClientID != nil {
@@ -194,11 +82,11 @@ func (b *Broker) connQuota(req *protocol.Request, now time.Time) *connQuota {
 		return cq
 	}
 	cq = &connQuota{version: set.Version, user: user, client: client}
-	for k := range numQuotaKinds {
-		r := set.Resolve(quotaKindKey[k], user, client)
+	for k := range quota.NumKinds {
+		r := set.Resolve(k.Key(), user, client)
 		if r.Limit > 0 {
 			cq.limit[k] = r.Limit
-			cq.sensors[k] = b.quotas.sensor(sensorKey{k, r.User, r.Client}, now)
+			cq.sensors[k] = b.quotas.Sensor(k, r.User, r.Client, now)
 		}
 	}
 	req.Conn.Quota = cq
@@ -216,34 +104,34 @@ func (b *Broker) serveQuota(ctx context.Context, req *protocol.Request, a *api) 
 	start := b.now()
 	cq := b.connQuota(req, start)
 	cq.mutationThrottle = 0
-	if fr, ok := req.Body.(*kmsg.FetchRequest); ok && cq.sensors[qFetch] != nil {
+	if fr, ok := req.Body.(*kmsg.FetchRequest); ok && cq.sensors[quota.Fetch] != nil {
 		// Kafka's getMaxValueInQuotaWindow: a fetch asks for at most
 		// what the quota allows over the window (KIP-74 still returns
 		// one batch if it is larger).
-		w := b.quotas.window
-		if most := cq.limit[qFetch] * float64(w.Samples-1) * w.Size.Seconds(); most < float64(fr.MaxBytes) {
+		w := b.quotas.Window()
+		if most := cq.limit[quota.Fetch] * float64(w.Samples-1) * w.Size.Seconds(); most < float64(fr.MaxBytes) {
 			fr.MaxBytes = int32(max(most, 1))
 		}
 	}
 	reply := b.handle(ctx, req, a)
 	now := b.now()
 	var reqThrottle time.Duration
-	if s := cq.sensors[qRequest]; s != nil && !exemptFromRequestQuota(req.Key) {
+	if s := cq.sensors[quota.Request]; s != nil && !exemptFromRequestQuota(req.Key) {
 		// Percent of one thread over the window: nanoseconds × 100 / 1e9
 		// per second of the window (Kafka's nanosToPercentage).
 		pct := float64(now.Sub(start).Nanoseconds()) * 100 / 1e9
-		reqThrottle = min(s.rate.Record(pct, cq.limit[qRequest], now), b.quotas.window.Size)
-		s.last.Store(now.UnixNano())
+		reqThrottle = min(s.Rate.Record(pct, cq.limit[quota.Request], now), b.quotas.Window().Size)
+		s.Touch(now)
 	}
 	throttle := max(reqThrottle, cq.mutationThrottle)
 	switch req.Key {
 	case 0:
-		if s := cq.sensors[qProduce]; s != nil {
-			throttle = max(throttle, s.rate.Record(float64(req.Size), cq.limit[qProduce], now))
-			s.last.Store(now.UnixNano())
+		if s := cq.sensors[quota.Produce]; s != nil {
+			throttle = max(throttle, s.Rate.Record(float64(req.Size), cq.limit[quota.Produce], now))
+			s.Touch(now)
 		}
 	case 1:
-		if s := cq.sensors[qFetch]; s != nil {
+		if s := cq.sensors[quota.Fetch]; s != nil {
 			return b.throttleFetch(req, reply, cq, s, throttle)
 		}
 	}
@@ -290,7 +178,7 @@ func (b *Broker) applyThrottle(req *protocol.Request, reply protocol.Reply, d ti
 }
 
 // throttleFetch records a fetch's response size once it is known.
-func (b *Broker) throttleFetch(req *protocol.Request, reply protocol.Reply, cq *connQuota, s *sensor, reqThrottle time.Duration) protocol.Reply {
+func (b *Broker) throttleFetch(req *protocol.Request, reply protocol.Reply, cq *connQuota, s *quota.Sensor, reqThrottle time.Duration) protocol.Reply {
 	if reply.Err != nil {
 		return reply
 	}
@@ -301,8 +189,8 @@ func (b *Broker) throttleFetch(req *protocol.Request, reply protocol.Reply, cq *
 	finish := func(r kmsg.Response) (kmsg.Response, time.Duration) {
 		now := b.now()
 		size := float64(fetchResponseSize(r))
-		bw := s.rate.Record(size, cq.limit[qFetch], now)
-		s.last.Store(now.UnixNano())
+		bw := s.Rate.Record(size, cq.limit[quota.Fetch], now)
+		s.Touch(now)
 		d := max(bw, reqThrottle)
 		if d <= 0 {
 			return r, 0
@@ -311,7 +199,7 @@ func (b *Broker) throttleFetch(req *protocol.Request, reply protocol.Reply, cq *
 		// quota) is answered empty (getThrottledResponse), so its bytes
 		// are taken back out of the fetch sensor; the client fetches the
 		// same offsets after the throttle.
-		s.rate.Unrecord(size)
+		s.Rate.Unrecord(size)
 		return throttledFetchResponse(r, incremental), d
 	}
 	if reply.Response != nil {
@@ -398,22 +286,22 @@ var errThrottlingQuota = errors.New("The throttling quota has been exceeded.")
 // empty, permissive only throttles. The throttle goes into the answer
 // through connQuota.mutationThrottle.
 func (b *Broker) mutationAllowed(req *protocol.Request, n int32, strict bool) bool {
-	if !b.quotas.on.Load() || req.Conn == nil {
+	if !b.quotas.On() || req.Conn == nil {
 		return true
 	}
 	cq, _ := req.Conn.Quota.(*connQuota)
-	if cq == nil || cq.sensors[qMutation] == nil || cq.version != b.quotas.set.Load().Version {
+	if cq == nil || cq.sensors[quota.Mutation] == nil || cq.version != b.quotas.Set().Version {
 		return true
 	}
-	s, rate, now := cq.sensors[qMutation], cq.limit[qMutation], b.now()
-	s.last.Store(now.UnixNano())
+	s, rate, now := cq.sensors[quota.Mutation], cq.limit[quota.Mutation], b.now()
+	s.Touch(now)
 	if strict {
-		if d := s.bucket.Throttle(rate, now); d > 0 {
+		if d := s.Bucket.Throttle(rate, now); d > 0 {
 			cq.mutationThrottle = max(cq.mutationThrottle, d)
 			return false
 		}
 	}
-	cq.mutationThrottle = max(cq.mutationThrottle, s.bucket.Take(float64(n), rate, now))
+	cq.mutationThrottle = max(cq.mutationThrottle, s.Bucket.Take(float64(n), rate, now))
 	return true
 }
 
@@ -422,36 +310,22 @@ func (b *Broker) mutationAllowed(req *protocol.Request, n int32, strict bool) bo
 // before closing it unserved, 0 to serve it.
 func (b *Broker) ConnectionThrottle(remote net.Addr) time.Duration {
 	m := b.quotas
-	if !m.on.Load() {
+	if !m.On() {
 		return 0
 	}
 	ip := remoteIP(remote)
-	limit := m.set.Load().ResolveIP(ip)
+	limit := m.Set().ResolveIP(ip)
 	if limit <= 0 {
 		return 0
 	}
 	now := b.now()
-	m.sensorMu.Lock()
-	s := m.connRates[ip]
-	if s == nil {
-		s = &sensor{rate: quota.NewRate(m.window, now)}
-		m.connRates[ip] = s
-		if len(m.connRates)%1024 == 0 {
-			cut := now.Add(-time.Hour).UnixNano()
-			for k, ss := range m.connRates {
-				if ss != s && ss.last.Load() < cut {
-					delete(m.connRates, k)
-				}
-			}
-		}
-	}
-	m.sensorMu.Unlock()
-	s.last.Store(now.UnixNano())
-	d := s.rate.Record(1, limit, now)
+	s := m.ConnRate(ip, now)
+	s.Touch(now)
+	d := s.Rate.Record(1, limit, now)
 	if d > 0 {
 		// A refused connection does not count against the next, as
 		// Kafka takes it back out of the IP's rate.
-		s.rate.Unrecord(1)
+		s.Rate.Unrecord(1)
 		b.quotaThrottles.Add(1)
 		b.rl.Info("connection over its IP's connection_creation_rate: closing it unserved", "client", remote.String(), "rate_limit", limit, "throttle", d)
 	}
@@ -470,54 +344,11 @@ func remoteIP(a net.Addr) string {
 	return h
 }
 
-// QuotaStat is one quota sensor's use, for /metrics: Kind is the quota key
-// (producer_byte_rate, ...), User and Client the sensor's tags (who shares
-// the quota, "" for a tag the quota does not split by).
-type QuotaStat struct {
-	Kind, User, Client string
-	IP                 string // connection_creation_rate sensors only
-	// Rate is the current windowed rate (bytes/s, percent of a thread,
-	// or for controller mutations the tokens left); Limit the quota.
-	Rate, Limit float64
-	// Total is what was recorded; Throttle the throttle time given.
-	Total    float64
-	Throttle time.Duration
-}
+// QuotaStat is one quota sensor's use, for /metrics; see quota.Stat.
+type QuotaStat = quota.Stat
 
 // QuotaStats returns every live quota sensor's use, and how many answers
 // were throttled.
 func (b *Broker) QuotaStats() ([]QuotaStat, uint64) {
-	m := b.quotas
-	set := m.set.Load()
-	now := b.now()
-	m.sensorMu.Lock()
-	keys := make([]sensorKey, 0, len(m.sensors))
-	sens := make([]*sensor, 0, len(m.sensors))
-	for k, s := range m.sensors {
-		keys = append(keys, k)
-		sens = append(sens, s)
-	}
-	var out []QuotaStat
-	for ip, s := range m.connRates {
-		st := QuotaStat{Kind: quota.ConnectionCreationRate, IP: ip, Limit: set.ResolveIP(ip), Rate: s.rate.Measure(now)}
-		st.Total, st.Throttle = s.rate.Stats()
-		out = append(out, st)
-	}
-	m.sensorMu.Unlock()
-	for i, k := range keys {
-		st := QuotaStat{Kind: quotaKindKey[k.kind], User: k.user, Client: k.client}
-		// The limit now in force for the sensor's tags.
-		st.Limit = set.Resolve(st.Kind, k.user, k.client).Limit
-		if s := sens[i]; s.rate != nil {
-			st.Rate = s.rate.Measure(now)
-			st.Total, st.Throttle = s.rate.Stats()
-		} else {
-			st.Rate = s.bucket.Tokens(st.Limit, now)
-		}
-		out = append(out, st)
-	}
-	slices.SortFunc(out, func(a, b QuotaStat) int {
-		return strings.Compare(a.Kind+"\x00"+a.User+"\x00"+a.Client+"\x00"+a.IP, b.Kind+"\x00"+b.User+"\x00"+b.Client+"\x00"+b.IP)
-	})
-	return out, b.quotaThrottles.Load()
+	return b.quotas.Stats(b.now()), b.quotaThrottles.Load()
 }

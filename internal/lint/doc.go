@@ -36,10 +36,11 @@
 //     broker nor protocol nor anything of franz-go, tests included: they
 //     take a client's token and return the answer, and the connection
 //     state machine and the Kafka error codes stay in the broker.
-//   - Fault injection, broker/internal/faults, and the request log,
-//     broker/internal/reqlog, import neither broker nor protocol, tests
-//     included: they take decoded kmsg requests and answers, and dispatch
-//     and connections stay in the broker.
+//   - Fault injection, broker/internal/faults, the request log,
+//     broker/internal/reqlog, and the client quotas, broker/internal/quota,
+//     import neither broker nor protocol, tests included: they take decoded
+//     kmsg requests and answers, and dispatch and connections stay in the
+//     broker.
 //
 // internal/bench is not held to the storage rule: it is a benchmark
 // harness that runs the broker and kfake and drives them with kgo, a tool

@@ -93,11 +93,12 @@ var rules = []rule{
 	{
 		name: "control",
 		covers: func(rel string, test bool) bool {
-			return under(rel, "broker/internal/faults") || under(rel, "broker/internal/reqlog")
+			return under(rel, "broker/internal/faults") || under(rel, "broker/internal/reqlog") ||
+				under(rel, "broker/internal/quota")
 		},
 		forbid: func(rel string) bool { return rel == "broker" || under(rel, "protocol") },
 		other:  func(string) bool { return false },
-		why:    "faults and the request log take decoded requests and answers; dispatch and connections are the broker's",
+		why:    "faults, the request log and quotas take decoded requests and answers; dispatch and connections are the broker's",
 	},
 }
 
@@ -273,7 +274,7 @@ func TestImports(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "broker", "internal", "sasl")); err == nil && covered["sasl"] == 0 {
 		t.Error(`broker/internal/sasl exists but rule "sasl" covered none of its files`)
 	}
-	for _, dir := range []string{"faults", "reqlog"} {
+	for _, dir := range []string{"faults", "reqlog", "quota"} {
 		if _, err := os.Stat(filepath.Join(root, "broker", "internal", dir)); err == nil && covered["control"] == 0 {
 			t.Errorf(`broker/internal/%s exists but rule "control" covered none of its files`, dir)
 		}
@@ -330,10 +331,11 @@ import (
 		"broker/internal/sasl/s.go":      "package sasl\n\nimport (\n\t\"example.com/m/broker/internal/oauth\"\n\t\"example.com/m/internal/vfs\"\n\t\"github.com/twmb/franz-go/pkg/kmsg\"\n)\n",
 		"broker/internal/sasl/s_test.go": "package sasl\n\nimport \"example.com/m/protocol\"\n",
 		"broker/internal/oauth/o.go":     "package oauth\n\nimport \"example.com/m/broker\"\n",
-		// Faults and the request log: kmsg and kerr are fine; the broker
-		// and protocol are not, in tests too.
+		// Faults, the request log, quotas: kmsg, kerr and storage helpers
+		// are fine; the broker and protocol are not, in tests too.
 		"broker/internal/faults/f.go":      "package faults\n\nimport (\n\t\"example.com/m/protocol\"\n\t\"github.com/twmb/franz-go/pkg/kerr\"\n\t\"github.com/twmb/franz-go/pkg/kmsg\"\n)\n",
 		"broker/internal/reqlog/r_test.go": "package reqlog\n\nimport \"example.com/m/broker\"\n",
+		"broker/internal/quota/q.go":       "package quota\n\nimport \"example.com/m/internal/vfs\"\n",
 		// The uplink: franz-go, storage, internal helpers and its own
 		// subpackages are fine; the broker (internal coordinators
 		// included), protocol and the layers above are not, in tests too.
@@ -402,7 +404,7 @@ import (
 	if covered["sasl"] != 3 {
 		t.Errorf("sasl rule covered %d files, want 3", covered["sasl"])
 	}
-	if covered["control"] != 2 {
-		t.Errorf("control rule covered %d files, want 2", covered["control"])
+	if covered["control"] != 3 {
+		t.Errorf("control rule covered %d files, want 3", covered["control"])
 	}
 }

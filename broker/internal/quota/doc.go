@@ -39,6 +39,18 @@
 // Bucket is Kafka's TokenBucket for controller_mutation_rate: a burst of
 // rate × Samples × Window tokens that refills at rate per second.
 //
+// # Manager
+//
+// Manager is one broker's quotas: the Set in force (an atomic pointer,
+// replaced whole by Alter after the file is written), whether any quota
+// is set (On, the one load a request pays when none is), and the sensors:
+// one per quota kind and tag pair (Sensor), one per IP for
+// connection_creation_rate (ConnRate), made at first use and swept when
+// idle for an hour, as Kafka expires them. Stats is their view for
+// /metrics. The broker's quotas.go resolves a connection's quotas, records
+// its requests and throttles its answers; the package imports neither
+// broker nor protocol (internal/lint checks that).
+//
 // # File format
 //
 // The quotas live in one file (DataDir/client_quotas), rewritten whole with
