@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/minikafka/minikafka/internal/records"
 )
@@ -99,6 +100,11 @@ func TestConcurrentReadersAndWriter(t *testing.T) {
 			}()
 		}
 		wwg.Wait()
+		// On a starved machine the writers may finish before the readers
+		// ran much: give them a moment to catch up (they must, or fail).
+		for deadline := time.Now().Add(5 * time.Second); reads.Load() < 10 && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
 		stop.Store(true)
 		// Wake readers parked on Changed.
 		l.Append(batch(t, 1, 1, "end"))
