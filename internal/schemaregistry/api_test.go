@@ -250,3 +250,20 @@ func TestConcurrentRegistration(t *testing.T) {
 		t.Errorf("versions: %s", a.body)
 	}
 }
+
+// TestAvroKeyOrder: an Avro schema written with its keys in another order
+// or other whitespace is the same schema, registered or looked up.
+func TestAvroKeyOrder(t *testing.T) {
+	_, u := start(t)
+	a := call(t, "POST", u+"/subjects/s/versions", schema(`{"type":"record","name":"K","fields":[{"name":"a","type":"int"}]}`))
+	b := call(t, "POST", u+"/subjects/s/versions", schema(`{ "fields": [ {"type": "int", "name": "a"} ], "name": "K", "type": "record" }`))
+	if a.status != 200 || string(a.body) != string(b.body) {
+		t.Errorf("the same schema reordered: %s then %s", a.body, b.body)
+	}
+	if l := call(t, "POST", u+"/subjects/s", schema(`{"name":"K","fields":[{"name":"a","type":"int"}],"type":"record"}`)); l.status != 200 || !strings.Contains(string(l.body), `"version":1`) {
+		t.Errorf("lookup reordered: %d %s", l.status, l.body)
+	}
+	if v := call(t, "GET", u+"/subjects/s/versions", nil); strings.TrimSpace(string(v.body)) != `[1]` {
+		t.Errorf("versions: %s", v.body)
+	}
+}

@@ -311,10 +311,9 @@ type candidate struct {
 	typ    string
 	text   string // canonical
 	refs   []Reference
+	ident  string // identity(typ, text, refs)
 	parsed parsedSchema
 }
-
-func (c *candidate) identity() string { return identity(c.typ, c.text, c.refs) }
 
 // prepare checks and parses a request's schema.
 func (r *Registry) prepare(st *state, req *schemaRequest, normalize bool) (*candidate, *Error) {
@@ -340,7 +339,8 @@ func (r *Registry) prepare(st *state, req *schemaRequest, normalize bool) (*cand
 	if len(refsOut) == 0 {
 		refsOut = nil
 	}
-	return &candidate{typ: typ, text: p.canonical(normalize), refs: refsOut, parsed: p}, nil
+	text := p.canonical(normalize)
+	return &candidate{typ: typ, text: text, refs: refsOut, ident: identity(typ, text, refsOut), parsed: p}, nil
 }
 
 // existing is subject's live schemas, newest first, parsed, for
@@ -393,7 +393,7 @@ func (r *Registry) register(ctx context.Context, subject string, req *schemaRequ
 	// Registered already (and not deleted): the same ID, nothing written.
 	vers := st.live(subject, false)
 	for _, v := range vers {
-		if s := st.ids[v.id]; s != nil && identity(s.typ, s.text, s.refs) == c.identity() {
+		if s := st.ids[v.id]; s != nil && s.ident == c.ident {
 			if req.ID > 0 && req.ID != v.id {
 				return 0, errorf(codeOperationNotPermitted, "Overwrite new schema with id %d is not permitted.", req.ID)
 			}
@@ -405,14 +405,14 @@ func (r *Registry) register(ctx context.Context, subject string, req *schemaRequ
 		next = all[len(all)-1].n + 1
 	}
 	n, id := next, 0
-	if known, ok := st.byIdent[c.identity()]; ok {
+	if known, ok := st.byIdent[c.ident]; ok {
 		id = known
 	}
 	if mode == ModeImport {
 		// Caller-chosen IDs and versions, no compatibility check: a copy
 		// of another registry's contents.
 		if req.ID > 0 {
-			if s := st.ids[req.ID]; s != nil && identity(s.typ, s.text, s.refs) != c.identity() {
+			if s := st.ids[req.ID]; s != nil && s.ident != c.ident {
 				return 0, errorf(codeOperationNotPermitted, "Overwrite new schema with id %d is not permitted.", req.ID)
 			}
 			id = req.ID
@@ -483,7 +483,7 @@ func (r *Registry) lookup(subject string, req *schemaRequest, normalize, deleted
 	}
 	vers := st.live(subject, deleted)
 	for i := len(vers) - 1; i >= 0; i-- {
-		if s := st.ids[vers[i].id]; s != nil && identity(s.typ, s.text, s.refs) == c.identity() {
+		if s := st.ids[vers[i].id]; s != nil && s.ident == c.ident {
 			return st.view(subject, vers[i]), nil
 		}
 	}

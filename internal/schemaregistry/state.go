@@ -108,19 +108,30 @@ func mustJSON(v any) []byte {
 // stored is a schema under its ID, shared by every subject version that
 // registered the same schema.
 type stored struct {
-	id   int
-	typ  string
-	text string // canonical text
-	refs []Reference
+	id    int
+	typ   string
+	text  string // canonical text
+	refs  []Reference
+	ident string // identity(typ, text, refs), computed once
 
 	parseOnce sync.Once
 	parsed    parsedSchema
 	parseErr  error
 }
 
-// identity is what makes two registrations the same schema.
+// identity is what makes two registrations the same schema: the type,
+// the references and the text, for Avro with its object keys sorted and
+// whitespace dropped (key order means nothing in an Avro schema, and
+// Confluent compares Avro schemas re-serialized from their parsed form).
 func identity(typ, text string, refs []Reference) string {
-	return typ + "\x00" + string(mustJSON(refs)) + "\x00" + text
+	if typ == TypeAvro {
+		text = canonicalJSON(text, true)
+	}
+	r := ""
+	if len(refs) > 0 { // no references, null or [] alike
+		r = string(mustJSON(refs))
+	}
+	return typ + "\x00" + r + "\x00" + text
 }
 
 // version is one version of a subject.
@@ -258,8 +269,8 @@ func truncate(b []byte) string {
 func (st *state) putVersion(subject string, n int, v schemaValue) {
 	typ := normalizeType(v.SchemaType)
 	if _, ok := st.ids[v.ID]; !ok {
-		st.ids[v.ID] = &stored{id: v.ID, typ: typ, text: v.Schema, refs: v.References}
 		ident := identity(typ, v.Schema, v.References)
+		st.ids[v.ID] = &stored{id: v.ID, typ: typ, text: v.Schema, refs: v.References, ident: ident}
 		if _, ok := st.byIdent[ident]; !ok {
 			st.byIdent[ident] = v.ID
 		}
@@ -304,9 +315,8 @@ func (st *state) release(id int) {
 	}
 	delete(st.users, id)
 	if s := st.ids[id]; s != nil {
-		ident := identity(s.typ, s.text, s.refs)
-		if st.byIdent[ident] == id {
-			delete(st.byIdent, ident)
+		if st.byIdent[s.ident] == id {
+			delete(st.byIdent, s.ident)
 		}
 		delete(st.ids, id)
 	}
