@@ -49,6 +49,8 @@ func (r *Registry) routes() {
 	h := func(pattern string, fn handler) { m.Handle(pattern, r.serve(fn)) }
 	h("GET /{$}", func(*http.Request) (any, error) { return struct{}{}, nil })
 	h("GET /schemas/types", func(*http.Request) (any, error) { return supportedTypes, nil })
+	// One context, the default one: schema contexts are not supported.
+	h("GET /contexts", func(*http.Request) (any, error) { return []string{"."}, nil })
 	h("GET /schemas", r.getSchemas)
 	h("GET /schemas/ids/{id}", r.getSchemaByID)
 	h("GET /schemas/ids/{id}/schema", r.getSchemaByID)

@@ -131,6 +131,9 @@ func TestEndpoints(t *testing.T) {
 	if got := body(must(call(t, "GET", u+"/schemas/ids/1/versions", nil))); got != `[{"subject":"a","version":1}]` {
 		t.Errorf("versions of id 1 = %s", got)
 	}
+	if got := body(must(call(t, "GET", u+"/contexts", nil))); got != `["."]` {
+		t.Errorf("contexts = %s", got)
+	}
 	if got := body(must(call(t, "GET", u+"/schemas/types", nil))); got != `["JSON","PROTOBUF","AVRO"]` {
 		t.Errorf("types = %s", got)
 	}
