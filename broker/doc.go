@@ -118,7 +118,10 @@
 // OffsetForLeaderEpoch a partition-scoped error through the context
 // (partitionFault), or wraps the handler's answer (Armed.Around);
 // serveLogged (reqlog.go) fills a reqlog.Entry and adds it when the
-// answer is ready. Their mutexes are leaves.
+// answer is ready. Their mutexes are leaves. Record inspection
+// (ReadRecords, for the control API) decodes a partition as a consumer
+// would in broker/internal/inspect, which reads the store and the aborted
+// transactions through inspectPartition (inspect_records.go).
 //
 // # Concurrency
 //

@@ -37,10 +37,10 @@
 //     take a client's token and return the answer, and the connection
 //     state machine and the Kafka error codes stay in the broker.
 //   - Fault injection, broker/internal/faults, the request log,
-//     broker/internal/reqlog, and the client quotas, broker/internal/quota,
-//     import neither broker nor protocol, tests included: they take decoded
-//     kmsg requests and answers, and dispatch and connections stay in the
-//     broker.
+//     broker/internal/reqlog, the client quotas, broker/internal/quota, and
+//     record inspection, broker/internal/inspect, import neither broker nor
+//     protocol, tests included: they take decoded kmsg requests, answers
+//     and records, and dispatch and connections stay in the broker.
 //
 // internal/bench is not held to the storage rule: it is a benchmark
 // harness that runs the broker and kfake and drives them with kgo, a tool
