@@ -43,6 +43,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minikafka/minikafka/broker/internal/fetchsession"
 	"github.com/minikafka/minikafka/logstore"
 	"github.com/minikafka/minikafka/protocol"
 )
@@ -58,8 +59,8 @@ type fetchPart struct {
 	rr     *logstore.ReadResult // the data, pinned until the response is written
 	failed bool                 // has an error; not read again
 
-	key         sessionKey // topic (by name or ID, as requested) and partition
-	topicName   string     // resolved name, for the response
+	key         fetchsession.Key // topic (by name or ID, as requested) and partition
+	topicName   string           // resolved name, for the response
 	leaderEpoch int32
 	group       int // parts of one response topic share a group
 }
@@ -77,7 +78,7 @@ type fetchState struct {
 	errored  bool
 	// committed: read_committed isolation.
 	committed bool
-	session   fetchSessionCtx
+	session   fetchsession.Ctx
 	az        *authz // nil: nothing to check
 	ctx       context.Context
 }
@@ -87,23 +88,23 @@ func (b *Broker) handleFetch(ctx context.Context, req *protocol.Request) protoco
 	resp := r.ResponseKind().(*kmsg.FetchResponse)
 	resp.Version = req.Version
 
-	sc, sessionParts, code := b.beginFetchSession(r, req.Version)
+	sc, sessionParts, code := b.fetchSessions.Begin(r, req.Version, b.now)
 	if code != 0 {
 		resp.ErrorCode = code
 		b.logRoutine(req, "fetch session error", "session", r.SessionID, "epoch", r.SessionEpoch, "error", kerr.ErrorForCode(code))
 		return protocol.Reply{Response: resp}
 	}
 	fs := &fetchState{b: b, version: req.Version, maxBytes: int64(r.MaxBytes), committed: r.IsolationLevel == 1, session: sc, az: b.authorizer(req), ctx: ctx}
-	if sc.incremental {
+	if sc.Incremental() {
 		outs := make([]kmsg.FetchResponseTopicPartition, len(sessionParts))
 		fs.parts = make([]fetchPart, 0, len(sessionParts))
 		group := 0
 		for i := range sessionParts {
 			sp := &sessionParts[i]
-			if i > 0 && (sp.key.topic != sessionParts[i-1].key.topic || sp.key.topicID != sessionParts[i-1].key.topicID) {
+			if i > 0 && (sp.Key.Topic != sessionParts[i-1].Key.Topic || sp.Key.TopicID != sessionParts[i-1].Key.TopicID) {
 				group++
 			}
-			fs.addPart(sp.key, sp.offset, sp.maxBytes, sp.leaderEpoch, group, &outs[i])
+			fs.addPart(sp.Key, sp.Offset, sp.MaxBytes, sp.LeaderEpoch, group, &outs[i])
 		}
 	} else {
 		n := 0
@@ -116,11 +117,11 @@ func (b *Broker) handleFetch(ctx context.Context, req *protocol.Request) protoco
 			rt := &r.Topics[ti]
 			for pi := range rt.Partitions {
 				rp := &rt.Partitions[pi]
-				k := sessionKey{topic: rt.Topic, topicID: rt.TopicID, partition: rp.Partition}
+				k := fetchsession.Key{Topic: rt.Topic, TopicID: rt.TopicID, Partition: rp.Partition}
 				if req.Version >= 13 {
-					k.topic = ""
+					k.Topic = ""
 				} else {
-					k.topicID = [16]byte{}
+					k.TopicID = [16]byte{}
 				}
 				fs.addPart(k, rp.FetchOffset, rp.PartitionMaxBytes, rp.CurrentLeaderEpoch, ti, &outs[len(fs.parts)])
 			}
@@ -161,15 +162,15 @@ func (b *Broker) handleFetch(ctx context.Context, req *protocol.Request) protoco
 
 // addPart resolves one requested partition; unknown topics, partitions
 // and leader epochs become that partition's error.
-func (fs *fetchState) addPart(k sessionKey, offset int64, maxBytes, leaderEpoch int32, group int, sp *kmsg.FetchResponseTopicPartition) {
+func (fs *fetchState) addPart(k fetchsession.Key, offset int64, maxBytes, leaderEpoch int32, group int, sp *kmsg.FetchResponseTopicPartition) {
 	*sp = kmsg.NewFetchResponseTopicPartition()
-	sp.Partition = k.partition
+	sp.Partition = k.Partition
 	// Kafka always sends a non-null (possibly empty) records field;
 	// librdkafka 2.0 trips on null.
 	sp.RecordBatches = []byte{}
-	fp := fetchPart{offset: offset, max: maxBytes, out: sp, key: k, topicName: k.topic, leaderEpoch: leaderEpoch, group: group}
-	t := fs.b.lookupTopic(k.topic, k.topicID)
-	name := k.topic
+	fp := fetchPart{offset: offset, max: maxBytes, out: sp, key: k, topicName: k.Topic, leaderEpoch: leaderEpoch, group: group}
+	t := fs.b.lookupTopic(k.Topic, k.TopicID)
+	name := k.Topic
 	if t != nil {
 		name = t.name
 	}
@@ -183,9 +184,9 @@ func (fs *fetchState) addPart(k sessionKey, offset int64, maxBytes, leaderEpoch 
 		sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 	default:
 		fp.topicName = t.name
-		if fp.p = t.partition(k.partition); fp.p == nil {
+		if fp.p = t.partition(k.Partition); fp.p == nil {
 			sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-		} else if code := partitionFault(fs.ctx, t.name, k.partition); code != 0 {
+		} else if code := partitionFault(fs.ctx, t.name, k.Partition); code != 0 {
 			// An injected fault (a paused partition): this partition
 			// alone, as a leader change shows on one partition.
 			sp.ErrorCode, sp.HighWatermark = code, -1
@@ -307,12 +308,20 @@ func (fs *fetchState) read() {
 	}
 }
 
+// sent is what the response says of part i, for the fetch session.
+func (fs *fetchState) sent(i int) fetchsession.Sent {
+	fp := &fs.parts[i]
+	return fetchsession.Sent{Key: fp.key, Offset: fp.offset, MaxBytes: fp.max, LeaderEpoch: fp.leaderEpoch,
+		HasRecords: fp.hasRecords(), ErrorCode: fp.out.ErrorCode, HighWatermark: fp.out.HighWatermark,
+		LastStable: fp.out.LastStableOffset, LogStart: fp.out.LogStartOffset}
+}
+
 // response settles the fetch session (which partitions the answer
 // carries, the session ID), fills resp's topics and wraps resp so that the
 // record bytes go from the files straight to the connection (fetchBody),
 // or returns resp when there are none.
 func (fs *fetchState) response(resp *kmsg.FetchResponse) kmsg.Response {
-	omit, id := fs.b.finishFetchSession(fs.session, fs.parts)
+	omit, id := fs.b.fetchSessions.Finish(fs.session, len(fs.parts), fs.sent, fs.b.now)
 	resp.SessionID = id
 	resp.Topics = resp.Topics[:0]
 	var reads []*logstore.ReadResult
@@ -332,7 +341,7 @@ func (fs *fetchState) response(resp *kmsg.FetchResponse) kmsg.Response {
 		if len(resp.Topics) == 0 || fp.group != lastGroup {
 			lastGroup = fp.group
 			t := kmsg.NewFetchResponseTopic()
-			t.Topic, t.TopicID = fp.topicName, fp.key.topicID
+			t.Topic, t.TopicID = fp.topicName, fp.key.TopicID
 			resp.Topics = append(resp.Topics, t)
 		}
 		t := &resp.Topics[len(resp.Topics)-1]

@@ -31,6 +31,7 @@ import (
 
 	"github.com/minikafka/minikafka/broker/internal/acl"
 	"github.com/minikafka/minikafka/broker/internal/faults"
+	"github.com/minikafka/minikafka/broker/internal/fetchsession"
 	"github.com/minikafka/minikafka/broker/internal/groups"
 	"github.com/minikafka/minikafka/broker/internal/quota"
 	"github.com/minikafka/minikafka/broker/internal/reqlog"
@@ -148,7 +149,7 @@ type Broker struct {
 	groups *groups.Coordinator
 	share  *share.Coordinator // share groups (KIP-932), share.go
 
-	fetchSessions *fetchSessionCache // fetchsession.go
+	fetchSessions *fetchsession.Cache // broker/internal/fetchsession
 
 	// scram holds the SCRAM credentials, those changed through
 	// AlterUserScramCredentials over the start-up ones (internal/sasl).
@@ -228,7 +229,7 @@ func New(cfg Config) (*Broker, error) {
 		files:   logstore.NewFileCache(logstore.FileCacheSize(maxOpenSegmentFiles)),
 		closing: make(chan struct{}),
 
-		fetchSessions: newFetchSessionCache(maxFetchSessions),
+		fetchSessions: fetchsession.New(fetchsession.MaxSessions),
 	}
 	if cfg.SASL != nil {
 		var err error

@@ -138,7 +138,11 @@
 // sendfile(2) at explicit offsets, so record bytes never enter user space
 // and readers sharing a cached descriptor never race on its position.
 // The ranges stay pinned (logstore.ReadResult) until the response is
-// written or dropped (protocol's Releaser).
+// written or dropped (protocol's Releaser). Fetch sessions (KIP-227) are
+// broker/internal/fetchsession's cache: handleFetch asks it which
+// partitions an incremental request reads (Cache.Begin) and tells it what
+// the answer says of each (Cache.Finish, fetchState.sent), which decides
+// the partitions an incremental answer leaves out.
 //
 // Lock order (take left before right, never the reverse):
 //

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minikafka/minikafka/broker/internal/fetchsession"
 	"github.com/minikafka/minikafka/internal/records"
 )
 
@@ -142,7 +143,7 @@ func TestFetchSessionLifecycle(t *testing.T) {
 	if resp.ErrorCode != kerr.FetchSessionIDNotFound.Code {
 		t.Fatalf("closed session: %v", kerr.ErrorForCode(resp.ErrorCode))
 	}
-	if n := b.fetchSessions.len(); n != 0 {
+	if n := b.fetchSessions.Len(); n != 0 {
 		t.Fatalf("%d sessions left", n)
 	}
 }
@@ -187,7 +188,7 @@ func TestFetchSessionByTopicID(t *testing.T) {
 func TestFetchSessionCacheEviction(t *testing.T) {
 	b := newTestBroker(t)
 	createTopic(t, b, "t", 3)
-	b.fetchSessions.max = 1
+	b.fetchSessions.SetMax(1)
 	now := time.Now()
 	b.now = func() time.Time { return now }
 	open := func(parts map[int32]int64) int32 {
@@ -204,12 +205,12 @@ func TestFetchSessionCacheEviction(t *testing.T) {
 	}
 	// A larger newcomer displaces the smaller session.
 	big := open(map[int32]int64{0: 0, 1: 0, 2: 0})
-	if big == 0 || b.fetchSessions.get(first) != nil {
-		t.Fatalf("large newcomer: id %d, first still cached %v", big, b.fetchSessions.get(first) != nil)
+	if big == 0 || b.fetchSessions.Get(first) != nil {
+		t.Fatalf("large newcomer: id %d, first still cached %v", big, b.fetchSessions.Get(first) != nil)
 	}
 	// Once idle past the eviction time, any newcomer displaces it.
-	now = now.Add(fetchSessionEvictAfter + time.Second)
-	if id := open(map[int32]int64{0: 0}); id == 0 || b.fetchSessions.get(big) != nil {
+	now = now.Add(fetchsession.EvictAfter + time.Second)
+	if id := open(map[int32]int64{0: 0}); id == 0 || b.fetchSessions.Get(big) != nil {
 		t.Fatalf("stale session not evicted: new id %d", id)
 	}
 }
@@ -318,7 +319,7 @@ func TestFetchSessionsWithKgo(t *testing.T) {
 	if len(seen) != want {
 		t.Fatalf("consumed %d of %d", len(seen), want)
 	}
-	if b.fetchSessions.len() == 0 {
+	if b.fetchSessions.Len() == 0 {
 		t.Fatal("kgo's fetch session was not kept")
 	}
 }

@@ -37,8 +37,9 @@
 //     take a client's token and return the answer, and the connection
 //     state machine and the Kafka error codes stay in the broker.
 //   - Fault injection, broker/internal/faults, the request log,
-//     broker/internal/reqlog, the client quotas, broker/internal/quota, and
-//     record inspection, broker/internal/inspect, import neither broker nor
+//     broker/internal/reqlog, the client quotas, broker/internal/quota,
+//     record inspection, broker/internal/inspect, and the fetch session
+//     cache, broker/internal/fetchsession, import neither broker nor
 //     protocol, tests included: they take decoded kmsg requests, answers
 //     and records, and dispatch and connections stay in the broker.
 //

@@ -94,11 +94,12 @@ var rules = []rule{
 		name: "control",
 		covers: func(rel string, test bool) bool {
 			return under(rel, "broker/internal/faults") || under(rel, "broker/internal/reqlog") ||
-				under(rel, "broker/internal/quota") || under(rel, "broker/internal/inspect")
+				under(rel, "broker/internal/quota") || under(rel, "broker/internal/inspect") ||
+				under(rel, "broker/internal/fetchsession")
 		},
 		forbid: func(rel string) bool { return rel == "broker" || under(rel, "protocol") },
 		other:  func(string) bool { return false },
-		why:    "faults, the request log, quotas and inspection take decoded requests, answers and records; dispatch and connections are the broker's",
+		why:    "faults, the request log, quotas, inspection and fetch sessions take decoded requests, answers and records; dispatch and connections are the broker's",
 	},
 }
 
@@ -274,7 +275,7 @@ func TestImports(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "broker", "internal", "sasl")); err == nil && covered["sasl"] == 0 {
 		t.Error(`broker/internal/sasl exists but rule "sasl" covered none of its files`)
 	}
-	for _, dir := range []string{"faults", "reqlog", "quota", "inspect"} {
+	for _, dir := range []string{"faults", "reqlog", "quota", "inspect", "fetchsession"} {
 		if _, err := os.Stat(filepath.Join(root, "broker", "internal", dir)); err == nil && covered["control"] == 0 {
 			t.Errorf(`broker/internal/%s exists but rule "control" covered none of its files`, dir)
 		}
