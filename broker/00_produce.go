@@ -217,8 +217,8 @@ func (b *Broker) handleProduce(ctx context.Context, req *protocol.Request) proto
 // (producers.go), whichever store the batch lands in.
 func (b *Broker) produceTo(p *partition, st partitionStore, batch []byte, acks int16, sp *kmsg.ProduceResponseTopicPartition, now time.Time, version int16) (int16, int64, error) {
 	cfg := p.topic.cfg.Load()
-	if acks == -1 && cfg.minInsync > 1 {
-		return kerr.NotEnoughReplicas.Code, 0, fmt.Errorf("min.insync.replicas is %d but this broker is the only replica", cfg.minInsync)
+	if acks == -1 && cfg.MinInsync > 1 {
+		return kerr.NotEnoughReplicas.Code, 0, fmt.Errorf("min.insync.replicas is %d but this broker is the only replica", cfg.MinInsync)
 	}
 	if len(batch) == 0 {
 		return kerr.InvalidRecord.Code, 0, errors.New("produce requests since v3 must carry exactly one record batch per partition")
@@ -233,8 +233,8 @@ func (b *Broker) produceTo(p *partition, st partitionStore, batch []byte, acks i
 		}
 		return kerr.CorruptMessage.Code, 0, errors.New("record batch is truncated")
 	}
-	if int64(len(batch)) > int64(cfg.maxMessageBytes) {
-		return kerr.MessageTooLarge.Code, 0, fmt.Errorf("record batch of %d bytes exceeds max.message.bytes %d", len(batch), cfg.maxMessageBytes)
+	if int64(len(batch)) > int64(cfg.MaxMessageBytes) {
+		return kerr.MessageTooLarge.Code, 0, fmt.Errorf("record batch of %d bytes exceeds max.message.bytes %d", len(batch), cfg.MaxMessageBytes)
 	}
 	if h.IsControl() {
 		return kerr.InvalidRecord.Code, 0, errors.New("clients may not write control batches")
@@ -258,9 +258,9 @@ func (b *Broker) produceTo(p *partition, st partitionStore, batch []byte, acks i
 		}
 		return errCode(err), 0, err
 	}
-	if cfg.recompress && h.Compression() != cfg.codec {
-		if int64(len(batch)) > int64(cfg.maxMessageBytes) {
-			return kerr.MessageTooLarge.Code, 0, fmt.Errorf("record batch of %d bytes in the topic's compression.type %s exceeds max.message.bytes %d", len(batch), cfg.codec, cfg.maxMessageBytes)
+	if cfg.Recompress && h.Compression() != cfg.Codec {
+		if int64(len(batch)) > int64(cfg.MaxMessageBytes) {
+			return kerr.MessageTooLarge.Code, 0, fmt.Errorf("record batch of %d bytes in the topic's compression.type %s exceeds max.message.bytes %d", len(batch), cfg.Codec, cfg.MaxMessageBytes)
 		}
 	}
 	// All batches carry the single leader epoch 0 (not covered by the

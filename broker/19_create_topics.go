@@ -31,6 +31,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minikafka/minikafka/broker/internal/topicconfig"
 	"github.com/minikafka/minikafka/protocol"
 )
 
@@ -59,7 +60,7 @@ func (b *Broker) handleCreateTopics(_ context.Context, req *protocol.Request) pr
 			err     error
 			nparts  int32
 			configs map[string]string
-			cfg     *topicConfig
+			cfg     *topicconfig.Config
 		)
 		if seen[rt.Topic] == 1 && !clusterCreate && !az.topic(opCreate, rt.Topic) {
 			code, err = errTopicAuth, errAuthorizationFailed
@@ -97,7 +98,7 @@ func (b *Broker) handleCreateTopics(_ context.Context, req *protocol.Request) pr
 	return protocol.Reply{Response: resp}
 }
 
-func (b *Broker) validateCreateTopic(rt *kmsg.CreateTopicsRequestTopic, dup bool) (int16, error, int32, map[string]string, *topicConfig) {
+func (b *Broker) validateCreateTopic(rt *kmsg.CreateTopicsRequestTopic, dup bool) (int16, error, int32, map[string]string, *topicconfig.Config) {
 	if dup {
 		return kerr.InvalidRequest.Code, errors.New("Duplicate topic name."), 0, nil, nil
 	}
@@ -153,7 +154,7 @@ func (b *Broker) validateCreateTopic(rt *kmsg.CreateTopicsRequestTopic, dup bool
 	for i, c := range rt.Configs {
 		names[i], values[i] = c.Name, c.Value
 	}
-	configs, err := configsFromPairs(names, values)
+	configs, err := topicconfig.FromPairs(names, values)
 	if err != nil {
 		return kerr.InvalidConfig.Code, err, 0, nil, nil
 	}
@@ -161,19 +162,19 @@ func (b *Broker) validateCreateTopic(rt *kmsg.CreateTopicsRequestTopic, dup bool
 	if err != nil {
 		return kerr.InvalidConfig.Code, err, 0, nil, nil
 	}
-	return 0, nil, nparts, cfg.set, cfg
+	return 0, nil, nparts, cfg.Set, cfg
 }
 
-func describeTopicConfigsForCreate(cfg *topicConfig) []kmsg.CreateTopicsResponseTopicConfig {
-	out := make([]kmsg.CreateTopicsResponseTopicConfig, 0, len(topicConfigDefs))
-	for _, d := range topicConfigDefs {
+func describeTopicConfigsForCreate(cfg *topicconfig.Config) []kmsg.CreateTopicsResponseTopicConfig {
+	out := make([]kmsg.CreateTopicsResponseTopicConfig, 0, len(topicconfig.Defs))
+	for _, d := range topicconfig.Defs {
 		c := kmsg.NewCreateTopicsResponseTopicConfig()
-		c.Name = d.name
-		v, set := cfg.value(d.name)
+		c.Name = d.Name
+		v, set := cfg.Value(d.Name)
 		c.Value = &v
-		c.Source = srcDefault
+		c.Source = topicconfig.SrcDefault
 		if set {
-			c.Source = srcDynamicTopic
+			c.Source = topicconfig.SrcDynamicTopic
 		}
 		out = append(out, c)
 	}

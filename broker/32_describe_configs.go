@@ -6,7 +6,7 @@ package broker
 // (TOPIC_ or GROUP_AUTHORIZATION_FAILED) or, for the broker and its
 // loggers, on the cluster (CLUSTER_AUTHORIZATION_FAILED).
 //
-// Topics (resource type 2): every topic config of topicConfigDefs (or the
+// Topics (resource type 2): every topic config of topicconfig.Defs (or the
 // named ones; unknown names are left out, as Kafka does) with its effective
 // value, source (DYNAMIC_TOPIC_CONFIG when set on the topic, else
 // DEFAULT_CONFIG; IsDefault in v0) and, when asked (v1+), synonyms: the
@@ -34,6 +34,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minikafka/minikafka/broker/internal/topicconfig"
 	"github.com/minikafka/minikafka/protocol"
 )
 
@@ -100,31 +101,31 @@ func wanted(names []string) func(string) bool {
 	return func(n string) bool { return m[n] }
 }
 
-func describeTopicConfigs(cfg *topicConfig, names []string, r *kmsg.DescribeConfigsRequest) []kmsg.DescribeConfigsResponseResourceConfig {
+func describeTopicConfigs(cfg *topicconfig.Config, names []string, r *kmsg.DescribeConfigsRequest) []kmsg.DescribeConfigsResponseResourceConfig {
 	want := wanted(names)
 	out := []kmsg.DescribeConfigsResponseResourceConfig{}
-	for i := range topicConfigDefs {
-		d := &topicConfigDefs[i]
-		if !want(d.name) {
+	for i := range topicconfig.Defs {
+		d := &topicconfig.Defs[i]
+		if !want(d.Name) {
 			continue
 		}
-		v, src := cfg.source(d.name)
+		v, src := cfg.Source(d.Name)
 		c := kmsg.NewDescribeConfigsResponseResourceConfig()
-		c.Name, c.Value = d.name, strPtr(v)
-		c.IsDefault = src == srcDefault
+		c.Name, c.Value = d.Name, strPtr(v)
+		c.IsDefault = src == topicconfig.SrcDefault
 		c.Source = kmsg.ConfigSource(src)
 		if r.IncludeSynonyms {
-			if tv, set := cfg.set[d.name]; set {
-				c.ConfigSynonyms = append(c.ConfigSynonyms, synonym(d.name, tv, srcDynamicTopic))
+			if tv, set := cfg.Set[d.Name]; set {
+				c.ConfigSynonyms = append(c.ConfigSynonyms, synonym(d.Name, tv, topicconfig.SrcDynamicTopic))
 			}
-			for _, in := range cfg.inherit[d.name].chain {
-				c.ConfigSynonyms = append(c.ConfigSynonyms, synonym(in.name, in.value, in.src))
+			for _, in := range cfg.Inherit[d.Name].Chain {
+				c.ConfigSynonyms = append(c.ConfigSynonyms, synonym(in.Name, in.Value, in.Src))
 			}
-			c.ConfigSynonyms = append(c.ConfigSynonyms, synonym(d.synonym, d.def, srcDefault))
+			c.ConfigSynonyms = append(c.ConfigSynonyms, synonym(d.Synonym, d.Default, topicconfig.SrcDefault))
 		}
-		c.ConfigType = kmsg.ConfigType(d.typ)
-		if r.IncludeDocumentation && d.doc != "" {
-			c.Documentation = strPtr(d.doc)
+		c.ConfigType = kmsg.ConfigType(d.Type)
+		if r.IncludeDocumentation && d.Doc != "" {
+			c.Documentation = strPtr(d.Doc)
 		}
 		out = append(out, c)
 	}
@@ -155,7 +156,7 @@ func (b *Broker) describeBrokerConfigs(names []string, r *kmsg.DescribeConfigsRe
 		c.Name, c.Value = name, chain[0].Value
 		c.Source = chain[0].Source
 		c.ReadOnly = !dynamic
-		c.IsDefault = c.Source == kmsg.ConfigSource(srcDefault)
+		c.IsDefault = c.Source == kmsg.ConfigSource(topicconfig.SrcDefault)
 		c.IsSensitive = sensitive
 		if r.IncludeSynonyms {
 			c.ConfigSynonyms = chain

@@ -29,6 +29,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minikafka/minikafka/broker/internal/topicconfig"
 	"github.com/minikafka/minikafka/protocol"
 )
 
@@ -66,7 +67,7 @@ func (b *Broker) handleAlterConfigs(_ context.Context, req *protocol.Request) pr
 					for i, c := range rr.Configs {
 						names[i], values[i] = c.Name, c.Value
 					}
-					return configsFromPairs(names, values)
+					return topicconfig.FromPairs(names, values)
 				})
 		}
 		if code != 0 {
@@ -100,26 +101,26 @@ func (b *Broker) alterTopicConfigs(typ kmsg.ConfigResourceType, name string, dup
 		return kerr.UnknownTopicOrPartition.Code, fmt.Errorf("unknown topic %s", name)
 	}
 	cur := t.cfg.Load()
-	next, err := change(cur.set)
+	next, err := change(cur.Set)
 	if err != nil {
 		return kerr.InvalidConfig.Code, err
 	}
-	cfg, err := parseTopicConfigs(next)
+	cfg, err := topicconfig.Parse(next)
 	if err != nil {
 		return kerr.InvalidConfig.Code, err
 	}
 	if validateOnly {
 		return 0, nil
 	}
-	if err := b.writeTopicMeta(t, int32(len(t.partitions())), cfg.set); err != nil {
+	if err := b.writeTopicMeta(t, int32(len(t.partitions())), cfg.Set); err != nil {
 		b.log.Error("persisting topic configs", "topic", name, "err", err)
 		return errCode(err), err
 	}
 	t.cfg.Store(cfg)
 	for _, p := range t.partitions() {
-		p.log.SetConfig(cfg.log)
+		p.log.SetConfig(cfg.Log)
 	}
-	b.log.Info("altered topic configs", "topic", name, "configs", cfg.set)
+	b.log.Info("altered topic configs", "topic", name, "configs", cfg.Set)
 	return 0, nil
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minikafka/minikafka/broker/internal/topicconfig"
 	"github.com/minikafka/minikafka/protocol"
 )
 
@@ -80,20 +81,20 @@ func applyIncremental(set map[string]string, ops []kmsg.IncrementalAlterConfigsR
 			return nil, fmt.Errorf("config %s named more than once", c.Name)
 		}
 		seen[c.Name] = true
-		d := topicConfigIndex[c.Name]
+		d := topicconfig.Index[c.Name]
 		if d == nil {
 			return nil, fmt.Errorf("unknown topic config name: %s", c.Name)
 		}
 		switch c.Op {
 		case kmsg.IncrementalAlterConfigOpSet:
-			if err := validateTopicConfig(c.Name, c.Value); err != nil {
+			if err := topicconfig.Validate(c.Name, c.Value); err != nil {
 				return nil, err
 			}
 			set[c.Name] = *c.Value
 		case kmsg.IncrementalAlterConfigOpDelete:
 			delete(set, c.Name)
 		case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
-			if d.typ != cfgTypeList {
+			if d.Type != topicconfig.TypeList {
 				return nil, fmt.Errorf("config %s is not a list; APPEND and SUBTRACT apply to lists only", c.Name)
 			}
 			if c.Value == nil {
@@ -101,7 +102,7 @@ func applyIncremental(set map[string]string, ops []kmsg.IncrementalAlterConfigsR
 			}
 			cur, ok := set[c.Name]
 			if !ok {
-				cur = d.def
+				cur = d.Default
 			}
 			items := splitList(cur)
 			for _, v := range splitList(*c.Value) {
@@ -114,7 +115,7 @@ func applyIncremental(set map[string]string, ops []kmsg.IncrementalAlterConfigsR
 				}
 			}
 			nv := strings.Join(items, ",")
-			if err := validateTopicConfig(c.Name, &nv); err != nil {
+			if err := topicconfig.Validate(c.Name, &nv); err != nil {
 				return nil, err
 			}
 			set[c.Name] = nv
@@ -162,7 +163,7 @@ func applyBrokerIncremental(set map[string]string, ops []kmsg.IncrementalAlterCo
 		case kmsg.IncrementalAlterConfigOpDelete:
 			delete(set, c.Name)
 		case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
-			if _, _, _, typ := dynConfigKey(c.Name); typ != cfgTypeList {
+			if _, _, _, typ := dynConfigKey(c.Name); typ != topicconfig.TypeList {
 				verb := "append"
 				if c.Op == kmsg.IncrementalAlterConfigOpSubtract {
 					verb = "subtract"

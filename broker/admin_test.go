@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minikafka/minikafka/broker/internal/topicconfig"
 	"github.com/minikafka/minikafka/internal/records"
 )
 
@@ -534,7 +535,7 @@ func TestDescribeAndAlterConfigs(t *testing.T) {
 		return nil
 	}
 	r := describe(kmsg.ConfigResourceTypeTopic, "t")
-	if r.ErrorCode != 0 || len(r.Configs) != len(topicConfigDefs) {
+	if r.ErrorCode != 0 || len(r.Configs) != len(topicconfig.Defs) {
 		t.Fatalf("describe topic: %v %d configs", kerr.ErrorForCode(r.ErrorCode), len(r.Configs))
 	}
 	rc := find(r, "retention.ms")

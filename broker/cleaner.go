@@ -38,11 +38,9 @@ package broker
 
 import (
 	"errors"
-	"math"
-	"strconv"
-	"strings"
 	"time"
 
+	"github.com/minikafka/minikafka/broker/internal/topicconfig"
 	"github.com/minikafka/minikafka/internal/records"
 	"github.com/minikafka/minikafka/logstore"
 )
@@ -51,42 +49,6 @@ const (
 	defaultCleanerBackoff = 15 * time.Second // log.cleaner.backoff.ms
 	cleanerFailureBackoff = 10 * time.Minute
 )
-
-// cleanerTopicConfig is the compaction part of a topic's configuration.
-type cleanerTopicConfig struct {
-	compact         bool
-	minDirtyRatio   float64
-	minLag          time.Duration
-	maxLag          time.Duration // <0: none
-	deleteRetention time.Duration
-}
-
-func cleanerConfig(c *topicConfig) cleanerTopicConfig {
-	cc := cleanerTopicConfig{compact: c.compacts()}
-	if !cc.compact {
-		return cc
-	}
-	r, _ := c.value("min.cleanable.dirty.ratio")
-	cc.minDirtyRatio, _ = strconv.ParseFloat(strings.TrimSpace(r), 64)
-	cc.minLag = msDuration(c.int64("min.compaction.lag.ms"))
-	cc.maxLag = msDuration(c.int64("max.compaction.lag.ms"))
-	cc.deleteRetention = msDuration(c.int64("delete.retention.ms"))
-	if cc.deleteRetention < 0 {
-		cc.deleteRetention = math.MaxInt64
-	}
-	return cc
-}
-
-// compactionSegmentMs is the roll time of a compacted topic's active
-// segment: Kafka rolls it by max.compaction.lag.ms too, since the active
-// segment is never cleaned.
-func compactionSegmentMs(c *topicConfig, segmentMs time.Duration) time.Duration {
-	cc := cleanerConfig(c)
-	if cc.compact && cc.maxLag > 0 && (segmentMs <= 0 || cc.maxLag < segmentMs) {
-		return cc.maxLag
-	}
-	return segmentMs
-}
 
 // cleanerLoop runs the log cleaner until the broker closes.
 func (b *Broker) cleanerLoop() {
@@ -122,12 +84,12 @@ func (b *Broker) cleanOne(done map[*partition]bool, failed map[*partition]time.T
 	now := b.now()
 	var best *partition
 	var bestStore partitionStore
-	var bestCfg cleanerTopicConfig
+	var bestCfg topicconfig.Cleaner
 	var bestLSO int64
 	bestScore := -1.0
 	for _, t := range b.topics.Load().byName {
-		cc := cleanerConfig(t.cfg.Load())
-		if !cc.compact {
+		cc := t.cfg.Load().Cleaner()
+		if !cc.Compact {
 			continue
 		}
 		for _, p := range t.partitions() {
@@ -144,10 +106,10 @@ func (b *Broker) cleanOne(done map[*partition]bool, failed map[*partition]time.T
 			if lso <= 0 {
 				continue
 			}
-			st := ps.cleanState(now, cc.minLag, lso)
+			st := ps.cleanState(now, cc.MinLag, lso)
 			ratio := st.DirtyRatio()
-			overdue := cc.maxLag >= 0 && st.FirstDirtyTimestamp >= 0 && now.UnixMilli()-st.FirstDirtyTimestamp > cc.maxLag.Milliseconds()
-			due := st.DirtyBytes > 0 && (ratio >= cc.minDirtyRatio || overdue)
+			overdue := cc.MaxLag >= 0 && st.FirstDirtyTimestamp >= 0 && now.UnixMilli()-st.FirstDirtyTimestamp > cc.MaxLag.Milliseconds()
+			due := st.DirtyBytes > 0 && (ratio >= cc.MinDirtyRatio || overdue)
 			due = due || (st.CleanBytes > 0 && st.DeleteHorizon <= now.UnixMilli())
 			if !due {
 				continue
@@ -169,8 +131,8 @@ func (b *Broker) cleanOne(done map[*partition]bool, failed map[*partition]time.T
 	start := time.Now()
 	res, err := bestStore.compact(logstore.CompactOptions{
 		Now:              now,
-		DeleteRetention:  bestCfg.deleteRetention,
-		MinCompactionLag: bestCfg.minLag,
+		DeleteRetention:  bestCfg.DeleteRetention,
+		MinCompactionLag: bestCfg.MinLag,
 		MaxOffset:        bestLSO,
 		MapBytes:         b.cfg.CleanerDedupeBufferSize,
 		ProducerExpiry:   producerExpiry,

@@ -11,6 +11,12 @@
 // DeleteTopics and auto-creation. A topic's partition list and its config
 // are atomic pointers too (CreatePartitions, AlterConfigs). So the hot
 // paths — Produce, Fetch, ListOffsets, Metadata — take no broker-wide lock.
+// A topic's config is a topicconfig.Config (broker/internal/topicconfig:
+// the topic configs Kafka defines, their validation, the effective values
+// over the dynamic broker defaults and what the log, produce validation
+// and the cleaner derive from them); describing and altering configs,
+// the broker's own dynamic configs and their file stay here (configs.go,
+// dynconfig.go and the config API files).
 //
 // A partition's records are in its store (partitionStore,
 // partition_store.go): its logstore.Log (its own writer lock, immutable

@@ -29,6 +29,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/minikafka/minikafka/broker/internal/topicconfig"
 	"github.com/minikafka/minikafka/internal/vfs"
 )
 
@@ -55,67 +56,67 @@ type dynKey struct {
 // SASL settings (per broker), connection limits, producer state, remote
 // log fetch limits, metric reporters and config providers.
 var dynOtherKeys = map[string]dynKey{
-	"log.cleaner.threads":                           {cfgTypeInt, false},
-	"log.cleaner.dedupe.buffer.size":                {cfgTypeLong, false},
-	"log.cleaner.io.buffer.load.factor":             {cfgTypeDouble, false},
-	"log.cleaner.io.buffer.size":                    {cfgTypeInt, false},
-	"log.cleaner.io.max.bytes.per.second":           {cfgTypeDouble, false},
-	"log.cleaner.backoff.ms":                        {cfgTypeLong, false},
-	"num.io.threads":                                {cfgTypeInt, false},
-	"num.replica.fetchers":                          {cfgTypeInt, false},
-	"num.recovery.threads.per.data.dir":             {cfgTypeInt, false},
-	"background.threads":                            {cfgTypeInt, false},
-	"metric.reporters":                              {cfgTypeList, false},
-	"config.providers":                              {cfgTypeList, false},
-	"max.connections":                               {cfgTypeInt, false},
-	"max.connection.creation.rate":                  {cfgTypeInt, false},
-	"num.network.threads":                           {cfgTypeInt, false},
-	"max.connections.per.ip":                        {cfgTypeInt, false},
-	"max.connections.per.ip.overrides":              {cfgTypeString, false},
-	"producer.id.expiration.ms":                     {cfgTypeInt, false},
-	"transaction.partition.verification.enable":     {cfgTypeBoolean, false},
-	"follower.fetch.last.tiered.offset.enable":      {cfgTypeBoolean, false},
-	"remote.log.index.file.cache.total.size.bytes":  {cfgTypeLong, false},
-	"remote.log.manager.copy.max.bytes.per.second":  {cfgTypeLong, false},
-	"remote.log.manager.fetch.max.bytes.per.second": {cfgTypeLong, false},
-	"remote.fetch.max.wait.ms":                      {cfgTypeInt, false},
-	"remote.list.offsets.request.timeout.ms":        {cfgTypeLong, false},
-	"listeners":                                     {cfgTypeString, true},
-	"listener.security.protocol.map":                {cfgTypeString, true},
-	"principal.builder.class":                       {cfgTypeString, true},
-	"ssl.protocol":                                  {cfgTypeString, true},
-	"ssl.provider":                                  {cfgTypeString, true},
-	"ssl.cipher.suites":                             {cfgTypeList, true},
-	"ssl.enabled.protocols":                         {cfgTypeList, true},
-	"ssl.keystore.type":                             {cfgTypeString, true},
-	"ssl.keystore.location":                         {cfgTypeString, true},
+	"log.cleaner.threads":                           {topicconfig.TypeInt, false},
+	"log.cleaner.dedupe.buffer.size":                {topicconfig.TypeLong, false},
+	"log.cleaner.io.buffer.load.factor":             {topicconfig.TypeDouble, false},
+	"log.cleaner.io.buffer.size":                    {topicconfig.TypeInt, false},
+	"log.cleaner.io.max.bytes.per.second":           {topicconfig.TypeDouble, false},
+	"log.cleaner.backoff.ms":                        {topicconfig.TypeLong, false},
+	"num.io.threads":                                {topicconfig.TypeInt, false},
+	"num.replica.fetchers":                          {topicconfig.TypeInt, false},
+	"num.recovery.threads.per.data.dir":             {topicconfig.TypeInt, false},
+	"background.threads":                            {topicconfig.TypeInt, false},
+	"metric.reporters":                              {topicconfig.TypeList, false},
+	"config.providers":                              {topicconfig.TypeList, false},
+	"max.connections":                               {topicconfig.TypeInt, false},
+	"max.connection.creation.rate":                  {topicconfig.TypeInt, false},
+	"num.network.threads":                           {topicconfig.TypeInt, false},
+	"max.connections.per.ip":                        {topicconfig.TypeInt, false},
+	"max.connections.per.ip.overrides":              {topicconfig.TypeString, false},
+	"producer.id.expiration.ms":                     {topicconfig.TypeInt, false},
+	"transaction.partition.verification.enable":     {topicconfig.TypeBoolean, false},
+	"follower.fetch.last.tiered.offset.enable":      {topicconfig.TypeBoolean, false},
+	"remote.log.index.file.cache.total.size.bytes":  {topicconfig.TypeLong, false},
+	"remote.log.manager.copy.max.bytes.per.second":  {topicconfig.TypeLong, false},
+	"remote.log.manager.fetch.max.bytes.per.second": {topicconfig.TypeLong, false},
+	"remote.fetch.max.wait.ms":                      {topicconfig.TypeInt, false},
+	"remote.list.offsets.request.timeout.ms":        {topicconfig.TypeLong, false},
+	"listeners":                                     {topicconfig.TypeString, true},
+	"listener.security.protocol.map":                {topicconfig.TypeString, true},
+	"principal.builder.class":                       {topicconfig.TypeString, true},
+	"ssl.protocol":                                  {topicconfig.TypeString, true},
+	"ssl.provider":                                  {topicconfig.TypeString, true},
+	"ssl.cipher.suites":                             {topicconfig.TypeList, true},
+	"ssl.enabled.protocols":                         {topicconfig.TypeList, true},
+	"ssl.keystore.type":                             {topicconfig.TypeString, true},
+	"ssl.keystore.location":                         {topicconfig.TypeString, true},
 	"ssl.keystore.password":                         {cfgTypePassword, true},
 	"ssl.key.password":                              {cfgTypePassword, true},
-	"ssl.truststore.type":                           {cfgTypeString, true},
-	"ssl.truststore.location":                       {cfgTypeString, true},
+	"ssl.truststore.type":                           {topicconfig.TypeString, true},
+	"ssl.truststore.location":                       {topicconfig.TypeString, true},
 	"ssl.truststore.password":                       {cfgTypePassword, true},
-	"ssl.keymanager.algorithm":                      {cfgTypeString, true},
-	"ssl.trustmanager.algorithm":                    {cfgTypeString, true},
-	"ssl.endpoint.identification.algorithm":         {cfgTypeString, true},
-	"ssl.secure.random.implementation":              {cfgTypeString, true},
-	"ssl.client.auth":                               {cfgTypeString, true},
-	"ssl.engine.factory.class":                      {cfgTypeString, true},
+	"ssl.keymanager.algorithm":                      {topicconfig.TypeString, true},
+	"ssl.trustmanager.algorithm":                    {topicconfig.TypeString, true},
+	"ssl.endpoint.identification.algorithm":         {topicconfig.TypeString, true},
+	"ssl.secure.random.implementation":              {topicconfig.TypeString, true},
+	"ssl.client.auth":                               {topicconfig.TypeString, true},
+	"ssl.engine.factory.class":                      {topicconfig.TypeString, true},
 	"ssl.keystore.key":                              {cfgTypePassword, true},
 	"ssl.keystore.certificate.chain":                {cfgTypePassword, true},
 	"ssl.truststore.certificates":                   {cfgTypePassword, true},
-	"sasl.mechanism.inter.broker.protocol":          {cfgTypeString, true},
+	"sasl.mechanism.inter.broker.protocol":          {topicconfig.TypeString, true},
 	"sasl.jaas.config":                              {cfgTypePassword, true},
-	"sasl.enabled.mechanisms":                       {cfgTypeList, true},
-	"sasl.kerberos.service.name":                    {cfgTypeString, true},
-	"sasl.kerberos.kinit.cmd":                       {cfgTypeString, true},
-	"sasl.kerberos.ticket.renew.window.factor":      {cfgTypeDouble, true},
-	"sasl.kerberos.ticket.renew.jitter":             {cfgTypeDouble, true},
-	"sasl.kerberos.min.time.before.relogin":         {cfgTypeLong, true},
-	"sasl.kerberos.principal.to.local.rules":        {cfgTypeList, true},
-	"sasl.login.refresh.window.factor":              {cfgTypeDouble, true},
-	"sasl.login.refresh.window.jitter":              {cfgTypeDouble, true},
-	"sasl.login.refresh.min.period.seconds":         {cfgTypeShort, true},
-	"sasl.login.refresh.buffer.seconds":             {cfgTypeShort, true},
+	"sasl.enabled.mechanisms":                       {topicconfig.TypeList, true},
+	"sasl.kerberos.service.name":                    {topicconfig.TypeString, true},
+	"sasl.kerberos.kinit.cmd":                       {topicconfig.TypeString, true},
+	"sasl.kerberos.ticket.renew.window.factor":      {topicconfig.TypeDouble, true},
+	"sasl.kerberos.ticket.renew.jitter":             {topicconfig.TypeDouble, true},
+	"sasl.kerberos.min.time.before.relogin":         {topicconfig.TypeLong, true},
+	"sasl.kerberos.principal.to.local.rules":        {topicconfig.TypeList, true},
+	"sasl.login.refresh.window.factor":              {topicconfig.TypeDouble, true},
+	"sasl.login.refresh.window.jitter":              {topicconfig.TypeDouble, true},
+	"sasl.login.refresh.min.period.seconds":         {topicconfig.TypeShort, true},
+	"sasl.login.refresh.buffer.seconds":             {topicconfig.TypeShort, true},
 }
 
 // dynSSLStoreKeys are the SSL settings Kafka lets change only per listener
@@ -133,15 +134,15 @@ var clusterLevelListenerKeys = map[string]bool{"max.connections": true, "max.con
 // brokerTopicSynonym maps a broker-level config to the topic config it is
 // the default of (log.retention.ms → retention.ms), for the topic configs
 // Kafka reconfigures dynamically (ServerTopicConfigSynonyms).
-var brokerTopicSynonym = func() map[string]*topicConfigDef {
-	m := map[string]*topicConfigDef{}
-	for i := range topicConfigDefs {
-		d := &topicConfigDefs[i]
-		switch d.name {
+var brokerTopicSynonym = func() map[string]*topicconfig.Def {
+	m := map[string]*topicconfig.Def{}
+	for i := range topicconfig.Defs {
+		d := &topicconfig.Defs[i]
+		switch d.Name {
 		case "follower.replication.throttled.replicas", "leader.replication.throttled.replicas", "remote.storage.enable":
 			continue // replication and tiered-storage settings, not log defaults
 		}
-		m[d.synonym] = d
+		m[d.Synonym] = d
 	}
 	return m
 }()
@@ -150,7 +151,7 @@ var brokerTopicSynonym = func() map[string]*topicConfigDef {
 // Kafka broker config at all, dynamic, per-broker only, and its type.
 func dynConfigKey(name string) (known, dynamic, perBroker bool, typ int8) {
 	if d := brokerTopicSynonym[name]; d != nil {
-		return true, true, false, d.typ
+		return true, true, false, d.Type
 	}
 	if k, ok := dynOtherKeys[name]; ok {
 		return true, true, k.perBroker, k.typ
@@ -159,14 +160,14 @@ func dynConfigKey(name string) (known, dynamic, perBroker bool, typ int8) {
 		known, dynamic, _, typ = dynConfigKey(base)
 		if !known {
 			// listener.name.X.<anything> is a listener's own setting.
-			return true, true, true, cfgTypeString
+			return true, true, true, topicconfig.TypeString
 		}
 		return true, dynamic, !clusterLevelListenerKeys[base], typ
 	}
 	if staticBrokerKeys[name] {
-		return true, false, false, cfgTypeString
+		return true, false, false, topicconfig.TypeString
 	}
-	return false, false, false, cfgTypeString
+	return false, false, false, topicconfig.TypeString
 }
 
 // listenerOverride splits listener.name.NAME.key into key.
@@ -242,8 +243,8 @@ func (s *dynState) lookup(name string) (string, int8, bool) {
 
 // topicDefaults is the dynamic broker-level value of every topic config
 // that has one, keyed by topic config name.
-func (s *dynState) topicDefaults() map[string]inherited {
-	var m map[string]inherited
+func (s *dynState) topicDefaults() map[string]topicconfig.Inherited {
+	var m map[string]topicconfig.Inherited
 	for bk, d := range brokerTopicSynonym {
 		for _, lv := range []struct {
 			set map[string]string
@@ -251,11 +252,11 @@ func (s *dynState) topicDefaults() map[string]inherited {
 		}{{s.Node, srcDynamicBroker}, {s.Default, srcDynamicDefaultBroker}} {
 			if v, ok := lv.set[bk]; ok {
 				if m == nil {
-					m = map[string]inherited{}
+					m = map[string]topicconfig.Inherited{}
 				}
-				cur := m[d.name]
-				cur.chain = append(cur.chain, inheritedValue{name: bk, value: v, src: lv.src})
-				m[d.name] = cur
+				cur := m[d.Name]
+				cur.Chain = append(cur.Chain, topicconfig.InheritedValue{Name: bk, Value: v, Src: lv.src})
+				m[d.Name] = cur
 			}
 		}
 	}
@@ -305,8 +306,8 @@ func (b *Broker) storeDynConfigs(next *dynState) error {
 
 // parseTopicConfigs is the package function with this broker's dynamic
 // topic defaults.
-func (b *Broker) parseTopicConfigs(set map[string]string) (*topicConfig, error) {
-	return parseTopicConfigsWith(set, b.dyn.load().topicDefaults())
+func (b *Broker) parseTopicConfigs(set map[string]string) (*topicconfig.Config, error) {
+	return topicconfig.ParseWith(set, b.dyn.load().topicDefaults())
 }
 
 // rebaseTopicConfigs re-derives every topic's effective config from its own
@@ -316,7 +317,7 @@ func (b *Broker) rebaseTopicConfigs() {
 	defaults := b.dyn.load().topicDefaults()
 	for _, t := range b.topics.Load().byName {
 		cur := t.cfg.Load()
-		cfg, err := parseTopicConfigsWith(cur.set, defaults)
+		cfg, err := topicconfig.ParseWith(cur.Set, defaults)
 		if err != nil {
 			// The topic's own set was valid when stored and defaults are
 			// validated before they are stored: not reachable.
@@ -325,7 +326,7 @@ func (b *Broker) rebaseTopicConfigs() {
 		}
 		t.cfg.Store(cfg)
 		for _, p := range t.partitions() {
-			p.log.SetConfig(cfg.log)
+			p.log.SetConfig(cfg.Log)
 		}
 	}
 }
@@ -422,25 +423,25 @@ func validateDynamicConfigs(next, prev map[string]string, perBroker bool) error 
 func validateDynamicValue(name, value string) error {
 	if d := brokerTopicSynonym[name]; d != nil {
 		dd := *d
-		dd.name = name
-		return validateConfigValue(&dd, value)
+		dd.Name = name
+		return topicconfig.ValidateValue(&dd, value)
 	}
 	base := name
 	if b, ok := listenerOverride(name); ok {
 		base = b
 	}
 	if k, ok := dynOtherKeys[base]; ok {
-		d := topicConfigDef{name: name, typ: k.typ, min: -1 << 63, max: 1<<63 - 1}
-		if k.typ == cfgTypeInt || k.typ == cfgTypeShort {
-			d.min, d.max = -1<<31, 1<<31-1
-			if k.typ == cfgTypeShort {
-				d.min, d.max = -1<<15, 1<<15-1
+		d := topicconfig.Def{Name: name, Type: k.typ, Min: -1 << 63, Max: 1<<63 - 1}
+		if k.typ == topicconfig.TypeInt || k.typ == topicconfig.TypeShort {
+			d.Min, d.Max = -1<<31, 1<<31-1
+			if k.typ == topicconfig.TypeShort {
+				d.Min, d.Max = -1<<15, 1<<15-1
 			}
 		}
-		if k.typ == cfgTypeDouble {
-			d.min, d.max = -1e308, 1e308
+		if k.typ == topicconfig.TypeDouble {
+			d.Min, d.Max = -1e308, 1e308
 		}
-		return validateConfigValue(&d, value)
+		return topicconfig.ValidateValue(&d, value)
 	}
 	return nil
 }

@@ -177,14 +177,14 @@ func TestDynamicBrokerConfigsKadm(t *testing.T) {
 			}
 		}
 	}
-	if got := b.lookupTopic("plain", [16]byte{}).cfg.Load().log.RetentionMs; got != 2*time.Hour {
+	if got := b.lookupTopic("plain", [16]byte{}).cfg.Load().Log.RetentionMs; got != 2*time.Hour {
 		t.Fatalf("plain topic's log retention %v, want 2h", got)
 	}
 	// Deleting the per-broker value falls back to the cluster default.
 	if err, _ := alterOne(t, ctx, adm, 1, kadm.DeleteConfig, "log.retention.ms", ""); err != nil {
 		t.Fatal(err)
 	}
-	if got := b.lookupTopic("plain", [16]byte{}).cfg.Load().log.RetentionMs; got != time.Hour {
+	if got := b.lookupTopic("plain", [16]byte{}).cfg.Load().Log.RetentionMs; got != time.Hour {
 		t.Fatalf("after delete: retention %v, want 1h", got)
 	}
 
@@ -274,7 +274,7 @@ func TestDynamicBrokerConfigsPersist(t *testing.T) {
 	defer b.Close()
 	createTopic(t, b, "after", 1)
 	for _, name := range []string{"before", "after"} {
-		l := b.lookupTopic(name, [16]byte{}).cfg.Load().log
+		l := b.lookupTopic(name, [16]byte{}).cfg.Load().Log
 		if l.RetentionBytes != 2097152 || l.SegmentBytes != 65536 {
 			t.Fatalf("%s after restart: retention.bytes %d segment.bytes %d", name, l.RetentionBytes, l.SegmentBytes)
 		}
@@ -336,7 +336,7 @@ func TestDynamicConfigsDiskFull(t *testing.T) {
 	if c := describedBroker(t, ctx, adm, 1, "log.retention.ms"); deref(c.Value) != "604800000" {
 		t.Fatalf("a failed write changed the broker config: %+v", c)
 	}
-	if v, _ := b.lookupTopic("t", [16]byte{}).cfg.Load().value("retention.ms"); v != "604800000" {
+	if v, _ := b.lookupTopic("t", [16]byte{}).cfg.Load().Value("retention.ms"); v != "604800000" {
 		t.Fatalf("a failed write changed the topic config: %s", v)
 	}
 
@@ -348,7 +348,7 @@ func TestDynamicConfigsDiskFull(t *testing.T) {
 	if err != nil || rs[0].Err != nil {
 		t.Fatalf("topic after space returned: %v %v", err, rs)
 	}
-	if got := b.lookupTopic("t", [16]byte{}).cfg.Load().log.RetentionMs; got != 2*time.Second {
+	if got := b.lookupTopic("t", [16]byte{}).cfg.Load().Log.RetentionMs; got != 2*time.Second {
 		t.Fatalf("topic retention %v", got)
 	}
 }

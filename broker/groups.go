@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/minikafka/minikafka/broker/internal/groups"
+	"github.com/minikafka/minikafka/broker/internal/topicconfig"
 )
 
 // newGroupCoordinator opens the group coordinator over the broker's data
@@ -160,24 +161,24 @@ func (gc GroupConfig) withDefaults() GroupConfig {
 func (gc GroupConfig) brokerConfigs() []brokerConfig {
 	eff := gc.withDefaults()
 	ms := func(name string, set, v time.Duration, typ int8) brokerConfig {
-		src := srcDefault
+		src := topicconfig.SrcDefault
 		if set > 0 {
-			src = srcStaticBroker
+			src = topicconfig.SrcStaticBroker
 		}
 		return brokerConfig{name, strconv.FormatInt(v.Milliseconds(), 10), typ, src, ""}
 	}
-	minutes := ms("offsets.retention.minutes", gc.OffsetsRetention, 0, cfgTypeInt)
+	minutes := ms("offsets.retention.minutes", gc.OffsetsRetention, 0, topicconfig.TypeInt)
 	minutes.value = strconv.FormatInt(int64(eff.OffsetsRetention/time.Minute), 10)
 	return []brokerConfig{
-		ms("group.consumer.heartbeat.interval.ms", gc.ConsumerHeartbeatInterval, eff.ConsumerHeartbeatInterval, cfgTypeInt),
-		ms("group.consumer.max.heartbeat.interval.ms", gc.ConsumerMaxHeartbeatInterval, eff.ConsumerMaxHeartbeatInterval, cfgTypeInt),
-		ms("group.consumer.max.session.timeout.ms", gc.ConsumerMaxSessionTimeout, eff.ConsumerMaxSessionTimeout, cfgTypeInt),
-		ms("group.consumer.min.heartbeat.interval.ms", gc.ConsumerMinHeartbeatInterval, eff.ConsumerMinHeartbeatInterval, cfgTypeInt),
-		ms("group.consumer.min.session.timeout.ms", gc.ConsumerMinSessionTimeout, eff.ConsumerMinSessionTimeout, cfgTypeInt),
-		ms("group.consumer.session.timeout.ms", gc.ConsumerSessionTimeout, eff.ConsumerSessionTimeout, cfgTypeInt),
-		ms("group.max.session.timeout.ms", gc.MaxSessionTimeout, eff.MaxSessionTimeout, cfgTypeInt),
-		ms("group.min.session.timeout.ms", gc.MinSessionTimeout, eff.MinSessionTimeout, cfgTypeInt),
-		ms("offsets.retention.check.interval.ms", gc.OffsetsRetentionCheckInterval, eff.OffsetsRetentionCheckInterval, cfgTypeLong),
+		ms("group.consumer.heartbeat.interval.ms", gc.ConsumerHeartbeatInterval, eff.ConsumerHeartbeatInterval, topicconfig.TypeInt),
+		ms("group.consumer.max.heartbeat.interval.ms", gc.ConsumerMaxHeartbeatInterval, eff.ConsumerMaxHeartbeatInterval, topicconfig.TypeInt),
+		ms("group.consumer.max.session.timeout.ms", gc.ConsumerMaxSessionTimeout, eff.ConsumerMaxSessionTimeout, topicconfig.TypeInt),
+		ms("group.consumer.min.heartbeat.interval.ms", gc.ConsumerMinHeartbeatInterval, eff.ConsumerMinHeartbeatInterval, topicconfig.TypeInt),
+		ms("group.consumer.min.session.timeout.ms", gc.ConsumerMinSessionTimeout, eff.ConsumerMinSessionTimeout, topicconfig.TypeInt),
+		ms("group.consumer.session.timeout.ms", gc.ConsumerSessionTimeout, eff.ConsumerSessionTimeout, topicconfig.TypeInt),
+		ms("group.max.session.timeout.ms", gc.MaxSessionTimeout, eff.MaxSessionTimeout, topicconfig.TypeInt),
+		ms("group.min.session.timeout.ms", gc.MinSessionTimeout, eff.MinSessionTimeout, topicconfig.TypeInt),
+		ms("offsets.retention.check.interval.ms", gc.OffsetsRetentionCheckInterval, eff.OffsetsRetentionCheckInterval, topicconfig.TypeLong),
 		minutes,
 	}
 }

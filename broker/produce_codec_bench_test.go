@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minikafka/minikafka/broker/internal/topicconfig"
 	"github.com/minikafka/minikafka/internal/records"
 	"github.com/minikafka/minikafka/logstore"
 )
@@ -172,7 +173,7 @@ func BenchmarkValidateVsDecode(b *testing.B) {
 	}
 	h, _ := records.Validate(plain)
 	raw := plain[records.BatchHeaderLen:]
-	cfg, err := parseTopicConfigs(nil)
+	cfg, err := topicconfig.Parse(nil)
 	if err != nil {
 		b.Fatal(err)
 	}

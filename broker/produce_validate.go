@@ -39,6 +39,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minikafka/minikafka/broker/internal/topicconfig"
 	"github.com/minikafka/minikafka/internal/records"
 )
 
@@ -86,7 +87,7 @@ func (e *recordValidationError) fill(sp *kmsg.ProduceResponseTopicPartition) {
 // batchValidation holds what the checks of one batch need.
 type batchValidation struct {
 	h         *records.BatchHeader
-	cfg       *topicConfig
+	cfg       *topicconfig.Config
 	p         *partition
 	nowMs     int64
 	compacted bool // every record needs a key, so batches are always decoded
@@ -100,9 +101,9 @@ type batchValidation struct {
 // storeDecodes is the partition store's decodesBatches: a batch its store
 // will decode later (the forwarder merges small batches) must decode now,
 // or it would be dropped after we acknowledged it.
-func (b *Broker) validateBatchRecords(h *records.BatchHeader, batch []byte, p *partition, storeDecodes bool, cfg *topicConfig, now time.Time) ([]byte, error) {
-	v := batchValidation{h: h, cfg: cfg, p: p, nowMs: now.UnixMilli(), compacted: cfg.compacts()}
-	if cfg.recompress && h.Compression() != cfg.codec {
+func (b *Broker) validateBatchRecords(h *records.BatchHeader, batch []byte, p *partition, storeDecodes bool, cfg *topicconfig.Config, now time.Time) ([]byte, error) {
+	v := batchValidation{h: h, cfg: cfg, p: p, nowMs: now.UnixMilli(), compacted: cfg.Compacts()}
+	if cfg.Recompress && h.Compression() != cfg.Codec {
 		return v.recompress(batch)
 	}
 	if h.Compression() != records.CodecNone && !v.compacted && b.cfg.PassCompressedRecords && !storeDecodes {
@@ -122,7 +123,7 @@ func (b *Broker) validateBatchRecords(h *records.BatchHeader, batch []byte, p *p
 
 // inflateLimit is how far a batch may decompress.
 func (v *batchValidation) inflateLimit() int {
-	return max(maxDecompressedBatch, 4*int(v.cfg.maxMessageBytes))
+	return max(maxDecompressedBatch, 4*int(v.cfg.MaxMessageBytes))
 }
 
 // headerTimestampsOK reports whether no record can break the timestamp
@@ -136,7 +137,7 @@ func (v *batchValidation) headerTimestampsOK() bool {
 	if h.HasLogAppendTime() {
 		return v.timestampError(h.MaxTimestamp) == ""
 	}
-	if v.cfg.logAppendTimestamps {
+	if v.cfg.LogAppendTimestamps {
 		return true
 	}
 	return v.timestampError(h.FirstTimestamp) == "" && v.timestampError(h.MaxTimestamp) == ""
@@ -146,8 +147,8 @@ func (v *batchValidation) headerTimestampsOK() bool {
 // of this batch: "" when it is fine, else the kind of problem ("range" or
 // "type").
 func (v *batchValidation) timestampError(ts int64) string {
-	if !v.cfg.logAppendTimestamps && ts != -1 {
-		if outOfRange(v.nowMs, ts, v.cfg.tsBeforeMax, v.cfg.tsAfterMax) {
+	if !v.cfg.LogAppendTimestamps && ts != -1 {
+		if outOfRange(v.nowMs, ts, v.cfg.TsBeforeMax, v.cfg.TsAfterMax) {
 			return "range"
 		}
 		return ""
@@ -198,7 +199,7 @@ func (v *batchValidation) check(it *records.Scanner) error {
 		case "range":
 			anyTimestamp = true
 			errs = append(errs, recordError{i, fmt.Sprintf("Timestamp %d of message with offset %d is out of range. The timestamp should be within [%d, %d]",
-				ts, h.BaseOffset+int64(r.OffsetDelta), satSub(v.nowMs, cfg.tsBeforeMax), satAdd(v.nowMs, cfg.tsAfterMax))})
+				ts, h.BaseOffset+int64(r.OffsetDelta), satSub(v.nowMs, cfg.TsBeforeMax), satAdd(v.nowMs, cfg.TsAfterMax))})
 		case "type":
 			anyTimestamp = true
 			// Kafka prints the record as DefaultRecord.toString does.
@@ -272,5 +273,5 @@ func (v *batchValidation) recompress(batch []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return records.RecompressRaw(make([]byte, 0, len(batch)), *v.h, raw, v.cfg.codec, v.cfg.codecLevel)
+	return records.RecompressRaw(make([]byte, 0, len(batch)), *v.h, raw, v.cfg.Codec, v.cfg.CodecLevel)
 }

@@ -60,7 +60,7 @@ func TestRestartKeepsTopicsAndRecords(t *testing.T) {
 	if b.TopicExists("gone") {
 		t.Fatal("deleted topic came back")
 	}
-	if v, set := b.lookupTopic("a", [16]byte{}).cfg.Load().value("retention.ms"); !set || v != "-1" {
+	if v, set := b.lookupTopic("a", [16]byte{}).cfg.Load().Value("retention.ms"); !set || v != "-1" {
 		t.Fatalf("retention.ms after restart: %q set=%v", v, set)
 	}
 	for p, want := range []int64{3, 2, 0} {

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/minikafka/minikafka/broker/internal/topicconfig"
 	"github.com/minikafka/minikafka/internal/topicname"
 	"github.com/minikafka/minikafka/internal/vfs"
 	"github.com/minikafka/minikafka/logstore"
@@ -63,11 +64,11 @@ func (b *Broker) ensureOffsetsTopicLocked() error {
 		return nil
 	}
 	set := map[string]string{"cleanup.policy": "compact"}
-	cfg, err := parseTopicConfigs(set)
+	cfg, err := topicconfig.Parse(set)
 	if err != nil {
 		return err
 	}
-	if _, err = b.createTopic(offsetsTopic, 1, cfg.set, cfg); err == nil {
+	if _, err = b.createTopic(offsetsTopic, 1, cfg.Set, cfg); err == nil {
 		b.log.Info("created internal topic", "topic", offsetsTopic)
 	}
 	return err
@@ -96,7 +97,7 @@ type topic struct {
 	// parts grows under adminMu (CreatePartitions); readers load it.
 	parts atomic.Pointer[[]*partition]
 	// cfg is replaced whole by AlterConfigs.
-	cfg atomic.Pointer[topicConfig]
+	cfg atomic.Pointer[topicconfig.Config]
 }
 
 func (t *topic) partitions() []*partition { return *t.parts.Load() }
@@ -203,7 +204,7 @@ func (b *Broker) loadTopics() error {
 		if err != nil || len(idb) != 16 || m.ID != dn {
 			return fmt.Errorf("broker: %s/topic.json: bad topic id %q", dir, m.ID)
 		}
-		cfg, err := parseTopicConfigs(m.Configs)
+		cfg, err := topicconfig.Parse(m.Configs)
 		if err != nil {
 			return fmt.Errorf("broker: %s/topic.json: %w", dir, err)
 		}
@@ -295,7 +296,7 @@ func (b *Broker) openPartition(t *topic, i int32) (*partition, error) {
 	l, rep, err := logstore.Open(logstore.Options{
 		FS:     b.fs,
 		Dir:    dir,
-		Config: t.cfg.Load().log,
+		Config: t.cfg.Load().Log,
 		Sync:   b.cfg.Sync,
 		Logger: b.log.With("topic", t.name, "partition", i),
 		Now:    b.now,
@@ -325,7 +326,7 @@ func (b *Broker) writeTopicMeta(t *topic, nparts int32, configs map[string]strin
 
 // createTopic creates and registers a topic; the caller holds adminMu and
 // has validated everything.
-func (b *Broker) createTopic(name string, nparts int32, configs map[string]string, cfg *topicConfig) (*topic, error) {
+func (b *Broker) createTopic(name string, nparts int32, configs map[string]string, cfg *topicconfig.Config) (*topic, error) {
 	b.metadataChanges.Add(1) // DescribeQuorum's high watermark
 	id, err := newTopicID()
 	if err != nil {
@@ -442,7 +443,7 @@ func (b *Broker) addPartitions(t *topic, n int32) error {
 		}
 		ps = append(ps, p)
 	}
-	if err := b.writeTopicMeta(t, n, t.cfg.Load().set); err != nil {
+	if err := b.writeTopicMeta(t, n, t.cfg.Load().Set); err != nil {
 		for _, p := range ps[len(old):] {
 			_ = p.log.Destroy()
 		}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minikafka/minikafka/broker/internal/topicconfig"
 	"github.com/minikafka/minikafka/broker/uplink"
 	"github.com/minikafka/minikafka/internal/records"
 	"github.com/minikafka/minikafka/logstore"
@@ -199,7 +200,7 @@ func (s *forwarder) keepsAborted(abortedTxn) bool { return true }
 // KAFKA_STORAGE_ERROR.
 func (s *forwarder) append(batch []byte, count int, now time.Time) (logstore.AppendResult, error) {
 	ts := int64(-1)
-	if s.p.topic.cfg.Load().logAppendTimestamps {
+	if s.p.topic.cfg.Load().LogAppendTimestamps {
 		ts = now.UnixMilli()
 	}
 	return s.f.Append(batch, count, ts)
@@ -441,8 +442,8 @@ func (b *Broker) describeForwarding(t *topic, names []string, r *kmsg.DescribeCo
 		c.Name, c.Value = kv[0], strPtr(kv[1])
 		c.ReadOnly = true
 		// Set by the broker's -forward flag at start: static, read-only.
-		c.Source = kmsg.ConfigSource(srcStaticBroker)
-		c.ConfigType = kmsg.ConfigType(cfgTypeString)
+		c.Source = kmsg.ConfigSource(topicconfig.SrcStaticBroker)
+		c.ConfigType = kmsg.ConfigType(topicconfig.TypeString)
 		if r.IncludeDocumentation {
 			c.Documentation = strPtr("minikafka forwarding state (read-only)")
 		}

@@ -38,10 +38,11 @@
 //     state machine and the Kafka error codes stay in the broker.
 //   - Fault injection, broker/internal/faults, the request log,
 //     broker/internal/reqlog, the client quotas, broker/internal/quota,
-//     record inspection, broker/internal/inspect, and the fetch session
-//     cache, broker/internal/fetchsession, import neither broker nor
-//     protocol, tests included: they take decoded kmsg requests, answers
-//     and records, and dispatch and connections stay in the broker.
+//     record inspection, broker/internal/inspect, the fetch session
+//     cache, broker/internal/fetchsession, and the topic configuration,
+//     broker/internal/topicconfig, import neither broker nor protocol,
+//     tests included: they take decoded kmsg requests, answers, records
+//     and config values, and dispatch and connections stay in the broker.
 //
 // internal/bench is not held to the storage rule: it is a benchmark
 // harness that runs the broker and kfake and drives them with kgo, a tool

@@ -1,6 +1,8 @@
-package broker
+package topicconfig
 
-import "testing"
+import (
+	"testing"
+)
 
 // cleanup.policy is a list: items are matched whole, trimmed and without
 // case, and an unset policy is Kafka's default, delete.
@@ -18,8 +20,8 @@ func TestCleanupPolicy(t *testing.T) {
 		if pol != "" {
 			set["cleanup.policy"] = pol
 		}
-		cfg := &topicConfig{set: set}
-		if got := [2]bool{cfg.compacts(), cfg.deletes()}; got != want {
+		cfg := &Config{Set: set}
+		if got := [2]bool{cfg.Compacts(), cfg.Deletes()}; got != want {
 			t.Errorf("%q: compacts, deletes = %v, want %v", pol, got, want)
 		}
 	}
