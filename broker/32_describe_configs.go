@@ -34,6 +34,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minikafka/minikafka/broker/internal/brokerconfig"
 	"github.com/minikafka/minikafka/broker/internal/topicconfig"
 	"github.com/minikafka/minikafka/protocol"
 )
@@ -134,17 +135,17 @@ func describeTopicConfigs(cfg *topicconfig.Config, names []string, r *kmsg.Descr
 
 func (b *Broker) describeBrokerConfigs(names []string, r *kmsg.DescribeConfigsRequest) []kmsg.DescribeConfigsResponseResourceConfig {
 	want := wanted(names)
-	dyn := b.dyn.load()
+	dyn := b.dyn.Load()
 	out := []kmsg.DescribeConfigsResponseResourceConfig{}
 	listed := map[string]bool{}
 	add := func(name, base string, typ, baseSrc int8, doc string) {
-		_, dynamic, _, _ := dynConfigKey(name)
-		sensitive := isSensitive(name)
+		_, dynamic, _, _ := brokerconfig.Key(name)
+		sensitive := brokerconfig.IsSensitive(name)
 		var chain []kmsg.DescribeConfigsResponseResourceConfigConfigSynonym
 		for _, lv := range []struct {
 			set map[string]string
 			src int8
-		}{{dyn.Node, srcDynamicBroker}, {dyn.Default, srcDynamicDefaultBroker}} {
+		}{{dyn.Node, brokerconfig.SrcDynamicBroker}, {dyn.Default, brokerconfig.SrcDynamicDefaultBroker}} {
 			if v, ok := lv.set[name]; ok {
 				chain = append(chain, synonym(name, v, lv.src))
 			}
@@ -195,7 +196,7 @@ func (b *Broker) describeBrokerConfigs(names []string, r *kmsg.DescribeConfigsRe
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		_, _, _, typ := dynConfigKey(k)
+		_, _, _, typ := brokerconfig.Key(k)
 		add(k, "", typ, 0, "")
 	}
 	return out
@@ -210,20 +211,20 @@ func (b *Broker) describeDynamicDefaults(names []string, r *kmsg.DescribeConfigs
 		static[bc.name] = bc
 	}
 	out := []kmsg.DescribeConfigsResponseResourceConfig{}
-	set := b.dyn.load().Default
-	for _, k := range sortedKeys(set) {
+	set := b.dyn.Load().Default
+	for _, k := range brokerconfig.SortedKeys(set) {
 		if !want(k) {
 			continue
 		}
-		_, _, _, typ := dynConfigKey(k)
-		sensitive := isSensitive(k)
+		_, _, _, typ := brokerconfig.Key(k)
+		sensitive := brokerconfig.IsSensitive(k)
 		c := kmsg.NewDescribeConfigsResponseResourceConfig()
 		c.Name, c.Value = k, strPtr(set[k])
-		c.Source = kmsg.ConfigSource(srcDynamicDefaultBroker)
+		c.Source = kmsg.ConfigSource(brokerconfig.SrcDynamicDefaultBroker)
 		c.IsSensitive = sensitive
 		c.ConfigType = kmsg.ConfigType(typ)
 		if r.IncludeSynonyms {
-			c.ConfigSynonyms = append(c.ConfigSynonyms, synonym(k, set[k], srcDynamicDefaultBroker))
+			c.ConfigSynonyms = append(c.ConfigSynonyms, synonym(k, set[k], brokerconfig.SrcDynamicDefaultBroker))
 			if bc, ok := static[k]; ok {
 				c.ConfigSynonyms = append(c.ConfigSynonyms, synonym(k, bc.value, bc.source))
 			}

@@ -24,6 +24,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minikafka/minikafka/broker/internal/brokerconfig"
 	"github.com/minikafka/minikafka/broker/internal/topicconfig"
 	"github.com/minikafka/minikafka/protocol"
 )
@@ -163,7 +164,7 @@ func applyBrokerIncremental(set map[string]string, ops []kmsg.IncrementalAlterCo
 		case kmsg.IncrementalAlterConfigOpDelete:
 			delete(set, c.Name)
 		case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
-			if _, _, _, typ := dynConfigKey(c.Name); typ != topicconfig.TypeList {
+			if _, _, _, typ := brokerconfig.Key(c.Name); typ != topicconfig.TypeList {
 				verb := "append"
 				if c.Op == kmsg.IncrementalAlterConfigOpSubtract {
 					verb = "subtract"

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/minikafka/minikafka/broker/internal/acl"
+	"github.com/minikafka/minikafka/broker/internal/brokerconfig"
 	"github.com/minikafka/minikafka/broker/internal/faults"
 	"github.com/minikafka/minikafka/broker/internal/fetchsession"
 	"github.com/minikafka/minikafka/broker/internal/groups"
@@ -129,8 +130,8 @@ type Broker struct {
 	cfg             Config
 	fs              vfs.FS
 	log             *slog.Logger
-	rl              *ratelog.Limiter // client-caused lines (logReq)
-	dyn             dynBrokerConfigs // dynamic broker configs (dynconfig.go)
+	rl              *ratelog.Limiter     // client-caused lines (logReq)
+	dyn             brokerconfig.Current // dynamic broker configs (dynconfig.go)
 	now             func() time.Time
 	files           *logstore.FileCache
 

@@ -14,9 +14,11 @@
 // A topic's config is a topicconfig.Config (broker/internal/topicconfig:
 // the topic configs Kafka defines, their validation, the effective values
 // over the dynamic broker defaults and what the log, produce validation
-// and the cleaner derive from them); describing and altering configs,
-// the broker's own dynamic configs and their file stay here (configs.go,
-// dynconfig.go and the config API files).
+// and the cleaner derive from them). Which broker configs exist and may
+// change dynamically (KIP-226), at which level, and the validation of a
+// new set are broker/internal/brokerconfig; describing and altering
+// configs, the dynamic configs' file and applying them to the topics
+// stay here (configs.go, dynconfig.go and the config API files).
 //
 // A partition's records are in its store (partitionStore,
 // partition_store.go): its logstore.Log (its own writer lock, immutable

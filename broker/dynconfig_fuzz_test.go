@@ -5,6 +5,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minikafka/minikafka/broker/internal/brokerconfig"
 	"github.com/minikafka/minikafka/internal/vfs"
 )
 
@@ -36,11 +37,11 @@ func FuzzDynamicBrokerConfig(f *testing.F) {
 		if len(resp.Resources) != 1 {
 			t.Fatalf("%d resources answered", len(resp.Resources))
 		}
-		s := b.dyn.load()
-		if err := validateDynamicConfigs(s.Node, nil, true); err != nil {
+		s := b.dyn.Load()
+		if err := brokerconfig.Validate(s.Node, nil, true); err != nil {
 			t.Fatalf("stored per-broker set does not validate: %v", err)
 		}
-		if err := validateDynamicConfigs(s.Default, nil, false); err != nil {
+		if err := brokerconfig.Validate(s.Default, nil, false); err != nil {
 			t.Fatalf("stored default set does not validate: %v", err)
 		}
 		d := describedAll(t, b)
@@ -55,8 +56,8 @@ func FuzzDynamicBrokerConfig(f *testing.F) {
 			t.Fatalf("reopen: %v", err)
 		}
 		defer b2.Close()
-		if len(b2.dyn.load().Node) != len(s.Node) || len(b2.dyn.load().Default) != len(s.Default) {
-			t.Fatalf("reloaded %+v, stored %+v", b2.dyn.load(), s)
+		if len(b2.dyn.Load().Node) != len(s.Node) || len(b2.dyn.Load().Default) != len(s.Default) {
+			t.Fatalf("reloaded %+v, stored %+v", b2.dyn.Load(), s)
 		}
 	})
 }

@@ -279,7 +279,7 @@ func TestDynamicBrokerConfigsPersist(t *testing.T) {
 			t.Fatalf("%s after restart: retention.bytes %d segment.bytes %d", name, l.RetentionBytes, l.SegmentBytes)
 		}
 	}
-	s := b.dyn.load()
+	s := b.dyn.Load()
 	if s.Default["log.retention.bytes"] != "2097152" || s.Node["log.segment.bytes"] != "65536" || len(s.Default) != 1 {
 		t.Fatalf("state after restart: %+v", s)
 	}

@@ -39,8 +39,9 @@
 //   - Fault injection, broker/internal/faults, the request log,
 //     broker/internal/reqlog, the client quotas, broker/internal/quota,
 //     record inspection, broker/internal/inspect, the fetch session
-//     cache, broker/internal/fetchsession, and the topic configuration,
-//     broker/internal/topicconfig, import neither broker nor protocol,
+//     cache, broker/internal/fetchsession, and the topic and dynamic
+//     broker configs, broker/internal/topicconfig and
+//     broker/internal/brokerconfig, import neither broker nor protocol,
 //     tests included: they take decoded kmsg requests, answers, records
 //     and config values, and dispatch and connections stay in the broker.
 //

@@ -95,7 +95,8 @@ var rules = []rule{
 		covers: func(rel string, test bool) bool {
 			return under(rel, "broker/internal/faults") || under(rel, "broker/internal/reqlog") ||
 				under(rel, "broker/internal/quota") || under(rel, "broker/internal/inspect") ||
-				under(rel, "broker/internal/fetchsession") || under(rel, "broker/internal/topicconfig")
+				under(rel, "broker/internal/fetchsession") || under(rel, "broker/internal/topicconfig") ||
+				under(rel, "broker/internal/brokerconfig")
 		},
 		forbid: func(rel string) bool { return rel == "broker" || under(rel, "protocol") },
 		other:  func(string) bool { return false },
@@ -275,7 +276,7 @@ func TestImports(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "broker", "internal", "sasl")); err == nil && covered["sasl"] == 0 {
 		t.Error(`broker/internal/sasl exists but rule "sasl" covered none of its files`)
 	}
-	for _, dir := range []string{"faults", "reqlog", "quota", "inspect", "fetchsession", "topicconfig"} {
+	for _, dir := range []string{"faults", "reqlog", "quota", "inspect", "fetchsession", "topicconfig", "brokerconfig"} {
 		if _, err := os.Stat(filepath.Join(root, "broker", "internal", dir)); err == nil && covered["control"] == 0 {
 			t.Errorf(`broker/internal/%s exists but rule "control" covered none of its files`, dir)
 		}
