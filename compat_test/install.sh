@@ -18,8 +18,9 @@ cd "$(dirname "$0")"
 # build-essential, libssl-dev, zlib1g-dev, libzstd-dev: building librdkafka
 # and its test runner for librdkafka_suite.sh.
 # openjdk-17-jdk-headless, maven: the Java client's scenarios (java_test.go).
+# python3-venv: the schema registry's Python client (below).
 debs=(kcat python3-confluent-kafka python3-kafka python3-pytest python3-snappy python3-lz4 python3-zstandard nodejs npm chromium
-  build-essential libssl-dev zlib1g-dev libzstd-dev openjdk-17-jdk-headless maven)
+  build-essential libssl-dev zlib1g-dev libzstd-dev openjdk-17-jdk-headless maven python3-venv)
 missing=()
 for p in "${debs[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
@@ -50,6 +51,19 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 
+# confluent-kafka-python 2.x with its schema registry client and Avro
+# serdes (internal/schemaregistry's TestConfluentPython): Debian's
+# python3-confluent-kafka is 1.x without them, so a venv from PyPI, outside
+# git. The tests find it at this path (or MINIKAFKA_SR_PYTHON).
+srvenv=${MINIKAFKA_SR_VENV:-$HOME/.cache/minikafka/srvenv}
+srpkg='confluent-kafka[avro,schemaregistry]==2.6.1'
+if [ ! -x "$srvenv/bin/python" ] || [ "$(cat "$srvenv/.minikafka-pkg" 2>/dev/null)" != "$srpkg" ]; then
+  rm -rf "$srvenv"
+  /usr/bin/python3 -m venv "$srvenv"
+  "$srvenv/bin/pip" install -q --disable-pip-version-check "$srpkg"
+  echo "$srpkg" >"$srvenv/.minikafka-pkg"
+fi
+
 # The Java module's dependencies (kafka-clients, kafka-streams) from Maven
 # Central into ~/.m2, and its classes: TestJavaClient's own build is then
 # offline work. Cheap when ~/.m2 already has them.
@@ -57,7 +71,8 @@ fi
 
 kcat -V >/dev/null
 /usr/bin/python3 -c 'import confluent_kafka, kafka, snappy, lz4, zstandard, pytest'
-node -e "require('kafkajs'); require('kafkajs-snappy'); require('kafkajs-lz4'); require('@mongodb-js/zstd')"
+node -e "require('kafkajs'); require('kafkajs-snappy'); require('kafkajs-lz4'); require('@mongodb-js/zstd'); require('@kafkajs/confluent-schema-registry')"
+"$srvenv/bin/python" -c 'import confluent_kafka.schema_registry.avro'
 chromium --version >/dev/null
 java -version 2>/dev/null
 echo "compat_test/install.sh: kcat, python3-confluent-kafka, python3-kafka, kafkajs, kafka-clients (Java), chromium ready"
