@@ -19,18 +19,176 @@ type groupSummary struct {
 	Type         string `json:"type"` // classic, consumer (KIP-848) or share
 	State        string `json:"state"`
 	ProtocolType string `json:"protocol_type"`
+	MemberCount  int    `json:"member_count"`
+	// TotalLag is summed as minikafka inspect lag sums it; nil for share
+	// groups (they commit no offsets).
+	TotalLag *int64 `json:"total_lag,omitempty"`
 }
 
+// listGroups lists every group with its member count and total lag. It
+// asks the broker a fixed number of questions however many groups there
+// are: one describe per group type, one offset fetch, one pair of offset
+// listings for all the topics the groups touch.
 func (c *Console) listGroups(r *http.Request) (any, error) {
-	listed, err := c.adm.ListGroups(r.Context())
+	ctx := r.Context()
+	listed, err := c.adm.ListGroups(ctx)
 	if err != nil {
 		return nil, err
 	}
+	var classic, consumer, share []string
+	for _, g := range listed.Sorted() {
+		switch groupType(g) {
+		case "consumer":
+			consumer = append(consumer, g.Group)
+		case "share":
+			share = append(share, g.Group)
+		default:
+			classic = append(classic, g.Group)
+		}
+	}
+	members := map[string]int{}
+	owners := map[string]map[string]map[int32]bool{} // group, topic, partition
+	own := func(g, t string, ps []int32) {
+		if owners[g] == nil {
+			owners[g] = map[string]map[int32]bool{}
+		}
+		if owners[g][t] == nil {
+			owners[g][t] = map[int32]bool{}
+		}
+		for _, p := range ps {
+			owners[g][t][p] = true
+		}
+	}
+	if len(classic) > 0 {
+		dgs, err := c.adm.DescribeGroups(ctx, classic...)
+		if err != nil {
+			return nil, err
+		}
+		for name, dg := range dgs {
+			members[name] = len(dg.Members)
+			for _, m := range dg.Members {
+				if a, ok := m.Assigned.AsConsumer(); ok {
+					for _, t := range a.Topics {
+						own(name, t.Topic, t.Partitions)
+					}
+				}
+			}
+		}
+	}
+	if len(consumer) > 0 {
+		cgs, err := c.adm.DescribeConsumerGroups(ctx, consumer...)
+		if err != nil {
+			return nil, err
+		}
+		for name, cg := range cgs {
+			members[name] = len(cg.Members)
+			for _, m := range cg.Members {
+				m.Assignment.EachPartitions(func(t string, ps []int32) { own(name, t, ps) })
+			}
+		}
+	}
+	if len(share) > 0 {
+		sgs, err := c.adm.DescribeShareGroups(ctx, share...)
+		if err != nil {
+			return nil, err
+		}
+		for name, sg := range sgs {
+			members[name] = len(sg.Members)
+		}
+	}
+	committed := map[string]kadm.OffsetResponses{}
+	topics := map[string]bool{}
+	if withOffsets := slices.Concat(classic, consumer); len(withOffsets) > 0 {
+		for name, f := range c.adm.FetchManyOffsets(ctx, withOffsets...) {
+			if f.Err != nil {
+				continue
+			}
+			committed[name] = f.Fetched
+			f.Fetched.Each(func(o kadm.OffsetResponse) {
+				if o.Err == nil && o.At >= 0 {
+					topics[o.Topic] = true
+				}
+			})
+		}
+	}
+	for _, byTopic := range owners {
+		for t := range byTopic {
+			topics[t] = true
+		}
+	}
+	var offs partitionOffsets
+	if len(topics) > 0 {
+		if offs, err = c.listPartitionOffsets(ctx, slices.Sorted(maps.Keys(topics))); err != nil {
+			return nil, err
+		}
+	}
 	out := []groupSummary{}
 	for _, g := range listed.Sorted() {
-		out = append(out, groupSummary{Group: g.Group, Type: groupType(g), State: g.State, ProtocolType: g.ProtocolType})
+		gs := groupSummary{Group: g.Group, Type: groupType(g), State: g.State, ProtocolType: g.ProtocolType, MemberCount: members[g.Group]}
+		if gs.Type != "share" {
+			var total int64
+			for _, l := range groupLag(committed[g.Group], owners[g.Group], offs) {
+				total += l.Lag
+			}
+			gs.TotalLag = &total
+		}
+		out = append(out, gs)
 	}
 	return out, nil
+}
+
+// partitionOffsets holds the log start and end of partitions, by topic
+// and partition.
+type partitionOffsets struct{ start, end kadm.ListedOffsets }
+
+func (c *Console) listPartitionOffsets(ctx context.Context, topics []string) (partitionOffsets, error) {
+	start, err := c.adm.ListStartOffsets(ctx, topics...)
+	if err != nil {
+		return partitionOffsets{}, err
+	}
+	end, err := c.adm.ListEndOffsets(ctx, topics...)
+	if err != nil {
+		return partitionOffsets{}, err
+	}
+	return partitionOffsets{start, end}, nil
+}
+
+// groupLag computes a group's lag the way minikafka inspect lag does: for
+// every partition of every topic the group has a commit on or a member is
+// assigned, the high watermark minus the committed offset, or minus the
+// log start where nothing is committed (a consumer starting there has
+// that much to read).
+func groupLag(committed kadm.OffsetResponses, owned map[string]map[int32]bool, offs partitionOffsets) []lagView {
+	topics := map[string]bool{}
+	committed.Each(func(o kadm.OffsetResponse) {
+		if o.Err == nil && o.At >= 0 {
+			topics[o.Topic] = true
+		}
+	})
+	for t := range owned {
+		topics[t] = true
+	}
+	out := []lagView{}
+	offs.end.Each(func(e kadm.ListedOffset) {
+		if e.Err != nil || !topics[e.Topic] {
+			return
+		}
+		l := lagView{Topic: e.Topic, Partition: e.Partition, Committed: -1, End: e.Offset}
+		from := int64(0)
+		if s, ok := offs.start.Lookup(e.Topic, e.Partition); ok && s.Err == nil {
+			from = s.Offset
+		}
+		if co, ok := committed.Lookup(e.Topic, e.Partition); ok && co.Err == nil && co.At >= 0 {
+			l.Committed, from = co.At, co.At
+		}
+		l.Lag = max(0, e.Offset-from)
+		out = append(out, l)
+	})
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		return a.Topic < b.Topic || a.Topic == b.Topic && a.Partition < b.Partition
+	})
+	return out
 }
 
 func groupType(g kadm.ListedGroup) string {
@@ -64,7 +222,6 @@ type groupView struct {
 	Epoch    int32        `json:"epoch,omitempty"`
 	Members  []memberView `json:"members"`
 	Lag      []lagView    `json:"lag"`
-	TotalLag int64        `json:"total_lag"`
 }
 
 func newMember(id string, instance *string, client, host string) memberView {
@@ -126,27 +283,31 @@ func (c *Console) loadGroup(ctx context.Context, name string) (groupView, error)
 	return g, c.addLag(ctx, &g)
 }
 
-// addLag fills in committed offsets, end offsets and lag for every
-// partition the group has a commit for or a member is assigned.
+// addLag fills in committed offsets, end offsets and lag (see groupLag)
+// and the member count.
 func (c *Console) addLag(ctx context.Context, g *groupView) error {
+	g.MemberCount = len(g.Members)
+	var total int64
+	g.TotalLag = &total
 	committed, err := c.adm.FetchOffsets(ctx, g.Group)
 	if err != nil {
 		return err
 	}
-	owners := map[string]map[int32]string{}
+	owners := map[string]map[int32]bool{}
+	owner := map[string]map[int32]string{}
 	for _, m := range g.Members {
 		for t, ps := range m.Assigned {
 			if owners[t] == nil {
-				owners[t] = map[int32]string{}
+				owners[t], owner[t] = map[int32]bool{}, map[int32]string{}
 			}
 			for _, p := range ps {
-				owners[t][p] = m.MemberID
+				owners[t][p], owner[t][p] = true, m.MemberID
 			}
 		}
 	}
 	topics := map[string]bool{}
 	committed.Each(func(o kadm.OffsetResponse) {
-		if o.Err == nil {
+		if o.Err == nil && o.At >= 0 {
 			topics[o.Topic] = true
 		}
 	})
@@ -156,31 +317,15 @@ func (c *Console) addLag(ctx context.Context, g *groupView) error {
 	if len(topics) == 0 {
 		return nil
 	}
-	ends, err := c.adm.ListEndOffsets(ctx, slices.Sorted(maps.Keys(topics))...)
+	offs, err := c.listPartitionOffsets(ctx, slices.Sorted(maps.Keys(topics)))
 	if err != nil {
 		return err
 	}
-	ends.Each(func(e kadm.ListedOffset) {
-		if e.Err != nil {
-			return
-		}
-		co, hasCommit := committed.Lookup(e.Topic, e.Partition)
-		hasCommit = hasCommit && co.Err == nil && co.At >= 0
-		owner, owned := owners[e.Topic][e.Partition]
-		if !hasCommit && !owned {
-			return
-		}
-		l := lagView{Topic: e.Topic, Partition: e.Partition, Committed: -1, End: e.Offset, Lag: e.Offset, Member: owner}
-		if hasCommit {
-			l.Committed, l.Lag = co.At, max(0, e.Offset-co.At)
-		}
-		g.TotalLag += l.Lag
-		g.Lag = append(g.Lag, l)
-	})
-	sort.Slice(g.Lag, func(i, j int) bool {
-		a, b := g.Lag[i], g.Lag[j]
-		return a.Topic < b.Topic || a.Topic == b.Topic && a.Partition < b.Partition
-	})
+	g.Lag = groupLag(committed, owners, offs)
+	for i := range g.Lag {
+		g.Lag[i].Member = owner[g.Lag[i].Topic][g.Lag[i].Partition]
+		total += g.Lag[i].Lag
+	}
 	return nil
 }
 

@@ -401,6 +401,51 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("groups list", func(t *testing.T) {
+		// A live member of a classic group that has committed nothing: its
+		// lag is everything from the log start, as inspect lag counts it.
+		live := minikafkatest.Client(t, s.b, kgo.ConsumerGroup("live"), kgo.ConsumeTopics("orders"), kgo.DisableAutoCommit())
+		wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		for {
+			pctx, pcancel := context.WithTimeout(wctx, 100*time.Millisecond)
+			live.PollFetches(pctx)
+			pcancel()
+			dg, err := s.adm.DescribeGroups(wctx, "live")
+			if err == nil && dg["live"].State == "Stable" && len(dg["live"].Members) == 1 {
+				break
+			}
+			if wctx.Err() != nil {
+				t.Fatalf("group live never became stable: %v %+v", err, dg)
+			}
+		}
+		br.start(t, "/groups")
+		if n := br.count("#groups tbody tr"); n != 2 {
+			t.Errorf("%d group rows, want 2", n)
+		}
+		row := func(g, cell string) string { return br.text(fmt.Sprintf(`#groups tr[data-group=%q] td.%s`, g, cell)) }
+		if got := row("live", "members"); got != "1" {
+			t.Errorf("live members %q, want 1", got)
+		}
+		if got := row("live", "lag"); got != strconv.Itoa(txnRecords+1) { // orders/1: the records and the commit marker
+			t.Errorf("live total lag %q, want %d", got, txnRecords+1)
+		}
+		if got := row(seededGroup, "members"); got != "0" {
+			t.Errorf("%s members %q, want 0", seededGroup, got)
+		}
+		// The groups test reset billing to the start of events.
+		if got := row(seededGroup, "lag"); got != strconv.Itoa(eventsRecords+1) {
+			t.Errorf("%s total lag %q, want %d", seededGroup, got, eventsRecords+1)
+		}
+		br.open("/groups/live")
+		if got := br.text("#total-lag"); got != strconv.Itoa(txnRecords+1) {
+			t.Errorf("live group page total lag %q, want %d", got, txnRecords+1)
+		}
+		if got := br.text("#member-count"); got != "1" {
+			t.Errorf("live group page members %q", got)
+		}
+	})
+
 	t.Run("transactions", func(t *testing.T) {
 		br.start(t, "/transactions")
 		if got := br.text(`#txns tr[data-txn="` + seededTxnID + `"]`); !strings.Contains(got, "CompleteCommit") {

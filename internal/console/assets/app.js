@@ -356,8 +356,9 @@ async function pageBrowse(topic, params) {
 async function pageGroups() {
   const groups = await api("GET", "/groups");
   show(el("h1", {}, "Consumer groups"),
-    groups.length ? table("groups", ["Group", "Type", "State", "Protocol type"], groups.map((g) => el("tr", { "data-group": g.group },
-      el("td", {}, el("a", { href: "#/groups/" + encodeURIComponent(g.group) }, g.group)), el("td", {}, g.type), el("td", {}, g.state), el("td", {}, g.protocol_type))))
+    groups.length ? table("groups", ["Group", "Type", "State", "Protocol type", "Members", "Total lag"], groups.map((g) => el("tr", { "data-group": g.group },
+      el("td", {}, el("a", { href: "#/groups/" + encodeURIComponent(g.group) }, g.group)), el("td", {}, g.type), el("td", {}, g.state), el("td", {}, g.protocol_type),
+      el("td", { class: "members num" }, String(g.member_count)), el("td", { class: "lag num" }, g.total_lag === undefined ? "–" : String(g.total_lag)))))
       : el("p", { id: "no-groups" }, "No groups."));
 }
 
