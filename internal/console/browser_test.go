@@ -257,6 +257,33 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("internal topic", func(t *testing.T) {
+		br.start(t, "/topics")
+		sel := `button[data-delete="__consumer_offsets"]`
+		if !get(br, "disabled", chromedp.Evaluate[bool](`document.querySelector('`+sel+`').disabled`)) {
+			t.Error("the Delete button of __consumer_offsets is enabled")
+		}
+		if title := get(br, "title", chromedp.Evaluate[string](`document.querySelector('`+sel+`').title`)); !strings.Contains(title, "refuses") {
+			t.Errorf("disabled Delete button says %q, want the reason", title)
+		}
+		if get(br, "events enabled", chromedp.Evaluate[bool](`document.querySelector('button[data-delete="events"]').disabled`)) {
+			t.Error("the Delete button of events is disabled")
+		}
+		// Sent anyway (the button enabled by hand): the broker refuses and
+		// the page shows its reason.
+		br.run("enable", chromedp.Evaluate[chromedp.Void](`document.querySelector('`+sel+`').disabled = false`))
+		br.click(sel)
+		br.waitText(sel, "Really")
+		br.click(sel)
+		br.waitText("#toast", "internal topic __consumer_offsets cannot be deleted")
+		if !strings.Contains(br.text("#toast"), "INVALID_REQUEST") {
+			t.Errorf("toast %q, want the broker's error", br.text("#toast"))
+		}
+		if td, err := s.adm.ListTopicsWithInternal(ctx, "__consumer_offsets"); err != nil || !td.Has("__consumer_offsets") {
+			t.Errorf("__consumer_offsets gone: %v", err)
+		}
+	})
+
 	t.Run("topic", func(t *testing.T) {
 		br.start(t, "/topics/orders")
 		if n := br.count("#partitions tbody tr"); n != 3 {

@@ -182,12 +182,16 @@ async function pageTopics() {
     table("topics", ["Topic", "Partitions", "Records", "Bytes", ""], topics.map((t) => el("tr", { "data-topic": t.name },
       el("td", {}, el("a", { href: "#/topics/" + encodeURIComponent(t.name) }, t.name), t.internal ? el("span", { class: "muted" }, " internal") : null),
       num(t.partitions), num(t.records), el("td", { class: "num" }, bytes(t.bytes)),
-      el("td", {}, el("a", { href: "#/browse/" + encodeURIComponent(t.name) }, "browse"), " ", deleteButton(t.name))))));
+      el("td", {}, el("a", { href: "#/browse/" + encodeURIComponent(t.name) }, "browse"), " ", deleteButton(t.name, t.internal))))));
 }
 
-// deleteButton asks once more before deleting (no modal dialogs).
-function deleteButton(topic) {
-  const b = el("button", { class: "danger", "data-delete": topic, onclick: async () => {
+// deleteButton asks once more before deleting (no modal dialogs). An
+// internal topic gets a disabled button that says why: the broker refuses
+// to delete it (as Kafka does); if a delete is sent anyway, the broker's
+// answer is what the toast shows.
+function deleteButton(topic, internal) {
+  const reason = "internal topic: the broker refuses to delete it";
+  const b = el("button", { class: "danger", "data-delete": topic, disabled: !!internal, title: internal ? reason : null, onclick: async () => {
     if (b.dataset.armed !== "1") { b.dataset.armed = "1"; b.textContent = "Really delete?"; return; }
     try { await api("DELETE", "/topics/" + encodeURIComponent(topic)); toast("deleted " + topic); pageTopics().catch(fail); } catch (e) { toast(e.message, true); }
   } }, "Delete");
