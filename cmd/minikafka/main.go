@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -253,7 +255,17 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 	if d := b.DataDir(); d != "" {
 		where = "in " + d + "; durability " + s.durability
 	}
-	fmt.Fprintf(stdout, "minikafka %s; data %s\n", describeListeners(b, s.listeners.used()), where)
+	// The console's URL, one a browser can open (a wildcard bind is
+	// reachable on localhost).
+	console := ""
+	if a, ok := b.HTTPAddr().(*net.TCPAddr); ok {
+		host := a.IP.String()
+		if a.IP.IsUnspecified() {
+			host = "localhost"
+		}
+		console = "; console on http://" + net.JoinHostPort(host, strconv.Itoa(a.Port)) + "/"
+	}
+	fmt.Fprintf(stdout, "minikafka %s; data %s%s\n", describeListeners(b, s.listeners.used()), where, console)
 	if a := b.AdminAddr(); a != nil {
 		fmt.Fprintf(stdout, "minikafka control API at http://%s/v1/\n", a) // tests read the bound port here
 	}

@@ -5,9 +5,13 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/minikafka/minikafka"
 )
 
 // -metrics-addr (here from the environment) serves /metrics.
@@ -60,5 +64,62 @@ func TestRunHTTPAddrWildcard(t *testing.T) {
 	b := runStarted(t, nil, "-http-addr", "0.0.0.0:0", "-http-addr-any")
 	if ta, ok := b.HTTPAddr().(*net.TCPAddr); !ok || !ta.IP.IsUnspecified() {
 		t.Errorf("with -http-addr-any: %v", b.HTTPAddr())
+	}
+}
+
+// The startup line says where the console is when -http-addr is given, a
+// URL that serves it (a wildcard bind as localhost), and nothing about a
+// console without it.
+func TestRunPrintsConsoleURL(t *testing.T) {
+	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
+	for _, tc := range []struct {
+		args []string
+		host string // the URL's host; "" no console
+	}{
+		{nil, ""},
+		{[]string{"-http-addr", "127.0.0.1:0"}, "127.0.0.1"},
+		{[]string{"-http-addr", "0.0.0.0:0", "-http-addr-any"}, "localhost"},
+	} {
+		var stdout syncBuffer
+		ctx, cancel := context.WithCancel(context.Background())
+		started := make(chan *minikafka.Broker, 1)
+		done := make(chan int, 1)
+		args := append([]string{"-in-memory", "-listen", "127.0.0.1:0", "-log-level", "error"}, tc.args...)
+		go func() {
+			done <- run(ctx, args, func(string) (string, bool) { return "", false }, &stdout, io.Discard, started)
+		}()
+		var b *minikafka.Broker
+		select {
+		case b = <-started:
+		case code := <-done:
+			cancel()
+			t.Fatalf("%v: exit %d", tc.args, code)
+		}
+		line, _, _ := strings.Cut(stdout.String(), "\n")
+		m := regexp.MustCompile(`; console on (http://(\S+)/)$`).FindStringSubmatch(line)
+		switch {
+		case tc.host == "" && (m != nil || strings.Contains(line, "console")):
+			t.Errorf("without -http-addr the startup line names a console: %q", line)
+		case tc.host != "" && m == nil:
+			t.Errorf("%v: startup line %q names no console URL", tc.args, line)
+		case tc.host != "":
+			port := strconv.Itoa(b.HTTPAddr().(*net.TCPAddr).Port)
+			if m[2] != net.JoinHostPort(tc.host, port) {
+				t.Errorf("%v: console URL %s, want host %s port %s", tc.args, m[1], tc.host, port)
+			}
+			resp, err := hc.Get(m[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || !strings.Contains(string(body), "minikafka console") {
+				t.Errorf("%s: %d %.200s", m[1], resp.StatusCode, body)
+			}
+		}
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("%v: exit %d", tc.args, code)
+		}
 	}
 }
