@@ -2,8 +2,9 @@
 # Installs the non-Go Kafka clients that compat_test drives: kcat and the two
 # Python clients from Debian, kafkajs and its codecs from npm (exact versions in
 # package-lock.json); a JDK and Maven with Apache Kafka's Java client from
-# Maven Central (compat_test/java/pom.xml, into ~/.m2); and Chromium for the
-# console's browser tests.
+# Maven Central (compat_test/java/pom.xml, into ~/.m2), and Apache Kafka's
+# broker jars for the differential test (scripts/kafka-broker.sh --fetch);
+# and Chromium for the console's browser tests.
 # Idempotent: does nothing when everything is already there.
 #
 #   bash compat_test/install.sh
@@ -68,6 +69,10 @@ fi
 # Central into ~/.m2, and its classes: TestJavaClient's own build is then
 # offline work. Cheap when ~/.m2 already has them.
 (cd java && mvn -B -q compile dependency:build-classpath -Dmdep.outputFile=target/classpath.txt)
+
+# Apache Kafka 4.4's broker jars (Maven Central, into ~/.cache/minikafka) for
+# TestKafkaDiff, which runs a real Kafka node next to minikafka.
+bash ../scripts/kafka-broker.sh --fetch
 
 kcat -V >/dev/null
 /usr/bin/python3 -c 'import confluent_kafka, kafka, snappy, lz4, zstandard, pytest'

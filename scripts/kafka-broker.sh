@@ -4,6 +4,7 @@
 # benchmark harness (mkbench -kafka) and for manual compatibility checks.
 #
 #   scripts/kafka-broker.sh PORT DATA_DIR [CONTROLLER_PORT] [key=value ...]
+#   scripts/kafka-broker.sh --fetch    # resolve the jars only, then exit
 #
 # PORT is the PLAINTEXT listener on 127.0.0.1; CONTROLLER_PORT (default
 # PORT+1) the KRaft controller listener. Extra key=value pairs are appended
@@ -21,17 +22,22 @@
 # start script).
 set -euo pipefail
 
-if [ $# -lt 2 ]; then
-	echo "usage: $0 PORT DATA_DIR [CONTROLLER_PORT] [key=value ...]" >&2
+# --fetch only resolves the jars (compat_test/install.sh, ahead of CI).
+fetch_only=
+if [ "${1:-}" = "--fetch" ]; then
+	fetch_only=1
+elif [ $# -lt 2 ]; then
+	echo "usage: $0 PORT DATA_DIR [CONTROLLER_PORT] [key=value ...] | --fetch" >&2
 	exit 2
-fi
-port=$1
-data=$2
-shift 2
-cport=$((port + 1))
-if [ $# -gt 0 ] && [[ $1 =~ ^[0-9]+$ ]]; then
-	cport=$1
-	shift
+else
+	port=$1
+	data=$2
+	shift 2
+	cport=$((port + 1))
+	if [ $# -gt 0 ] && [[ $1 =~ ^[0-9]+$ ]]; then
+		cport=$1
+		shift
+	fi
 fi
 
 version=4.4.0
@@ -55,6 +61,9 @@ if [ ! -f "$cache/stamp" ] || [ "$(cat "$cache/stamp")" != "$artifacts" ]; then
 	rm -rf "$libs"
 	mvn -q -B -f "$cache/pom.xml" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$libs" >&2
 	echo "$artifacts" >"$cache/stamp"
+fi
+if [ -n "$fetch_only" ]; then
+	exit 0
 fi
 
 mkdir -p "$data"
