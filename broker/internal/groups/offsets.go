@@ -69,6 +69,11 @@ func (c *Coordinator) validateCommit(r *kmsg.OffsetCommitRequest) int16 {
 	g := c.get(r.Group)
 	if g == nil {
 		if generation >= 0 {
+			// From v9 (KIP-848) Kafka names the missing group; older
+			// versions keep the generation error clients expect.
+			if r.Version >= 9 {
+				return kerr.GroupIDNotFound.Code
+			}
 			return kerr.IllegalGeneration.Code
 		}
 		g = c.getOrCreate(r.Group)
