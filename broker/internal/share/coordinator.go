@@ -1,6 +1,7 @@
 package share
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -271,6 +272,10 @@ func (c *Coordinator) persist(g *group, sps ...*partition) error {
 		frames = append(frames, &frame{kind: kindPart, group: g.name, topicID: sp.id, part: sp.p, spso: sp.spso, runs: sp.runs()})
 	}
 	if err := c.st.write(frames...); err != nil {
+		if errors.Is(err, errStoreClosed) {
+			c.cfg.Logger.Debug("share state change after close not written", "group", g.name)
+			return err
+		}
 		c.cfg.Logger.Error("share state write failed", "group", g.name, "err", err)
 		return err
 	}

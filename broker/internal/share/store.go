@@ -359,6 +359,12 @@ func (s *store) flush() error {
 	return nil
 }
 
+// errStoreClosed: a state change arrived after Close (a connection's
+// share session ending while the broker shuts down). Nothing is written;
+// the records it held are released at the next start anyway (locks do not
+// survive a restart).
+var errStoreClosed = errors.New("share state: closed")
+
 func (s *store) close() error {
 	if s.f == nil {
 		return nil
@@ -368,5 +374,8 @@ func (s *store) close() error {
 		err = cerr
 	}
 	s.f = nil
+	if s.fsErr == nil {
+		s.fsErr = errStoreClosed
+	}
 	return err
 }

@@ -117,3 +117,24 @@ func FuzzDecodeFrames(f *testing.F) {
 		}
 	})
 }
+
+// A state change that arrives after close (a connection's share session
+// ending while the broker shuts down) is refused, not a nil dereference.
+func TestStoreWriteAfterClose(t *testing.T) {
+	st, _, _, err := openStore(vfs.NewMem(), "/share", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.write(sampleFrames()[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.write(sampleFrames()[1]); err != errStoreClosed {
+		t.Fatalf("write after close: %v, want errStoreClosed", err)
+	}
+	if err := st.flush(); err != errStoreClosed {
+		t.Fatalf("flush after close: %v, want errStoreClosed", err)
+	}
+}
