@@ -32,6 +32,7 @@ type headerView struct {
 }
 
 type recordView struct {
+	Partition int32        `json:"partition"`
 	Offset    int64        `json:"offset"`
 	Timestamp int64        `json:"timestamp"`
 	Key       []byte       `json:"key"`   // base64; null for a null key
@@ -76,6 +77,9 @@ func (c *Console) browse(r *http.Request) (any, error) {
 	ctx := r.Context()
 	topic := r.PathValue("topic")
 	q := r.URL.Query()
+	if q.Get("partition") == "all" {
+		return c.browseAll(r)
+	}
 	part, err := queryInt(r, "partition", 0)
 	if err != nil {
 		return nil, err
@@ -168,9 +172,20 @@ func (c *Console) browse(r *http.Request) (any, error) {
 // readPage fetches from p.Next until the page holds limit records, the
 // end offset is reached or a bound is hit.
 func (c *Console) readPage(ctx context.Context, topicID [16]byte, p *page, limit int, filter []byte) error {
-	var scanned, shown int64
+	return c.readRange(ctx, topicID, p, limit, filter, &scanBudget{})
+}
+
+// scanBudget is what one API request has read so far, against
+// maxScanBytes and maxPageBytes.
+type scanBudget struct{ scanned, shown int64 }
+
+func (b *scanBudget) spent() bool { return b.scanned >= maxScanBytes || b.shown >= maxPageBytes }
+
+// readRange is readPage with the budget shared by the caller; it reads
+// below p.EndOffset only.
+func (c *Console) readRange(ctx context.Context, topicID [16]byte, p *page, limit int, filter []byte, budget *scanBudget) error {
 	for len(p.Records) < limit && p.Next < p.EndOffset {
-		if scanned >= maxScanBytes || shown >= maxPageBytes {
+		if budget.spent() {
 			p.Partial = true
 			return nil
 		}
@@ -197,7 +212,7 @@ func (c *Console) readPage(ctx context.Context, topicID [16]byte, p *page, limit
 			return errorf(http.StatusBadGateway, "fetch answered %d topics", len(resp.Topics))
 		}
 		raw := &resp.Topics[0].Partitions[0]
-		scanned += int64(len(raw.RecordBatches))
+		budget.scanned += int64(len(raw.RecordBatches))
 		fp, next := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{
 			Offset: p.Next, Topic: p.Topic, Partition: p.Partition, IsolationLevel: kgo.ReadUncommitted(),
 		}, raw, kgo.DefaultDecompressor(), nil)
@@ -208,6 +223,9 @@ func (c *Console) readPage(ctx context.Context, topicID [16]byte, p *page, limit
 			if rec.Offset < p.Next {
 				continue
 			}
+			if rec.Offset >= p.EndOffset {
+				return nil // a batch reaching past the range
+			}
 			p.Scanned++
 			p.Next = rec.Offset + 1
 			if len(filter) > 0 && !bytes.Contains(rec.Key, filter) && !bytes.Contains(rec.Value, filter) {
@@ -216,7 +234,7 @@ func (c *Console) readPage(ctx context.Context, topicID [16]byte, p *page, limit
 			v := view(rec)
 			// Decoded from the whole key and value, not the cut ones.
 			v.KeyDecoded, v.ValueDecoded = c.decode(ctx, rec.Key), c.decode(ctx, rec.Value)
-			shown += int64(len(v.Key) + len(v.Value))
+			budget.shown += int64(len(v.Key) + len(v.Value))
 			p.Records = append(p.Records, v)
 			if len(p.Records) == limit {
 				return nil
@@ -231,7 +249,7 @@ func (c *Console) readPage(ctx context.Context, topicID [16]byte, p *page, limit
 }
 
 func view(rec *kgo.Record) recordView {
-	v := recordView{Offset: rec.Offset, Timestamp: rec.Timestamp.UnixMilli(), Key: rec.Key, Value: rec.Value,
+	v := recordView{Partition: rec.Partition, Offset: rec.Offset, Timestamp: rec.Timestamp.UnixMilli(), Key: rec.Key, Value: rec.Value,
 		KeyLen: len(rec.Key), ValueLen: len(rec.Value), Headers: []headerView{}}
 	if len(v.Key) > maxShownBytes {
 		v.Key, v.Truncated = v.Key[:maxShownBytes], true

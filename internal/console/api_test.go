@@ -505,3 +505,54 @@ func TestAPIConsumerGroup(t *testing.T) {
 		t.Errorf("KIP-848 group: %+v", g)
 	}
 }
+
+// partition=all pages down from the end with a cursor, also when a
+// filter makes one read window hold more matches than a page.
+func TestAPIRecordsAll(t *testing.T) {
+	s := seed(t)
+	type allResp struct {
+		Cursor  string `json:"cursor"`
+		Next    string `json:"next"`
+		Records []struct {
+			Partition int32 `json:"partition"`
+			Offset    int64 `json:"offset"`
+		} `json:"records"`
+	}
+	get := func(q string) (p allResp) {
+		t.Helper()
+		if st := s.call(t, "GET", "/api/topics/events/records?partition=all&"+q, nil, &p); st != 200 {
+			t.Fatalf("%s: status %d", q, st)
+		}
+		return p
+	}
+	offsets := func(p allResp) (out []int64) {
+		for _, r := range p.Records {
+			out = append(out, r.Offset)
+		}
+		return out
+	}
+	p := get("limit=100")
+	if len(p.Records) != 100 || p.Records[0].Offset != eventsRecords-1 || p.Records[99].Offset != eventsRecords-100 || p.Next != "0:130" || p.Cursor != "0:230" {
+		t.Fatalf("first page: %d records %v, cursor %q next %q", len(p.Records), offsets(p)[:3], p.Cursor, p.Next)
+	}
+	p = get("limit=100&before=" + p.Next)
+	if len(p.Records) != 100 || p.Records[0].Offset != 129 || p.Next != "0:30" {
+		t.Fatalf("second page: %d records, next %q", len(p.Records), p.Next)
+	}
+	p = get("limit=100&before=" + p.Next)
+	if len(p.Records) != 30 || p.Next != "" {
+		t.Fatalf("last page: %d records, next %q", len(p.Records), p.Next)
+	}
+	p = get("limit=5&filter=" + everyTenthMatch)
+	if got := fmt.Sprint(offsets(p)); got != "[220 210 200 190 180]" || p.Next != "0:180" {
+		t.Fatalf("filtered: %s next %q", got, p.Next)
+	}
+	p = get("limit=5&filter=" + everyTenthMatch + "&before=" + p.Next)
+	if got := fmt.Sprint(offsets(p)); got != "[170 160 150 140 130]" {
+		t.Fatalf("filtered page 2: %s next %q", got, p.Next)
+	}
+	s.wantErr(t, "GET", "/api/topics/events/records?partition=all&offset=3", nil, 400, "newest first")
+	s.wantErr(t, "GET", "/api/topics/events/records?partition=all&from=start", nil, 400, "newest first")
+	s.wantErr(t, "GET", "/api/topics/events/records?partition=all&before=x", nil, 400, "PARTITION:OFFSET")
+	s.wantErr(t, "GET", "/api/topics/events/records?partition=all&before=4:1", nil, 404, "no partition 4")
+}

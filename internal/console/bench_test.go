@@ -86,7 +86,7 @@ func BenchmarkBrowserPage(b *testing.B) {
 	b.Logf("built a partition of %d records, %.1f MiB in its log, in %v", records, float64(size)/(1<<20), built.Round(time.Millisecond))
 
 	page := newBrowser(b, "http://"+br.HTTPAddr().String())
-	page.open("/browse/big")
+	page.open("/browse/big?partition=0")
 	page.waitText("#count", "50 records")
 	var ms []float64
 	for b.Loop() { // b.Loop runs the setup above once

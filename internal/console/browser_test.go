@@ -21,6 +21,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/minikafka/minikafka"
 	"github.com/minikafka/minikafka/minikafkatest"
 )
 
@@ -312,7 +313,7 @@ func TestBrowser(t *testing.T) {
 	})
 
 	t.Run("browse", func(t *testing.T) {
-		br.start(t, "/browse/events")
+		br.start(t, "/browse/events?partition=0")
 		br.waitText("#count", "50 records")
 		if off := br.firstOffset(); off != 0 {
 			t.Errorf("first page starts at %d", off)
@@ -554,5 +555,113 @@ func TestBrowserForwardingGroups(t *testing.T) {
 	br.waitText("#forward-txn", want)
 	if got := br.text("#forward-txn"); !strings.Contains(got, ": 1 upstream transactions since start") {
 		t.Errorf("transactional producer line %q", got)
+	}
+}
+
+// TestBrowserAllPartitions: the message browser opens on all partitions
+// of a topic, newest first by timestamp with a partition column, pages
+// back and forth through them, starts at a time, and still shows one
+// partition when asked.
+func TestBrowserAllPartitions(t *testing.T) {
+	chromium(t)
+	s := seed(t, minikafka.WithTopic("spread", 3))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	// Record i goes to partition i%3 at base+i seconds, so newest first
+	// is i descending and each page takes from every partition.
+	const n = 130
+	base := time.Now().Add(-time.Hour).Truncate(time.Second)
+	var recs []*kgo.Record
+	for i := range n {
+		recs = append(recs, &kgo.Record{Topic: "spread", Partition: int32(i % 3), Key: fmt.Appendf(nil, "s-%03d", i),
+			Value: []byte("v"), Timestamp: base.Add(time.Duration(i) * time.Second)})
+	}
+	if err := s.cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	// keys lists i from hi down to lo as the page should show them.
+	keys := func(hi, lo int) string {
+		var ks []string
+		for i := hi; i >= lo; i-- {
+			ks = append(ks, fmt.Sprintf("s-%03d", i))
+		}
+		return strings.Join(ks, ",")
+	}
+	shown := func(br *browser) string {
+		return get(br, "keys shown", chromedp.Evaluate[string](`[...document.querySelectorAll("#record-table tbody td.key")].map((e) => e.textContent).join(",")`))
+	}
+	br := newBrowser(t, s.base)
+	br.start(t, "/browse/spread")
+	br.waitText("#count", "50 records")
+	if got := get(br, "partition", chromedp.Evaluate[string](`document.getElementById("partition").value`)); got != "all" {
+		t.Errorf("partition select %q, want all", got)
+	}
+	if got := br.text("#record-table thead"); !strings.Contains(got, "Partition") {
+		t.Errorf("header %q has no Partition column", got)
+	}
+	if got, want := shown(br), keys(129, 80); got != want {
+		t.Errorf("first page\n got %s\nwant %s", got, want)
+	}
+	// s-129 is the 44th record of partition 0 (129 = 3*43).
+	if got := br.text(`#record-table tbody tr:first-child`); !strings.HasPrefix(strings.Join(strings.Fields(got), " "), "0 43 ") {
+		t.Errorf("first row %q, want partition 0 offset 43", got)
+	}
+	if !get(br, "prev disabled", chromedp.Evaluate[bool](`document.getElementById("prev").disabled`)) {
+		t.Error("Previous enabled on the newest page")
+	}
+	br.click("#next")
+	br.waitJS("page 2", `document.querySelector("#record-table td.key").textContent === "s-079"`)
+	if got, want := shown(br), keys(79, 30); got != want {
+		t.Errorf("second page\n got %s\nwant %s", got, want)
+	}
+	br.click("#next")
+	br.waitText("#count", "30 records")
+	if got, want := shown(br), keys(29, 0); got != want {
+		t.Errorf("last page\n got %s\nwant %s", got, want)
+	}
+	if !get(br, "next disabled", chromedp.Evaluate[bool](`document.getElementById("next").disabled`)) {
+		t.Error("Next enabled on the oldest page")
+	}
+	br.click("#prev")
+	br.waitJS("back to page 2", `document.querySelector("#record-table td.key").textContent === "s-079"`)
+
+	// From a time: the records at or before it, newest first.
+	br.set("#start", "timestamp")
+	br.set("#start-value", strconv.FormatInt(base.Add(60*time.Second).UnixMilli(), 10))
+	br.click("#go")
+	br.waitJS("from a time", `document.querySelector("#record-table td.key").textContent === "s-060"`)
+	if got, want := shown(br), keys(60, 11); got != want {
+		t.Errorf("page from a time\n got %s\nwant %s", got, want)
+	}
+	// With a filter across partitions: the keys holding "s-1" (s-100 to
+	// s-129), newest first, and nothing older to page to.
+	br.set("#filter", "s-1")
+	br.set("#start", "latest")
+	br.click("#go")
+	br.waitText("#count", "30 records")
+	var want []string
+	for i := n - 1; i >= 0; i-- {
+		if k := fmt.Sprintf("s-%03d", i); strings.Contains(k, "s-1") {
+			want = append(want, k)
+		}
+	}
+	if got := shown(br); got != strings.Join(want, ",") {
+		t.Errorf("filtered\n got %s\nwant %s", got, strings.Join(want, ","))
+	}
+	if !get(br, "next disabled", chromedp.Evaluate[bool](`document.getElementById("next").disabled`)) {
+		t.Error("Next enabled after a filter scanned every partition")
+	}
+
+	// One partition, as before: oldest first, no partition column.
+	br.set("#filter", "")
+	br.set("#partition", "1")
+	br.set("#start", "start")
+	br.click("#go")
+	br.waitJS("partition 1", `document.querySelector("#record-table td.key").textContent === "s-001"`)
+	if got := br.text("#record-table thead"); strings.Contains(got, "Partition") {
+		t.Errorf("single-partition header %q has a Partition column", got)
+	}
+	if got := br.count("#record-table tbody tr"); got != 43 { // 1, 4, ..., 127
+		t.Errorf("partition 1 shows %d records, want 43", got)
 	}
 }

@@ -138,7 +138,7 @@ func TestBrowserSchemas(t *testing.T) {
 	}
 	br.click(`#subjects tr[data-subject="users-value"] a`)
 	br.waitText("#schema-text", `"name": "User"`)
-	br.start(t, "/browse/empty")
+	br.start(t, "/browse/empty?partition=0")
 	br.set("#format", "schema")
 	br.waitText(`#record-table tbody tr:first-child td.value`, `"name": "ada"`)
 	if got := br.text(`#record-table tbody tr:first-child td.value .schema-id`); got != fmt.Sprintf("schema %d", avroID) {

@@ -269,8 +269,12 @@ async function pageBrowse(topic, params) {
 
   const topicSel = el("select", { id: "topic", onchange: () => { location.hash = "#/browse/" + encodeURIComponent(topicSel.value); } },
     topics.map((t) => el("option", { value: t.name, selected: t.name === topic }, t.name)));
-  const partSel = el("select", { id: "partition" }, info.partition_list.map((p) => el("option", { value: p.partition, selected: String(p.partition) === (params.get("partition") || "0") }, "partition " + p.partition)));
-  const startSel = el("select", { id: "start" }, ["start", "offset", "timestamp", "latest"].map((s) => el("option", { value: s }, s)));
+  // All partitions (newest first) unless the address names one.
+  const partSel = el("select", { id: "partition", onchange: () => { if (all()) startSel.value = "latest"; } },
+    el("option", { value: "all" }, "all partitions"),
+    info.partition_list.map((p) => el("option", { value: p.partition, selected: String(p.partition) === params.get("partition") }, "partition " + p.partition)));
+  const all = () => partSel.value === "all";
+  const startSel = el("select", { id: "start" }, ["start", "offset", "timestamp", "latest"].map((s) => el("option", { value: s, selected: s === "latest" && all() }, s)));
   const startVal = el("input", { id: "start-value", placeholder: "offset or time (ms or 2026-01-02T15:04:05Z)", size: 30 });
   const filter = el("input", { id: "filter", placeholder: "filter: substring of key or value", size: 28 });
   const format = el("select", { id: "format", onchange: () => draw() }, ["text", "json", "hex", "schema"].map((f) => el("option", { value: f }, f)));
@@ -283,6 +287,9 @@ async function pageBrowse(topic, params) {
   function firstQuery() {
     const q = new URLSearchParams({ partition: partSel.value });
     const v = startVal.value.trim();
+    // Across partitions a page reads down from the latest records, or from
+    // a time; offsets mean nothing there.
+    if (all() && (startSel.value === "start" || startSel.value === "offset")) startSel.value = "latest";
     if (startSel.value === "offset") q.set("offset", v || "0");
     else if (startSel.value === "timestamp") q.set("timestamp", /^\d+$/.test(v) ? v : String(Date.parse(v)));
     else q.set("from", startSel.value);
@@ -290,7 +297,7 @@ async function pageBrowse(topic, params) {
     return q;
   }
   function at(offset) {
-    const q = new URLSearchParams({ partition: partSel.value, offset: String(offset) });
+    const q = all() ? new URLSearchParams({ partition: "all", before: offset }) : new URLSearchParams({ partition: partSel.value, offset: String(offset) });
     if (filter.value) q.set("filter", filter.value);
     return q;
   }
@@ -300,9 +307,18 @@ async function pageBrowse(topic, params) {
       draw();
     } catch (e) { status.textContent = ""; out.replaceChildren(el("p", { class: "error", id: "browse-error" }, e.message)); }
   }
+  // Across partitions "next" is older records (the page runs newest
+  // first) and the history holds cursors rather than offsets.
   function forward() {
     const p = state.page;
-    if (!p || p.next >= p.end_offset) return;
+    if (!p) return;
+    if (p.cursor !== undefined) {
+      if (!p.next) return;
+      state.hist.push(p.cursor);
+      load(at(p.next));
+      return;
+    }
+    if (p.next >= p.end_offset) return;
     state.hist.push(p.from);
     load(at(p.next));
   }
@@ -310,11 +326,12 @@ async function pageBrowse(topic, params) {
     const p = state.page;
     if (!p) return;
     if (state.hist.length) load(at(state.hist.pop()));
-    else if (p.from > p.start_offset) load(at(p.prev));
+    else if (p.cursor === undefined && p.from > p.start_offset) load(at(p.prev));
   }
   function draw() {
     const p = state.page;
     if (!p) return;
+    if (p.cursor !== undefined) { drawAll(p); return; }
     const n = p.records.length;
     const range = n ? "offsets " + p.records[0].offset + "–" + p.records[n - 1].offset : "no records";
     status.replaceChildren(el("span", { id: "count" }, n + " records"), " · " + range +
@@ -323,10 +340,23 @@ async function pageBrowse(topic, params) {
     prev.disabled = !state.hist.length && p.from <= p.start_offset;
     next.disabled = p.next >= p.end_offset;
     const f = format.value;
-    out.replaceChildren(table("record-table", ["Offset", "Timestamp", "Key", "Value", "Headers"], p.records.map((r) => el("tr", { "data-offset": r.offset },
-      num(r.offset), el("td", {}, time(r.timestamp)), el("td", { class: "key" }, render(r.key, f, r.key_decoded)),
+    out.replaceChildren(table("record-table", ["Offset", "Timestamp", "Key", "Value", "Headers"], p.records.map((r) => el("tr", { "data-offset": r.offset }, num(r.offset), cells(r, f)))));
+  }
+
+  function cells(r, f) {
+    return [el("td", {}, time(r.timestamp)), el("td", { class: "key" }, render(r.key, f, r.key_decoded)),
       el("td", { class: "value" }, render(r.value, f, r.value_decoded), r.truncated ? el("div", { class: "muted" }, "cut; " + r.value_len + " bytes") : null),
-      el("td", { class: "headers" }, r.headers.map((h) => el("div", {}, h.key + ": ", render(h.value, f))))))));
+      el("td", { class: "headers" }, r.headers.map((h) => el("div", {}, h.key + ": ", render(h.value, f))))];
+  }
+  function drawAll(p) {
+    const n = p.records.length;
+    status.replaceChildren(el("span", { id: "count" }, n + " records"), " · newest first across " + p.partitions.length + " partitions" +
+      (p.partial ? " · stopped after scanning " + p.scanned + " records (filter)" : ""));
+    prev.disabled = !state.hist.length;
+    next.disabled = !p.next;
+    const f = format.value;
+    out.replaceChildren(table("record-table", ["Partition", "Offset", "Timestamp", "Key", "Value", "Headers"], p.records.map((r) =>
+      el("tr", { "data-partition": r.partition, "data-offset": r.offset }, num(r.partition), num(r.offset), cells(r, f)))));
   }
 
   // Produce form.
