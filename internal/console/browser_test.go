@@ -665,3 +665,72 @@ func TestBrowserAllPartitions(t *testing.T) {
 		t.Errorf("partition 1 shows %d records, want 43", got)
 	}
 }
+
+// TestBrowserCluster: the cluster page shows what Metadata and
+// DescribeConfigs (BROKER) tell a Kafka client, read only.
+func TestBrowserCluster(t *testing.T) {
+	chromium(t)
+	s := seed(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	md, err := s.adm.BrokerMetadata(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rcs, err := s.adm.DescribeBrokerConfigs(ctx, 0)
+	if err != nil || len(rcs) != 1 {
+		t.Fatalf("describe broker configs: %v %v", rcs, err)
+	}
+	br := newBrowser(t, s.base)
+	br.start(t, "/cluster")
+	if got := br.text("#cluster-id"); got != md.Cluster || got == "" {
+		t.Errorf("cluster ID %q, want %q", got, md.Cluster)
+	}
+	if got := br.text("#controller"); got != strconv.Itoa(int(md.Controller)) {
+		t.Errorf("controller %q, want %d", got, md.Controller)
+	}
+	if n := br.count("#brokers tbody tr"); n != len(md.Brokers) {
+		t.Errorf("%d broker rows, want %d", n, len(md.Brokers))
+	}
+	b0 := md.Brokers[0]
+	row := strings.Join(strings.Fields(br.text(`#brokers tr[data-node="0"]`)), " ")
+	if want := fmt.Sprintf("0 %s %d", b0.Host, b0.Port); !strings.HasPrefix(row, want) || !strings.Contains(row, "controller") {
+		t.Errorf("broker row %q, want %q and controller", row, want)
+	}
+	if got := br.text("#cluster-listeners"); !strings.Contains(got, s.b.ListenAddr().String()) || !strings.Contains(got, "PLAINTEXT") {
+		t.Errorf("listeners %q, want %s", got, s.b.ListenAddr())
+	}
+	if n := br.count("#broker-configs tbody tr"); n != len(rcs[0].Configs) || n < 10 {
+		t.Errorf("%d config rows, the broker describes %d", n, len(rcs[0].Configs))
+	}
+	// Each row: the value and source DescribeConfigs gives.
+	for _, cf := range rcs[0].Configs {
+		if cf.Sensitive {
+			continue
+		}
+		sel := fmt.Sprintf(`#broker-configs tr[data-config=%q]`, cf.Key)
+		if got := br.text(sel + " td.value"); got != cf.MaybeValue() {
+			t.Errorf("%s value %q, want %q", cf.Key, got, cf.MaybeValue())
+		}
+		if got, want := br.text(sel+" td.source"), strings.ToLower(strings.TrimSuffix(cf.Source.String(), "_CONFIG")); got != want {
+			t.Errorf("%s source %q, want %q", cf.Key, got, want)
+		}
+	}
+	if got := br.text(`#broker-configs tr[data-config="group.initial.rebalance.delay.ms"]`); !strings.Contains(got, "static_broker") {
+		t.Errorf("a config the broker was started with shows %q, want source static_broker", got)
+	}
+	if n := br.count("#broker-configs input, #broker-configs button, #brokers button"); n != 0 {
+		t.Errorf("%d controls on a read-only page", n)
+	}
+	br.set("#config-filter", "group.")
+	visible := get(br, "visible rows", chromedp.Evaluate[int](`[...document.querySelectorAll("#broker-configs tbody tr")].filter((r) => !r.hidden).length`))
+	want := 0
+	for _, cf := range rcs[0].Configs {
+		if strings.Contains(cf.Key, "group.") {
+			want++
+		}
+	}
+	if visible != want || want == 0 {
+		t.Errorf("filter group.: %d rows shown, want %d", visible, want)
+	}
+}

@@ -424,6 +424,32 @@ async function pageGroup(name) {
 
 // ---- transactions, SCRAM, forwarding ----------------------------------
 
+// ---- cluster -----------------------------------------------------------
+
+// pageCluster is read only: brokers, listeners, controller and the broker
+// configs with where each value comes from (flag, default, dynamic, ...).
+async function pageCluster() {
+  const c = await api("GET", "/cluster");
+  const filter = el("input", { id: "config-filter", placeholder: "filter configs", size: 28, oninput: () => {
+    for (const tr of document.querySelectorAll("#broker-configs tbody tr")) tr.hidden = !tr.dataset.config.includes(filter.value);
+  } });
+  show(el("h1", {}, "Cluster"),
+    el("div", { class: "cards" }, card("Cluster ID", c.cluster_id, "cluster-id"), card("Controller", String(c.controller), "controller"),
+      card("Brokers", String(c.brokers.length), "broker-count")),
+    el("h2", {}, "Brokers"),
+    table("brokers", ["Node", "Host", "Port", "Rack", ""], c.brokers.map((b) => el("tr", { "data-node": b.node_id },
+      num(b.node_id), el("td", {}, b.host), el("td", { class: "num" }, String(b.port)), el("td", {}, b.rack || "–"),
+      el("td", { class: "muted" }, [b.node_id === c.controller ? "controller" : null, b.node_id === c.node_id ? "this console's broker" : null].filter(Boolean).join(", "))))),
+    el("h2", {}, "Listeners"),
+    table("cluster-listeners", ["Name", "Security", "Bound", "Advertised"],
+      c.listeners.map((l) => el("tr", {}, el("td", {}, l.name), el("td", {}, l.security), el("td", {}, l.addr), el("td", {}, l.advertised)))),
+    el("h2", {}, "Broker configs (node " + c.node_id + ")"),
+    el("div", { class: "bar" }, filter),
+    table("broker-configs", ["Name", "Value", "Source"], c.configs.map((x) => el("tr", { "data-config": x.name },
+      el("td", {}, x.name), el("td", { class: "value" }, x.sensitive ? el("span", { class: "muted" }, "(sensitive)") : x.value),
+      el("td", { class: x.default ? "source muted" : "source" }, x.source)))));
+}
+
 async function pageTransactions() {
   const t = await api("GET", "/transactions");
   show(el("h1", {}, "Transactions"),
@@ -511,6 +537,7 @@ async function route() {
     overview: () => pageOverview(),
     topics: () => (parts[1] ? pageTopic(parts[1]) : pageTopics()),
     browse: () => pageBrowse(parts[1], params),
+    cluster: () => pageCluster(),
     groups: () => (parts[1] ? pageGroup(parts[1]) : pageGroups()),
     transactions: () => pageTransactions(),
     scram: () => pageScram(),
