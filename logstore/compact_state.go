@@ -92,8 +92,13 @@ func (s CleanState) DirtyRatio() float64 {
 	return float64(s.DirtyBytes) / float64(s.CleanBytes+s.DirtyBytes)
 }
 
-// CleanState reports the log's cleanable state at now.
+// CleanState reports the log's cleanable state at now. It first waits for
+// a running seal, as Compact does: a segment rolled just before is
+// cleanable once sealed, and the cleaner (its only caller, off the produce
+// path) should judge the log it is about to compact, not skip a round
+// because a seal's fsync had not finished yet.
 func (l *Log) CleanState(now time.Time, minLag time.Duration, maxOffset int64) CleanState {
+	l.waitSeals()
 	l.cleaner.mu.Lock()
 	l.loadCleanPoint()
 	fd, hz := l.cleaner.firstDirty, l.cleaner.horizon
