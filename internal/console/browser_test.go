@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/minikafka/minikafka"
@@ -733,4 +734,73 @@ func TestBrowserCluster(t *testing.T) {
 	if visible != want || want == 0 {
 		t.Errorf("filter group.: %d rows shown, want %d", visible, want)
 	}
+}
+
+// TestBrowserACLsQuotas: the ACL and quota pages list what DescribeAcls
+// and DescribeClientQuotas answer; without an authorizer the ACL page
+// says so.
+func TestBrowserACLsQuotas(t *testing.T) {
+	chromium(t)
+	// No ACL names the cluster, so the anonymous test client may manage
+	// ACLs and quotas.
+	s := seed(t, minikafka.WithAuthorizer(minikafka.AuthorizerConfig{AllowEveryoneIfNoACLFound: true}))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for _, b := range []*kadm.ACLBuilder{
+		kadm.NewACLs().Topics("orders").Allow("User:alice").AllowHosts("*").Operations(kadm.OpRead, kadm.OpDescribe),
+		kadm.NewACLs().Groups("app-").ResourcePatternType(kadm.ACLPatternPrefixed).Deny("User:bob").DenyHosts("10.0.0.1").Operations(kadm.OpRead),
+	} {
+		res, err := s.adm.CreateACLs(ctx, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res {
+			if r.Err != nil {
+				t.Fatalf("create ACL: %v %s", r.Err, r.ErrMessage)
+			}
+		}
+	}
+	alice, rate := "alice", 1024.0
+	if _, err := s.adm.AlterClientQuotas(ctx, []kadm.AlterClientQuotaEntry{
+		{Entity: kadm.ClientQuotaEntity{{Type: "user", Name: &alice}}, Ops: []kadm.AlterClientQuotaOp{{Key: "producer_byte_rate", Value: rate}, {Key: "consumer_byte_rate", Value: 2 * rate}}},
+		{Entity: kadm.ClientQuotaEntity{{Type: "client-id"}}, Ops: []kadm.AlterClientQuotaOp{{Key: "request_percentage", Value: 50}}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	br := newBrowser(t, s.base)
+
+	br.start(t, "/acls")
+	if n := br.count("#acls tbody tr"); n != 3 {
+		t.Errorf("%d ACL rows, want 3 (alice read and describe, bob deny)", n)
+	}
+	row := func(sel string) string { return strings.Join(strings.Fields(br.text(sel)), " ") }
+	if got, want := row(`#acls tr[data-resource="group:app-"]`), "User:bob 10.0.0.1 group app- prefixed read deny"; got != want {
+		t.Errorf("bob's row %q, want %q", got, want)
+	}
+	if got := row(`#acls tr[data-principal="User:alice"]`); !strings.HasPrefix(got, "User:alice * topic orders literal") {
+		t.Errorf("alice's row %q", got)
+	}
+
+	br.start(t, "/quotas")
+	if n := br.count("#quotas tbody tr"); n != 2 {
+		t.Errorf("%d quota rows, want 2", n)
+	}
+	if got := row(`#quotas tr[data-entity="user=alice"]`); got != "user=alice consumer_byte_rate = 2048 producer_byte_rate = 1024" {
+		t.Errorf("alice's quotas %q", got)
+	}
+	if got := row(`#quotas tr[data-entity="client-id=<default>"]`); got != "client-id=<default> request_percentage = 50" {
+		t.Errorf("default client-id quotas %q", got)
+	}
+	if n := br.count("#acls button, #quotas button, #quotas input"); n != 0 {
+		t.Errorf("%d controls on read-only pages", n)
+	}
+
+	// Without an authorizer the broker keeps no ACLs and the page says so;
+	// with no quotas the quota page says that.
+	plain := seed(t)
+	br2 := newBrowser(t, plain.base)
+	br2.start(t, "/acls")
+	br2.waitText("#acls-off", "without an authorizer")
+	br2.start(t, "/quotas")
+	br2.waitText("#no-quotas", "No client quotas")
 }

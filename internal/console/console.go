@@ -161,6 +161,8 @@ func (c *Console) routes() {
 	api("GET /api/groups/{group}", c.describeGroup)
 	api("POST /api/groups/{group}/reset", c.resetGroup)
 	api("GET /api/cluster", c.cluster)
+	api("GET /api/acls", c.acls)
+	api("GET /api/quotas", c.quotas)
 	api("GET /api/transactions", c.transactions)
 	api("GET /api/scram", c.scramUsers)
 	api("GET /api/forwarding", c.forwarding)

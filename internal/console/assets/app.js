@@ -450,6 +450,28 @@ async function pageCluster() {
       el("td", { class: x.default ? "source muted" : "source" }, x.source)))));
 }
 
+// ---- ACLs and quotas (read only) -------------------------------------
+
+async function pageACLs() {
+  const a = await api("GET", "/acls");
+  if (!a.enabled) { show(el("h1", {}, "ACLs"), el("p", { id: "acls-off" }, "The broker runs without an authorizer: no ACLs are kept or checked.")); return; }
+  show(el("h1", {}, "ACLs"),
+    a.acls.length ? table("acls", ["Principal", "Host", "Resource type", "Resource", "Pattern", "Operation", "Permission"], a.acls.map((x) =>
+      el("tr", { "data-principal": x.principal, "data-resource": x.resource_type + ":" + x.resource },
+        el("td", {}, x.principal), el("td", {}, x.host), el("td", {}, x.resource_type), el("td", {}, x.resource), el("td", {}, x.pattern),
+        el("td", {}, x.operation), el("td", { class: x.permission === "deny" ? "error" : "" }, x.permission))))
+      : el("p", { id: "no-acls" }, "No ACLs."));
+}
+
+async function pageQuotas() {
+  const qs = await api("GET", "/quotas");
+  const entity = (q) => q.entity.map((e) => e.type + "=" + (e.default ? "<default>" : e.name)).join(", ");
+  show(el("h1", {}, "Client quotas"),
+    qs.length ? table("quotas", ["Entity", "Quotas"], qs.map((q) => el("tr", { "data-entity": entity(q) },
+      el("td", {}, entity(q)), el("td", {}, Object.keys(q.values).sort().map((k) => el("div", {}, k + " = " + q.values[k]))))))
+      : el("p", { id: "no-quotas" }, "No client quotas."));
+}
+
 async function pageTransactions() {
   const t = await api("GET", "/transactions");
   show(el("h1", {}, "Transactions"),
@@ -538,6 +560,8 @@ async function route() {
     topics: () => (parts[1] ? pageTopic(parts[1]) : pageTopics()),
     browse: () => pageBrowse(parts[1], params),
     cluster: () => pageCluster(),
+    acls: () => pageACLs(),
+    quotas: () => pageQuotas(),
     groups: () => (parts[1] ? pageGroup(parts[1]) : pageGroups()),
     transactions: () => pageTransactions(),
     scram: () => pageScram(),
