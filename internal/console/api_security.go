@@ -89,7 +89,7 @@ type quotaEntity struct {
 }
 
 type quotaView struct {
-	Entity []quotaEntity       `json:"entity"`
+	Entity []quotaEntity      `json:"entity"`
 	Values map[string]float64 `json:"values"`
 }
 
