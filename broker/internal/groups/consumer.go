@@ -787,8 +787,11 @@ func (c *Coordinator) ConsumerGroupHeartbeat(cl Client, r *kmsg.ConsumerGroupHea
 	if r.MemberEpoch == 0 {
 		g = c.getOrCreate(r.Group)
 	} else if g = c.get(r.Group); g == nil {
+		// Only epoch 0 creates a group; Kafka names the missing group
+		// (kgo rejoins on it as on an unknown member).
 		resp := r.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
-		resp.ErrorCode = kerr.UnknownMemberID.Code
+		msg := fmt.Sprintf("Consumer group %s not found.", r.Group)
+		resp.ErrorCode, resp.ErrorMessage = kerr.GroupIDNotFound.Code, &msg
 		return resp
 	}
 	g.mu.Lock()
