@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -61,7 +62,17 @@ func TestKafkaDiff(t *testing.T) {
 		newDiffSide(t, ctx, "minikafka", mini.Addr()),
 	}
 
-	for _, row := range kafkaDiffRows() {
+	rows := kafkaDiffRows()
+	names := map[string]bool{}
+	for _, row := range rows {
+		names[row.name] = true
+	}
+	for name := range kafkaDiffAccepted {
+		if !names[name] {
+			t.Errorf("kafkaDiffAccepted names %q, which is no row", name)
+		}
+	}
+	for _, row := range rows {
 		var got [2]string
 		for i, s := range sides {
 			// A coordinator still loading its partition (Kafka, just
@@ -117,6 +128,10 @@ var kafkaDiffAccepted = map[string]string{
 	// Config origins.
 	"DescribeConfigs/topic defaults":  "min.insync.replicas: Kafka 4.x's controller writes a cluster-level min.insync.replicas record at bootstrap (eligible leader replicas), so its source is DYNAMIC_DEFAULT_BROKER_CONFIG; minikafka has no such record and says DEFAULT_CONFIG",
 	"DescribeConfigs/broker defaults": "finding: minikafka reports auto.create.topics.enable, num.partitions and group.initial.rebalance.delay.ms as STATIC_BROKER_CONFIG where Kafka says DEFAULT_CONFIG for unset values, and does not describe transaction.max.timeout.ms",
+
+	// KIP-848 consumer groups.
+	"ConsumerGroupHeartbeat/join":        "interval: minikafka answers a short heartbeat interval while a group settles (a deliberate grace, see groups.heartbeatInterval), Kafka the configured 5000; finding: Kafka's first heartbeat answers member epoch 2, minikafka 1",
+	"ConsumerGroupDescribe/joined group": "finding: group and member epoch 2 in Kafka after one member's first heartbeat, 1 in minikafka",
 
 	// Versions.
 	"ApiVersions/version beyond max": "finding: both answer UNSUPPORTED_VERSION in a v0 body, but Kafka 4.4 advertises ApiVersions 0-5, minikafka 0-4",
@@ -679,8 +694,166 @@ func kafkaDiffRows() []diffRow {
 			}
 			return out
 		}},
+		{name: "ListGroups", req: func(*diffSide) kmsg.Request { return kmsg.NewPtrListGroupsRequest() }, out: codesOut},
+		{name: "OffsetDelete/unknown group", req: func(*diffSide) kmsg.Request { return offsetDeleteReq("kd-nogroup", topic) }, out: codesOut},
+		{name: "OffsetDelete/simple group", req: func(*diffSide) kmsg.Request { return offsetDeleteReq("kd-simple", topic) }, out: codesOut},
+		{name: "SyncGroup/unknown group", req: func(*diffSide) kmsg.Request {
+			r := kmsg.NewPtrSyncGroupRequest()
+			r.Group, r.Generation, r.MemberID = "kd-nogroup", 1, "m-1"
+			r.ProtocolType, r.Protocol = kmsg.StringPtr("consumer"), kmsg.StringPtr("range")
+			return r
+		}, out: codesOut},
+		{name: "LeaveGroup/unknown group", req: func(*diffSide) kmsg.Request {
+			r := kmsg.NewPtrLeaveGroupRequest()
+			r.Group, r.MemberID = "kd-nogroup", "m-1"
+			m := kmsg.NewLeaveGroupRequestMember()
+			m.MemberID = "m-1"
+			r.Members = append(r.Members, m)
+			return r
+		}, out: codesOut},
+		{name: "ConsumerGroupHeartbeat/unknown member", req: func(*diffSide) kmsg.Request {
+			r := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+			r.Group, r.MemberID, r.MemberEpoch = "kd-cg-unknown", "AAAAAAAAAAAAAAAAAAAAAA", 5
+			r.RebalanceTimeoutMillis = 60000
+			r.SubscribedTopicNames = []string{topic}
+			return r
+		}, out: heartbeatOut},
+		{name: "ConsumerGroupHeartbeat/join", req: func(*diffSide) kmsg.Request {
+			r := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+			r.Group, r.MemberID, r.MemberEpoch = "kd-cg", "BBBBBBBBBBBBBBBBBBBBBB", 0
+			r.RebalanceTimeoutMillis = 60000
+			r.SubscribedTopicNames = []string{topic}
+			r.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+			return r
+		}, out: heartbeatOut},
+		{name: "ConsumerGroupDescribe/joined group", req: func(*diffSide) kmsg.Request {
+			r := kmsg.NewPtrConsumerGroupDescribeRequest()
+			r.Groups = []string{"kd-cg", "kd-nogroup"}
+			return r
+		}, out: func(_ *diffSide, r kmsg.Response) any {
+			var out []any
+			for _, g := range r.(*kmsg.ConsumerGroupDescribeResponse).Groups {
+				m := map[string]any{"group": g.Group, "err": errName(g.ErrorCode), "msg": errMsg(g.ErrorCode, g.ErrorMessage),
+					"state": g.State, "epoch": g.Epoch, "assignor": g.AssignorName, "members": len(g.Members)}
+				for _, mem := range g.Members {
+					m["memberEpoch"], m["subscribed"] = mem.MemberEpoch, mem.SubscribedTopics
+				}
+				out = append(out, m)
+			}
+			return out
+		}},
+		{name: "OffsetForLeaderEpoch/unknown partition and epoch 0", req: func(*diffSide) kmsg.Request {
+			r := kmsg.NewPtrOffsetForLeaderEpochRequest()
+			r.ReplicaID = -1
+			t := kmsg.NewOffsetForLeaderEpochRequestTopic()
+			t.Topic = topic
+			for _, p := range []int32{0, 99} {
+				rp := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
+				rp.Partition, rp.CurrentLeaderEpoch, rp.LeaderEpoch = p, -1, 0
+				t.Partitions = append(t.Partitions, rp)
+			}
+			r.Topics = append(r.Topics, t)
+			return r
+		}, out: func(_ *diffSide, r kmsg.Response) any {
+			var out []any
+			for _, t := range r.(*kmsg.OffsetForLeaderEpochResponse).Topics {
+				for _, p := range t.Partitions {
+					out = append(out, map[string]any{"p": p.Partition, "err": errName(p.ErrorCode), "epoch": p.LeaderEpoch, "end": p.EndOffset})
+				}
+			}
+			return out
+		}},
+		{name: "DescribeProducers/unknown partition", req: func(*diffSide) kmsg.Request {
+			r := kmsg.NewPtrDescribeProducersRequest()
+			t := kmsg.NewDescribeProducersRequestTopic()
+			t.Topic, t.Partitions = topic, []int32{0, 99}
+			r.Topics = append(r.Topics, t)
+			return r
+		}, out: codesOut},
+		{name: "DescribeTransactions/unknown id", req: func(*diffSide) kmsg.Request {
+			r := kmsg.NewPtrDescribeTransactionsRequest()
+			r.TransactionalIDs = []string{"kd-notxn"}
+			return r
+		}, out: codesOut},
+		{name: "ListTransactions", req: func(*diffSide) kmsg.Request { return kmsg.NewPtrListTransactionsRequest() }, out: codesOut},
+		{name: "AddOffsetsToTxn/unknown transactional id", req: func(*diffSide) kmsg.Request {
+			r := kmsg.NewPtrAddOffsetsToTxnRequest()
+			r.TransactionalID, r.ProducerID, r.ProducerEpoch, r.Group = "kd-notxn", 4242, 0, "kd-simple"
+			return r
+		}, out: codesOut},
+		{name: "TxnOffsetCommit/unknown producer", req: func(s *diffSide) kmsg.Request {
+			r := kmsg.NewPtrTxnOffsetCommitRequest()
+			r.TransactionalID, r.Group, r.ProducerID, r.ProducerEpoch, r.Generation = "kd-notxn", "kd-simple", 4242, 0, -1
+			t := kmsg.NewTxnOffsetCommitRequestTopic()
+			t.Topic, t.TopicID = topic, s.topicID(topic)
+			p := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+			p.Partition, p.Offset, p.LeaderEpoch = 0, 1, -1
+			t.Partitions = append(t.Partitions, p)
+			r.Topics = append(r.Topics, t)
+			return r
+		}, out: codesOut},
+		{name: "DescribeAcls/no authorizer", req: func(*diffSide) kmsg.Request {
+			r := kmsg.NewPtrDescribeACLsRequest()
+			r.ResourceType, r.ResourcePatternType = kmsg.ACLResourceTypeAny, kmsg.ACLResourcePatternTypeAny
+			r.Operation, r.PermissionType = kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
+			return r
+		}, out: codesOut},
 		{name: "ApiVersions/version beyond max", raw: apiVersionsTooNew},
 	}
+}
+
+// codesOut is every error code in an answer, by its place in the answer
+// (field path and index), for rows where the codes are what clients read.
+func codesOut(_ *diffSide, r kmsg.Response) any {
+	var out []string
+	var walk func(path string, v reflect.Value)
+	walk = func(path string, v reflect.Value) {
+		switch v.Kind() {
+		case reflect.Pointer:
+			if !v.IsNil() {
+				walk(path, v.Elem())
+			}
+		case reflect.Struct:
+			for i := 0; i < v.NumField(); i++ {
+				f := v.Type().Field(i)
+				if !f.IsExported() {
+					continue
+				}
+				if f.Name == "ErrorCode" {
+					out = append(out, path+"="+errName(int16(v.Field(i).Int())))
+					continue
+				}
+				walk(path+"."+f.Name, v.Field(i))
+			}
+		case reflect.Slice:
+			if v.Type().Elem().Kind() == reflect.Struct {
+				for i := 0; i < v.Len(); i++ {
+					walk(fmt.Sprintf("%s[%d]", path, i), v.Index(i))
+				}
+			}
+		}
+	}
+	walk("top", reflect.ValueOf(r))
+	return out
+}
+
+// heartbeatOut keeps what a KIP-848 consumer reads from a heartbeat: the
+// code and message, the epoch it moved to and the interval it was given.
+func heartbeatOut(_ *diffSide, r kmsg.Response) any {
+	h := r.(*kmsg.ConsumerGroupHeartbeatResponse)
+	return map[string]any{"err": errName(h.ErrorCode), "msg": errMsg(h.ErrorCode, h.ErrorMessage), "epoch": h.MemberEpoch, "interval": h.HeartbeatIntervalMillis}
+}
+
+func offsetDeleteReq(group, topic string) *kmsg.OffsetDeleteRequest {
+	r := kmsg.NewPtrOffsetDeleteRequest()
+	r.Group = group
+	t := kmsg.NewOffsetDeleteRequestTopic()
+	t.Topic = topic
+	p := kmsg.NewOffsetDeleteRequestTopicPartition()
+	p.Partition = 0
+	t.Partitions = append(t.Partitions, p)
+	r.Topics = append(r.Topics, t)
+	return r
 }
 
 func metadataOut(_ *diffSide, r kmsg.Response) any {
