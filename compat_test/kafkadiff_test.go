@@ -134,6 +134,8 @@ var kafkaDiffAccepted = map[string]string{
 	"ConsumerGroupDescribe/joined group": "finding: group and member epoch 2 in Kafka after one member's first heartbeat, 1 in minikafka",
 
 	// Versions.
+	"ApiVersions/advertised ranges":  "finding: ranges differ (as of this test's writing): minikafka still advertises the versions KIP-896 removed in Kafka 4.0 (OffsetCommit 0-1, OffsetFetch 0, CreateTopics 0-1, DeleteTopics 0, OffsetForLeaderEpoch 0-1, ACLs 0, DescribeConfigs 0) while Kafka advertises Produce from 0 (kept for old librdkafka); maxima behind Kafka 4.4: ApiVersions 4 (5), AddPartitionsToTxn 3 (5), DescribeLogDirs 4 (5), DeleteGroups 2 (3); delegation tokens and streams groups absent; minikafka offers telemetry (71, 72), which Kafka offers only with a metrics plugin; Kafka's controller-only keys (Raft voters, share-group state, Unregister*) are absent by design",
+	"OffsetCommit/v1 below min":      "finding: Kafka 4.0 removed OffsetCommit v0-1 and closes the connection; minikafka still answers (part of the ranges above)",
 	"ApiVersions/version beyond max": "finding: both answer UNSUPPORTED_VERSION in a v0 body, but Kafka 4.4 advertises ApiVersions 0-5, minikafka 0-4",
 }
 
@@ -798,6 +800,28 @@ func kafkaDiffRows() []diffRow {
 			r.Operation, r.PermissionType = kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
 			return r
 		}, out: codesOut},
+		{name: "ApiVersions/advertised ranges", req: func(*diffSide) kmsg.Request {
+			r := kmsg.NewPtrApiVersionsRequest()
+			r.ClientSoftwareName, r.ClientSoftwareVersion = "kafkadiff", "1.0"
+			return r
+		}, out: func(_ *diffSide, r kmsg.Response) any {
+			a := r.(*kmsg.ApiVersionsResponse)
+			m := map[string]string{"err": errName(a.ErrorCode)}
+			for _, k := range a.ApiKeys {
+				m[fmt.Sprintf("%02d %s", k.ApiKey, kmsg.NameForKey(k.ApiKey))] = fmt.Sprintf("%d-%d", k.MinVersion, k.MaxVersion)
+			}
+			return m
+		}},
+		// Versions Kafka 4.0 removed (KIP-896): a request below the
+		// minimum gets no answer; the broker closes the connection.
+		{name: "Metadata/v0 below min", raw: func(s *diffSide) any { return rawAnswer(s, kmsg.Metadata, 0, []byte{0, 0, 0, 0}) }},
+		{name: "Produce/v2 below min", raw: func(s *diffSide) any {
+			return rawAnswer(s, kmsg.Produce, 2, []byte{0, 1, 0, 0, 0x27, 0x10, 0, 0, 0, 0})
+		}},
+		{name: "OffsetCommit/v1 below min", raw: func(s *diffSide) any {
+			// group "g", generation -1, member "", no topics
+			return rawAnswer(s, kmsg.OffsetCommit, 1, []byte{0, 1, 'g', 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0})
+		}},
 		{name: "ApiVersions/version beyond max", raw: apiVersionsTooNew},
 	}
 }
@@ -957,6 +981,36 @@ func offsetCommitOut(_ *diffSide, r kmsg.Response) any {
 		}
 	}
 	return out
+}
+
+// rawAnswer sends one request with a v1 header and the given body on its
+// own connection and reports whether an answer came (its correlation ID)
+// or the broker closed the connection.
+func rawAnswer(s *diffSide, key kmsg.Key, version int16, body []byte) any {
+	conn, err := net.DialTimeout("tcp", s.addr, 5*time.Second)
+	if err != nil {
+		return map[string]any{"dial": err.Error()}
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	var req []byte
+	req = binary.BigEndian.AppendUint16(req, uint16(key))
+	req = binary.BigEndian.AppendUint16(req, uint16(version))
+	req = binary.BigEndian.AppendUint32(req, 9)
+	req = binary.BigEndian.AppendUint16(req, 2)
+	req = append(req, "kd"...)
+	req = append(req, body...)
+	if _, err := conn.Write(append(binary.BigEndian.AppendUint32(nil, uint32(len(req))), req...)); err != nil {
+		return map[string]any{"write": err.Error()}
+	}
+	var head [8]byte
+	if _, err := io.ReadFull(conn, head[:]); err != nil {
+		if err == io.EOF {
+			return "closed"
+		}
+		return map[string]any{"read": err.Error()}
+	}
+	return map[string]any{"answered": true, "corr": binary.BigEndian.Uint32(head[4:])}
 }
 
 // apiVersionsTooNew sends ApiVersions at a version no broker knows, on its
