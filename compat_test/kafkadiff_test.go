@@ -581,6 +581,80 @@ func kafkaDiffRows() []diffRow {
 		{name: "IncrementalAlterConfigs/bad value", req: func(*diffSide) kmsg.Request { return alterConfigReq(topic, "retention.ms", "abc") }, out: alterConfigOut},
 		{name: "IncrementalAlterConfigs/unknown topic", req: func(*diffSide) kmsg.Request { return alterConfigReq("kd-nope", "retention.ms", "1000") }, out: alterConfigOut},
 
+		{name: "IncrementalAlterConfigs/set retention.ms", req: func(*diffSide) kmsg.Request { return alterConfigReq(topic, "retention.ms", "3600000") }, out: alterConfigOut},
+		{name: "DescribeConfigs/after set", req: func(*diffSide) kmsg.Request {
+			return describeConfigsReq(kmsg.ConfigResourceTypeTopic, topic, "retention.ms", "cleanup.policy")
+		}, out: describeConfigsOut},
+		{name: "AlterConfigs/legacy unknown topic", req: func(*diffSide) kmsg.Request {
+			r := kmsg.NewPtrAlterConfigsRequest()
+			res := kmsg.NewAlterConfigsRequestResource()
+			res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeTopic, "kd-nope"
+			c := kmsg.NewAlterConfigsRequestResourceConfig()
+			c.Name, c.Value = "retention.ms", kmsg.StringPtr("1000")
+			res.Configs = append(res.Configs, c)
+			r.Resources = append(r.Resources, res)
+			return r
+		}, out: codesOut},
+		{name: "DeleteRecords/below high watermark", req: func(*diffSide) kmsg.Request {
+			r := kmsg.NewPtrDeleteRecordsRequest()
+			r.TimeoutMillis = 10000
+			t := kmsg.NewDeleteRecordsRequestTopic()
+			t.Topic = topic
+			p := kmsg.NewDeleteRecordsRequestTopicPartition()
+			p.Partition, p.Offset = 0, 1
+			t.Partitions = append(t.Partitions, p)
+			r.Topics = append(r.Topics, t)
+			return r
+		}, out: func(_ *diffSide, r kmsg.Response) any {
+			var out []any
+			for _, t := range r.(*kmsg.DeleteRecordsResponse).Topics {
+				for _, p := range t.Partitions {
+					out = append(out, map[string]any{"p": p.Partition, "err": errName(p.ErrorCode), "low": p.LowWatermark})
+				}
+			}
+			return out
+		}},
+		{name: "ListOffsets/earliest after delete", req: func(*diffSide) kmsg.Request { return listOffsetsReq(topic, 0, -2) }, out: listOffsetsOut},
+		{name: "Fetch/from log start", req: func(s *diffSide) kmsg.Request { return fetchReq(s, topic, 0, 1, nil) }, out: func(s *diffSide, r kmsg.Response) any {
+			f := r.(*kmsg.FetchResponse)
+			out := fetchOut(s, r).([]any)
+			for _, t := range f.Topics {
+				for _, p := range t.Partitions {
+					out = append(out, map[string]any{"recordBytes>0": len(p.RecordBatches) > 0})
+				}
+			}
+			return out
+		}},
+		{name: "ElectLeaders/preferred not needed", req: func(*diffSide) kmsg.Request {
+			r := kmsg.NewPtrElectLeadersRequest()
+			r.TimeoutMillis = 10000
+			t := kmsg.NewElectLeadersRequestTopic()
+			t.Topic, t.Partitions = topic, []int32{0}
+			r.Topics = append(r.Topics, t)
+			return r
+		}, out: codesOut},
+		{name: "DescribeLogDirs/topic", req: func(*diffSide) kmsg.Request {
+			r := kmsg.NewPtrDescribeLogDirsRequest()
+			t := kmsg.NewDescribeLogDirsRequestTopic()
+			t.Topic, t.Partitions = topic, []int32{0, 99}
+			r.Topics = append(r.Topics, t)
+			return r
+		}, out: func(_ *diffSide, r kmsg.Response) any {
+			d := r.(*kmsg.DescribeLogDirsResponse)
+			out := map[string]any{"err": errName(d.ErrorCode), "dirs": len(d.Dirs)}
+			for _, dir := range d.Dirs {
+				out["dirErr"] = errName(dir.ErrorCode)
+				for _, t := range dir.Topics {
+					var ps []int32
+					for _, p := range t.Partitions {
+						ps = append(ps, p.Partition)
+					}
+					out[t.Topic] = ps
+				}
+			}
+			return out
+		}},
+		{name: "DescribeUserScramCredentials/none", req: func(*diffSide) kmsg.Request { return kmsg.NewPtrDescribeUserSCRAMCredentialsRequest() }, out: codesOut},
 		{name: "FindCoordinator/group", req: func(*diffSide) kmsg.Request {
 			r := kmsg.NewPtrFindCoordinatorRequest()
 			r.CoordinatorKeys = []string{"kd-group"}
