@@ -127,7 +127,6 @@ var kafkaDiffAccepted = map[string]string{
 
 	// Config origins.
 	"DescribeConfigs/topic defaults":  "min.insync.replicas: Kafka 4.x's controller writes a cluster-level min.insync.replicas record at bootstrap (eligible leader replicas), so its source is DYNAMIC_DEFAULT_BROKER_CONFIG; minikafka has no such record and says DEFAULT_CONFIG",
-	"DescribeConfigs/broker defaults": "finding: minikafka reports auto.create.topics.enable, num.partitions and group.initial.rebalance.delay.ms as STATIC_BROKER_CONFIG where Kafka says DEFAULT_CONFIG for unset values, and does not describe transaction.max.timeout.ms",
 
 	// KIP-848 consumer groups.
 	"ConsumerGroupHeartbeat/join":        "interval: minikafka answers a short heartbeat interval while a group settles (a deliberate grace, see groups.heartbeatInterval), Kafka the configured 5000; finding: Kafka's first heartbeat answers member epoch 2, minikafka 1",
