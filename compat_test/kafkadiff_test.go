@@ -126,7 +126,7 @@ var kafkaDiffAccepted = map[string]string{
 	"Fetch/unknown topic ID":    "finding: on UNKNOWN_TOPIC_ID minikafka answers high watermark 0, Kafka -1",
 
 	// Config origins.
-	"DescribeConfigs/topic defaults":  "min.insync.replicas: Kafka 4.x's controller writes a cluster-level min.insync.replicas record at bootstrap (eligible leader replicas), so its source is DYNAMIC_DEFAULT_BROKER_CONFIG; minikafka has no such record and says DEFAULT_CONFIG",
+	"DescribeConfigs/topic defaults": "min.insync.replicas: Kafka 4.x's controller writes a cluster-level min.insync.replicas record at bootstrap (eligible leader replicas), so its source is DYNAMIC_DEFAULT_BROKER_CONFIG; minikafka has no such record and says DEFAULT_CONFIG",
 
 	// KIP-848 consumer groups.
 	"ConsumerGroupHeartbeat/join":        "interval: minikafka answers a short heartbeat interval while a group settles (a deliberate grace, see groups.heartbeatInterval), Kafka the configured 5000; finding: Kafka's first heartbeat answers member epoch 2, minikafka 1",
@@ -486,6 +486,25 @@ func kafkaDiffRows() []diffRow {
 			return createTopicReq("kd-cfg3", 1, 1, false, "retention.ms", "abc")
 		}, out: createTopicOut(false)},
 
+		{name: "CreateTopics/min.insync.replicas 0", req: func(*diffSide) kmsg.Request {
+			return createTopicReq("kd-cfg4", 1, 1, false, "min.insync.replicas", "0")
+		}, out: createTopicOut(false)},
+		{name: "CreateTopics/assignment with partition count", req: func(*diffSide) kmsg.Request {
+			r := createTopicReq("kd-assign", 1, -1, false)
+			a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+			a.Partition, a.Replicas = 0, []int32{1}
+			r.Topics[0].ReplicaAssignment = append(r.Topics[0].ReplicaAssignment, a)
+			return r
+		}, out: createTopicOut(false)},
+		{name: "DeleteTopics/existing", req: func(*diffSide) kmsg.Request {
+			r := kmsg.NewPtrDeleteTopicsRequest()
+			r.TimeoutMillis = 10000
+			dt := kmsg.NewDeleteTopicsRequestTopic()
+			dt.Topic = kmsg.StringPtr("kd-defaults")
+			r.Topics = append(r.Topics, dt)
+			r.TopicNames = []string{"kd-defaults"}
+			return r
+		}, out: deleteTopicsOut},
 		{name: "Metadata/unknown topic", req: func(*diffSide) kmsg.Request {
 			m := kmsg.NewPtrMetadataRequest()
 			mt := kmsg.NewMetadataRequestTopic()
@@ -724,6 +743,18 @@ func kafkaDiffRows() []diffRow {
 			return out
 		}},
 
+		{name: "InitProducerId/idempotent", req: func(*diffSide) kmsg.Request {
+			r := kmsg.NewPtrInitProducerIDRequest()
+			r.TransactionTimeoutMillis = -1
+			return r
+		}, out: func(_ *diffSide, r kmsg.Response) any {
+			p := r.(*kmsg.InitProducerIDResponse)
+			return map[string]any{"err": errName(p.ErrorCode), "epoch": p.ProducerEpoch, "idSet": p.ProducerID >= 0}
+		}},
+		{name: "JoinGroup/member id required", req: func(*diffSide) kmsg.Request { return joinGroupReq("kd-join", 30000) }, out: func(_ *diffSide, r kmsg.Response) any {
+			j := r.(*kmsg.JoinGroupResponse)
+			return map[string]any{"err": errName(j.ErrorCode), "memberIDSet": j.MemberID != "", "generation": j.Generation}
+		}},
 		{name: "InitProducerId/timeout above max", req: func(*diffSide) kmsg.Request {
 			r := kmsg.NewPtrInitProducerIDRequest()
 			r.TransactionalID, r.TransactionTimeoutMillis = kmsg.StringPtr("kd-txn"), 3_600_000
