@@ -282,6 +282,29 @@ func (s *diffSide) waitTopic(topic string) {
 	}
 }
 
+// waitTopicConfig waits until this side describes topic's key as value:
+// Kafka's broker applies an accepted change from the metadata log a
+// moment after answering.
+func (s *diffSide) waitTopicConfig(topic, key, value string) {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		r, err := s.br.Request(s.ctx, describeConfigsReq(kmsg.ConfigResourceTypeTopic, topic, key))
+		if err == nil {
+			for _, res := range r.(*kmsg.DescribeConfigsResponse).Resources {
+				for _, c := range res.Configs {
+					if c.Name == key && c.Value != nil && *c.Value == value {
+						return
+					}
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("%s: %s %s not %s after 30 s", s.name, topic, key, value)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // errName renders an error code with its Kafka name, so a difference reads
 // at a glance.
 func errName(code int16) string {
@@ -599,7 +622,8 @@ func kafkaDiffRows() []diffRow {
 		{name: "IncrementalAlterConfigs/bad value", req: func(*diffSide) kmsg.Request { return alterConfigReq(topic, "retention.ms", "abc") }, out: alterConfigOut},
 		{name: "IncrementalAlterConfigs/unknown topic", req: func(*diffSide) kmsg.Request { return alterConfigReq("kd-nope", "retention.ms", "1000") }, out: alterConfigOut},
 
-		{name: "IncrementalAlterConfigs/set retention.ms", req: func(*diffSide) kmsg.Request { return alterConfigReq(topic, "retention.ms", "3600000") }, out: alterConfigOut},
+		{name: "IncrementalAlterConfigs/set retention.ms", req: func(*diffSide) kmsg.Request { return alterConfigReq(topic, "retention.ms", "3600000") }, out: alterConfigOut,
+			after: func(s *diffSide) { s.waitTopicConfig(topic, "retention.ms", "3600000") }},
 		{name: "DescribeConfigs/after set", req: func(*diffSide) kmsg.Request {
 			return describeConfigsReq(kmsg.ConfigResourceTypeTopic, topic, "retention.ms", "cleanup.policy")
 		}, out: describeConfigsOut},
