@@ -246,12 +246,20 @@ func TestSlowHTTPClientsDoNotStallKafka(t *testing.T) {
 		}
 	})
 
-	time.Sleep(300 * time.Millisecond) // let the attack get going
-	connsMu.Lock()
-	if len(conns) < 160 {
-		t.Errorf("only %d hostile connections", len(conns))
+	// Let the attack get going: every slow-loris connection open (on a
+	// loaded machine their goroutines may need more than a moment to dial).
+	var open int
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		connsMu.Lock()
+		open = len(conns)
+		connsMu.Unlock()
+		if open >= 160 || time.Now().After(deadline) {
+			break
+		}
 	}
-	connsMu.Unlock()
+	if open < 160 {
+		t.Errorf("only %d hostile connections after 10 s", open)
+	}
 	start := time.Now()
 	const n = 2000
 	var slowest time.Duration
