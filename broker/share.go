@@ -6,7 +6,6 @@ package broker
 
 import (
 	"encoding/binary"
-	"io"
 	"path"
 	"time"
 
@@ -122,35 +121,16 @@ func (b *Broker) readShareRecords(p *partition, first, last int64, pooled *[]*[]
 	return out, next, nil
 }
 
-// readRanges appends rr's bytes to dst, without zeroing the room first:
-// into a pooled buffer when pooled is non-nil (moving dst's bytes there
-// when it lacks the room), else into a new one.
+// readRanges appends rr's bytes to dst: into a pooled buffer when pooled
+// is non-nil and dst lacks the room (dst's bytes move there), else as
+// logstore's AppendTo grows it.
 func readRanges(dst []byte, rr *logstore.ReadResult, pooled *[]*[]byte) ([]byte, error) {
-	need := len(dst) + int(rr.Size)
-	if cap(dst) < need {
-		var nb []byte
-		if pooled != nil {
-			bp := getShareBuf(need)
-			*pooled = append(*pooled, bp)
-			nb = *bp
-		} else {
-			nb = make([]byte, 0, need)
-		}
-		dst = append(nb, dst...)
+	if need := len(dst) + int(rr.Size); pooled != nil && cap(dst) < need {
+		bp := getShareBuf(need)
+		*pooled = append(*pooled, bp)
+		dst = append(*bp, dst...)
 	}
-	for _, rg := range rr.Ranges {
-		start := len(dst)
-		dst = dst[:start+int(rg.Len)]
-		n, err := rg.File.ReadAt(dst[start:], rg.Pos)
-		if n < int(rg.Len) {
-			// Only a Truncate racing this read can shorten a range.
-			if err == nil || err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			return dst[:start], err
-		}
-	}
-	return dst, nil
+	return rr.AppendTo(dst)
 }
 
 // batchesEnd is the offset after the last whole v2 batch in data.

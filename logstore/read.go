@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/minikafka/minikafka/internal/records"
 	"github.com/minikafka/minikafka/internal/vfs"
@@ -37,11 +38,14 @@ type ReadResult struct {
 	released bool
 }
 
-// AppendTo appends the bytes of all ranges to dst.
+// AppendTo appends the bytes of all ranges to dst. The room is taken
+// from dst's capacity without zeroing it first (the reads overwrite it),
+// so a caller that reuses a buffer large enough pays for the reads alone.
 func (r *ReadResult) AppendTo(dst []byte) ([]byte, error) {
+	dst = slices.Grow(dst, int(r.Size))
 	for _, rg := range r.Ranges {
 		start := len(dst)
-		dst = append(dst, make([]byte, rg.Len)...)
+		dst = dst[:start+int(rg.Len)]
 		n, err := rg.File.ReadAt(dst[start:], rg.Pos)
 		if n < int(rg.Len) {
 			// Only a Truncate racing this read can shorten a range.
