@@ -16,8 +16,8 @@ import (
 // encoded fields between them), not copied into an encoded response as
 // kmsg's AppendTo would: it implements protocol.BodyWriter, and
 // protocol.Releaser to give the pooled read buffers back once written or
-// dropped. AppendTo (any caller that does not use BodyWriter) encodes with
-// kmsg, record bytes copied in.
+// dropped. The embedded response's AppendTo (any caller that does not use
+// BodyWriter) encodes with kmsg, record bytes copied in.
 //
 // Record bytes are read (not sent with sendfile as Fetch's are) because a
 // ShareFetch answer is cut at batch boundaries the share-partition state
@@ -152,11 +152,6 @@ func (sb *shareFetchBody) WriteBody(w io.Writer, head []byte) error {
 // shareBodyWrites counts ShareFetch bodies written from pooled buffers
 // (tests check the path is really taken).
 var shareBodyWrites atomic.Int64
-
-// AppendTo encodes with kmsg, record bytes copied in.
-func (sb *shareFetchBody) AppendTo(dst []byte) []byte {
-	return sb.ShareFetchResponse.AppendTo(dst)
-}
 
 // SetThrottle also patches the encoded fields (throttle_time_ms comes
 // first).

@@ -3,6 +3,7 @@ package broker
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -130,15 +131,8 @@ func TestShareFetchBodyOverTCP(t *testing.T) {
 	addr := listen(t, b)
 	createTopic(t, b, "sfb", 3)
 	admin := newClient(t, addr, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(0))
-	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
-	res := kmsg.NewIncrementalAlterConfigsRequestResource()
-	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeGroupConfig, "g"
-	c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
-	c.Name, c.Value = "share.auto.offset.reset", kmsg.StringPtr("earliest")
-	res.Configs = append(res.Configs, c)
-	req.Resources = append(req.Resources, res)
-	if resp, err := req.RequestWith(context.Background(), admin); err != nil || resp.Resources[0].ErrorCode != 0 {
-		t.Fatalf("share.auto.offset.reset: %v %v", err, resp)
+	if code := setGroupConfig(t, b, "g", "share.auto.offset.reset", "earliest"); code != 0 {
+		t.Fatalf("share.auto.offset.reset: %v", code)
 	}
 	const n = 600
 	val := func(i int) []byte { return bytes.Repeat([]byte{byte(i)}, 100+(i*37)%9000) }
@@ -196,5 +190,34 @@ func TestShareFetchBodyOverTCP(t *testing.T) {
 	}
 	if shareBodyWrites.Load() == before {
 		t.Fatal("no ShareFetch answer went out from the pooled buffers")
+	}
+}
+
+// errWriter fails every write, as a connection whose client went away.
+type errWriter struct{ err error }
+
+func (w errWriter) Write([]byte) (int, error) { return 0, w.err }
+
+// A client that disconnects while its answer is written: WriteBody returns
+// the write's error (the connection then closes), and Release still gives
+// the buffers back and unhooks the records from them.
+func TestShareFetchBodyWriteFails(t *testing.T) {
+	r := kmsg.NewPtrShareFetchResponse()
+	r.Version = 1
+	rt := kmsg.NewShareFetchResponseTopic()
+	rp := kmsg.NewShareFetchResponseTopicPartition()
+	bp := getShareBuf(1000)
+	*bp = append(*bp, bytes.Repeat([]byte{7}, 1000)...)
+	rp.Records = *bp
+	rt.Partitions = append(rt.Partitions, rp)
+	r.Topics = append(r.Topics, rt)
+	body := newShareFetchBody(r, []*[]byte{bp}).(*shareFetchBody)
+	gone := errors.New("connection reset by peer")
+	if err := body.WriteBody(errWriter{gone}, []byte("head")); !errors.Is(err, gone) {
+		t.Fatalf("WriteBody = %v, want the writer's error", err)
+	}
+	body.Release()
+	if body.bufs != nil || len(r.Topics[0].Partitions[0].Records) != 0 {
+		t.Fatal("Release after a failed write left the pooled buffer referenced")
 	}
 }
