@@ -227,10 +227,13 @@ func TestUplinkTransactionsChaos(t *testing.T) {
 	sizes := map[int]int{}
 	stop := make(chan struct{})
 	done := make(chan struct{})
+	// The broker's address survives each crash; local.b itself is
+	// replaced by Crash while this goroutine runs.
+	seed := local.b
 	go func() {
 		defer close(done)
 		newClient := func() *kgo.Client {
-			return minikafkatest.Client(t, local.b, kgo.TransactionalID("chaos-txn"), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+			return minikafkatest.Client(t, seed, kgo.TransactionalID("chaos-txn"), kgo.RecordPartitioner(kgo.ManualPartitioner()),
 				kgo.TransactionTimeout(3*time.Second), kgo.RecordDeliveryTimeout(5*time.Second), kgo.RetryTimeout(5*time.Second))
 		}
 		cl := newClient()

@@ -229,14 +229,17 @@ func TestStalledWholeFrameEvicted(t *testing.T) {
 	budget := NewBudget(4 << 20)
 	s := startServer(t, Config{Budget: budget}, &fakeHandler{})
 	a, b := dial(t, s), dial(t, s)
-	send(t, a, produceFrame(1, 3<<20)[:1800<<10])
+	// 3000 of 3072 KiB: a frame read in growth mode doubles its buffer
+	// until most of it is in, and the last doubling can end anywhere up
+	// to 2944 KiB, so only past that is a whole buffer certain.
+	send(t, a, produceFrame(1, 3<<20)[:3000<<10])
 	waitFor(t, func() bool { return budget.InUse() >= 3<<20 })
 	// a's stall must begin well before b's: eviction takes the frames
 	// stalled past the limit, and if b went first, c would overdraw in its
 	// place and a (no one waiting any more) would rightly stay until the
 	// read timeout. Under load a's last bytes can be read after b's.
 	time.Sleep(time.Second)
-	send(t, b, produceFrame(2, 3<<20)[:1800<<10])
+	send(t, b, produceFrame(2, 3<<20)[:3000<<10])
 	waitFor(t, func() bool { return budget.Overdrawn() == 1 })
 	c := dial(t, s)
 	send(t, c, produceFrame(3, 3<<20))
