@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/minikafka/minikafka"
 	"github.com/minikafka/minikafka/minikafkatest"
@@ -555,4 +556,94 @@ func TestAPIRecordsAll(t *testing.T) {
 	s.wantErr(t, "GET", "/api/topics/events/records?partition=all&from=start", nil, 400, "newest first")
 	s.wantErr(t, "GET", "/api/topics/events/records?partition=all&before=x", nil, 400, "PARTITION:OFFSET")
 	s.wantErr(t, "GET", "/api/topics/events/records?partition=all&before=4:1", nil, 404, "no partition 4")
+}
+
+// TestAPIScramUsers: the console creates a SCRAM user, changes its
+// password and deletes it, and a real SASL login sees each change; bad
+// input is refused with the reason.
+func TestAPIScramUsers(t *testing.T) {
+	b, err := minikafka.Start(context.Background(), minikafka.WithInMemory(), minikafka.WithListenAddr("127.0.0.1:0"),
+		minikafka.WithSASL(map[string]string{"alice": "secret"}, "SCRAM-SHA-256", "SCRAM-SHA-512"), minikafka.WithTopic("locked", 1),
+		minikafka.WithHTTPAddr("127.0.0.1:0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	s := &seeded{b: b, base: "http://" + b.HTTPAddr().String()}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// login reports whether user can authenticate with pass under the
+	// mechanism (a fresh client, so no connection is reused).
+	login := func(user, pass string, sha512 bool) error {
+		mech := scram.Auth{User: user, Pass: pass}.AsSha256Mechanism()
+		if sha512 {
+			mech = scram.Auth{User: user, Pass: pass}.AsSha512Mechanism()
+		}
+		cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.SASL(mech), kgo.RequestRetries(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		lctx, lcancel := context.WithTimeout(ctx, 5*time.Second)
+		defer lcancel()
+		return cl.Ping(lctx)
+	}
+	type user struct {
+		User        string `json:"user"`
+		Credentials []struct {
+			Mechanism  string `json:"mechanism"`
+			Iterations int32  `json:"iterations"`
+		} `json:"credentials"`
+	}
+
+	var u user
+	if st := s.call(t, "PUT", "/api/scram/bob", map[string]any{"password": "bob-pw-1"}, &u); st != 200 ||
+		u.User != "bob" || len(u.Credentials) != 1 || u.Credentials[0].Mechanism != "SCRAM-SHA-256" || u.Credentials[0].Iterations != 8192 {
+		t.Fatalf("create bob: %d %+v", st, u)
+	}
+	if err := login("bob", "bob-pw-1", false); err != nil {
+		t.Errorf("bob cannot log in after the console created him: %v", err)
+	}
+	if st := s.call(t, "PUT", "/api/scram/bob", map[string]any{"password": "bob-pw-2", "mechanism": "SCRAM-SHA-512", "iterations": 4096}, &u); st != 200 || len(u.Credentials) != 2 {
+		t.Fatalf("add SHA-512 to bob: %d %+v", st, u)
+	}
+	if err := login("bob", "bob-pw-2", true); err != nil {
+		t.Errorf("bob's SHA-512 login: %v", err)
+	}
+	// A new password replaces the old one.
+	if st := s.call(t, "PUT", "/api/scram/bob", map[string]any{"password": "bob-pw-3", "mechanism": "SCRAM-SHA-256"}, &u); st != 200 {
+		t.Fatalf("change bob's password: %d", st)
+	}
+	if err := login("bob", "bob-pw-1", false); err == nil {
+		t.Error("bob's old password still works")
+	}
+	if err := login("bob", "bob-pw-3", false); err != nil {
+		t.Errorf("bob's new password: %v", err)
+	}
+
+	s.wantErr(t, "PUT", "/api/scram/bob", map[string]any{"password": "x", "mechanism": "MD5"}, 400, `mechanism "MD5"`)
+	s.wantErr(t, "PUT", "/api/scram/bob", map[string]any{"password": ""}, 400, "password: required")
+	s.wantErr(t, "PUT", "/api/scram/bob", map[string]any{"password": "x", "iterations": 100}, 400, "iterations 100")
+	s.wantErr(t, "PUT", "/api/scram/bob", map[string]any{"password": "x", "salt": "y"}, 400, "unknown field")
+	s.wantErr(t, "DELETE", "/api/scram/nobody", nil, 404, "nobody")
+	s.wantErr(t, "DELETE", "/api/scram/bob?mechanism=SCRAM-SHA-1", nil, 400, "SCRAM-SHA-1")
+
+	// One mechanism, then the whole user.
+	if st := s.call(t, "DELETE", "/api/scram/bob?mechanism=SCRAM-SHA-512", nil, nil); st != 200 {
+		t.Fatalf("remove bob's SHA-512: %d", st)
+	}
+	if err := login("bob", "bob-pw-2", true); err == nil {
+		t.Error("bob's removed SHA-512 credential still logs in")
+	}
+	s.wantErr(t, "DELETE", "/api/scram/bob?mechanism=SCRAM-SHA-512", nil, 404, "bob")
+	if st := s.call(t, "DELETE", "/api/scram/alice", nil, nil); st != 200 {
+		t.Fatalf("delete alice: %d", st)
+	}
+	if err := login("alice", "secret", false); err == nil {
+		t.Error("deleted alice still logs in")
+	}
+	var users []user
+	if st := s.call(t, "GET", "/api/scram", nil, &users); st != 200 || len(users) != 1 || users[0].User != "bob" || len(users[0].Credentials) != 1 {
+		t.Errorf("users left: %d %+v, want bob with one credential", st, users)
+	}
 }

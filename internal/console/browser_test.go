@@ -492,6 +492,65 @@ func TestBrowser(t *testing.T) {
 	t.Run("scram", func(t *testing.T) {
 		br.start(t, "/scram")
 		br.waitText("#no-users", "No SCRAM users")
+		creds := func(user string) map[string]int32 {
+			t.Helper()
+			ds, err := s.adm.DescribeUserSCRAMs(ctx, user)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := map[string]int32{}
+			for _, ci := range ds[user].CredInfos {
+				out[ci.Mechanism.String()] = ci.Iterations
+			}
+			return out
+		}
+		// Create carol with the form's defaults.
+		br.set("#scram-user", "carol")
+		br.set("#scram-password", "carol-pw")
+		br.click(`#scram-form button[type="submit"]`)
+		br.waitText(`#scram tr[data-user="carol"]`, "SCRAM-SHA-256 (8192 iterations)")
+		if got := creds("carol"); len(got) != 1 || got["SCRAM-SHA-256"] != 8192 {
+			t.Errorf("carol on the broker: %v", got)
+		}
+		// Add a SHA-512 credential with other iterations.
+		br.set("#scram-user", "carol")
+		br.set("#scram-password", "carol-pw-512")
+		br.set("#scram-mechanism", "SCRAM-SHA-512")
+		br.set("#scram-iterations", "4096")
+		br.click(`#scram-form button[type="submit"]`)
+		br.waitText(`#scram tr[data-user="carol"]`, "SCRAM-SHA-512 (4096 iterations)")
+		if got := creds("carol"); len(got) != 2 || got["SCRAM-SHA-512"] != 4096 {
+			t.Errorf("carol on the broker: %v", got)
+		}
+		// "Set password" fills the form with the user and mechanism.
+		br.click(`#scram tr[data-user="carol"] div[data-mechanism="SCRAM-SHA-512"] button.set-password`)
+		if got := get(br, "form", chromedp.Evaluate[string](`["scram-user","scram-mechanism","scram-iterations","scram-password"].map((id) => document.getElementById(id).value).join("|")`)); got != "carol|SCRAM-SHA-512|4096|" {
+			t.Errorf("form after Set password: %q", got)
+		}
+		// Remove one mechanism (asked twice), then the user.
+		remove := `button[data-remove="carol SCRAM-SHA-256"]`
+		br.click(remove)
+		br.waitText(remove, "Really")
+		br.click(remove)
+		br.waitJS("SHA-256 removed", `(() => { const r = document.querySelector('#scram tr[data-user="carol"]'); return !!r && !r.textContent.includes("SCRAM-SHA-256"); })()`)
+		if got := creds("carol"); len(got) != 1 || got["SCRAM-SHA-512"] != 4096 {
+			t.Errorf("carol on the broker after removing SHA-256: %v", got)
+		}
+		del := `button[data-delete-user="carol"]`
+		br.click(del)
+		br.waitText(del, "Really")
+		br.click(del)
+		br.waitText("#no-users", "No SCRAM users")
+		if ds, err := s.adm.DescribeUserSCRAMs(ctx); err != nil || len(ds) != 0 {
+			t.Errorf("users on the broker after delete: %v %v", ds, err)
+		}
+		// A refused change shows the broker's reason (the form's own
+		// checks are bypassed, as a script could).
+		br.set("#scram-user", "dave")
+		br.set("#scram-password", "pw")
+		br.set("#scram-iterations", "100")
+		br.run("submit", chromedp.Evaluate[chromedp.Void](`document.getElementById("scram-form").dispatchEvent(new Event("submit", {cancelable: true}))`))
+		br.waitText("#toast.error", "iterations 100")
 	})
 
 	t.Run("forwarding", func(t *testing.T) {

@@ -165,6 +165,8 @@ func (c *Console) routes() {
 	api("GET /api/quotas", c.quotas)
 	api("GET /api/transactions", c.transactions)
 	api("GET /api/scram", c.scramUsers)
+	api("PUT /api/scram/{user}", c.setScramUser)
+	api("DELETE /api/scram/{user}", c.deleteScramUser)
 	api("GET /api/forwarding", c.forwarding)
 	api("GET /api/forwarding/groups", c.forwardingGroups)
 	api("GET /api/schemas", c.listSchemas)

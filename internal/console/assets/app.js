@@ -485,12 +485,50 @@ async function pageTransactions() {
       : el("p", { id: "no-producers" }, "No active producers."));
 }
 
+// pageScram lists the SCRAM users and creates, changes and deletes them
+// (AlterUserScramCredentials, as kafka-configs and rpk security user do).
 async function pageScram() {
   const users = await api("GET", "/scram");
-  show(el("h1", {}, "SCRAM users"),
-    users.length ? table("scram", ["User", "Credentials"], users.map((u) => el("tr", {}, el("td", {}, u.user),
-      el("td", {}, u.error ? el("span", { class: "error" }, u.error) : u.credentials.map((c) => c.mechanism + " (" + c.iterations + " iterations)").join(", ")))))
-      : el("p", { id: "no-users" }, "No SCRAM users."));
+  const name = el("input", { id: "scram-user", placeholder: "user name", required: true, autocomplete: "off" });
+  const pass = el("input", { id: "scram-password", type: "password", placeholder: "password", required: true, autocomplete: "new-password" });
+  const mech = el("select", { id: "scram-mechanism" }, ["SCRAM-SHA-256", "SCRAM-SHA-512"].map((m) => el("option", { value: m }, m)));
+  const iters = el("input", { id: "scram-iterations", type: "number", min: 4096, max: 16384, value: 8192, class: "narrow" });
+  const form = el("form", { class: "box bar", id: "scram-form", onsubmit: async (ev) => {
+    ev.preventDefault();
+    const user = name.value;
+    try {
+      await api("PUT", "/scram/" + encodeURIComponent(user), { password: pass.value, mechanism: mech.value, iterations: Number(iters.value) });
+      toast("saved " + mech.value + " credential of " + user);
+      pageScram().catch(fail);
+    } catch (e) { toast(e.message, true); }
+  } }, "Create user or set password ", name, pass, mech, " iterations ", iters, el("button", { class: "primary", type: "submit" }, "Save"));
+  // edit fills the form for an existing user's credential.
+  const edit = (u, c) => {
+    name.value = u.user; mech.value = c ? c.mechanism : "SCRAM-SHA-256"; if (c) iters.value = c.iterations;
+    pass.value = ""; pass.focus();
+  };
+  const rows = users.map((u) => el("tr", { "data-user": u.user }, el("td", {}, u.user),
+    el("td", { class: "creds" }, u.error ? el("span", { class: "error" }, u.error) : u.credentials.map((c) => el("div", { "data-mechanism": c.mechanism },
+      c.mechanism + " (" + c.iterations + " iterations) ",
+      el("button", { class: "set-password", onclick: () => edit(u, c) }, "Set password"),
+      u.credentials.length > 1 ? [" ", scramDelete(u.user, c.mechanism, "Remove")] : null))),
+    el("td", {}, scramDelete(u.user, null, "Delete user"))));
+  show(el("h1", {}, "SCRAM users"), form,
+    users.length ? table("scram", ["User", "Credentials", ""], rows) : el("p", { id: "no-users" }, "No SCRAM users."));
+}
+
+// scramDelete asks once more, then deletes one mechanism's credential or,
+// without one, every credential of the user.
+function scramDelete(user, mechanism, label) {
+  const b = el("button", { class: "danger", "data-delete-user": mechanism ? null : user, "data-remove": mechanism ? user + " " + mechanism : null, onclick: async () => {
+    if (b.dataset.armed !== "1") { b.dataset.armed = "1"; b.textContent = "Really " + label.toLowerCase() + "?"; return; }
+    try {
+      await api("DELETE", "/scram/" + encodeURIComponent(user) + (mechanism ? "?mechanism=" + encodeURIComponent(mechanism) : ""));
+      toast(mechanism ? "removed " + mechanism + " from " + user : "deleted " + user);
+      pageScram().catch(fail);
+    } catch (e) { toast(e.message, true); }
+  } }, label);
+  return b;
 }
 
 async function pageForwarding() {
