@@ -62,6 +62,12 @@ func (e errUsageCLI) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return errUsageCLI{fmt.Sprintf(format, args...)} }
 
+// errFlagSaid is a flag parse error parseFlags has already printed.
+type errFlagSaid struct{ err error }
+
+func (e errFlagSaid) Error() string { return e.err.Error() }
+func (e errFlagSaid) Unwrap() error { return e.err }
+
 // cliCmd is one invocation: its flag set (common flags plus the verb's),
 // the positional arguments once parsed, and the client it opens lazily.
 type cliCmd struct {
@@ -156,8 +162,8 @@ func newCLICmd(name string, env cliEnv) *cliCmd {
 func (c *cliCmd) parse(args []string) error {
 	var pos []string
 	for {
-		if err := c.fs.Parse(args); err != nil {
-			return err
+		if err := parseFlags(c.fs, args, c.env.stderr, "its flags"); err != nil {
+			return errFlagSaid{err}
 		}
 		rest := c.fs.Args()
 		if len(rest) == 0 {
@@ -344,9 +350,19 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 			return 0
 		}
 		sc, ok := v.sub[rest[0]]
+		if !ok && strings.HasPrefix(rest[0], "-") {
+			fmt.Fprintf(env.stderr, "minikafka %s: want the command before its flags (minikafka %s <command> [flags]), not %q\nRun 'minikafka %s -h' for its commands.\n", name, name, rest[0], name)
+			return 2
+		}
 		if !ok {
-			fmt.Fprintf(env.stderr, "minikafka %s: unknown command %q\n", name, rest[0])
-			printVerbUsage(env.stderr, name, v)
+			// As for an unknown verb: the error, the closest command, and
+			// where the list is.
+			var names []string
+			for n := range v.sub {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			fmt.Fprintf(env.stderr, "minikafka %s: unknown command %q%s\nRun 'minikafka %s -h' for its commands.\n", name, rest[0], didYouMean(rest[0], names), name)
 			return 2
 		}
 		name += " " + rest[0]
@@ -366,6 +382,10 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
+		}
+		var said errFlagSaid
+		if errors.As(err, &said) {
+			return 2 // parseFlags printed it
 		}
 		var ue errUsageCLI
 		if errors.As(err, &ue) {

@@ -26,9 +26,9 @@ func runMain(t *testing.T, env map[string]string, args ...string) (stdout, stder
 // broker's flags; -h lists every command.
 func TestUnknownCommandAndHelp(t *testing.T) {
 	for word, want := range map[string]string{
-		"topics":  "minikafka: unknown command topics; did you mean topic?\nRun 'minikafka -h' for the commands.\n",
-		"prodcue": "minikafka: unknown command prodcue; did you mean produce?\nRun 'minikafka -h' for the commands.\n",
-		"xyzzy":   "minikafka: unknown command xyzzy\nRun 'minikafka -h' for the commands.\n",
+		"topics":  "minikafka: unknown command \"topics\"; did you mean topic?\nRun 'minikafka -h' for the commands.\n",
+		"prodcue": "minikafka: unknown command \"prodcue\"; did you mean produce?\nRun 'minikafka -h' for the commands.\n",
+		"xyzzy":   "minikafka: unknown command \"xyzzy\"\nRun 'minikafka -h' for the commands.\n",
 	} {
 		stdout, stderr, code := runMain(t, nil, word, "list")
 		if code != 2 || stdout != "" || stderr != want {
@@ -140,5 +140,38 @@ func TestGroupDescribeLagCountsUncommitted(t *testing.T) {
 	table, _, _ := cliRun(t, addr, "", "group", "describe", "half")
 	if !strings.Contains(table, "TOTAL-LAG 30") || !strings.Contains(table, "three  1          -          12") {
 		t.Fatalf("table:\n%s", table)
+	}
+}
+
+// A bad flag or flag value, for the broker as for a verb, is one line
+// naming the command and the flag, then where the flags are listed, exit
+// 2; not flag's default of the whole flag list (150 lines for the broker).
+func TestBadFlagsOneLine(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-c", "bogus.config=1"}, "minikafka: flag provided but not defined: -c\nRun 'minikafka -h' for the flags.\n"},
+		{[]string{"-node-id", "x"}, "minikafka: invalid value \"x\" for flag -node-id: parse error\nRun 'minikafka -h' for the flags.\n"},
+		{[]string{"-durability", "sometimes"}, "minikafka: invalid value \"sometimes\" for flag -durability: unknown durability policy \"sometimes\" (want always, never or interval=D)\nRun 'minikafka -h' for the flags.\n"},
+		{[]string{"-in-memory", "extra"}, "minikafka: unexpected arguments: [\"extra\"]\nRun 'minikafka -h' for the flags.\n"},
+		{[]string{"forward-status", "-bogus"}, "minikafka forward-status: flag provided but not defined: -bogus\nRun 'minikafka forward-status -h' for its flags.\n"},
+		{[]string{"produce", "t", "-z", "brotli"}, "minikafka produce: -z \"brotli\": want none, gzip, snappy, lz4 or zstd\n"},
+		{[]string{"consume", "t", "-n", "x"}, "minikafka consume: invalid value \"x\" for flag -n: parse error\nRun 'minikafka consume -h' for its flags.\n"},
+		{[]string{"fault", "add", "-bogus"}, "minikafka fault add: flag provided but not defined: -bogus\nRun 'minikafka fault add -h' for its flags.\n"},
+		{[]string{"wait", "-bogus"}, "minikafka wait: want the command before its flags (minikafka wait <command> [flags]), not \"-bogus\"\nRun 'minikafka wait -h' for its commands.\n"},
+		{[]string{"group", "descirbe", "g"}, "minikafka group: unknown command \"descirbe\"; did you mean describe?\nRun 'minikafka group -h' for its commands.\n"},
+	} {
+		stdout, stderr, code := runMain(t, nil, tc.args...)
+		if code != 2 || stdout != "" || stderr != tc.want {
+			t.Errorf("minikafka %s: exit %d, stdout %q, stderr %q; want exit 2 and %q", strings.Join(tc.args, " "), code, stdout, stderr, tc.want)
+		}
+	}
+	// -h still prints the whole list, exit 0.
+	for args, flag := range map[string]string{"-h": "  -listen", "topic create -h": "  -timeout", "forward-status -h": "  -timeout"} {
+		_, stderr, code := runMain(t, nil, strings.Fields(args)...)
+		if code != 0 || !strings.HasPrefix(stderr, "Usage: minikafka") || !strings.Contains(stderr, flag) {
+			t.Errorf("minikafka %s: exit %d, stderr %q", args, code, stderr)
+		}
 	}
 }

@@ -129,6 +129,10 @@ func TestCLIGolden(t *testing.T) {
 		{"err-delete-unknown", "", []string{"topic", "delete", "nope"}},
 		{"err-group-unknown", "", []string{"group", "describe", "nope"}},
 		{"err-bad-flag", "", []string{"topic", "create", "x", "-bogus"}},
+		{"err-bad-flag-value", "", []string{"topic", "create", "x", "-p", "three"}},
+		{"err-bad-config-syntax", "", []string{"topic", "create", "x", "-c", "retention.ms"}},
+		{"err-unknown-command-typo", "", []string{"topic", "lsit"}},
+		{"err-flag-before-command", "", []string{"topic", "-b", "localhost:9092", "list"}},
 		// The broker's error_message, the specific reason, is shown.
 		{"err-create-bad-name", "", []string{"topic", "create", "bad/name"}},
 		{"err-create-bad-config", "", []string{"topic", "create", "x", "-c", "bogus.config=1"}},

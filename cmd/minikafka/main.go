@@ -115,15 +115,14 @@ func parseSettings(args []string, lookupEnv func(string) (string, bool), stderr 
 		fmt.Fprintf(stderr, "minikafka: %v\n", envErr)
 		return s, errUsage
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, stderr, "the flags"); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return s, flag.ErrHelp
 		}
-		return s, errUsage // flag already printed the error and usage
+		return s, errUsage // parseFlags said what was wrong
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "minikafka: unexpected arguments: %q\n", fs.Args())
-		fs.Usage()
+		fmt.Fprintf(stderr, "minikafka: unexpected arguments: %q\nRun 'minikafka -h' for the flags.\n", fs.Args())
 		return s, errUsage
 	}
 	var bad []string
@@ -163,7 +162,7 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 	if len(args) > 0 && args[0] != "" && !strings.HasPrefix(args[0], "-") {
 		// A word where the broker takes only flags is a mistyped command,
 		// not a reason to print every broker flag.
-		fmt.Fprintf(stderr, "minikafka: unknown command %s%s\nRun 'minikafka -h' for the commands.\n", args[0], didYouMean(args[0]))
+		fmt.Fprintf(stderr, "minikafka: unknown command %q%s\nRun 'minikafka -h' for the commands.\n", args[0], didYouMean(args[0], commandNames()))
 		return 2
 	}
 	s, err := parseSettings(args, lookupEnv, stderr)
@@ -302,7 +301,7 @@ func printCommands(w io.Writer) {
 	fmt.Fprintf(w, "Commands (client verbs work against any Kafka broker; control verbs need the broker's -admin-addr):\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, n := range commandNames() {
-		summary := "the forwarding state of a running broker"
+		summary := "Shows the forwarding state of a running broker"
 		if v := cliVerbs[n]; v != nil {
 			summary = v.summary
 			if v.sub == nil {
@@ -320,9 +319,9 @@ func printCommands(w io.Writer) {
 
 // didYouMean suggests the command closest to word: one it starts, one
 // that starts it (topics, topic), or one a typo or two away.
-func didYouMean(word string) string {
+func didYouMean(word string, names []string) string {
 	best, bestDist := "", 3
-	for _, n := range commandNames() {
+	for _, n := range names {
 		if strings.HasPrefix(n, word) || strings.HasPrefix(word, n) {
 			return "; did you mean " + n + "?"
 		}
@@ -372,4 +371,24 @@ func checkDataDir(dir string) error {
 	}
 	f.Close()
 	return os.Remove(f.Name())
+}
+
+// parseFlags parses args with fs. -h prints fs's usage and returns
+// flag.ErrHelp; a bad flag or value is one line naming the command, then
+// where to look (what: "the flags", "its flags"), instead of flag's
+// default of the whole flag list after the error.
+func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer, what string) error {
+	usage := fs.Usage
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	fs.Usage = usage
+	fs.SetOutput(stderr)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		usage()
+	case err != nil:
+		fmt.Fprintf(stderr, "%s: %v\nRun '%s -h' for %s.\n", fs.Name(), err, fs.Name(), what)
+	}
+	return err
 }

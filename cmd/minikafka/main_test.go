@@ -290,7 +290,7 @@ func TestBadFlagMessages(t *testing.T) {
 		{args: []string{"-durability", "sometimes"}, want: `invalid value "sometimes" for flag -durability`},
 		{args: []string{"-node-id", "x"}, want: "-node-id"},
 		{args: []string{"-default-partitions", "0"}, want: "-default-partitions 0"},
-		{args: []string{"extra"}, want: "unknown command extra"},
+		{args: []string{"extra"}, want: `unknown command "extra"`},
 		{args: []string{"-in-memory", "extra"}, want: "unexpected arguments"},
 		{env: []string{"MINIKAFKA_NODE_ID=abc"}, want: "MINIKAFKA_NODE_ID"},
 		{env: []string{"MINIKAFKA_LOG_LEVEL=loud"}, want: "MINIKAFKA_LOG_LEVEL"},
