@@ -110,7 +110,7 @@ func Start(ctx context.Context, opts ...Option) (_ *Broker, err error) {
 		return nil, err
 	}
 	// Before the console, which shows the registry's subjects.
-	if b.registry, err = startRegistry(c.schemaRegistry, b); err != nil {
+	if b.registry, err = startRegistry(c.schemaRegistry, c.authorizer, b); err != nil {
 		return nil, err
 	}
 	if err = b.http.attach(b); err != nil { // ready from here on

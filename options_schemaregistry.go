@@ -39,6 +39,12 @@ func WithSchemaRegistryAny() Option {
 // broker's SCRAM users (WithSASL's, and those created with
 // AlterUserScramCredentials, e.g. minikafka user create), as Redpanda's
 // registry does. Without it the registry asks for no password.
+//
+// With WithAuthorizer too, each request is also decided by the broker's
+// ACLs, the user being User:<name>: a subject's rights are those of its
+// topic (orders-value: topic orders; WRITE to register, READ to read),
+// the global config and mode the cluster's; a refusal is 403 with
+// Confluent's 40301. Package internal/schemaregistry's doc has the table.
 func WithSchemaRegistryAuth() Option {
 	return optionFunc(func(c *config) { c.schemaRegistry.auth = true })
 }

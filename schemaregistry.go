@@ -14,9 +14,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"golang.org/x/net/netutil"
 
+	"github.com/minikafka/minikafka/broker"
 	"github.com/minikafka/minikafka/internal/schemaregistry"
 	"github.com/minikafka/minikafka/protocol"
 )
@@ -35,7 +38,7 @@ type registrySide struct {
 
 // startRegistry binds the registry's listener and serves it; nil when
 // cfg has no address. The registry reads its topic on the first request.
-func startRegistry(cfg schemaRegistryConfig, b *Broker) (_ *registrySide, err error) {
+func startRegistry(cfg schemaRegistryConfig, az *broker.AuthorizerConfig, b *Broker) (_ *registrySide, err error) {
 	if cfg.addr == "" {
 		return nil, nil
 	}
@@ -62,8 +65,13 @@ func startRegistry(cfg schemaRegistryConfig, b *Broker) (_ *registrySide, err er
 	if cfg.auth {
 		authenticate = b.brk.CheckSCRAMPassword
 	}
+	var acls func(context.Context) (*schemaregistry.ACLSet, error)
+	if az != nil {
+		acls = func(ctx context.Context) (*schemaregistry.ACLSet, error) { return b.registryACLs(ctx, az) }
+	}
 	r.reg, err = schemaregistry.New(schemaregistry.Config{
 		Authenticate: authenticate,
+		ACLs:         acls,
 		Kafka: []kgo.Opt{
 			// Every address the broker advertises leads to the same pipe.
 			kgo.SeedBrokers("schema-registry.internal:9092"),
@@ -93,6 +101,36 @@ func startRegistry(cfg schemaRegistryConfig, b *Broker) (_ *registrySide, err er
 		_ = r.srv.Serve(netutil.LimitListener(ln, maxHTTPConns))
 	}()
 	return r, nil
+}
+
+// registryACLs reads the broker's ACLs (DescribeAcls, straight to the
+// handler: nothing to encode, and no ACL of its own to pass) for the
+// registry to decide a request by. Read for every request, so that an ACL
+// created or deleted applies to the next one, as on the Kafka side.
+func (b *Broker) registryACLs(ctx context.Context, az *broker.AuthorizerConfig) (*schemaregistry.ACLSet, error) {
+	req := kmsg.NewPtrDescribeACLsRequest()
+	req.Version = 3
+	req.ResourceType = kmsg.ACLResourceTypeAny
+	req.ResourcePatternType = kmsg.ACLResourcePatternTypeAny
+	req.Operation = kmsg.ACLOperationAny
+	req.PermissionType = kmsg.ACLPermissionTypeAny
+	resp, err := b.do(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	r := resp.(*kmsg.DescribeACLsResponse)
+	if err := kerr.ErrorForCode(r.ErrorCode); err != nil {
+		return nil, fmt.Errorf("DescribeAcls: %w", err)
+	}
+	set := &schemaregistry.ACLSet{SuperUsers: az.SuperUsers, AllowEveryoneIfNoACLFound: az.AllowEveryoneIfNoACLFound}
+	for _, res := range r.Resources {
+		for _, a := range res.ACLs {
+			set.Bindings = append(set.Bindings, schemaregistry.ACL{Principal: a.Principal, Host: a.Host,
+				ResourceType: res.ResourceType, Name: res.ResourceName, Pattern: res.ResourcePatternType,
+				Operation: a.Operation, Permission: a.PermissionType})
+		}
+	}
+	return set, nil
 }
 
 // stop closes the listener, then the registry and its Kafka connection

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Media types: Confluent's own, and plain JSON (which it accepts too).
@@ -46,36 +48,41 @@ func (r *Registry) mux() *http.ServeMux {
 
 func (r *Registry) routes() {
 	m := http.NewServeMux()
-	h := func(pattern string, fn handler) { m.Handle(pattern, r.serve(fn)) }
-	h("GET /{$}", func(*http.Request) (any, error) { return struct{}{}, nil })
-	h("GET /schemas/types", func(*http.Request) (any, error) { return supportedTypes, nil })
+	// h serves pattern with fn after checking op (with ACLs on) on the
+	// path's subject, or on the cluster for a path without one (the
+	// global /config and /mode). Where op is none (Unknown), there is
+	// nothing to check or fn filters what it shows itself.
+	const none = kmsg.ACLOperationUnknown
+	h := func(pattern string, op kmsg.ACLOperation, fn handler) { m.Handle(pattern, r.serve(op, fn)) }
+	h("GET /{$}", none, func(*http.Request) (any, error) { return struct{}{}, nil })
+	h("GET /schemas/types", none, func(*http.Request) (any, error) { return supportedTypes, nil })
 	// One context, the default one: schema contexts are not supported.
-	h("GET /contexts", func(*http.Request) (any, error) { return []string{"."}, nil })
-	h("GET /schemas", r.getSchemas)
-	h("GET /schemas/ids/{id}", r.getSchemaByID)
-	h("GET /schemas/ids/{id}/schema", r.getSchemaByID)
-	h("GET /schemas/ids/{id}/subjects", r.getSubjectsByID)
-	h("GET /schemas/ids/{id}/versions", r.getVersionsByID)
-	h("GET /subjects", r.getSubjects)
-	h("POST /subjects/{subject}", r.postLookup)
-	h("DELETE /subjects/{subject}", r.deleteSubjectHTTP)
-	h("GET /subjects/{subject}/versions", r.getVersions)
-	h("POST /subjects/{subject}/versions", r.postRegister)
-	h("GET /subjects/{subject}/versions/{version}", r.getVersion)
-	h("GET /subjects/{subject}/versions/{version}/schema", r.getVersion)
-	h("GET /subjects/{subject}/versions/{version}/referencedby", r.getReferencedBy)
-	h("DELETE /subjects/{subject}/versions/{version}", r.deleteVersionHTTP)
-	h("POST /compatibility/subjects/{subject}/versions", r.postCompatibility)
-	h("POST /compatibility/subjects/{subject}/versions/{version}", r.postCompatibility)
+	h("GET /contexts", none, func(*http.Request) (any, error) { return []string{"."}, nil })
+	h("GET /schemas", none, r.getSchemas)
+	h("GET /schemas/ids/{id}", none, r.getSchemaByID)
+	h("GET /schemas/ids/{id}/schema", none, r.getSchemaByID)
+	h("GET /schemas/ids/{id}/subjects", none, r.getSubjectsByID)
+	h("GET /schemas/ids/{id}/versions", none, r.getVersionsByID)
+	h("GET /subjects", none, r.getSubjects)
+	h("POST /subjects/{subject}", kmsg.ACLOperationRead, r.postLookup)
+	h("DELETE /subjects/{subject}", kmsg.ACLOperationDelete, r.deleteSubjectHTTP)
+	h("GET /subjects/{subject}/versions", kmsg.ACLOperationDescribe, r.getVersions)
+	h("POST /subjects/{subject}/versions", kmsg.ACLOperationWrite, r.postRegister)
+	h("GET /subjects/{subject}/versions/{version}", kmsg.ACLOperationRead, r.getVersion)
+	h("GET /subjects/{subject}/versions/{version}/schema", kmsg.ACLOperationRead, r.getVersion)
+	h("GET /subjects/{subject}/versions/{version}/referencedby", kmsg.ACLOperationRead, r.getReferencedBy)
+	h("DELETE /subjects/{subject}/versions/{version}", kmsg.ACLOperationDelete, r.deleteVersionHTTP)
+	h("POST /compatibility/subjects/{subject}/versions", kmsg.ACLOperationRead, r.postCompatibility)
+	h("POST /compatibility/subjects/{subject}/versions/{version}", kmsg.ACLOperationRead, r.postCompatibility)
 	for _, p := range []string{"/config", "/config/{subject}"} {
-		h("GET "+p, r.getConfig)
-		h("PUT "+p, r.putConfig)
-		h("DELETE "+p, r.deleteConfig)
+		h("GET "+p, kmsg.ACLOperationDescribeConfigs, r.getConfig)
+		h("PUT "+p, kmsg.ACLOperationAlterConfigs, r.putConfig)
+		h("DELETE "+p, kmsg.ACLOperationAlterConfigs, r.deleteConfig)
 	}
 	for _, p := range []string{"/mode", "/mode/{subject}"} {
-		h("GET "+p, r.getMode)
-		h("PUT "+p, r.putMode)
-		h("DELETE "+p, r.deleteMode)
+		h("GET "+p, kmsg.ACLOperationDescribeConfigs, r.getMode)
+		h("PUT "+p, kmsg.ACLOperationAlterConfigs, r.putMode)
+		h("DELETE "+p, kmsg.ACLOperationAlterConfigs, r.deleteMode)
 	}
 	// Confluent's answers for paths and methods it does not serve.
 	m.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
@@ -93,8 +100,8 @@ func (r *Registry) routes() {
 }
 
 // serve wraps an endpoint: checks the media type, bounds the body, loads
-// the state if needed, and writes the answer or the error.
-func (r *Registry) serve(fn handler) http.Handler {
+// the state if needed, checks op, and writes the answer or the error.
+func (r *Registry) serve(op kmsg.ACLOperation, fn handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if req.Body != nil && req.Method != http.MethodGet && req.Method != http.MethodDelete {
 			if ct := req.Header.Get("Content-Type"); ct != "" {
@@ -113,7 +120,17 @@ func (r *Registry) serve(fn handler) http.Handler {
 			writeError(w, req, errorf(codeStoreError, "%v", err))
 			return
 		}
-		out, err := fn(req)
+		areq, err := r.withRequester(req)
+		if err != nil {
+			r.log.Error("schema registry: reading the ACLs", "err", err)
+			writeError(w, req, errorf(codeStoreError, "Error while reading the ACLs: %v", err))
+			return
+		}
+		req = areq
+		var out any
+		if err = r.checkRoute(req, op); err == nil {
+			out, err = fn(req)
+		}
 		if err != nil {
 			var e *Error
 			if !errors.As(err, &e) {
@@ -130,6 +147,14 @@ func (r *Registry) serve(fn handler) http.Handler {
 		}
 		writeJSON(w, req, http.StatusOK, out)
 	})
+}
+
+// checkRoute checks op on the path's subject (the cluster without one).
+func (r *Registry) checkRoute(req *http.Request, op kmsg.ACLOperation) error {
+	if op == kmsg.ACLOperationUnknown {
+		return nil
+	}
+	return r.check(req, op, req.PathValue("subject"))
 }
 
 // responseType is Confluent's media type, or plain JSON for a client
@@ -197,9 +222,16 @@ func (r *Registry) getSchemaByID(req *http.Request) (any, error) {
 	}
 	r.mu.RLock()
 	s := r.s.ids[id]
+	var uses []subjectVersionRef
+	if s != nil && requesterOf(req) != nil {
+		uses = r.s.usesOf(id, true)
+	}
 	r.mu.RUnlock()
 	if s == nil {
 		return nil, errorf(codeSchemaNotFound, "Schema %d not found", id)
+	}
+	if err := r.checkSchemaRead(req, uses); err != nil {
+		return nil, err
 	}
 	if strings.HasSuffix(req.URL.Path, "/schema") {
 		return rawSchema(s.text), nil
@@ -235,6 +267,25 @@ func (st *state) usesOf(id int, deleted bool) []subjectVersionRef {
 	return out
 }
 
+// checkSchemaRead checks that req may read a schema that the subject
+// versions uses have: READ on one of the subjects (Confluent's rule for
+// SCHEMA_READ), or DESCRIBE on the cluster for a schema no subject has
+// any more.
+func (r *Registry) checkSchemaRead(req *http.Request, uses []subjectVersionRef) error {
+	if requesterOf(req) == nil {
+		return nil
+	}
+	for _, u := range uses {
+		if may(req, kmsg.ACLOperationRead, u.Subject) {
+			return nil
+		}
+	}
+	if len(uses) == 0 {
+		return r.check(req, kmsg.ACLOperationDescribe, "")
+	}
+	return r.check(req, kmsg.ACLOperationRead, uses[0].Subject)
+}
+
 func (r *Registry) getSubjectsByID(req *http.Request) (any, error) {
 	uses, err := r.uses(req)
 	if err != nil {
@@ -261,9 +312,11 @@ func (r *Registry) uses(req *http.Request) ([]subjectVersionRef, error) {
 	if r.s.ids[id] == nil {
 		return nil, errorf(codeSchemaNotFound, "Schema %d not found", id)
 	}
-	out := r.s.usesOf(id, flag(req, "deleted"))
-	if out == nil {
-		out = []subjectVersionRef{}
+	out := []subjectVersionRef{}
+	for _, u := range r.s.usesOf(id, flag(req, "deleted")) {
+		if may(req, kmsg.ACLOperationDescribe, u.Subject) {
+			out = append(out, u)
+		}
 	}
 	return out, nil
 }
@@ -274,7 +327,7 @@ func (r *Registry) getSubjects(req *http.Request) (any, error) {
 	defer r.mu.RUnlock()
 	out := []string{}
 	for s := range r.s.subjects {
-		if strings.HasPrefix(s, prefix) && len(r.s.live(s, deleted)) > 0 {
+		if strings.HasPrefix(s, prefix) && len(r.s.live(s, deleted)) > 0 && may(req, kmsg.ACLOperationDescribe, s) {
 			out = append(out, s)
 		}
 	}
@@ -290,7 +343,7 @@ func (r *Registry) getSchemas(req *http.Request) (any, error) {
 	defer r.mu.RUnlock()
 	out := []subjectVersion{}
 	for s := range r.s.subjects {
-		if !strings.HasPrefix(s, prefix) {
+		if !strings.HasPrefix(s, prefix) || !may(req, kmsg.ACLOperationRead, s) {
 			continue
 		}
 		vers := r.s.live(s, deleted)

@@ -22,6 +22,48 @@
 // request needs HTTP basic credentials it accepts (401 otherwise);
 // minikafka checks them against the broker's SCRAM users.
 //
+// # Authorization
+//
+// With Config.ACLs (minikafka: WithAuthorizer and WithSchemaRegistry
+// together) every request is decided by the broker's own ACLs, the ones
+// CreateAcls makes (minikafka acl, kafka-acls, kadm), read afresh for each
+// request so that a change applies to the next one. The model is
+// Redpanda's registry ACLs ("registry" and "subject" resources) laid on
+// Kafka's resource types, since the broker's ACLs have no others: a
+// subject is its topic by Confluent's TopicNameStrategy read backwards
+// (orders-value and orders-key are topic orders; any other subject is a
+// topic of its own name, which a PREFIXED ACL can cover), and the registry
+// as a whole is the cluster (kafka-cluster). So whoever may write a topic
+// may register its schemas, and whoever may read it may read them. The
+// principal is User:<basic auth user> (with Config.Authenticate; without
+// it User:ANONYMOUS, whatever the credentials say), the host the client's
+// IP address, and Kafka's rules apply: super users, DENY before ALLOW,
+// READ, WRITE, DELETE and ALTER implying DESCRIBE, ALTER_CONFIGS implying
+// DESCRIBE_CONFIGS, allow.everyone.if.no.acl.found. What each request
+// needs:
+//
+//   - on the subject's topic: DESCRIBE to list its versions (GET
+//     /subjects/{s}/versions); READ to read a version, its schema or
+//     referencedby, to look a schema up (POST /subjects/{s}) and to test
+//     compatibility; WRITE to register; DELETE to delete a version or the
+//     subject; DESCRIBE_CONFIGS to read its /config or /mode,
+//     ALTER_CONFIGS to set or delete them.
+//   - on the cluster: DESCRIBE_CONFIGS for the global /config and /mode,
+//     ALTER_CONFIGS to change them.
+//   - GET /schemas/ids/{id}: READ on one of the subjects with that schema
+//     (Confluent's rule); a schema no subject has any more needs DESCRIBE
+//     on the cluster.
+//   - listings (GET /subjects, /schemas, /schemas/ids/{id}/subjects and
+//     /versions) show only the subjects the principal may DESCRIBE (READ
+//     for /schemas), as Metadata shows only the topics a client may see.
+//   - /, /schemas/types and /contexts: nothing.
+//
+// A refusal is 403 with Confluent's code 40301, naming the principal, the
+// operation and the ACL resource that decided, and is logged at INFO
+// ("schema registry: authorization denied", once a minute per principal,
+// host, operation and resource). Unlike Redpanda, no resource type of its
+// own keeps registry rights apart from topic rights.
+//
 // # Schema types and compatibility
 //
 // Avro (the default) is parsed by hamba/avro, Protobuf by bufbuild's

@@ -8,6 +8,7 @@ import (
 // Confluent's error codes: the HTTP status times 100 plus a detail, or the
 // bare status where Confluent has no finer code.
 const (
+	codeForbidden             = 40301
 	codeSubjectNotFound       = 40401
 	codeVersionNotFound       = 40402
 	codeSchemaNotFound        = 40403

@@ -40,7 +40,12 @@ type Config struct {
 	// basic credentials that it accepts (minikafka checks them against
 	// the broker's SCRAM users).
 	Authenticate func(user, pass string) bool
-	Logger       *slog.Logger
+	// ACLs, when set, turns authorization on: each request reads the
+	// broker's ACLs with it and is decided by them (the package doc's
+	// "Authorization"). The principal is User:<the basic auth user> with
+	// Authenticate, User:ANONYMOUS without.
+	ACLs   func(ctx context.Context) (*ACLSet, error)
+	Logger *slog.Logger
 }
 
 // store is the log the state is kept in: kafkaStore, or a test's.
@@ -78,6 +83,7 @@ type Registry struct {
 	muxOnce sync.Once
 	httpMux *http.ServeMux
 	auth    *authCache
+	denials denialLog
 
 	damagedMu sync.Mutex
 	damaged   []string // records of the topic that did not decode
