@@ -350,11 +350,22 @@ func produceCmd(c *cliCmd) func(context.Context) error {
 				return err
 			}
 		} else {
-			fmt.Fprintf(c.env.stdout, "produced %d records to %s\n", n-bad, topic)
+			fmt.Fprintf(c.env.stdout, "produced %s to %s\n", plural(n-bad, "record"), topic)
+		}
+		if bad > 0 && n == 1 {
+			return fmt.Errorf("the record failed: %w", firstErr)
 		}
 		if bad > 0 {
 			return fmt.Errorf("%d of %d records failed, the first: %w", bad, n, firstErr)
 		}
 		return nil
 	}
+}
+
+// plural is "1 record", "2 records".
+func plural[N int64 | int](n N, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -122,6 +122,7 @@ func TestCLIGolden(t *testing.T) {
 		{"cluster-info", "", []string{"cluster", "info"}},
 		{"cluster-info-json", "", []string{"cluster", "info", "-o", "json"}},
 		{"topic-delete", "", []string{"topic", "delete", "one"}},
+		{"produce-one", "only\n", []string{"produce", "single"}},
 		// Errors: one line naming what is wrong, exit 1 for a failed
 		// operation, 2 for a bad command line.
 		{"err-describe-unknown", "", []string{"topic", "describe", "nope"}},

@@ -271,6 +271,11 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 	if u := b.SchemaRegistryURL(); u != "" {
 		fmt.Fprintf(stdout, "minikafka schema registry at %s\n", u)
 	}
+	if s.uplink.upstream != "" {
+		// An edge broker says where its records go: nothing else shows it
+		// until forward-status is asked.
+		fmt.Fprintf(stdout, "minikafka forwarding %s to upstream %s\n", strings.Join(s.uplink.forward, " "), s.uplink.upstream)
+	}
 	if started != nil {
 		started <- b
 	}

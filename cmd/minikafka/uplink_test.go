@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/hex"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -148,5 +149,33 @@ func TestSpoolKeyFlags(t *testing.T) {
 		if _, err := parseSettings(c.args, none, &stderr); err == nil || !strings.Contains(stderr.String(), c.want) {
 			t.Errorf("%q: err %v, stderr %q, want %q", c.args, err, stderr.String(), c.want)
 		}
+	}
+}
+
+// The start of an edge broker names what it forwards and where, after the
+// listening line.
+func TestForwardingStartLine(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var out syncBuffer
+	started := make(chan *minikafka.Broker, 1)
+	done := make(chan int, 1)
+	none := func(string) (string, bool) { return "", false }
+	go func() {
+		done <- run(ctx, []string{"-in-memory", "-listen", "127.0.0.1:0", "-log-level", "error",
+			"-upstream", "127.0.0.1:1", "-forward", "edge-*", "-forward", "/^metrics\\./=site1."}, none, &out, io.Discard, started)
+	}()
+	select {
+	case <-started:
+	case code := <-done:
+		t.Fatalf("run exited with %d", code)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	lines := strings.Split(out.String(), "\n")
+	if len(lines) < 2 || !strings.HasPrefix(lines[0], "minikafka listening on ") ||
+		lines[1] != `minikafka forwarding edge-* /^metrics\./=site1. to upstream 127.0.0.1:1` {
+		t.Fatalf("start lines: %q", lines)
 	}
 }
