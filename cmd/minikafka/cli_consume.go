@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -28,7 +29,7 @@ func init() {
 		usage: "TOPIC... | -regex RE [-offset start|end|N|@TIME] [-n COUNT] [-follow] [-format value|json|TEMPLATE] [-g GROUP]",
 		summary: "Prints the records of one or more topics. Without -follow it stops at the end offsets the partitions\n" +
 			"had when it started; with -follow it prints each record as it arrives until interrupted (Ctrl-C\n" +
-			"prints and commits what was read, exit 0). -g reads as a member of a consumer group and commits\n" +
+			"prints and commits what was read, exit 0), waiting for topics that do not exist yet. -g reads as a member of a consumer group and commits\n" +
 			"what it printed.",
 		setup: consumeCmd,
 	}}
@@ -192,8 +193,10 @@ func consumeCmd(c *cliCmd) func(context.Context) error {
 			return usagef("-p: name one topic")
 		}
 		// The topics and their end offsets now, so the consumer knows
-		// where "the end" is and an unknown topic fails at once.
-		_, adm, err := c.client()
+		// where "the end" is and an unknown topic fails at once (a tail
+		// waits for it: its metadata must then not be cached for kgo's
+		// default 5 s).
+		_, adm, err := c.client(kgo.MetadataMinAge(100 * time.Millisecond))
 		if err != nil {
 			return err
 		}
@@ -203,9 +206,27 @@ func consumeCmd(c *cliCmd) func(context.Context) error {
 				return err
 			}
 		}
+		// SIGINT and SIGTERM end the wait for topics and the loop below as
+		// the end of the data does: what was read is printed (and
+		// committed) and the exit is 0. The timeout (an explicit -timeout
+		// with -follow) does the same.
+		pollCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		defer stop()
 		ends, err := adm.ListEndOffsets(ctx, topics...)
 		if err != nil {
 			return err
+		}
+		// A tail started before the producer waits for its topics, as
+		// kcat -C and rpk topic consume do; a topic that appears meanwhile
+		// is new to the tail, so it is read from its start.
+		appeared := map[string]bool{}
+		if *follow {
+			if ends, err = waitTopics(pollCtx, c, adm, topics, ends, appeared); err != nil {
+				return err
+			}
+			if pollCtx.Err() != nil {
+				return nil // interrupted, or the -timeout of a follow, before a record
+			}
 		}
 		// remaining: topic → partition → end offset not yet reached.
 		remaining := map[string]map[int32]int64{}
@@ -278,7 +299,11 @@ func consumeCmd(c *cliCmd) func(context.Context) error {
 		} else {
 			assign := map[string]map[int32]kgo.Offset{}
 			for topic, rem := range remaining {
-				from, err := start.resolve(ctx, adm, topic, rem)
+				spec := start
+				if appeared[topic] {
+					spec = startSpec{kind: 's'}
+				}
+				from, err := spec.resolve(ctx, adm, topic, rem)
 				if err != nil {
 					return err
 				}
@@ -299,11 +324,6 @@ func consumeCmd(c *cliCmd) func(context.Context) error {
 		if err != nil {
 			return err
 		}
-		// SIGINT and SIGTERM end the loop as the end of the data does:
-		// what was read is printed (and committed) and the exit is 0.
-		// The timeout (an explicit -timeout with -follow) does the same.
-		pollCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-		defer stop()
 		left := func() bool {
 			for _, rem := range remaining {
 				if len(rem) > 0 {
@@ -382,6 +402,52 @@ func consumeCmd(c *cliCmd) func(context.Context) error {
 		}
 		return out.Flush()
 	}
+}
+
+// waitTopics waits until every topic has partitions, saying once on
+// stderr which it waits for; it returns their end offsets and marks in
+// appeared the topics that were missing. It returns early (nil error)
+// when ctx ends.
+func waitTopics(ctx context.Context, c *cliCmd, adm *kadm.Client, topics []string, ends kadm.ListedOffsets, appeared map[string]bool) (kadm.ListedOffsets, error) {
+	missing := func() []string {
+		var m []string
+		for _, t := range topics {
+			gone := len(ends[t]) == 0
+			for _, o := range ends[t] {
+				gone = gone || errors.Is(o.Err, kerr.UnknownTopicOrPartition)
+			}
+			if gone {
+				m = append(m, t)
+			}
+		}
+		return m
+	}
+	m := missing()
+	if len(m) == 0 {
+		return ends, nil
+	}
+	for _, t := range m {
+		appeared[t] = true
+	}
+	fmt.Fprintf(c.env.stderr, "minikafka consume: waiting for topic %s to be created\n", strings.Join(m, ", "))
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for len(m) > 0 {
+		select {
+		case <-ctx.Done():
+			return ends, nil
+		case <-tick.C:
+		}
+		var err error
+		if ends, err = adm.ListEndOffsets(ctx, topics...); err != nil {
+			if ctx.Err() != nil {
+				return ends, nil
+			}
+			return nil, err
+		}
+		m = missing()
+	}
+	return ends, nil
 }
 
 // matchTopics lists the topics whose names match expr anywhere, as kgo's

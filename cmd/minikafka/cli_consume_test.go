@@ -172,3 +172,56 @@ func TestConsumeTopicsAndRegex(t *testing.T) {
 		}
 	}
 }
+
+// A tail started before its topic exists waits for it (saying so on
+// stderr), as kcat -C and rpk topic consume do, and reads a topic that
+// appears from its start (-offset end applies to the topics that were
+// there); SIGINT while waiting exits 0.
+func TestConsumeFollowWaitsForTopic(t *testing.T) {
+	addr := startCLIBroker(t, minikafka.WithTopic("old", 1))
+	produceValues(t, addr, "old", "o1")
+	p := launch(t, nil, "consume", "old", "later", "-follow", "-offset", "end", "-b", addr)
+	if l := p.stderr.nextLine(t, p, 20*time.Second); l != "minikafka consume: waiting for topic later to be created" {
+		t.Fatalf("stderr %q", l)
+	}
+	start := time.Now()
+	produceValues(t, addr, "later", "l1") // auto-created
+	if l := p.nextLine(t, time.Second); l != "l1" {
+		t.Fatalf("first line %q, want l1", l)
+	}
+	t.Logf("the record of the new topic shown %v after its produce began", time.Since(start))
+	produceValues(t, addr, "old", "o2")
+	if l := p.nextLine(t, time.Second); l != "o2" {
+		t.Fatalf("second line %q, want o2", l)
+	}
+	p.cmd.Process.Signal(syscall.SIGINT)
+	if code := p.wait(t); code != 0 || p.stdout.String() != "l1\no2\n" {
+		t.Fatalf("exit %d, stdout %q after SIGINT", code, p.stdout)
+	}
+
+	// Interrupted while waiting: nothing read, exit 0.
+	p = launch(t, nil, "consume", "never", "-follow", "-b", addr)
+	p.stderr.nextLine(t, p, 20*time.Second)
+	p.cmd.Process.Signal(syscall.SIGINT)
+	if code := p.wait(t); code != 0 || p.stdout.String() != "" {
+		t.Fatalf("exit %d, stdout %q after SIGINT while waiting", code, p.stdout)
+	}
+	// Without -follow a missing topic is still an error at once.
+	if _, stderr, code := cliRun(t, addr, "", "consume", "never"); code != 1 || stderr != "minikafka consume: topic never does not exist\n" {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+// nextLine is the next line of l (a process's stderr) within a time.
+func (l *lineBuf) nextLine(t *testing.T, p *proc, within time.Duration) string {
+	t.Helper()
+	select {
+	case s := <-l.lines:
+		return s
+	case <-p.done:
+		t.Fatalf("exited with %d\nstdout:\n%s\nstderr:\n%s", p.code, p.stdout, p.stderr)
+	case <-time.After(within):
+		t.Fatalf("no line within %v\nstdout:\n%s\nstderr:\n%s", within, p.stdout, p.stderr)
+	}
+	return ""
+}
