@@ -1,4 +1,4 @@
-// Package minikafka embeds a single-node, Kafka-wire-compatible broker in
+// Package minikafka embeds a Kafka-wire-compatible broker in
 // a Go program or test.
 //
 //	b, err := minikafka.Start(ctx,
@@ -123,6 +123,13 @@
 //   - [WithSchemaRegistryAny]: let WithSchemaRegistry listen on every interface.
 //   - [WithSchemaRegistryAuth]: HTTP basic auth against the broker's SCRAM users.
 //
+// A simulated cluster (several nodes in this process, for tests):
+//   - [WithNodes]: how many nodes, each with its own node ID and listeners.
+//   - [WithRacks]: each node's broker.rack.
+//   - [WithDefaultReplicationFactor]: default.replication.factor.
+//   - [WithRackAwareReplicaSelector]: replica.selector.class RackAwareReplicaSelector (fetch from follower).
+//   - [WithAutoLeaderRebalance]: auto.leader.rebalance.enable with its check interval.
+//
 // Tests:
 //   - [WithStorageFaults]: put the data dir behind the switches of Broker.StorageFaults.
 //   - [WithWaitTimeout]: bound the Wait methods called without a deadline.
@@ -189,4 +196,14 @@
 //   - [Broker.StorageFaults]: fail or slow fsyncs, fill the disk (WithStorageFaults).
 //   - [Broker.EnableRequestLog]: keep the last n requests.
 //   - [Broker.RequestLog]: the kept requests.
+//
+// The simulated cluster (WithNodes):
+//   - [Broker.Nodes]: the nodes, which are up, which is the controller.
+//   - [Broker.StopNode]: a node dies: leaders, ISRs and coordinators move.
+//   - [Broker.StartNode]: it comes back and rejoins the ISRs.
+//   - [Broker.MoveLeader]: move a partition's leader (a new leader epoch).
+//   - [Broker.SetISR]: shrink or grow a partition's in-sync replicas.
+//   - [Broker.MoveCoordinator]: move a group's or transactional ID's coordinator.
+//   - [Broker.Coordinator]: the node coordinating a group or transactional ID.
+//   - [Broker.Placement]: a partition's replicas, ISR, leader and epoch.
 package minikafka

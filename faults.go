@@ -118,7 +118,10 @@ func (b *Broker) Down() {
 // process; the listeners that could not bind stay down.
 func (b *Broker) Up() error {
 	var errs []error
-	for _, s := range b.srvs {
+	for i, s := range b.srvs {
+		if b.nodeStopped(b.listeners[i].Node) {
+			continue // StopNode's, until StartNode
+		}
 		if err := s.SetRefusing(false); err != nil {
 			errs = append(errs, err)
 		}

@@ -52,6 +52,9 @@ type ListenerInfo struct {
 	Addr net.Addr
 	// Advertised is the host:port clients on this listener are given.
 	Advertised string
+	// Node is the node ID of the cluster node the listener belongs to
+	// (WithNodes); every node has each listener.
+	Node int32
 }
 
 // ParseListeners reads Kafka's listeners, advertised.listeners and
@@ -326,38 +329,69 @@ type boundListener struct {
 	port       int
 	tls        *tls.Config
 	preAuthMax int32
+	node       int32 // the cluster node it belongs to (WithNodes)
 }
 
 // bindListeners binds every planned listener, the one of WithListener
 // (st.own) when given. What it bound is in st.lns also when it fails, for
 // release to close.
-func (st *starting) bindListeners(plans []ListenerSpec, sec securitySettings) error {
-	for _, p := range plans {
-		ln := st.own
-		st.own = nil // adopted: closed with st.lns from now on
-		if ln == nil {
-			var err error
-			if ln, err = net.Listen("tcp", p.Addr); err != nil {
-				if len(plans) > 1 {
-					return fmt.Errorf("minikafka: listen on %s (listener %s): %w", p.Addr, p.Name, err)
-				}
-				return fmt.Errorf("minikafka: listen on %s: %w", p.Addr, err)
+//
+// With several nodes, each node gets every planned listener, node i's on
+// the planned port plus i (port 0 stays 0: a free port each), advertised
+// likewise.
+func (st *starting) bindListeners(plans []ListenerSpec, sec securitySettings, nodes int, firstID int32) error {
+	for i := range nodes {
+		for _, p := range plans {
+			p.Addr, p.Advertised = shiftPort(p.Addr, i), shiftPort(p.Advertised, i)
+			if err := st.bindListener(p, sec, firstID+int32(i), len(plans) > 1); err != nil {
+				return err
 			}
 		}
-		bound, _ := ln.Addr().(*net.TCPAddr)
-		if bound == nil {
-			bound = &net.TCPAddr{}
-		}
-		bl := boundListener{spec: p, ln: ln}
-		bl.host, bl.port = advertise(p.Addr, p.Advertised, bound)
-		if p.Security == SSL || p.Security == SASLSSL {
-			bl.tls = sec.tls
-		}
-		if strings.HasPrefix(p.Security, "SASL_") {
-			bl.preAuthMax = sec.preAuthMax
-		}
-		st.lns = append(st.lns, bl)
 	}
+	return nil
+}
+
+// shiftPort adds i to addr's port unless it is 0 or absent.
+func shiftPort(addr string, i int) string {
+	if i == 0 || addr == "" {
+		return addr
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n == 0 {
+		return addr
+	}
+	return net.JoinHostPort(host, strconv.Itoa(n+i))
+}
+
+func (st *starting) bindListener(p ListenerSpec, sec securitySettings, node int32, named bool) error {
+	ln := st.own
+	st.own = nil // adopted: closed with st.lns from now on
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", p.Addr); err != nil {
+			if named {
+				return fmt.Errorf("minikafka: listen on %s (listener %s): %w", p.Addr, p.Name, err)
+			}
+			return fmt.Errorf("minikafka: listen on %s: %w", p.Addr, err)
+		}
+	}
+	bound, _ := ln.Addr().(*net.TCPAddr)
+	if bound == nil {
+		bound = &net.TCPAddr{}
+	}
+	bl := boundListener{spec: p, ln: ln, node: node}
+	bl.host, bl.port = advertise(p.Addr, p.Advertised, bound)
+	if p.Security == SSL || p.Security == SASLSSL {
+		bl.tls = sec.tls
+	}
+	if strings.HasPrefix(p.Security, "SASL_") {
+		bl.preAuthMax = sec.preAuthMax
+	}
+	st.lns = append(st.lns, bl)
 	return nil
 }
 

@@ -47,7 +47,10 @@ type Broker struct {
 	waitLimit  waitLimit      // inspect.go
 
 	listeners []ListenerInfo     // listeners.go
-	srvs      []*protocol.Server // one per listener; srv is the first
+	srvs      []*protocol.Server // one per listener (of every node); srv is the first
+
+	nodeMu  sync.Mutex
+	stopped map[int32]bool // nodes StopNode took down (cluster.go)
 
 	served    chan error
 	unlock    func() // releases the data dir lock
@@ -79,7 +82,7 @@ func Start(ctx context.Context, opts ...Option) (_ *Broker, err error) {
 		return nil, err
 	}
 	// Bind first: a busy port fails fast, before storage recovery.
-	if err = st.bindListeners(s.plans, s.sec); err != nil {
+	if err = st.bindListeners(s.plans, s.sec, c.cluster.count(), c.nodeID); err != nil {
 		return nil, err
 	}
 	// Before recovery, so /healthz answers and /readyz says 503 meanwhile.
@@ -242,33 +245,42 @@ func (st *starting) lock(s settings) error {
 func (st *starting) openBroker(c *config, s settings) error {
 	var listeners []broker.Listener
 	for _, l := range st.lns {
-		listeners = append(listeners, broker.Listener{Name: l.spec.Name, Host: l.host, Port: int32(l.port), SASL: l.preAuthMax > 0})
+		listeners = append(listeners, broker.Listener{Name: l.spec.Name, Host: l.host, Port: int32(l.port), SASL: l.preAuthMax > 0, Node: l.node})
+	}
+	var nodes []broker.NodeSpec
+	for i := range c.cluster.count() {
+		nodes = append(nodes, broker.NodeSpec{ID: c.nodeID + int32(i), Rack: c.cluster.rack(i)})
 	}
 	first := st.lns[0]
 	brk, err := broker.New(broker.Config{
-		DataDir:                    s.dataDir,
-		FS:                         s.brokerFS,
-		NodeID:                     c.nodeID,
-		AdvertisedHost:             first.host,
-		AdvertisedPort:             int32(first.port),
-		Listeners:                  listeners,
-		ClusterID:                  c.clusterID,
-		DefaultPartitions:          c.partitions,
-		AutoCreateTopics:           c.autoCreate,
-		Sync:                       s.sync,
-		Logger:                     s.log,
-		GroupInitialRebalanceDelay: c.rebalanceDelay,
-		Uplink:                     s.uplink,
-		SASL:                       s.sec.sasl,
-		Authorizer:                 c.authorizer,
-		SSLPrincipalMappingRules:   c.sslPrincipalMappingRules,
-		PassCompressedRecords:      c.validation.passthrough,
-		QuotaWindowSamples:         c.quotaWindow.samples,
-		QuotaWindowSize:            c.quotaWindow.size,
-		ClientMetrics:              c.clientMetrics.prefixes,
-		ClientMetricsInterval:      c.clientMetrics.interval,
-		CleanerBackoff:             c.cleaner.backoff,
-		CleanerDedupeBufferSize:    c.cleaner.dedupeBytes,
+		DataDir:                      s.dataDir,
+		FS:                           s.brokerFS,
+		NodeID:                       c.nodeID,
+		Nodes:                        nodes,
+		DefaultReplicationFactor:     c.cluster.replicationFactor,
+		RackAwareReplicaSelector:     c.cluster.rackAwareSelector,
+		AutoLeaderRebalance:          c.cluster.autoRebalance > 0,
+		LeaderImbalanceCheckInterval: c.cluster.autoRebalance,
+		AdvertisedHost:               first.host,
+		AdvertisedPort:               int32(first.port),
+		Listeners:                    listeners,
+		ClusterID:                    c.clusterID,
+		DefaultPartitions:            c.partitions,
+		AutoCreateTopics:             c.autoCreate,
+		Sync:                         s.sync,
+		Logger:                       s.log,
+		GroupInitialRebalanceDelay:   c.rebalanceDelay,
+		Uplink:                       s.uplink,
+		SASL:                         s.sec.sasl,
+		Authorizer:                   c.authorizer,
+		SSLPrincipalMappingRules:     c.sslPrincipalMappingRules,
+		PassCompressedRecords:        c.validation.passthrough,
+		QuotaWindowSamples:           c.quotaWindow.samples,
+		QuotaWindowSize:              c.quotaWindow.size,
+		ClientMetrics:                c.clientMetrics.prefixes,
+		ClientMetricsInterval:        c.clientMetrics.interval,
+		CleanerBackoff:               c.cleaner.backoff,
+		CleanerDedupeBufferSize:      c.cleaner.dedupeBytes,
 
 		// The group coordinator settings (options_groups.go).
 		Groups: c.groups.GroupConfig,
@@ -293,6 +305,7 @@ func (st *starting) serve(c *config, s settings) (*Broker, error) {
 			Budget:                 budget,
 			Listener:               l.ln,
 			ListenerName:           l.spec.Name,
+			Node:                   l.node,
 			MaxRequestBytes:        c.maxRequest,
 			SendBufferBytes:        c.sendBuffer,
 			IdleTimeout:            c.idleTimeout,
@@ -307,7 +320,7 @@ func (st *starting) serve(c *config, s settings) (*Broker, error) {
 		}
 		srvs = append(srvs, srv)
 		infos = append(infos, ListenerInfo{Name: l.spec.Name, Security: l.spec.Security, Addr: l.ln.Addr(),
-			Advertised: net.JoinHostPort(l.host, strconv.Itoa(l.port))})
+			Advertised: net.JoinHostPort(l.host, strconv.Itoa(l.port)), Node: l.node})
 	}
 	first := st.lns[0]
 	b := &Broker{
@@ -346,8 +359,22 @@ func (st *starting) serve(c *config, s settings) (*Broker, error) {
 }
 
 // Addrs returns the bootstrap addresses clients should use (the advertised
-// host:port), e.g. kgo.SeedBrokers(b.Addrs()...).
-func (b *Broker) Addrs() []string { return []string{b.advertised} }
+// host:port of the first listener of every node), e.g.
+// kgo.SeedBrokers(b.Addrs()...).
+func (b *Broker) Addrs() []string {
+	var out []string
+	seen := map[int32]bool{}
+	for _, l := range b.listeners {
+		if !seen[l.Node] {
+			seen[l.Node] = true
+			out = append(out, l.Advertised)
+		}
+	}
+	if len(out) == 0 {
+		return []string{b.advertised}
+	}
+	return out
+}
 
 // Addr is the first of Addrs.
 func (b *Broker) Addr() string { return b.advertised }

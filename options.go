@@ -38,6 +38,7 @@ type config struct {
 	inMemory                 bool
 	fs                       vfs.FS
 	nodeID                   int32
+	cluster                  clusterOptions // options_cluster.go
 	clusterID                string
 	partitions               int32
 	autoCreate               bool
@@ -328,6 +329,7 @@ func (c *config) validate() (logstore.SyncPolicy, error) {
 	if c.nodeID < 0 {
 		errs = append(errs, fmt.Errorf("node id %d: must be >= 0", c.nodeID))
 	}
+	errs = append(errs, c.cluster.validate()...)
 	if c.partitions < 1 {
 		errs = append(errs, fmt.Errorf("default partitions %d: must be >= 1", c.partitions))
 	}

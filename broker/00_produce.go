@@ -80,6 +80,7 @@ func (b *Broker) handleProduce(ctx context.Context, req *protocol.Request) proto
 	noTxnID := r.TransactionID == nil && hasTransactionalBatch(r)
 	now := b.now()
 	az := b.authorizer(req)
+	node, routed := b.reqNode(req)
 	var (
 		waits    []produceWait
 		failed   int
@@ -133,10 +134,17 @@ func (b *Broker) handleProduce(ctx context.Context, req *protocol.Request) proto
 					code, msg = kerr.UnknownTopicOrPartition.Code, fmt.Sprintf("unknown partition %s-%d", t.name, rp.Partition)
 					break
 				}
+				if code = b.leaderCode(node, routed, p); code != 0 {
+					msg = b.notLeaderProduce(req, resp, sp, p, node)
+					break
+				}
 				st := b.storeOf(p)
 				var end int64
 				var err error
-				code, end, err = b.produceTo(p, st, rp.Records, r.Acks, sp, now, req.Version)
+				code, end, err = b.produceTo(p, st, rp.Records, r.Acks, sp, now, req.Version, node, routed)
+				if code == kerr.NotLeaderForPartition.Code {
+					msg = b.notLeaderProduce(req, resp, sp, p, node)
+				}
 				if err != nil {
 					msg = err.Error()
 				}
@@ -215,10 +223,12 @@ func (b *Broker) handleProduce(ctx context.Context, req *protocol.Request) proto
 // waitDurable) and an error describing a failure. Local and forwarded
 // partitions take the same path; the idempotence check is the partition's
 // (producers.go), whichever store the batch lands in.
-func (b *Broker) produceTo(p *partition, st partitionStore, batch []byte, acks int16, sp *kmsg.ProduceResponseTopicPartition, now time.Time, version int16) (int16, int64, error) {
+func (b *Broker) produceTo(p *partition, st partitionStore, batch []byte, acks int16, sp *kmsg.ProduceResponseTopicPartition, now time.Time, version int16, node int32, routed bool) (int16, int64, error) {
 	cfg := p.topic.cfg.Load()
 	if acks == -1 && cfg.MinInsync > 1 {
-		return kerr.NotEnoughReplicas.Code, 0, fmt.Errorf("min.insync.replicas is %d but this broker is the only replica", cfg.MinInsync)
+		if isr := p.place.Load().ISR; int32(len(isr)) < cfg.MinInsync {
+			return kerr.NotEnoughReplicas.Code, 0, fmt.Errorf("The size of the current ISR %v is insufficient to satisfy the min.isr requirement of %d for partition %s-%d", isr, cfg.MinInsync, p.topic.name, p.index)
+		}
 	}
 	if len(batch) == 0 {
 		return kerr.InvalidRecord.Code, 0, errors.New("produce requests since v3 must carry exactly one record batch per partition")
@@ -263,10 +273,6 @@ func (b *Broker) produceTo(p *partition, st partitionStore, batch []byte, acks i
 			return kerr.MessageTooLarge.Code, 0, fmt.Errorf("record batch of %d bytes in the topic's compression.type %s exceeds max.message.bytes %d", len(batch), cfg.Codec, cfg.MaxMessageBytes)
 		}
 	}
-	// All batches carry the single leader epoch 0 (not covered by the
-	// CRC), so OffsetForLeaderEpoch answers match what consumers saw.
-	records.SetPartitionLeaderEpoch(batch, 0)
-
 	idempotent := h.ProducerID >= 0 && h.BaseSequence >= 0
 	if h.IsTransactional() {
 		// The partition must be in the producer's open transaction
@@ -277,9 +283,24 @@ func (b *Broker) produceTo(p *partition, st partitionStore, batch []byte, acks i
 		}
 		defer unlock()
 	}
-	if idempotent {
+	if idempotent || b.cl.multi {
 		p.mu.Lock()
 		defer p.mu.Unlock()
+	}
+	// Each batch carries the leader epoch it was appended in (not covered
+	// by the CRC), so OffsetForLeaderEpoch answers match what consumers
+	// saw. With several nodes the leader may have moved since the request
+	// was routed; p.mu orders this append against the move.
+	if b.cl.multi {
+		pl := p.place.Load()
+		if routed && pl.Leader != node {
+			return kerr.NotLeaderForPartition.Code, 0, nil
+		}
+		records.SetPartitionLeaderEpoch(batch, pl.Epoch)
+	} else {
+		records.SetPartitionLeaderEpoch(batch, p.place.Load().Epoch)
+	}
+	if idempotent {
 		if !p.producersLoaded {
 			p.loadProducerState(b.log, now)
 		}

@@ -38,6 +38,7 @@ package broker
 import (
 	"context"
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -47,9 +48,6 @@ import (
 	"github.com/minikafka/minikafka/logstore"
 	"github.com/minikafka/minikafka/protocol"
 )
-
-// leaderEpoch is the single leader epoch of every partition.
-const leaderEpoch int32 = 0
 
 type fetchPart struct {
 	p      *partition
@@ -81,6 +79,15 @@ type fetchState struct {
 	session   fetchsession.Ctx
 	az        *authz // nil: nothing to check
 	ctx       context.Context
+
+	// With several nodes (cluster.go): the node asked, the consumer's
+	// rack (KIP-392), and the leaders named in NOT_LEADER answers, whose
+	// endpoints v16+ responses carry (KIP-951).
+	req     *protocol.Request
+	node    int32
+	routed  bool
+	rack    string
+	leaders []int32
 }
 
 func (b *Broker) handleFetch(ctx context.Context, req *protocol.Request) protocol.Reply {
@@ -95,6 +102,8 @@ func (b *Broker) handleFetch(ctx context.Context, req *protocol.Request) protoco
 		return protocol.Reply{Response: resp}
 	}
 	fs := &fetchState{b: b, version: req.Version, maxBytes: int64(r.MaxBytes), committed: r.IsolationLevel == 1, session: sc, az: b.authorizer(req), ctx: ctx}
+	fs.node, fs.routed = b.reqNode(req)
+	fs.req, fs.rack = req, r.Rack
 	if sc.Incremental() {
 		outs := make([]kmsg.FetchResponseTopicPartition, len(sessionParts))
 		fs.parts = make([]fetchPart, 0, len(sessionParts))
@@ -190,10 +199,19 @@ func (fs *fetchState) addPart(k fetchsession.Key, offset int64, maxBytes, leader
 			// An injected fault (a paused partition): this partition
 			// alone, as a leader change shows on one partition.
 			sp.ErrorCode, sp.HighWatermark = code, -1
+		} else if fs.routed {
+			fs.route(&fp)
 		}
 	}
-	if sp.ErrorCode == 0 && fs.version >= 9 {
-		sp.ErrorCode = checkLeaderEpoch(leaderEpoch)
+	if sp.ErrorCode == 0 && fs.version >= 9 && fp.p != nil {
+		sp.ErrorCode = leaderEpochCode(fp.p, leaderEpoch)
+	}
+	if fs.routed && (sp.ErrorCode == kerr.NotLeaderForPartition.Code || sp.ErrorCode == kerr.FencedLeaderEpoch.Code) && fs.version >= 12 {
+		pl := fp.p.place.Load()
+		sp.CurrentLeader.LeaderID, sp.CurrentLeader.LeaderEpoch = pl.Leader, pl.Epoch
+		if pl.Leader >= 0 {
+			fs.leaders = append(fs.leaders, pl.Leader)
+		}
 	}
 	if sp.ErrorCode != 0 {
 		fs.errored = true
@@ -202,17 +220,34 @@ func (fs *fetchState) addPart(k fetchsession.Key, offset int64, maxBytes, leader
 	fs.parts = append(fs.parts, fp)
 }
 
-// checkLeaderEpoch compares a client's CurrentLeaderEpoch with ours.
-func checkLeaderEpoch(e int32) int16 {
-	switch {
-	case e < 0:
-		return 0 // no check requested
-	case e > leaderEpoch:
-		return kerr.UnknownLeaderEpoch.Code
-	case e < leaderEpoch:
-		return kerr.FencedLeaderEpoch.Code
+// route checks that the node asked may serve fp (cluster.go): its leader,
+// or from v11 any in-sync replica (KIP-392). A leader asked by a consumer
+// in another rack than its own, with the rack-aware selector on, names
+// an in-sync replica in the consumer's rack instead of reading.
+func (fs *fetchState) route(fp *fetchPart) {
+	b, sp := fs.b, fp.out
+	if fs.version < 11 {
+		sp.ErrorCode = b.leaderCode(fs.node, true, fp.p)
+	} else {
+		sp.ErrorCode = b.replicaCode(fs.node, true, fp.p)
 	}
-	return 0
+	if sp.ErrorCode != 0 || !b.cfg.RackAwareReplicaSelector || fs.rack == "" || fs.version < 11 {
+		return
+	}
+	pl := fp.p.place.Load()
+	if pl.Leader != fs.node || b.cl.rack(fs.node) == fs.rack {
+		return
+	}
+	for _, r := range pl.ISR {
+		if r != fs.node && b.cl.rack(r) == fs.rack && b.cl.isUp(r) {
+			st := b.storeOf(fp.p)
+			sp.PreferredReadReplica = r
+			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = st.highWatermark(), st.lastStable(), st.logStart()
+			// Answered: no records, and no waiting for them.
+			fp.failed, fs.errored = true, true
+			return
+		}
+	}
 }
 
 // changed appends the Changed channel of every partition without an error.
@@ -323,6 +358,19 @@ func (fs *fetchState) sent(i int) fetchsession.Sent {
 func (fs *fetchState) response(resp *kmsg.FetchResponse) kmsg.Response {
 	omit, id := fs.b.fetchSessions.Finish(fs.session, len(fs.parts), fs.sent, fs.b.now)
 	resp.SessionID = id
+	if fs.version >= 16 {
+		resp.Brokers = resp.Brokers[:0]
+		for i, n := range fs.leaders {
+			if slices.Contains(fs.leaders[:i], n) {
+				continue
+			}
+			if host, port, ok := fs.b.addrFor(fs.req, n); ok {
+				br := kmsg.NewFetchResponseBroker()
+				br.NodeID, br.Host, br.Port, br.Rack = n, host, port, fs.b.rackPtr(n)
+				resp.Brokers = append(resp.Brokers, br)
+			}
+		}
+	}
 	resp.Topics = resp.Topics[:0]
 	var reads []*logstore.ReadResult
 	if fs.total > 0 {

@@ -29,6 +29,7 @@ func (b *Broker) handleListOffsets(ctx context.Context, req *protocol.Request) p
 	resp.Version = req.Version
 	resp.Topics = make([]kmsg.ListOffsetsResponseTopic, len(r.Topics))
 	az := b.authorizer(req)
+	node, routed := b.reqNode(req)
 	for ti := range r.Topics {
 		rt := &r.Topics[ti]
 		st := &resp.Topics[ti]
@@ -56,8 +57,11 @@ func (b *Broker) handleListOffsets(ctx context.Context, req *protocol.Request) p
 				b.logBad(req, "list offsets: unknown topic or partition", "topic", rt.Topic, "partition", rp.Partition)
 				continue
 			}
+			if sp.ErrorCode = b.leaderCode(node, routed, p); sp.ErrorCode != 0 {
+				continue
+			}
 			if req.Version >= 4 {
-				if sp.ErrorCode = checkLeaderEpoch(rp.CurrentLeaderEpoch); sp.ErrorCode != 0 {
+				if sp.ErrorCode = leaderEpochCode(p, rp.CurrentLeaderEpoch); sp.ErrorCode != 0 {
 					continue
 				}
 			}
@@ -75,7 +79,13 @@ func (b *Broker) handleListOffsets(ctx context.Context, req *protocol.Request) p
 				continue
 			}
 			if found {
-				sp.Offset, sp.Timestamp, sp.LeaderEpoch = off, ts, leaderEpoch
+				// The epoch of the batch holding the offset; the log's
+				// end belongs to the current one.
+				pl := p.place.Load()
+				sp.Offset, sp.Timestamp, sp.LeaderEpoch = off, ts, pl.Epoch
+				if off < st.logEnd() {
+					sp.LeaderEpoch = pl.epochAt(off)
+				}
 			}
 		}
 	}

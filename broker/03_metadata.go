@@ -37,13 +37,10 @@ func (b *Broker) handleMetadata(_ context.Context, req *protocol.Request) protoc
 	r := req.Body.(*kmsg.MetadataRequest)
 	resp := r.ResponseKind().(*kmsg.MetadataResponse)
 	resp.Version = req.Version
-	host, port := b.AdvertisedFor(req)
-	br := kmsg.NewMetadataResponseBroker()
-	br.NodeID, br.Host, br.Port = b.cfg.NodeID, host, port
-	resp.Brokers = []kmsg.MetadataResponseBroker{br}
+	resp.Brokers = b.metadataBrokers(req)
 	cid := b.clusterID
 	resp.ClusterID = &cid
-	resp.ControllerID = b.cfg.NodeID
+	resp.ControllerID = b.cl.controller()
 	az := b.authorizer(req)
 	if req.Version >= 8 && req.Version <= 10 {
 		resp.AuthorizedOperations = az.authorizedOps(r.IncludeClusterAuthorizedOperations, kmsg.ACLResourceTypeCluster, clusterName)
@@ -110,17 +107,52 @@ func (b *Broker) metadataTopic(az *authz, t *topic, ops bool) kmsg.MetadataRespo
 	st.AuthorizedOperations = az.authorizedOps(ops, kmsg.ACLResourceTypeTopic, t.name)
 	ps := t.partitions()
 	st.Partitions = make([]kmsg.MetadataResponseTopicPartition, len(ps))
-	for i := range ps {
+	for i, p := range ps {
+		pl := p.place.Load()
 		sp := kmsg.NewMetadataResponseTopicPartition()
 		sp.Partition = int32(i)
-		sp.Leader = b.cfg.NodeID
-		sp.LeaderEpoch = leaderEpoch
-		sp.Replicas = []int32{b.cfg.NodeID}
-		sp.ISR = []int32{b.cfg.NodeID}
-		sp.OfflineReplicas = []int32{}
+		sp.Leader = pl.Leader
+		sp.LeaderEpoch = pl.Epoch
+		sp.Replicas = pl.Replicas
+		sp.ISR = pl.ISR
+		sp.OfflineReplicas = b.offlineReplicas(pl)
+		if pl.Leader < 0 {
+			sp.ErrorCode = kerr.LeaderNotAvailable.Code
+		}
 		st.Partitions[i] = sp
 	}
 	return st
+}
+
+// metadataBrokers lists the running nodes with their address on req's
+// listener.
+func (b *Broker) metadataBrokers(req *protocol.Request) []kmsg.MetadataResponseBroker {
+	if !b.cl.multi {
+		host, port := b.AdvertisedFor(req)
+		br := kmsg.NewMetadataResponseBroker()
+		br.NodeID, br.Host, br.Port, br.Rack = b.cl.nodes[0].ID, host, port, b.rackPtr(b.cl.nodes[0].ID)
+		return []kmsg.MetadataResponseBroker{br}
+	}
+	var out []kmsg.MetadataResponseBroker
+	for _, n := range b.cl.upNodes() {
+		host, port, ok := b.addrFor(req, n.ID)
+		if !ok {
+			continue
+		}
+		br := kmsg.NewMetadataResponseBroker()
+		br.NodeID, br.Host, br.Port, br.Rack = n.ID, host, port, b.rackPtr(n.ID)
+		out = append(out, br)
+	}
+	return out
+}
+
+// offlineReplicas are a placement's replicas on stopped nodes.
+func (b *Broker) offlineReplicas(pl *placement) []int32 {
+	out := []int32{}
+	if b.cl.multi {
+		out = inOrder(pl.Replicas, func(r int32) bool { return !b.cl.isUp(r) })
+	}
+	return out
 }
 
 // autoCreate creates a topic with the broker defaults unless it appeared
@@ -142,7 +174,7 @@ func (b *Broker) autoCreate(name string) (*topic, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := b.createTopic(name, b.cfg.DefaultPartitions, nil, cfg)
+	t, err := b.createTopic(name, b.cfg.DefaultPartitions, nil, cfg, nil)
 	if err == nil {
 		b.log.Info("auto-created topic", "topic", name, "partitions", b.cfg.DefaultPartitions)
 	}

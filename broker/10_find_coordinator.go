@@ -2,8 +2,9 @@ package broker
 
 // FindCoordinator v0–v6.
 //
-// Behavior: this broker coordinates every group (key type 0) and every
-// transactional id (key type 1). Other key types get INVALID_REQUEST. v4+
+// Behavior: a group (key type 0) or transactional id (key type 1) is
+// coordinated by the node of its coordinator slot (cluster.go; the one
+// node when there is one). Other key types get INVALID_REQUEST. v4+
 // batches keys (CoordinatorKeys) and answers one coordinator per key. The
 // first group lookup creates __consumer_offsets, as in Kafka; if that
 // fails the answer is COORDINATOR_NOT_AVAILABLE, which clients retry.
@@ -37,9 +38,24 @@ func (b *Broker) handleFindCoordinator(_ context.Context, req *protocol.Request)
 			code = kerr.CoordinatorNotAvailable.Code
 		}
 	}
-	node := b.NodeID()
-	if code != 0 {
-		node, host, port = -1, "", -1
+	// coordinatorOf is key's node and its address on req's listener.
+	coordinatorOf := func(key string) (int32, string, int32, int16) {
+		if code != 0 {
+			return -1, "", -1, code
+		}
+		if !b.cl.multi {
+			return b.NodeID(), host, port, 0
+		}
+		kind := coordGroup
+		if r.CoordinatorType == 1 {
+			kind = coordTxn
+		}
+		node := b.cl.coordinator(kind, key)
+		h, p, ok := b.addrFor(req, node)
+		if !ok || !b.cl.isUp(node) {
+			return -1, "", -1, kerr.CoordinatorNotAvailable.Code
+		}
+		return node, h, p, 0
 	}
 	az := b.authorizer(req)
 	// keyAuthz is Kafka's check of the key: DESCRIBE on the group or
@@ -55,8 +71,8 @@ func (b *Broker) handleFindCoordinator(_ context.Context, req *protocol.Request)
 		return 0
 	}
 	if r.Version < 4 {
-		resp.ErrorCode, resp.ErrorMessage = code, msg
-		resp.NodeID, resp.Host, resp.Port = node, host, port
+		resp.ErrorMessage = msg
+		resp.NodeID, resp.Host, resp.Port, resp.ErrorCode = coordinatorOf(r.CoordinatorKey)
 		if c := keyAuthz(r.CoordinatorKey); c != 0 {
 			resp.ErrorCode, resp.NodeID, resp.Host, resp.Port = c, -1, "", -1
 		}
@@ -64,8 +80,8 @@ func (b *Broker) handleFindCoordinator(_ context.Context, req *protocol.Request)
 	}
 	for _, k := range r.CoordinatorKeys {
 		rc := kmsg.NewFindCoordinatorResponseCoordinator()
-		rc.Key, rc.NodeID, rc.Host, rc.Port = k, node, host, port
-		rc.ErrorCode, rc.ErrorMessage = code, msg
+		rc.Key, rc.ErrorMessage = k, msg
+		rc.NodeID, rc.Host, rc.Port, rc.ErrorCode = coordinatorOf(k)
 		if c := keyAuthz(k); c != 0 {
 			rc.ErrorCode, rc.NodeID, rc.Host, rc.Port = c, -1, "", -1
 		}

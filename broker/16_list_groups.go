@@ -45,5 +45,12 @@ func (b *Broker) handleListGroups(_ context.Context, req *protocol.Request) prot
 		}
 		resp.Groups = kept
 	}
+	// Each node lists the groups it coordinates; admin clients ask them
+	// all.
+	if node, routed := b.reqNode(req); routed {
+		resp.Groups = slices.DeleteFunc(resp.Groups, func(g kmsg.ListGroupsResponseGroup) bool {
+			return b.cl.coordinator(coordGroup, g.Group) != node
+		})
+	}
 	return protocol.Reply{Response: resp}
 }

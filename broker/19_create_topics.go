@@ -26,6 +26,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -61,17 +62,18 @@ func (b *Broker) handleCreateTopics(_ context.Context, req *protocol.Request) pr
 			nparts  int32
 			configs map[string]string
 			cfg     *topicconfig.Config
+			place   [][]int32
 		)
 		if seen[rt.Topic] == 1 && !clusterCreate && !az.topic(opCreate, rt.Topic) {
 			code, err = errTopicAuth, errAuthorizationFailed
 		} else {
-			code, err, nparts, configs, cfg = b.validateCreateTopic(&rt, seen[rt.Topic] > 1)
+			code, err, nparts, configs, cfg, place = b.validateCreateTopic(&rt, seen[rt.Topic] > 1)
 		}
 		if code == 0 && !r.ValidateOnly && !b.mutationAllowed(req, nparts, req.Version >= 6) {
 			code, err = kerr.ThrottlingQuotaExceeded.Code, errThrottlingQuota
 		}
 		if code == 0 && !r.ValidateOnly {
-			t, cerr := b.createTopic(rt.Topic, nparts, configs, cfg)
+			t, cerr := b.createTopic(rt.Topic, nparts, configs, cfg, place)
 			if cerr != nil {
 				code, err = createErrCode(cerr), cerr
 				b.log.Error("creating topic", "topic", rt.Topic, "err", cerr)
@@ -86,7 +88,7 @@ func (b *Broker) handleCreateTopics(_ context.Context, req *protocol.Request) pr
 			b.logBad(req, "create topics rejected", "topic", rt.Topic, "error", kerr.ErrorForCode(code), "reason", err)
 		} else if req.Version >= 5 {
 			st.NumPartitions = nparts
-			st.ReplicationFactor = 1
+			st.ReplicationFactor = int16(len(place[0]))
 			if az.topicVisible(opDescribeConfigs, rt.Topic) {
 				st.Configs = describeTopicConfigsForCreate(cfg)
 			} else {
@@ -98,37 +100,51 @@ func (b *Broker) handleCreateTopics(_ context.Context, req *protocol.Request) pr
 	return protocol.Reply{Response: resp}
 }
 
-func (b *Broker) validateCreateTopic(rt *kmsg.CreateTopicsRequestTopic, dup bool) (int16, error, int32, map[string]string, *topicconfig.Config) {
+func (b *Broker) validateCreateTopic(rt *kmsg.CreateTopicsRequestTopic, dup bool) (code int16, err error, nparts int32, configs map[string]string, cfg *topicconfig.Config, place [][]int32) {
+	code, err, nparts, configs, cfg, place = b.validateCreateTopicConfig(rt, dup)
+	if code == 0 && place == nil {
+		rf := int(rt.ReplicationFactor)
+		if rf == -1 {
+			rf = b.replicationFactor(rt.Topic)
+		}
+		place = b.cl.assignReplicas(rt.Topic, 0, nparts, rf)
+	}
+	return
+}
+
+func (b *Broker) validateCreateTopicConfig(rt *kmsg.CreateTopicsRequestTopic, dup bool) (int16, error, int32, map[string]string, *topicconfig.Config, [][]int32) {
 	if dup {
-		return kerr.InvalidRequest.Code, errors.New("Duplicate topic name."), 0, nil, nil
+		return kerr.InvalidRequest.Code, errors.New("Duplicate topic name."), 0, nil, nil, nil
 	}
 	if err := validateTopicName(rt.Topic); err != nil {
-		return kerr.InvalidTopicException.Code, err, 0, nil, nil
+		return kerr.InvalidTopicException.Code, err, 0, nil, nil, nil
 	}
 	if rt.Topic == offsetsTopic {
 		// Kafka's internal topic is made with Kafka's settings, never a
 		// client's: create it on first mention, then it exists.
 		if err := b.ensureOffsetsTopicLocked(); err != nil {
-			return createErrCode(err), err, 0, nil, nil
+			return createErrCode(err), err, 0, nil, nil, nil
 		}
 	}
 	if b.lookupTopic(rt.Topic, [16]byte{}) != nil {
-		return kerr.TopicAlreadyExists.Code, fmt.Errorf("Topic '%s' already exists.", rt.Topic), 0, nil, nil
+		return kerr.TopicAlreadyExists.Code, fmt.Errorf("Topic '%s' already exists.", rt.Topic), 0, nil, nil, nil
 	}
 	nparts := rt.NumPartitions
+	var place [][]int32
 	if len(rt.ReplicaAssignment) > 0 {
 		if rt.NumPartitions != -1 || rt.ReplicationFactor != -1 {
-			return kerr.InvalidRequest.Code, errors.New("Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time."), 0, nil, nil
+			return kerr.InvalidRequest.Code, errors.New("Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time."), 0, nil, nil, nil
 		}
 		as := append([]kmsg.CreateTopicsRequestTopicReplicaAssignment(nil), rt.ReplicaAssignment...)
 		sort.Slice(as, func(i, j int) bool { return as[i].Partition < as[j].Partition })
 		for i, a := range as {
 			if a.Partition != int32(i) {
-				return kerr.InvalidReplicaAssignment.Code, errors.New("Partitions should be a consecutive 0-based integer sequence"), 0, nil, nil
+				return kerr.InvalidReplicaAssignment.Code, errors.New("Partitions should be a consecutive 0-based integer sequence"), 0, nil, nil, nil
 			}
-			if len(a.Replicas) != 1 || a.Replicas[0] != b.cfg.NodeID {
-				return kerr.InvalidReplicaAssignment.Code, fmt.Errorf("partition %d: replicas %v: node %d is the only broker", a.Partition, a.Replicas, b.cfg.NodeID), 0, nil, nil
+			if err := b.checkReplicas(a.Replicas, len(as[0].Replicas)); err != nil {
+				return kerr.InvalidReplicaAssignment.Code, fmt.Errorf("partition %d: %w", a.Partition, err), 0, nil, nil, nil
 			}
+			place = append(place, a.Replicas)
 		}
 		nparts = int32(len(as))
 	} else {
@@ -136,18 +152,18 @@ func (b *Broker) validateCreateTopic(rt *kmsg.CreateTopicsRequestTopic, dup bool
 		case nparts == -1:
 			nparts = b.cfg.DefaultPartitions
 		case nparts <= 0:
-			return kerr.InvalidPartitions.Code, errors.New("Number of partitions was set to an invalid non-positive value."), 0, nil, nil
+			return kerr.InvalidPartitions.Code, errors.New("Number of partitions was set to an invalid non-positive value."), 0, nil, nil, nil
 		}
-		switch rf := rt.ReplicationFactor; {
-		case rf == -1 || rf == 1:
-		case rf <= 0:
-			return kerr.InvalidReplicationFactor.Code, errors.New("Replication factor must be larger than 0, or -1 to use the default value."), 0, nil, nil
-		default:
-			return kerr.InvalidReplicationFactor.Code, fmt.Errorf("Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only 1 broker(s) are registered.", rf, rf), 0, nil, nil
+		rf := int(rt.ReplicationFactor)
+		if rf == -1 {
+			rf = b.replicationFactor(rt.Topic)
+		}
+		if code, err := b.checkReplicationFactor(rf); code != 0 {
+			return code, err, 0, nil, nil, nil
 		}
 	}
 	if nparts > maxPartitionsPerTopic {
-		return kerr.InvalidPartitions.Code, fmt.Errorf("%d partitions: at most %d per topic are supported", nparts, maxPartitionsPerTopic), 0, nil, nil
+		return kerr.InvalidPartitions.Code, fmt.Errorf("%d partitions: at most %d per topic are supported", nparts, maxPartitionsPerTopic), 0, nil, nil, nil
 	}
 	names := make([]string, len(rt.Configs))
 	values := make([]*string, len(rt.Configs))
@@ -156,13 +172,53 @@ func (b *Broker) validateCreateTopic(rt *kmsg.CreateTopicsRequestTopic, dup bool
 	}
 	configs, err := topicconfig.FromPairs(names, values)
 	if err != nil {
-		return kerr.InvalidConfig.Code, err, 0, nil, nil
+		return kerr.InvalidConfig.Code, err, 0, nil, nil, nil
 	}
 	cfg, err := b.parseTopicConfigs(configs)
 	if err != nil {
-		return kerr.InvalidConfig.Code, err, 0, nil, nil
+		return kerr.InvalidConfig.Code, err, 0, nil, nil, nil
 	}
-	return 0, nil, nparts, cfg.Set, cfg
+	return 0, nil, nparts, cfg.Set, cfg, place
+}
+
+// replicationFactor is the replication factor of a topic created without
+// one: default.replication.factor, and for the internal topics Kafka's
+// 3 (offsets.topic.replication.factor), as far as there are nodes.
+func (b *Broker) replicationFactor(topic string) int {
+	rf := int(b.cfg.DefaultReplicationFactor)
+	if isInternalTopic(topic) || topic == "_schemas" {
+		rf = 3
+	}
+	return max(1, min(rf, len(b.cl.nodes)))
+}
+
+// checkReplicationFactor refuses a replication factor the cluster cannot
+// give, in Kafka's words.
+func (b *Broker) checkReplicationFactor(rf int) (int16, error) {
+	switch n := len(b.cl.nodes); {
+	case rf <= 0:
+		return kerr.InvalidReplicationFactor.Code, errors.New("Replication factor must be larger than 0, or -1 to use the default value.")
+	case rf > n:
+		return kerr.InvalidReplicationFactor.Code, fmt.Errorf("Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered.", rf, rf, n)
+	}
+	return 0, nil
+}
+
+// checkReplicas refuses a manual assignment that names unknown nodes,
+// a node twice, or a replica count unlike the first partition's.
+func (b *Broker) checkReplicas(rs []int32, want int) error {
+	if len(rs) == 0 || len(rs) != want {
+		return fmt.Errorf("replicas %v: every partition must have the same number of replicas (%d)", rs, want)
+	}
+	for i, r := range rs {
+		if b.cl.index(r) < 0 {
+			return fmt.Errorf("replicas %v: node %d is not a broker of this cluster (nodes %v)", rs, r, b.cl.nodeIDs())
+		}
+		if slices.Contains(rs[:i], r) {
+			return fmt.Errorf("replicas %v: node %d appears twice", rs, r)
+		}
+	}
+	return nil
 }
 
 func describeTopicConfigsForCreate(cfg *topicconfig.Config) []kmsg.CreateTopicsResponseTopicConfig {

@@ -22,6 +22,7 @@ func (b *Broker) handleDeleteRecords(_ context.Context, req *protocol.Request) p
 	resp := r.ResponseKind().(*kmsg.DeleteRecordsResponse)
 	resp.Version = req.Version
 	az := b.authorizer(req)
+	node, routed := b.reqNode(req)
 	for _, rt := range r.Topics {
 		st := kmsg.NewDeleteRecordsResponseTopic()
 		st.Topic = rt.Topic
@@ -40,6 +41,8 @@ func (b *Broker) handleDeleteRecords(_ context.Context, req *protocol.Request) p
 				sp.ErrorCode = errTopicAuth
 			case p == nil:
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			case b.leaderCode(node, routed, p) != 0:
+				sp.ErrorCode = b.leaderCode(node, routed, p)
 			default:
 				hw := p.log.HighWatermark()
 				off := rp.Offset

@@ -2,11 +2,12 @@ package broker
 
 // OffsetForLeaderEpoch v0–v4.
 //
-// Every partition has had one leader epoch, 0, since its first record. A
-// request for epoch 0 gets epoch 0 and the log end offset (Kafka answers
-// the latest epoch with the log end offset); any other epoch gets
-// UNDEFINED (-1/-1), as Kafka does for epochs it never had.
-// CurrentLeaderEpoch (v2+) is checked like Fetch. With the authorizer on
+// Answered from the partition's leader epochs (cluster.go: one, 0, until
+// a leader moves): the current epoch ends at the log end offset, an older
+// one where the next began, a newer one is UNDEFINED (-1/-1), as Kafka's
+// leader epoch cache answers. Sent to a node that does not lead the
+// partition: NOT_LEADER_OR_FOLLOWER. CurrentLeaderEpoch (v2+) is checked
+// like Fetch. With the authorizer on
 // a topic needs DESCRIBE, else TOPIC_AUTHORIZATION_FAILED per partition.
 
 import (
@@ -23,6 +24,7 @@ func (b *Broker) handleOffsetForLeaderEpoch(ctx context.Context, req *protocol.R
 	resp := r.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
 	resp.Version = req.Version
 	az := b.authorizer(req)
+	node, routed := b.reqNode(req)
 	for _, rt := range r.Topics {
 		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
 		st.Topic = rt.Topic
@@ -44,10 +46,12 @@ func (b *Broker) handleOffsetForLeaderEpoch(ctx context.Context, req *protocol.R
 				b.logBad(req, "offset for leader epoch: unknown topic or partition", "topic", rt.Topic, "partition", rp.Partition)
 			case partitionFault(ctx, t.name, p.index) != 0:
 				sp.ErrorCode = partitionFault(ctx, t.name, p.index)
-			case req.Version >= 2 && checkLeaderEpoch(rp.CurrentLeaderEpoch) != 0:
-				sp.ErrorCode = checkLeaderEpoch(rp.CurrentLeaderEpoch)
-			case rp.LeaderEpoch == leaderEpoch:
-				sp.LeaderEpoch, sp.EndOffset = leaderEpoch, b.storeOf(p).logEnd()
+			case b.leaderCode(node, routed, p) != 0:
+				sp.ErrorCode = b.leaderCode(node, routed, p)
+			case req.Version >= 2 && leaderEpochCode(p, rp.CurrentLeaderEpoch) != 0:
+				sp.ErrorCode = leaderEpochCode(p, rp.CurrentLeaderEpoch)
+			default:
+				sp.LeaderEpoch, sp.EndOffset = p.place.Load().epochEnd(rp.LeaderEpoch, b.storeOf(p).logEnd())
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}

@@ -112,7 +112,7 @@ func (b *Broker) alterTopicConfigs(typ kmsg.ConfigResourceType, name string, dup
 	if validateOnly {
 		return 0, nil
 	}
-	if err := b.writeTopicMeta(t, int32(len(t.partitions())), cfg.Set); err != nil {
+	if err := b.writeTopicMeta(t, t.partitions(), cfg.Set); err != nil {
 		b.log.Error("persisting topic configs", "topic", name, "err", err)
 		return errCode(err), err
 	}

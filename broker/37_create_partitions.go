@@ -70,14 +70,17 @@ func (b *Broker) createPartitions(req *protocol.Request, rt *kmsg.CreatePartitio
 	case rt.Count > maxPartitionsPerTopic:
 		return kerr.InvalidPartitions.Code, fmt.Errorf("%d partitions: at most %d per topic are supported", rt.Count, maxPartitionsPerTopic)
 	}
+	var place [][]int32
 	if rt.Assignment != nil {
 		if int32(len(rt.Assignment)) != rt.Count-cur {
 			return kerr.InvalidReplicaAssignment.Code, fmt.Errorf("increasing the number of partitions by %d but %d assignments provided", rt.Count-cur, len(rt.Assignment))
 		}
+		rf := len(t.partitions()[0].place.Load().Replicas)
 		for _, a := range rt.Assignment {
-			if len(a.Replicas) != 1 || a.Replicas[0] != b.cfg.NodeID {
-				return kerr.InvalidReplicaAssignment.Code, fmt.Errorf("replicas %v: node %d is the only broker", a.Replicas, b.cfg.NodeID)
+			if err := b.checkReplicas(a.Replicas, rf); err != nil {
+				return kerr.InvalidReplicaAssignment.Code, err
 			}
+			place = append(place, a.Replicas)
 		}
 	}
 	if validateOnly {
@@ -86,7 +89,7 @@ func (b *Broker) createPartitions(req *protocol.Request, rt *kmsg.CreatePartitio
 	if !b.mutationAllowed(req, rt.Count-cur, req.Version >= 3) {
 		return kerr.ThrottlingQuotaExceeded.Code, errThrottlingQuota
 	}
-	if err := b.addPartitions(t, rt.Count); err != nil {
+	if err := b.addPartitions(t, rt.Count, place); err != nil {
 		b.log.Error("creating partitions", "topic", t.name, "err", err)
 		return createErrCode(err), err
 	}

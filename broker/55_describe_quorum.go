@@ -43,28 +43,39 @@ func (b *Broker) handleDescribeQuorum(_ context.Context, req *protocol.Request) 
 				st.Partitions = append(st.Partitions, sp)
 				continue
 			}
-			sp.LeaderID, sp.LeaderEpoch, sp.HighWatermark = b.cfg.NodeID, 1, hw
+			// One voter, the controller; the other running nodes are
+			// observers, as brokers of a KRaft cluster are.
+			ctl := b.cl.controller()
+			sp.LeaderID, sp.LeaderEpoch, sp.HighWatermark = ctl, 1, hw
 			voter := kmsg.NewDescribeQuorumResponseTopicPartitionReplicaState()
-			voter.ReplicaID, voter.LogEndOffset = b.cfg.NodeID, hw
+			voter.ReplicaID, voter.LogEndOffset = ctl, hw
 			voter.LastFetchTimestamp, voter.LastCaughtUpTimestamp = now, now
 			sp.CurrentVoters = []kmsg.DescribeQuorumResponseTopicPartitionReplicaState{voter}
 			sp.Observers = []kmsg.DescribeQuorumResponseTopicPartitionReplicaState{}
+			for _, n := range b.cl.upNodes() {
+				if n.ID != ctl {
+					o := voter
+					o.ReplicaID = n.ID
+					sp.Observers = append(sp.Observers, o)
+				}
+			}
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
 	if req.Version >= 2 {
-		host, port := b.AdvertisedFor(req)
 		name := req.Conn.Listener
 		if name == "" {
 			name = "PLAINTEXT"
 		}
-		n := kmsg.NewDescribeQuorumResponseNode()
-		n.NodeID = b.cfg.NodeID
-		l := kmsg.NewDescribeQuorumResponseNodeListener()
-		l.Name, l.Host, l.Port = name, host, uint16(port)
-		n.Listeners = []kmsg.DescribeQuorumResponseNodeListener{l}
-		resp.Nodes = []kmsg.DescribeQuorumResponseNode{n}
+		for _, mb := range b.metadataBrokers(req) {
+			n := kmsg.NewDescribeQuorumResponseNode()
+			n.NodeID = mb.NodeID
+			l := kmsg.NewDescribeQuorumResponseNodeListener()
+			l.Name, l.Host, l.Port = name, mb.Host, uint16(mb.Port)
+			n.Listeners = []kmsg.DescribeQuorumResponseNodeListener{l}
+			resp.Nodes = append(resp.Nodes, n)
+		}
 	}
 	return protocol.Reply{Response: resp}
 }

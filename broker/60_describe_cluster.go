@@ -27,11 +27,12 @@ func (b *Broker) handleDescribeCluster(_ context.Context, req *protocol.Request)
 		return protocol.Reply{Response: resp}
 	}
 	resp.ClusterID = b.clusterID
-	resp.ControllerID = b.cfg.NodeID
-	host, port := b.AdvertisedFor(req)
-	br := kmsg.NewDescribeClusterResponseBroker()
-	br.NodeID, br.Host, br.Port = b.cfg.NodeID, host, port
-	resp.Brokers = []kmsg.DescribeClusterResponseBroker{br}
+	resp.ControllerID = b.cl.controller()
+	for _, mb := range b.metadataBrokers(req) {
+		br := kmsg.NewDescribeClusterResponseBroker()
+		br.NodeID, br.Host, br.Port, br.Rack = mb.NodeID, mb.Host, mb.Port, mb.Rack
+		resp.Brokers = append(resp.Brokers, br)
+	}
 	resp.ClusterAuthorizedOperations = b.authorizer(req).authorizedOps(r.IncludeClusterAuthorizedOperations, kmsg.ACLResourceTypeCluster, clusterName)
 	return protocol.Reply{Response: resp}
 }

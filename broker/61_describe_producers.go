@@ -21,6 +21,7 @@ func (b *Broker) handleDescribeProducers(_ context.Context, req *protocol.Reques
 	r := req.Body.(*kmsg.DescribeProducersRequest)
 	resp := r.ResponseKind().(*kmsg.DescribeProducersResponse)
 	resp.Version = req.Version
+	node, routed := b.reqNode(req)
 	for _, rt := range r.Topics {
 		st := kmsg.NewDescribeProducersResponseTopic()
 		st.Topic = rt.Topic
@@ -34,6 +35,10 @@ func (b *Broker) handleDescribeProducers(_ context.Context, req *protocol.Reques
 			}
 			if p == nil {
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
+			if sp.ErrorCode = b.leaderCode(node, routed, p); sp.ErrorCode != 0 {
 				st.Partitions = append(st.Partitions, sp)
 				continue
 			}

@@ -22,7 +22,12 @@ func (b *Broker) handleListTransactions(_ context.Context, req *protocol.Request
 	resp := r.ResponseKind().(*kmsg.ListTransactionsResponse)
 	resp.Version = req.Version
 	az := b.authorizer(req)
+	node, routed := b.reqNode(req)
 	b.txns.ListTransactions(r, req.Version, resp, func(id string) bool {
+		// Each node lists the transactional IDs it coordinates.
+		if routed && b.cl.coordinator(coordTxn, id) != node {
+			return false
+		}
 		return az.visible(opDescribe, kmsg.ACLResourceTypeTransactionalId, id)
 	})
 	return protocol.Reply{Response: resp}

@@ -98,9 +98,13 @@ func (b *Broker) handleDescribeTopicPartitions(_ context.Context, req *protocol.
 				break
 			}
 			sp := kmsg.NewDescribeTopicPartitionsResponseTopicPartition()
-			sp.Partition, sp.LeaderID, sp.LeaderEpoch = p, b.cfg.NodeID, leaderEpoch
-			sp.Replicas, sp.ISR = []int32{b.cfg.NodeID}, []int32{b.cfg.NodeID}
-			sp.EligibleLeaderReplicas, sp.LastKnownELR, sp.OfflineReplicas = []int32{}, []int32{}, []int32{}
+			pl := ps[p].place.Load()
+			sp.Partition, sp.LeaderID, sp.LeaderEpoch = p, pl.Leader, pl.Epoch
+			sp.Replicas, sp.ISR = pl.Replicas, pl.ISR
+			sp.EligibleLeaderReplicas, sp.LastKnownELR, sp.OfflineReplicas = []int32{}, []int32{}, b.offlineReplicas(pl)
+			if pl.Leader < 0 {
+				sp.ErrorCode = kerr.LeaderNotAvailable.Code
+			}
 			st.Partitions = append(st.Partitions, sp)
 			left--
 		}

@@ -54,8 +54,25 @@ type Config struct {
 	// FS is the filesystem under DataDir; nil means the OS. vfs.NewMem()
 	// gives an in-memory broker.
 	FS vfs.FS
-	// NodeID is this broker's node ID (Kafka node.id).
+	// NodeID is this broker's node ID (Kafka node.id) and Rack its
+	// broker.rack, when Nodes is empty.
 	NodeID int32
+	Rack   string
+	// Nodes, when it has more than one, makes the broker a simulated
+	// cluster of these nodes (cluster.go); the first is the controller.
+	Nodes []NodeSpec
+	// DefaultReplicationFactor is Kafka's default.replication.factor
+	// (default 1), for topics created without one.
+	DefaultReplicationFactor int16
+	// RackAwareReplicaSelector is Kafka's replica.selector.class set to
+	// RackAwareReplicaSelector: a consumer that names its rack is told to
+	// fetch from an in-sync replica in that rack (KIP-392).
+	RackAwareReplicaSelector bool
+	// AutoLeaderRebalance is auto.leader.rebalance.enable: every
+	// LeaderImbalanceCheckInterval (default 300 s), leadership goes back
+	// to each partition's preferred replica.
+	AutoLeaderRebalance          bool
+	LeaderImbalanceCheckInterval time.Duration
 	// AdvertisedHost and AdvertisedPort are what Metadata hands clients.
 	AdvertisedHost string
 	AdvertisedPort int32
@@ -128,6 +145,7 @@ type Config struct {
 type Broker struct {
 	metadataChanges atomic.Int64 // topic creations, deletions and partition additions (55_describe_quorum.go)
 	cfg             Config
+	cl              *clusterState // the nodes (cluster.go)
 	fs              vfs.FS
 	log             *slog.Logger
 	rl              *ratelog.Limiter     // client-caused lines (logReq)
@@ -237,6 +255,10 @@ func New(cfg Config) (*Broker, error) {
 		if b.sasl, err = sasl.NewServer(*cfg.SASL, cfg.Now); err != nil {
 			return nil, fmt.Errorf("broker: %w", err)
 		}
+	}
+	var err error
+	if b.cl, err = newClusterState(cfg); err != nil {
+		return nil, err
 	}
 	b.advHost.Store(&cfg.AdvertisedHost)
 	b.advPort.Store(cfg.AdvertisedPort)
@@ -382,20 +404,27 @@ type Listener struct {
 	// SASL requires connections on this listener to authenticate
 	// (SASL_PLAINTEXT, SASL_SSL); it needs Config.SASL.
 	SASL bool
+	// Node is the node the listener belongs to (protocol.Config.Node of
+	// its server); every node of a cluster has the same listener names.
+	Node int32
 }
 
 // SetListeners replaces the listeners (after binding port 0); the first
 // one also becomes Advertised.
 func (b *Broker) SetListeners(ls []Listener) error {
-	seen := map[string]bool{}
+	type key struct {
+		name string
+		node int32
+	}
+	seen := map[key]bool{}
 	for _, l := range ls {
 		switch {
-		case seen[l.Name]:
-			return fmt.Errorf("broker: listener %q given twice", l.Name)
+		case seen[key{l.Name, l.Node}]:
+			return fmt.Errorf("broker: listener %q given twice (node %d)", l.Name, l.Node)
 		case l.SASL && b.sasl == nil:
 			return fmt.Errorf("broker: listener %q requires SASL but no SASL users are configured", l.Name)
 		}
-		seen[l.Name] = true
+		seen[key{l.Name, l.Node}] = true
 	}
 	if len(ls) == 0 {
 		b.listeners.Store(nil)
@@ -423,11 +452,49 @@ func (b *Broker) listener(req *protocol.Request) (Listener, bool) {
 		return Listener{}, false
 	}
 	for _, l := range *p {
-		if l.Name == req.Conn.Listener {
+		if l.Name == req.Conn.Listener && (l.Node == req.Conn.Node || !b.cl.multi) {
 			return l, true
 		}
 	}
 	return Listener{}, false
+}
+
+// nodeAddr is node's advertised address on the listener named name, or
+// on its first listener when it has none of that name.
+func (b *Broker) nodeAddr(node int32, name string) (string, int32, bool) {
+	p := b.listeners.Load()
+	if p == nil {
+		if node == b.cl.nodes[0].ID {
+			h, port := b.Advertised()
+			return h, port, true
+		}
+		return "", -1, false
+	}
+	var first *Listener
+	for i, l := range *p {
+		if l.Node != node && b.cl.multi {
+			continue
+		}
+		if l.Name == name {
+			return l.Host, l.Port, true
+		}
+		if first == nil {
+			first = &(*p)[i]
+		}
+	}
+	if first == nil {
+		return "", -1, false
+	}
+	return first.Host, first.Port, true
+}
+
+// addrFor is node's address for clients of req's listener.
+func (b *Broker) addrFor(req *protocol.Request, node int32) (string, int32, bool) {
+	name := ""
+	if req != nil && req.Conn != nil {
+		name = req.Conn.Listener
+	}
+	return b.nodeAddr(node, name)
 }
 
 // AdvertisedFor is the address to hand out in answer to req: its
@@ -563,6 +630,11 @@ func (b *Broker) dispatch(ctx context.Context, req *protocol.Request, a *api) pr
 // handle runs a's handler, behind the authorizer's whole-request checks
 // when it is on.
 func (b *Broker) handle(ctx context.Context, req *protocol.Request, a *api) protocol.Reply {
+	if b.cl.multi {
+		if reply, ok := b.routeCoordinated(req); ok {
+			return reply
+		}
+	}
 	if b.acls != nil {
 		return b.serveAuthorized(ctx, req, a)
 	}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -68,7 +69,7 @@ func (b *Broker) ensureOffsetsTopicLocked() error {
 	if err != nil {
 		return err
 	}
-	if _, err = b.createTopic(offsetsTopic, 1, cfg.Set, cfg); err == nil {
+	if _, err = b.createTopic(offsetsTopic, 1, cfg.Set, cfg, nil); err == nil {
 		b.log.Info("created internal topic", "topic", offsetsTopic)
 	}
 	return err
@@ -120,6 +121,9 @@ type partition struct {
 	// lands in.
 	mu        sync.Mutex
 	producers map[int64]*producerState
+	// place is where the partition is in the cluster (cluster.go):
+	// replaced whole, under adminMu and, when the leader changes, mu.
+	place atomic.Pointer[placement]
 	// producersGen counts changes to producers, so a forwarded partition
 	// saves its state only when it moved (uplink_adapter.go).
 	producersGen uint64
@@ -141,6 +145,10 @@ type topicMeta struct {
 	ID         string            `json:"id"`
 	Partitions int32             `json:"partitions"`
 	Configs    map[string]string `json:"configs,omitempty"`
+	// Placement is each partition's replicas, ISR, leader and leader
+	// epochs (cluster.go); absent while the topic has never had more
+	// than the one node's placement at epoch 0.
+	Placement []*placement `json:"placement,omitempty"`
 }
 
 func (b *Broker) topicsDir() string { return path.Join(b.cfg.DataDir, "topics") }
@@ -214,16 +222,52 @@ func (b *Broker) loadTopics() error {
 		t.parts.Store(&ps)
 		tt.byName[t.name] = t
 		tt.byID[t.id] = t
-		loads = append(loads, topicLoad{t, make([]*partition, m.Partitions)})
+		loads = append(loads, topicLoad{t, make([]*partition, m.Partitions), m.Placement})
 	}
 	b.topics.Store(tt)
-	return b.openPartitions(loads)
+	if err := b.openPartitions(loads); err != nil {
+		return err
+	}
+	for _, l := range loads {
+		for i, p := range l.parts {
+			var saved *placement
+			if i < len(l.placed) {
+				saved = l.placed[i]
+			}
+			p.place.Store(b.restorePlacement(l.t, int32(i), saved, p))
+		}
+	}
+	return nil
+}
+
+// restorePlacement is a partition's placement at start: the saved one
+// with every node up (a whole cluster restarts), without replicas on
+// nodes no longer configured; a partition left with none is placed anew.
+// A leader that cannot stay gives way with a new epoch.
+func (b *Broker) restorePlacement(t *topic, i int32, saved *placement, p *partition) *placement {
+	if saved == nil || len(saved.Epochs) == 0 {
+		return b.cl.newPlacement([]int32{b.cl.nodes[0].ID})
+	}
+	pl := saved.clone()
+	pl.Replicas = inOrder(saved.Replicas, func(r int32) bool { return b.cl.index(r) >= 0 })
+	if len(pl.Replicas) == 0 {
+		pl.Replicas = b.cl.assignReplicas(t.name, i, i+1, 1)[0]
+		b.log.Warn("partition's replicas are not nodes of this cluster; placed anew", "topic", t.name, "partition", i, "was", saved.Replicas, "now", pl.Replicas)
+	}
+	pl.ISR = slices.Clone(pl.Replicas)
+	if !slices.Contains(pl.Replicas, pl.Leader) {
+		pl.Leader = pl.Replicas[0]
+		pl.Epoch++
+		pl.Epochs = append(pl.Epochs, epochStart{pl.Epoch, p.store().logEnd()})
+	}
+	return pl
 }
 
 // topicLoad is a topic whose partitions loadTopics opens.
 type topicLoad struct {
-	t     *topic
-	parts []*partition
+	t      *topic
+	parts  []*partition
+	placed []*placement // from topic.json
 }
 
 // openWorkers is how many partition logs recover at once: recovery is
@@ -315,8 +359,17 @@ func (b *Broker) openPartition(t *topic, i int32) (*partition, error) {
 	return p, nil
 }
 
-func (b *Broker) writeTopicMeta(t *topic, nparts int32, configs map[string]string) error {
-	m := topicMeta{Version: 1, Name: t.name, ID: hex.EncodeToString(t.id[:]), Partitions: nparts, Configs: configs}
+func (b *Broker) writeTopicMeta(t *topic, ps []*partition, configs map[string]string) error {
+	m := topicMeta{Version: 1, Name: t.name, ID: hex.EncodeToString(t.id[:]), Partitions: int32(len(ps)), Configs: configs}
+	for _, p := range ps {
+		if pl := p.place.Load(); b.cl.multi || pl.Epoch > 0 {
+			m.Placement = make([]*placement, len(ps))
+			for i, p := range ps {
+				m.Placement[i] = p.place.Load()
+			}
+			break
+		}
+	}
 	data, err := json.MarshalIndent(&m, "", "  ")
 	if err != nil {
 		return err
@@ -326,7 +379,13 @@ func (b *Broker) writeTopicMeta(t *topic, nparts int32, configs map[string]strin
 
 // createTopic creates and registers a topic; the caller holds adminMu and
 // has validated everything.
-func (b *Broker) createTopic(name string, nparts int32, configs map[string]string, cfg *topicconfig.Config) (*topic, error) {
+//
+// replicas is each partition's replica list; nil places them with the
+// default replication factor (replicationFactor).
+func (b *Broker) createTopic(name string, nparts int32, configs map[string]string, cfg *topicconfig.Config, replicas [][]int32) (*topic, error) {
+	if replicas == nil {
+		replicas = b.cl.assignReplicas(name, 0, nparts, b.replicationFactor(name))
+	}
 	b.metadataChanges.Add(1) // DescribeQuorum's high watermark
 	id, err := newTopicID()
 	if err != nil {
@@ -350,11 +409,12 @@ func (b *Broker) createTopic(name string, nparts int32, configs map[string]strin
 		if err != nil {
 			return fail(err)
 		}
+		p.place.Store(b.cl.newPlacement(replicas[i]))
 		ps = append(ps, p)
 	}
 	t.parts.Store(&ps)
 	// topic.json last: its presence is what makes the topic exist.
-	if err := b.writeTopicMeta(t, nparts, configs); err != nil {
+	if err := b.writeTopicMeta(t, ps, configs); err != nil {
 		return fail(fmt.Errorf("broker: persisting topic %s: %w", name, err))
 	}
 	if err := b.fs.SyncDir(b.topicsDir()); err != nil {
@@ -429,9 +489,13 @@ func (b *Broker) spaceFreed() {
 }
 
 // addPartitions grows t to n partitions; the caller holds adminMu.
-func (b *Broker) addPartitions(t *topic, n int32) error {
+// replicas places the new ones (nil: with the topic's replication factor).
+func (b *Broker) addPartitions(t *topic, n int32, replicas [][]int32) error {
 	b.metadataChanges.Add(1) // DescribeQuorum's high watermark
 	old := t.partitions()
+	if replicas == nil {
+		replicas = b.cl.assignReplicas(t.name, int32(len(old)), n, len(old[0].place.Load().Replicas))
+	}
 	ps := append([]*partition(nil), old...)
 	for i := int32(len(old)); i < n; i++ {
 		p, err := b.openPartition(t, i)
@@ -441,9 +505,10 @@ func (b *Broker) addPartitions(t *topic, n int32) error {
 			}
 			return err
 		}
+		p.place.Store(b.cl.newPlacement(replicas[int(i)-len(old)]))
 		ps = append(ps, p)
 	}
-	if err := b.writeTopicMeta(t, n, t.cfg.Load().Set); err != nil {
+	if err := b.writeTopicMeta(t, ps, t.cfg.Load().Set); err != nil {
 		for _, p := range ps[len(old):] {
 			_ = p.log.Destroy()
 		}

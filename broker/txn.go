@@ -139,6 +139,9 @@ func (p *partition) AppendMarker(batch []byte, pid int64, epoch int16, checkEpoc
 	if ps := p.producers[pid]; checkEpoch && ps != nil && epoch < ps.epoch {
 		return 0, txn.ErrStaleMarkerEpoch
 	}
+	// A marker carries the leader epoch it is appended in, as batches do
+	// (00_produce.go): a consumer takes its epoch from the last batch.
+	records.SetPartitionLeaderEpoch(batch, p.place.Load().Epoch)
 	res, err := st.appendMarker(batch)
 	if err != nil {
 		return 0, err

@@ -98,7 +98,7 @@ func newConn(s *Server, tcp net.Conn) *conn {
 		cancel: cancel,
 		queue:  make(chan pending, s.cfg.MaxInFlight),
 	}
-	c.info = &ConnInfo{ID: s.nextID.Add(1), Remote: tcp.RemoteAddr(), Listener: s.cfg.ListenerName, c: c}
+	c.info = &ConnInfo{ID: s.nextID.Add(1), Remote: tcp.RemoteAddr(), Listener: s.cfg.ListenerName, Node: s.cfg.Node, c: c}
 	c.log = s.log.With("conn", c.info.ID, "remote", c.info.Remote.String())
 	c.lastActive.Store(time.Now().UnixNano())
 	return c

@@ -73,6 +73,8 @@ type ConnInfo struct {
 	// Listener is the name of the listener (Config.ListenerName) the
 	// connection came in on; "" for a ConnInfo not made by a Server.
 	Listener string
+	// Node is Config.Node of the server the connection came in on.
+	Node int32
 
 	// ClientSoftwareName and ClientSoftwareVersion are what the client
 	// said of itself in ApiVersions v3+; the Handler sets them, under
@@ -253,6 +255,10 @@ type Config struct {
 	// e.g. "PLAINTEXT" or "EXTERNAL"); every ConnInfo carries it so the
 	// Handler can answer with that listener's advertised address.
 	ListenerName string
+	// Node is the node ID of the cluster node this server is a listener
+	// of, for a broker that simulates several nodes in one process; every
+	// ConnInfo carries it, so the Handler knows which node was asked.
+	Node int32
 	// TLS, when set, makes every connection TLS; the handshake must finish
 	// within TLSHandshakeTimeout. With ClientAuth set to
 	// RequireAndVerifyClientCert, a client without a valid certificate is

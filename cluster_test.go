@@ -1,0 +1,322 @@
+package minikafka_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minikafka/minikafka"
+	"github.com/minikafka/minikafka/internal/records"
+	"github.com/minikafka/minikafka/minikafkatest"
+)
+
+// TestClusterMetadata: three nodes, each on its own port, listed in
+// Metadata and DescribeCluster; an RF 3 topic's partitions have three
+// replicas with leaders spread over the nodes; RF 4 is refused as Kafka
+// refuses it.
+func TestClusterMetadata(t *testing.T) {
+	b := minikafkatest.New(t, minikafka.WithNodes(3), minikafka.WithRacks("a", "b", "c"))
+	if got := len(b.Addrs()); got != 3 {
+		t.Fatalf("Addrs %v: want 3 nodes", b.Addrs())
+	}
+	adm := kadm.NewClient(minikafkatest.Client(t, b))
+	ctx := context.Background()
+	if _, err := adm.CreateTopic(ctx, 6, 3, nil, "rf3"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := adm.CreateTopic(ctx, 1, 4, nil, "rf4")
+	if !errors.Is(err, kerr.InvalidReplicationFactor) && !errors.Is(resp.Err, kerr.InvalidReplicationFactor) {
+		t.Fatalf("RF 4 on 3 nodes: %v / %v, want INVALID_REPLICATION_FACTOR", err, resp.Err)
+	}
+	md, err := adm.Metadata(ctx, "rf3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(md.Brokers) != 3 {
+		t.Fatalf("brokers %v", md.Brokers)
+	}
+	ports := map[int32]bool{}
+	for _, br := range md.Brokers {
+		ports[br.Port] = true
+		if br.Rack == nil || *br.Rack != string(rune('a'+br.NodeID)) {
+			t.Fatalf("node %d rack %v", br.NodeID, br.Rack)
+		}
+	}
+	if len(ports) != 3 {
+		t.Fatalf("ports %v: each node its own", ports)
+	}
+	leaders := map[int32]int{}
+	for _, p := range md.Topics["rf3"].Partitions {
+		if len(p.Replicas) != 3 || len(p.ISR) != 3 || p.Replicas[0] != p.Leader {
+			t.Fatalf("partition %d: replicas %v isr %v leader %d", p.Partition, p.Replicas, p.ISR, p.Leader)
+		}
+		leaders[p.Leader]++
+	}
+	if len(leaders) != 3 {
+		t.Fatalf("leaders %v: spread over the nodes", leaders)
+	}
+	dc, err := kmsg.NewPtrDescribeClusterRequest().RequestWith(ctx, minikafkatest.Client(t, b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dc.Brokers) != 3 || dc.ControllerID < 0 {
+		t.Fatalf("DescribeCluster %+v", dc)
+	}
+}
+
+// TestClusterNotLeader: a produce sent straight to a node that does not
+// lead the partition is NOT_LEADER_OR_FOLLOWER; a kgo producer follows a
+// leader move, a stopped node and a restarted one, and every record it
+// was acknowledged is read back once, in order, with leader epochs that
+// only go up.
+func TestClusterKgoThroughMoves(t *testing.T) {
+	b := minikafkatest.New(t, minikafka.WithNodes(3))
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	adm := kadm.NewClient(minikafkatest.Client(t, b))
+	const topic, parts = "moves", 3
+	if _, err := adm.CreateTopic(ctx, parts, 3, nil, topic); err != nil {
+		t.Fatal(err)
+	}
+
+	var (
+		mu    sync.Mutex
+		acked = map[int32][]string{}
+	)
+	prod := minikafkatest.Client(t, b, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for p := int32(0); p < parts; p++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				v := fmt.Sprintf("%d-%d", p, i)
+				r := &kgo.Record{Topic: topic, Partition: p, Value: []byte(v)}
+				if err := prod.ProduceSync(ctx, r).FirstErr(); err != nil {
+					t.Errorf("produce %s: %v", v, err)
+					return
+				}
+				mu.Lock()
+				acked[p] = append(acked[p], v)
+				mu.Unlock()
+			}
+		}()
+	}
+
+	cons := minikafkatest.Client(t, b, kgo.ConsumeTopics(topic), kgo.ConsumerGroup("moves-group"),
+		kgo.FetchMaxWait(100*time.Millisecond))
+	var got sync.Map // partition -> []string
+	consumeDone := make(chan struct{})
+	go func() {
+		defer close(consumeDone)
+		for ctx.Err() == nil {
+			fs := cons.PollFetches(ctx)
+			fs.EachError(func(tp string, p int32, err error) {
+				if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+					t.Logf("fetch %s-%d: %v", tp, p, err)
+				}
+			})
+			fs.EachRecord(func(r *kgo.Record) {
+				v, _ := got.LoadOrStore(r.Partition, &[]string{})
+				l := v.(*[]string)
+				*l = append(*l, string(r.Value))
+			})
+			if fs.IsClientClosed() {
+				return
+			}
+		}
+	}()
+
+	step := func(what string, f func() error) {
+		t.Helper()
+		time.Sleep(300 * time.Millisecond)
+		if err := f(); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		t.Logf("%s", what)
+	}
+	pl, _ := b.Placement(topic, 0)
+	other := pl.Replicas[1]
+	step("move leader of partition 0", func() error { return b.MoveLeader(topic, 0, other) })
+	pl1, _ := b.Placement(topic, 1)
+	victim := pl1.Leader
+	step(fmt.Sprintf("stop node %d", victim), func() error { return b.StopNode(victim) })
+	step("move the group's coordinator", func() error {
+		c, _ := b.Coordinator("group", "moves-group")
+		for _, n := range b.Nodes() {
+			if n.Up && n.ID != c {
+				return b.MoveCoordinator("group", "moves-group", n.ID)
+			}
+		}
+		return errors.New("no other node")
+	})
+	step(fmt.Sprintf("start node %d", victim), func() error { return b.StartNode(victim) })
+	time.Sleep(300 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+
+	// Every acknowledged record read once, in order.
+	deadline := time.Now().Add(30 * time.Second)
+	for p := int32(0); p < parts; p++ {
+		mu.Lock()
+		want := acked[p]
+		mu.Unlock()
+		if len(want) < 10 {
+			t.Fatalf("partition %d: only %d records acknowledged", p, len(want))
+		}
+		for {
+			var have []string
+			if v, ok := got.Load(p); ok {
+				have = slices.Clone(*v.(*[]string))
+			}
+			if len(have) >= len(want) || time.Now().After(deadline) {
+				if !slices.Equal(have[:min(len(have), len(want))], want) || len(have) != len(want) {
+					t.Fatalf("partition %d: read %d records, acknowledged %d; first difference at %d", p, len(have), len(want), firstDiff(have, want))
+				}
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	pl, _ = b.Placement(topic, 0)
+	if pl.LeaderEpoch < 1 {
+		t.Fatalf("partition 0 epoch %d after a move", pl.LeaderEpoch)
+	}
+	// The offsets the group committed are where a new member resumes.
+	if err := cons.CommitUncommittedOffsets(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cons.Close()
+	<-consumeDone
+	offs, err := adm.FetchOffsets(ctx, "moves-group")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := int32(0); p < parts; p++ {
+		o, _ := offs.Lookup(topic, p)
+		if int(o.At) != len(acked[p]) {
+			t.Fatalf("partition %d committed %d, want %d", p, o.At, len(acked[p]))
+		}
+	}
+}
+
+func firstDiff(a, b []string) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
+
+// TestClusterRouting: requests sent straight to the wrong node get
+// Kafka's errors: produce NOT_LEADER_OR_FOLLOWER naming the leader
+// (KIP-951), group requests NOT_COORDINATOR; acks=all below
+// min.insync.replicas is NOT_ENOUGH_REPLICAS while acks=1 succeeds.
+func TestClusterRouting(t *testing.T) {
+	b := minikafkatest.New(t, minikafka.WithNodes(3))
+	ctx := context.Background()
+	adm := kadm.NewClient(minikafkatest.Client(t, b))
+	if _, err := adm.CreateTopic(ctx, 1, 3, map[string]*string{"min.insync.replicas": kadm.StringPtr("2")}, "r"); err != nil {
+		t.Fatal(err)
+	}
+	pl, err := b.Placement("r", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wrong minikafka.NodeInfo
+	for _, n := range b.Nodes() {
+		if n.ID != pl.Leader {
+			wrong = n
+		}
+	}
+	// A client that only knows the wrong node, and never refreshes.
+	direct := minikafkatest.Client(t, b, kgo.SeedBrokers(wrong.Addr))
+	md, err := adm.Metadata(ctx, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := kmsgProduce("r", 0, 1)
+	req.Topics[0].TopicID = md.Topics["r"].ID
+	resp, err := req.RequestWith(ctx, direct.Broker(int(wrong.ID)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := resp.Topics[0].Partitions[0]
+	if sp.ErrorCode != kerr.NotLeaderForPartition.Code || sp.CurrentLeader.LeaderID != pl.Leader {
+		t.Fatalf("produce to node %d: code %d leader %d, want NOT_LEADER_OR_FOLLOWER naming %d", wrong.ID, sp.ErrorCode, sp.CurrentLeader.LeaderID, pl.Leader)
+	}
+	if len(resp.Brokers) != 1 || resp.Brokers[0].NodeID != pl.Leader {
+		t.Fatalf("node endpoints %+v", resp.Brokers)
+	}
+	c, _ := b.Coordinator("group", "g")
+	for _, n := range b.Nodes() {
+		if n.ID == c {
+			continue
+		}
+		hb := kmsgHeartbeat("g")
+		hr, err := hb.RequestWith(ctx, direct.Broker(int(n.ID)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hr.ErrorCode != kerr.NotCoordinator.Code {
+			t.Fatalf("heartbeat at node %d: %v, want NOT_COORDINATOR", n.ID, kerr.ErrorForCode(hr.ErrorCode))
+		}
+	}
+
+	cl := minikafkatest.Client(t, b, kgo.RecordRetries(1), kgo.RequestRetries(1))
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "r", Value: []byte("ok")}).FirstErr(); err != nil {
+		t.Fatalf("full ISR: %v", err)
+	}
+	if err := b.SetISR("r", 0, pl.Leader); err != nil {
+		t.Fatal(err)
+	}
+	sctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if err := cl.ProduceSync(sctx, &kgo.Record{Topic: "r", Value: []byte("few")}).FirstErr(); !errors.Is(err, kerr.NotEnoughReplicas) {
+		t.Fatalf("acks=all with ISR 1 < min.insync.replicas 2: %v, want NOT_ENOUGH_REPLICAS", err)
+	}
+	one := minikafkatest.Client(t, b, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
+	if err := one.ProduceSync(ctx, &kgo.Record{Topic: "r", Value: []byte("acks1")}).FirstErr(); err != nil {
+		t.Fatalf("acks=1 with ISR 1: %v", err)
+	}
+}
+
+// kmsgProduce is an acks=all produce request of n records to one
+// partition, for sending to a chosen node.
+func kmsgProduce(topic string, partition int32, n int) *kmsg.ProduceRequest {
+	recs := make([]records.Record, n)
+	for i := range recs {
+		recs[i].Value = []byte(strconv.Itoa(i))
+	}
+	batch, err := records.AppendBatch(nil, records.BatchSpec{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1, FirstTimestamp: time.Now().UnixMilli()}, recs)
+	if err != nil {
+		panic(err)
+	}
+	r := kmsg.NewPtrProduceRequest()
+	r.Acks, r.TimeoutMillis = -1, 5000
+	r.Topics = []kmsg.ProduceRequestTopic{{Topic: topic, Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: partition, Records: batch}}}}
+	return r
+}
+
+func kmsgHeartbeat(group string) *kmsg.HeartbeatRequest {
+	r := kmsg.NewPtrHeartbeatRequest()
+	r.Group, r.MemberID, r.Generation = group, "m", 1
+	return r
+}
