@@ -286,8 +286,9 @@ type partOutcome struct {
 }
 
 // answerPartitions prints partition outcomes sorted, with offsetHeader
-// naming what the offset is.
-func (c *cliCmd) answerPartitions(out []partOutcome, offsetHeader string, failed error) error {
+// naming what the offset is; errOf names a failed partition's error for
+// stderr.
+func (c *cliCmd) answerPartitions(out []partOutcome, offsetHeader string, errOf func(partOutcome) error) error {
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Topic != out[j].Topic {
 			return out[i].Topic < out[j].Topic
@@ -295,10 +296,16 @@ func (c *cliCmd) answerPartitions(out []partOutcome, offsetHeader string, failed
 		return out[i].Partition < out[j].Partition
 	})
 	var rows [][]string
+	var ok []bool
+	var errs []error
 	for _, o := range out {
 		rows = append(rows, []string{o.Topic, strconv.Itoa(int(o.Partition)), strconv.FormatInt(o.Offset, 10), statusText(o.Error)})
+		ok = append(ok, o.Error == "")
+		if o.Error != "" {
+			errs = append(errs, errOf(o))
+		}
 	}
-	return c.answer(out, []string{"TOPIC", "PARTITION", offsetHeader, "STATUS"}, rows, failed)
+	return c.answerItems(out, []string{"TOPIC", "PARTITION", offsetHeader, "STATUS"}, rows, ok, errs)
 }
 
 // statusText is a per-item status column: OK or the error.
@@ -405,7 +412,7 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 	}
 	defer cancel()
 	if err := c.reachErr(run(ctx)); err != nil {
-		fmt.Fprintf(env.stderr, "minikafka %s: %v\n", name, err)
+		sayErr(env.stderr, name, err)
 		var ue errUsageCLI
 		if errors.As(err, &ue) {
 			return 2
@@ -413,6 +420,42 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		return 1
 	}
 	return 0
+}
+
+// sayErr prints a failure: each line (a per-item operation joins one a
+// failed item) prefixed with the command, and a line repeated by several
+// items (the same refusal for each) said once.
+func sayErr(w io.Writer, name string, err error) {
+	seen := map[string]bool{}
+	for l := range strings.SplitSeq(err.Error(), "\n") {
+		if !seen[l] {
+			seen[l] = true
+			fmt.Fprintf(w, "minikafka %s: %s\n", name, l)
+		}
+	}
+}
+
+// answerItems answers a per-item operation (delete these topics, create
+// these ACLs, ...): as JSON every item with its error, as a table the
+// items that succeeded. Each failure is said once, on stderr, as the
+// returned error (errs holds one failure per failed item, in order).
+func (c *cliCmd) answerItems(out any, header []string, rows [][]string, ok []bool, errs []error) error {
+	if c.json() {
+		if err := c.printJSON(out); err != nil {
+			return err
+		}
+		return errors.Join(errs...)
+	}
+	var shown [][]string
+	for i, r := range rows {
+		if ok[i] {
+			shown = append(shown, r)
+		}
+	}
+	if len(shown) > 0 || len(errs) == 0 { // nothing done, nothing failed: an empty table
+		c.table(header, shown)
+	}
+	return errors.Join(errs...)
 }
 
 func cliUsageLine(verb, name string, v *cliVerb) string {

@@ -231,19 +231,31 @@ func filterFailure(err error, msg, op string) error {
 	return errors.New(aclErr(err, msg))
 }
 
-// aclFailure is create's failure for the first failed ACL of n.
-func aclFailure(err error, first aclOut, n int) error {
+// aclFailure is create's failure for one ACL.
+func aclFailure(err error, o aclOut) error {
 	switch {
 	case errors.Is(err, kerr.SecurityDisabled):
 		return errNoAuthorizer
 	case errors.Is(err, kerr.ClusterAuthorizationFailed):
 		return errors.New(clusterOpNeeded("ALTER"))
 	}
-	more := ""
-	if n > 1 {
-		more = fmt.Sprintf(" (and %d more)", n-1)
+	return fmt.Errorf("acl %s: %s", o, o.Error)
+}
+
+// answerACLs answers create or delete: the ACLs done in a table (all as
+// JSON), each failure once on stderr.
+func (c *cliCmd) answerACLs(out []aclOut, failure map[aclOut]error) error {
+	var rows [][]string
+	var ok []bool
+	var errs []error
+	for _, o := range out {
+		rows = append(rows, append(o.row(), statusText(o.Error)))
+		ok = append(ok, o.Error == "")
+		if o.Error != "" {
+			errs = append(errs, failure[o])
+		}
 	}
-	return fmt.Errorf("acl %s: %s%s", first, first.Error, more)
+	return c.answerItems(out, append(aclHeader[:len(aclHeader):len(aclHeader)], "STATUS"), rows, ok, errs)
 }
 
 func aclCreate(c *cliCmd) func(context.Context) error {
@@ -287,30 +299,17 @@ func aclCreate(c *cliCmd) func(context.Context) error {
 			return err
 		}
 		out := []aclOut{}
-		var firstErr error
-		var first aclOut
-		nFailed := 0
+		failure := map[aclOut]error{}
 		for _, r := range res {
 			o := newACLOut(r.Type, r.Name, r.Pattern, r.Principal, r.Host, r.Operation, r.Permission)
 			if r.Err != nil {
 				o.Error = aclErr(r.Err, r.ErrMessage)
-				if nFailed == 0 {
-					firstErr, first = r.Err, o
-				}
-				nFailed++
+				failure[o] = aclFailure(r.Err, o)
 			}
 			out = append(out, o)
 		}
 		out = sortACLs(out)
-		var rows [][]string
-		for _, o := range out {
-			rows = append(rows, append(o.row(), statusText(o.Error)))
-		}
-		var failed error
-		if nFailed > 0 {
-			failed = aclFailure(firstErr, first, nFailed)
-		}
-		return c.answer(out, append(aclHeader[:len(aclHeader):len(aclHeader)], "STATUS"), rows, failed)
+		return c.answerACLs(out, failure)
 	}
 }
 
@@ -404,33 +403,26 @@ func aclDelete(c *cliCmd) func(context.Context) error {
 			return err
 		}
 		out := []aclOut{}
-		var failed error
+		failure := map[aclOut]error{}
+		var filterErrs []error
 		for _, r := range res {
 			if r.Err != nil {
 				if errors.Is(r.Err, kerr.SecurityDisabled) || errors.Is(r.Err, kerr.ClusterAuthorizationFailed) {
 					return filterFailure(r.Err, r.ErrMessage, "ALTER")
 				}
-				if failed == nil {
-					failed = filterFailure(r.Err, r.ErrMessage, "ALTER")
-				}
+				filterErrs = append(filterErrs, filterFailure(r.Err, r.ErrMessage, "ALTER"))
 				continue
 			}
 			for _, d := range r.Deleted {
 				o := newACLOut(d.Type, d.Name, d.Pattern, d.Principal, d.Host, d.Operation, d.Permission)
 				if d.Err != nil {
 					o.Error = aclErr(d.Err, d.ErrMessage)
-					if failed == nil {
-						failed = fmt.Errorf("acl %s: %s", o, o.Error)
-					}
+					failure[o] = fmt.Errorf("acl %s: %s", o, o.Error)
 				}
 				out = append(out, o)
 			}
 		}
 		out = sortACLs(out)
-		var rows [][]string
-		for _, o := range out {
-			rows = append(rows, append(o.row(), statusText(o.Error)))
-		}
-		return c.answer(out, append(aclHeader[:len(aclHeader):len(aclHeader)], "STATUS"), rows, failed)
+		return errors.Join(c.answerACLs(out, failure), errors.Join(filterErrs...))
 	}
 }

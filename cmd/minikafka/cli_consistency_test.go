@@ -175,3 +175,39 @@ func TestBadFlagsOneLine(t *testing.T) {
 		}
 	}
 }
+
+// A per-item operation says each failure once: the table lists what was
+// done, stderr each failure (a refusal the same for every item once),
+// as topic create does.
+func TestPerItemFailuresSaidOnce(t *testing.T) {
+	addr := startCLIBroker(t, minikafka.WithTopic("busy", 3))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	member, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumerGroup("busy-g"), kgo.ConsumeTopics("busy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer member.Close()
+	adm := kadm.NewClient(member)
+	for {
+		pctx, pcancel := context.WithTimeout(ctx, 100*time.Millisecond)
+		member.PollFetches(pctx)
+		pcancel()
+		dg, err := adm.DescribeGroups(ctx, "busy-g")
+		if err == nil && dg["busy-g"].State == "Stable" {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("group never stable: %v", err)
+		}
+	}
+	stdout, stderr, code := cliRun(t, addr, "", "group", "seek", "busy-g", "-to", "start", "-topics", "busy")
+	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+	if code != 1 || stdout != "" || len(lines) != 1 || !strings.HasPrefix(lines[0], "minikafka group seek: group busy-g is not empty: stop its members first (") {
+		t.Fatalf("seek of a live group: exit %d, stdout %q, stderr %q; want one line for the three partitions", code, stdout, stderr)
+	}
+	stdout, stderr, code = cliRun(t, addr, "", "topic", "alter-config", "busy", "ghost", "-set", "retention.ms=1000")
+	if code != 1 || stdout != "TOPIC  STATUS\nbusy   OK\n" || stderr != "minikafka topic alter-config: topic ghost does not exist\n" {
+		t.Fatalf("alter-config of one topic and a missing one: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}

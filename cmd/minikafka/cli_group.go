@@ -393,21 +393,23 @@ func groupSeek(c *cliCmd) func(context.Context) error {
 			return err
 		}
 		var out []partOutcome
-		var first error
 		resps.Each(func(o kadm.OffsetResponse) {
 			m := partOutcome{Topic: o.Topic, Partition: o.Partition, Offset: o.At}
 			if o.Err != nil {
 				m.Error = o.Err.Error()
-				if first == nil {
-					first = o.Err
-					if errors.Is(o.Err, kerr.UnknownMemberID) || errors.Is(o.Err, kerr.RebalanceInProgress) || errors.Is(o.Err, kerr.IllegalGeneration) {
-						first = fmt.Errorf("group %s is not empty: stop its members first (%v)", group, o.Err)
-					}
+				if errors.Is(o.Err, kerr.UnknownMemberID) || errors.Is(o.Err, kerr.RebalanceInProgress) || errors.Is(o.Err, kerr.IllegalGeneration) {
+					// The same for every partition: said once.
+					m.Error = fmt.Sprintf("group %s is not empty: stop its members first (%v)", group, o.Err)
 				}
 			}
 			out = append(out, m)
 		})
-		return c.answerPartitions(out, "OFFSET", first)
+		return c.answerPartitions(out, "OFFSET", func(o partOutcome) error {
+			if strings.HasPrefix(o.Error, "group ") {
+				return errors.New(o.Error)
+			}
+			return fmt.Errorf("group %s topic %s partition %d: %s", group, o.Topic, o.Partition, o.Error)
+		})
 	}
 }
 
@@ -426,25 +428,24 @@ func groupDelete(c *cliCmd) func(context.Context) error {
 			Error string `json:"error,omitempty"`
 		}
 		var out []status
-		var first error
+		var rows [][]string
+		var ok []bool
+		var errs []error
 		for _, g := range c.args {
 			s := status{Group: g}
 			if err := resps[g].Err; err != nil {
 				s.Error = err.Error()
-				if first == nil {
-					first = fmt.Errorf("group %s: %w", g, err)
-					if errors.Is(err, kerr.GroupIDNotFound) {
-						first = fmt.Errorf("group %s does not exist", g)
-					}
+				if errors.Is(err, kerr.GroupIDNotFound) {
+					errs = append(errs, fmt.Errorf("group %s does not exist", g))
+				} else {
+					errs = append(errs, fmt.Errorf("group %s: %w", g, err))
 				}
 			}
 			out = append(out, s)
-		}
-		var rows [][]string
-		for _, s := range out {
 			rows = append(rows, []string{s.Group, statusText(s.Error)})
+			ok = append(ok, s.Error == "")
 		}
-		return c.answer(out, []string{"GROUP", "STATUS"}, rows, first)
+		return c.answerItems(out, []string{"GROUP", "STATUS"}, rows, ok, errs)
 	}
 }
 
@@ -506,13 +507,11 @@ func groupOffsetDelete(c *cliCmd) func(context.Context) error {
 			Error     string `json:"error,omitempty"`
 		}
 		var out []deleted
-		var failed []error
 		for t, ps := range set {
 			for p := range ps {
 				o := deleted{Topic: t, Partition: p}
 				if perr, ok := resps.Lookup(t, p); ok && perr != nil {
 					o.Error = perr.Error()
-					failed = append(failed, fmt.Errorf("group %s topic %s partition %d: %w", group, t, p, perr))
 				}
 				out = append(out, o)
 			}
@@ -524,13 +523,16 @@ func groupOffsetDelete(c *cliCmd) func(context.Context) error {
 			return out[i].Partition < out[j].Partition
 		})
 		var rows [][]string
+		var ok []bool
+		var failed []error // in partition order
 		for _, o := range out {
 			rows = append(rows, []string{o.Topic, strconv.Itoa(int(o.Partition)), statusText(o.Error)})
+			ok = append(ok, o.Error == "")
+			if o.Error != "" {
+				failed = append(failed, fmt.Errorf("group %s topic %s partition %d: %s", group, o.Topic, o.Partition, o.Error))
+			}
 		}
-		if len(failed) > 1 {
-			failed = []error{fmt.Errorf("%w (and %d more partitions)", failed[0], len(failed)-1)}
-		}
-		return c.answer(out, []string{"TOPIC", "PARTITION", "STATUS"}, rows, errors.Join(failed...))
+		return c.answerItems(out, []string{"TOPIC", "PARTITION", "STATUS"}, rows, ok, failed)
 	}
 }
 

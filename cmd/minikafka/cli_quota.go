@@ -171,7 +171,8 @@ func quotaAlter(c *cliCmd) func(context.Context) error {
 		}
 		var out []quotaOut
 		var rows [][]string
-		var failed error
+		var ok []bool
+		var failed []error
 		for _, r := range res {
 			o := quotaOut{Entity: entityMap(r.Entity)}
 			status := "OK"
@@ -188,13 +189,12 @@ func quotaAlter(c *cliCmd) func(context.Context) error {
 					o.Error += ": " + r.ErrMessage
 				}
 				status = o.Error
-				if failed == nil {
-					failed = fmt.Errorf("quota %s: %s", entityString(r.Entity), o.Error)
-				}
+				failed = append(failed, fmt.Errorf("quota %s: %s", entityString(r.Entity), o.Error))
 			}
 			out = append(out, o)
 			rows = append(rows, []string{entityString(r.Entity), status})
+			ok = append(ok, r.Err == nil)
 		}
-		return c.answer(out, []string{"ENTITY", "STATUS"}, rows, failed)
+		return c.answerItems(out, []string{"ENTITY", "STATUS"}, rows, ok, failed)
 	}
 }

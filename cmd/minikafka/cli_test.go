@@ -128,6 +128,7 @@ func TestCLIGolden(t *testing.T) {
 		{"err-describe-unknown", "", []string{"topic", "describe", "nope"}},
 		{"err-consume-unknown", "", []string{"consume", "nope"}},
 		{"err-delete-unknown", "", []string{"topic", "delete", "nope"}},
+		{"err-delete-some-unknown", "", []string{"topic", "delete", "nope", "single", "nope2"}},
 		{"err-group-unknown", "", []string{"group", "describe", "nope"}},
 		{"err-bad-flag", "", []string{"topic", "create", "x", "-bogus"}},
 		{"err-bad-flag-value", "", []string{"topic", "create", "x", "-p", "three"}},

@@ -314,30 +314,28 @@ func topicDelete(c *cliCmd) func(context.Context) error {
 	}
 }
 
-// perTopic prints one status line per topic (or JSON) and returns the first
-// failure, naming its topic.
+// perTopic prints a status line per topic that succeeded (or JSON for
+// all) and returns every failure, each naming its topic.
 func (c *cliCmd) perTopic(topics []string, errOf func(string) error) error {
 	type status struct {
 		Topic string `json:"topic"`
 		Error string `json:"error,omitempty"`
 	}
 	var out []status
-	var first error
+	var rows [][]string
+	var ok []bool
+	var errs []error
 	for _, t := range topics {
 		s := status{Topic: t}
 		if err := errOf(t); err != nil {
 			s.Error = err.Error()
-			if first == nil {
-				first = topicErr(t, err)
-			}
+			errs = append(errs, topicErr(t, err))
 		}
 		out = append(out, s)
-	}
-	var rows [][]string
-	for _, s := range out {
 		rows = append(rows, []string{s.Topic, statusText(s.Error)})
+		ok = append(ok, s.Error == "")
 	}
-	return c.answer(out, []string{"TOPIC", "STATUS"}, rows, first)
+	return c.answerItems(out, []string{"TOPIC", "STATUS"}, rows, ok, errs)
 }
 
 func topicAlterConfig(c *cliCmd) func(context.Context) error {
@@ -452,17 +450,15 @@ func topicTrim(c *cliCmd) func(context.Context) error {
 			return err
 		}
 		var out []partOutcome
-		var first error
 		resps.Each(func(r kadm.DeleteRecordsResponse) {
 			t := partOutcome{Topic: r.Topic, Partition: r.Partition, Offset: r.LowWatermark}
 			if r.Err != nil {
 				t.Error = r.Err.Error()
-				if first == nil {
-					first = fmt.Errorf("topic %s partition %d: %w", r.Topic, r.Partition, r.Err)
-				}
 			}
 			out = append(out, t)
 		})
-		return c.answerPartitions(out, "LOG-START", first)
+		return c.answerPartitions(out, "LOG-START", func(o partOutcome) error {
+			return fmt.Errorf("topic %s partition %d: %s", o.Topic, o.Partition, o.Error)
+		})
 	}
 }
