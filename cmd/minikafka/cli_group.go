@@ -23,10 +23,13 @@ func init() {
 		"delete":        {"GROUP...", "delete empty groups and their offsets", groupDelete},
 		"offset-delete": {"GROUP TOPIC[:P,P...]...", "delete a group's committed offsets of topics (or of some partitions) it is not subscribed to", groupOffsetDelete},
 	}}
-	cliVerbs["cluster"] = &cliVerb{summary: "Shows the cluster and its brokers' configs.", sub: map[string]cliCommand{
+	cliVerbs["cluster"] = &cliVerb{summary: "Shows the cluster and its brokers' configs; with -nodes, stops and starts nodes and moves leaders and coordinators (-admin-addr).", sub: map[string]cliCommand{
 		"info":   {"", "cluster ID, controller and brokers", clusterInfo},
 		"config": {"[-broker ID] [-all]", "a broker's configs (set ones; -all for every one)", clusterConfig},
 	}}
+	for name, cmd := range clusterControls { // cli_cluster.go
+		cliVerbs["cluster"].sub[name] = cmd
+	}
 }
 
 func groupList(c *cliCmd) func(context.Context) error {

@@ -42,6 +42,7 @@ type settings struct {
 	metrics                 metricsSettings    // metrics.go
 	validation              validationSettings // validation.go
 	cleaner                 cleanerSettings    // cleaner.go
+	cluster                 clusterSettings    // cluster.go
 
 	groups groupSettings // groups.go
 
@@ -73,7 +74,8 @@ func parseSettings(args []string, lookupEnv func(string) (string, bool), stderr 
 	fs.Func("durability", "fsync `policy`: always (acks=all answered after fsync), never, or interval=DURATION (default always)", durability)
 	fs.Func("fsync", "fsync `policy`, same as -durability", durability)
 	fs.BoolVar(&s.inMemory, "in-memory", false, "keep everything in memory (nothing survives exit; -data is ignored)")
-	fs.IntVar(&s.nodeID, "node-id", 0, "broker node `id` (Kafka node.id)")
+	fs.IntVar(&s.nodeID, "node-id", 0, "broker node `id` (Kafka node.id); with -nodes, the first node's")
+	s.cluster.register(fs)
 	fs.IntVar(&s.partitions, "default-partitions", 1, "partitions of auto-created topics (Kafka num.partitions)")
 	fs.BoolVar(&s.autoCreate, "auto-create-topics", true, "create topics on first use (Kafka auto.create.topics.enable)")
 	fs.TextVar(&s.logLevel, "log-level", slog.LevelInfo, "log `level`: debug, info, warn or error")
@@ -139,6 +141,7 @@ func parseSettings(args []string, lookupEnv func(string) (string, bool), stderr 
 	bad = append(bad, s.uplink.check()...)
 	bad = append(bad, s.groups.check()...)
 	bad = append(bad, s.cleaner.check()...)
+	bad = append(bad, s.cluster.check()...)
 	bad = append(bad, s.security.check()...)
 	bad = append(bad, s.authorizer.check()...)
 	if len(bad) > 0 {
@@ -185,6 +188,7 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 		minikafka.WithQuotaWindow(s.quotaWindowNum, s.quotaWindowSize),
 		minikafka.WithClientMetrics(s.clientMetricsInterval, splitList(s.clientMetrics)...),
 	}
+	opts = append(opts, s.cluster.options()...)
 	if s.advertise != "" {
 		opts = append(opts, minikafka.WithAdvertisedAddr(s.advertise))
 	}
