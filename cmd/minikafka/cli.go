@@ -162,7 +162,7 @@ func newCLICmd(name string, env cliEnv) *cliCmd {
 func (c *cliCmd) parse(args []string) error {
 	var pos []string
 	for {
-		if err := parseFlags(c.fs, args, c.env.stderr, "its flags"); err != nil {
+		if err := parseFlags(c.fs, args, c.env.stdout, c.env.stderr, "its flags"); err != nil {
 			return errFlagSaid{err}
 		}
 		rest := c.fs.Args()
@@ -349,11 +349,12 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 	rest := args[1:]
 	cmd := v.cmd
 	if v.sub != nil {
-		if len(rest) == 0 || rest[0] == "-h" || rest[0] == "-help" || rest[0] == "--help" {
+		if len(rest) == 0 {
 			printVerbUsage(env.stderr, name, v)
-			if len(rest) == 0 {
-				return 2
-			}
+			return 2
+		}
+		if rest[0] == "-h" || rest[0] == "-help" || rest[0] == "--help" {
+			printVerbUsage(env.stdout, name, v) // asked for: stdout, for a pipe
 			return 0
 		}
 		sc, ok := v.sub[rest[0]]
@@ -379,7 +380,7 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 	c := newCLICmd(name, env)
 	run := cmd.setup(c)
 	c.fs.Usage = func() {
-		fmt.Fprintf(env.stderr, "Usage: minikafka %s\n\nFlags:\n", cliUsageLine(args[0], name, v))
+		fmt.Fprintf(c.fs.Output(), "Usage: minikafka %s\n\nFlags:\n", cliUsageLine(args[0], name, v))
 		c.fs.PrintDefaults()
 	}
 	err := c.parse(rest)

@@ -35,13 +35,13 @@ func TestUnknownCommandAndHelp(t *testing.T) {
 			t.Errorf("minikafka %s list: exit %d, stdout %q, stderr %q; want exit 2 and %q", word, code, stdout, stderr, want)
 		}
 	}
-	_, stderr, code := runMain(t, nil, "-h")
+	help, _, code := runMain(t, nil, "-h")
 	if code != 0 {
 		t.Fatalf("-h: exit %d", code)
 	}
-	cmds, _, ok := strings.Cut(stderr, "Broker flags:")
+	cmds, _, ok := strings.Cut(help, "Broker flags:")
 	if !ok {
-		t.Fatalf("-h has no broker flags section:\n%s", stderr)
+		t.Fatalf("-h has no broker flags section:\n%s", help)
 	}
 	for _, n := range append(commandNames(), "fault", "broker", "inspect", "wait", "seed", "user", "forward-status") {
 		if !strings.Contains(cmds, "\n  "+n+" ") {
@@ -167,12 +167,18 @@ func TestBadFlagsOneLine(t *testing.T) {
 			t.Errorf("minikafka %s: exit %d, stdout %q, stderr %q; want exit 2 and %q", strings.Join(tc.args, " "), code, stdout, stderr, tc.want)
 		}
 	}
-	// -h still prints the whole list, exit 0.
-	for args, flag := range map[string]string{"-h": "  -listen", "topic create -h": "  -timeout", "forward-status -h": "  -timeout"} {
-		_, stderr, code := runMain(t, nil, strings.Fields(args)...)
-		if code != 0 || !strings.HasPrefix(stderr, "Usage: minikafka") || !strings.Contains(stderr, flag) {
-			t.Errorf("minikafka %s: exit %d, stderr %q", args, code, stderr)
+	// -h prints the whole list on stdout (so it can be piped to grep or
+	// less, as rpk's and kcat's help can), exit 0.
+	for args, want := range map[string]string{"-h": "  -listen", "topic create -h": "  -timeout", "forward-status -h": "  -timeout",
+		"topic -h": "  create TOPIC...", "produce -h": "  -f ", "wait -h": "  topic "} {
+		stdout, stderr, code := runMain(t, nil, strings.Fields(args)...)
+		if code != 0 || stderr != "" || !strings.HasPrefix(stdout, "Usage: minikafka") || !strings.Contains(stdout, want) {
+			t.Errorf("minikafka %s: exit %d, stdout %q, stderr %q; want exit 0 and the usage on stdout", args, code, stdout, stderr)
 		}
+	}
+	// A verb without its command prints the usage as an error: stderr, exit 2.
+	if stdout, stderr, code := runMain(t, nil, "topic"); code != 2 || stdout != "" || !strings.HasPrefix(stderr, "Usage: minikafka topic") {
+		t.Errorf("minikafka topic: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 }
 

@@ -57,6 +57,12 @@ type settings struct {
 var errUsage = errors.New("usage")
 
 func parseSettings(args []string, lookupEnv func(string) (string, bool), stderr io.Writer) (settings, error) {
+	return parseSettingsHelp(args, lookupEnv, stderr, stderr)
+}
+
+// parseSettingsHelp is parseSettings with -h's usage going to help (stdout,
+// so that `minikafka -h | grep sasl` works, as rpk's and kcat's help do).
+func parseSettingsHelp(args []string, lookupEnv func(string) (string, bool), help, stderr io.Writer) (settings, error) {
 	s := settings{}
 	fs := flag.NewFlagSet("minikafka", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -94,9 +100,10 @@ func parseSettings(args []string, lookupEnv func(string) (string, bool), stderr 
 	s.cleaner.register(fs)
 	s.groups.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: minikafka [flags]\n       minikafka COMMAND [flags] ...\n\nRuns a single-node Kafka-compatible broker. Every flag can also be set\nwith MINIKAFKA_<FLAG> (upper case, '-' as '_'); flags win.\n\n")
-		printCommands(stderr)
-		fmt.Fprintf(stderr, "\nBroker flags:\n")
+		w := fs.Output()
+		fmt.Fprintf(w, "Usage: minikafka [flags]\n       minikafka COMMAND [flags] ...\n\nRuns a single-node Kafka-compatible broker. Every flag can also be set\nwith MINIKAFKA_<FLAG> (upper case, '-' as '_'); flags win.\n\n")
+		printCommands(w)
+		fmt.Fprintf(w, "\nBroker flags:\n")
 		fs.PrintDefaults()
 	}
 
@@ -117,7 +124,7 @@ func parseSettings(args []string, lookupEnv func(string) (string, bool), stderr 
 		fmt.Fprintf(stderr, "minikafka: %v\n", envErr)
 		return s, errUsage
 	}
-	if err := parseFlags(fs, args, stderr, "the flags"); err != nil {
+	if err := parseFlags(fs, args, help, stderr, "the flags"); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return s, flag.ErrHelp
 		}
@@ -168,7 +175,7 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 		fmt.Fprintf(stderr, "minikafka: unknown command %q%s\nRun 'minikafka -h' for the commands.\n", args[0], didYouMean(args[0], commandNames()))
 		return 2
 	}
-	s, err := parseSettings(args, lookupEnv, stderr)
+	s, err := parseSettingsHelp(args, lookupEnv, stdout, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
@@ -382,11 +389,12 @@ func checkDataDir(dir string) error {
 	return os.Remove(f.Name())
 }
 
-// parseFlags parses args with fs. -h prints fs's usage and returns
-// flag.ErrHelp; a bad flag or value is one line naming the command, then
-// where to look (what: "the flags", "its flags"), instead of flag's
-// default of the whole flag list after the error.
-func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer, what string) error {
+// parseFlags parses args with fs. -h prints fs's usage to help (stdout)
+// and returns flag.ErrHelp; a bad flag or value is one line on stderr
+// naming the command, then where to look (what: "the flags", "its
+// flags"), instead of flag's default of the whole flag list after the
+// error.
+func parseFlags(fs *flag.FlagSet, args []string, help, stderr io.Writer, what string) error {
 	usage := fs.Usage
 	fs.Usage = func() {}
 	fs.SetOutput(io.Discard)
@@ -395,7 +403,9 @@ func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer, what string) 
 	fs.SetOutput(stderr)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
+		fs.SetOutput(help)
 		usage()
+		fs.SetOutput(stderr)
 	case err != nil:
 		fmt.Fprintf(stderr, "%s: %v\nRun '%s -h' for %s.\n", fs.Name(), err, fs.Name(), what)
 	}
