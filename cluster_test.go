@@ -320,3 +320,99 @@ func kmsgHeartbeat(group string) *kmsg.HeartbeatRequest {
 	r.Group, r.MemberID, r.Generation = group, "m", 1
 	return r
 }
+
+// TestClusterElectReassignEpochs: preferred election after a node comes
+// back, a reassignment that takes effect at once, OffsetForLeaderEpoch
+// answering where each epoch ended, and the automatic rebalance.
+func TestClusterElectReassignEpochs(t *testing.T) {
+	b := minikafkatest.New(t, minikafka.WithNodes(3), minikafka.WithAutoLeaderRebalance(200*time.Millisecond))
+	ctx := context.Background()
+	cl := minikafkatest.Client(t, b, kgo.DefaultProduceTopic("e"))
+	adm := kadm.NewClient(cl)
+	if _, err := adm.CreateTopic(ctx, 1, 3, nil, "e"); err != nil {
+		t.Fatal(err)
+	}
+	produce := func(n int) {
+		t.Helper()
+		for i := 0; i < n; i++ {
+			if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("v")}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	produce(5)
+	pl, _ := b.Placement("e", 0)
+	pref := pl.Replicas[0]
+	if err := b.StopNode(pref); err != nil {
+		t.Fatal(err)
+	}
+	produce(3)
+	after, _ := b.Placement("e", 0)
+	if after.Leader == pref || after.LeaderEpoch != pl.LeaderEpoch+1 || slices.Contains(after.ISR, pref) {
+		t.Fatalf("after stopping node %d: %+v", pref, after)
+	}
+	// Epoch 0 ended where the new leader's began.
+	var oreq kadm.OffsetForLeaderEpochRequest
+	oreq.Add("e", 0, 0)
+	oe, err := adm.OffsetForLeaderEpoch(ctx, oreq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := oe["e"][0]; r.EndOffset != 5 || r.LeaderEpoch != 0 || r.Err != nil {
+		t.Fatalf("OffsetForLeaderEpoch(0) = %+v, want epoch 0 ending at 5", r)
+	}
+	if err := b.StartNode(pref); err != nil {
+		t.Fatal(err)
+	}
+	// The rebalance gives the preferred replica its leadership back.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		cur, _ := b.Placement("e", 0)
+		if cur.Leader == pref {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("leader still %d, want %d back", cur.Leader, pref)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// Reassign to two other replicas: effective at once.
+	var target []int32
+	for _, n := range b.Nodes() {
+		if n.ID != pref {
+			target = append(target, n.ID)
+		}
+	}
+	areq := kadm.AlterPartitionAssignmentsReq{}
+	areq.Assign("e", 0, target)
+	ar, err := adm.AlterPartitionAssignments(ctx, areq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ar.Error(); err != nil {
+		t.Fatalf("reassign to %v: %v", target, err)
+	}
+	now, _ := b.Placement("e", 0)
+	if !slices.Equal(now.Replicas, target) || !slices.Contains(target, now.Leader) {
+		t.Fatalf("after reassignment to %v: %+v", target, now)
+	}
+	// The data is all there, read through the new leader.
+	cons := minikafkatest.Client(t, b, kgo.ConsumeTopics("e"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	n := 0
+	for n < 8 {
+		fs := cons.PollFetches(ctx)
+		if err := fs.Err0(); err != nil {
+			t.Fatal(err)
+		}
+		n += fs.NumRecords()
+	}
+	// Preferred election of a partition already led by its preferred
+	// replica is not needed.
+	er, err := adm.ElectLeaders(ctx, kadm.ElectPreferredReplica, kadm.TopicsSet{"e": {0: {}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := er["e"][0]; now.Leader == target[0] && !errors.Is(r.Err, kerr.ElectionNotNeeded) {
+		t.Fatalf("election: %+v", r)
+	}
+}

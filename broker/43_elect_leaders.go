@@ -2,17 +2,21 @@ package broker
 
 // ElectLeaders v0–v2.
 //
-// On a single node every partition already has its one replica, this
-// node, as leader, which is also its preferred leader: nothing is ever to
-// elect. As Kafka's controller answers that, a named partition gets
-// ELECTION_NOT_NEEDED (preferred or unclean alike), an unknown one
-// UNKNOWN_TOPIC_OR_PARTITION, and a request for every partition (null
-// topics) an empty result, since Kafka lists only the partitions it
-// elected or failed to. An election type other than preferred (0) or
-// unclean (1) is INVALID_REQUEST.
+// As Kafka's controller answers it, over the simulated cluster
+// (cluster.go). PREFERRED (0) makes each partition's first replica its
+// leader, with a new leader epoch, when it is an in-sync replica that is
+// up (else PREFERRED_LEADER_NOT_AVAILABLE); UNCLEAN (1) elects the first
+// running replica of a partition that has no leader, in or out of the ISR
+// (else ELIGIBLE_LEADERS_NOT_AVAILABLE). A partition that already has the
+// leader asked for gets ELECTION_NOT_NEEDED, an unknown one
+// UNKNOWN_TOPIC_OR_PARTITION. A request for every partition (null
+// topics) lists only the partitions elected or failed, as Kafka does. An
+// election type other than 0 or 1 is INVALID_REQUEST.
 
 import (
 	"context"
+	"slices"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -29,23 +33,98 @@ func (b *Broker) handleElectLeaders(_ context.Context, req *protocol.Request) pr
 		b.logBad(req, "elect leaders: unknown election type", "type", r.ElectionType)
 		return protocol.Reply{Response: resp}
 	}
+	b.adminMu.Lock()
+	defer b.adminMu.Unlock()
+	type target struct {
+		name  string
+		parts []int32
+	}
+	var targets []target
+	all := r.Topics == nil
+	if all {
+		for name, t := range b.topics.Load().byName {
+			tg := target{name: name}
+			for i := range t.partitions() {
+				tg.parts = append(tg.parts, int32(i))
+			}
+			targets = append(targets, tg)
+		}
+		slices.SortFunc(targets, func(a, b target) int { return strings.Compare(a.name, b.name) })
+	}
 	for _, rt := range r.Topics {
+		targets = append(targets, target{rt.Topic, rt.Partitions})
+	}
+	for _, tg := range targets {
 		st := kmsg.NewElectLeadersResponseTopic()
-		st.Topic = rt.Topic
-		t := b.lookupTopic(rt.Topic, [16]byte{})
-		for _, p := range rt.Partitions {
+		st.Topic = tg.name
+		t := b.lookupTopic(tg.name, [16]byte{})
+		changed := false
+		for _, i := range tg.parts {
 			sp := kmsg.NewElectLeadersResponseTopicPartition()
-			sp.Partition = p
-			if t == nil || t.partition(p) == nil {
+			sp.Partition = i
+			var p *partition
+			if t != nil {
+				p = t.partition(i)
+			}
+			if p == nil {
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				sp.ErrorMessage = kmsg.StringPtr("The topic or partition does not exist on this broker")
-			} else {
-				sp.ErrorCode = kerr.ElectionNotNeeded.Code
-				sp.ErrorMessage = kmsg.StringPtr("Leader election not needed for topic partition: this node is the only replica and already the leader")
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
+			code, msg := b.electLocked(p, r.ElectionType == 1)
+			if code == 0 {
+				changed = true
+			}
+			if all && code == kerr.ElectionNotNeeded.Code {
+				continue
+			}
+			sp.ErrorCode = code
+			if msg != "" {
+				sp.ErrorMessage = kmsg.StringPtr(msg)
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}
-		resp.Topics = append(resp.Topics, st)
+		if changed {
+			b.metadataChanges.Add(1)
+			if err := b.writeTopicMeta(t, t.partitions(), t.cfg.Load().Set); err != nil {
+				b.log.Error("persisting elected leaders", "topic", t.name, "err", err)
+			}
+		}
+		if len(st.Partitions) > 0 || !all {
+			resp.Topics = append(resp.Topics, st)
+		}
 	}
 	return protocol.Reply{Response: resp}
+}
+
+// electLocked runs one partition's election; the caller holds adminMu and
+// persists the topic when the code is 0.
+func (b *Broker) electLocked(p *partition, unclean bool) (int16, string) {
+	cur := p.place.Load()
+	pl := cur.clone()
+	if unclean {
+		if cur.Leader >= 0 {
+			return kerr.ElectionNotNeeded.Code, "Leader election not needed for topic partition"
+		}
+		for _, r := range cur.Replicas {
+			if b.cl.isUp(r) {
+				pl.Leader, pl.ISR = r, []int32{r}
+				b.changePlacement(p, pl)
+				b.log.Warn("unclean leader election", "topic", p.topic.name, "partition", p.index, "leader", r)
+				return 0, ""
+			}
+		}
+		return kerr.EligibleLeadersNotAvailable.Code, "No running replica can lead the partition"
+	}
+	pref := cur.Replicas[0]
+	switch {
+	case cur.Leader == pref:
+		return kerr.ElectionNotNeeded.Code, "Leader election not needed for topic partition"
+	case !b.cl.isUp(pref) || !cur.inISR(pref):
+		return kerr.PreferredLeaderNotAvailable.Code, "Failed to elect leader for partition: the preferred replica is not an in-sync replica that is up"
+	}
+	pl.Leader = pref
+	b.changePlacement(p, pl)
+	return 0, ""
 }

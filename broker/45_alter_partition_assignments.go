@@ -2,19 +2,21 @@ package broker
 
 // AlterPartitionReassignments v0–v1 and ListPartitionReassignments v0.
 //
-// The only broker is this node, so the only replica assignment a
-// partition can have is [this node], which it has: reassigning to it is
-// accepted and complete at once, and no reassignment is ever in progress.
-// Everything else is refused as Kafka's controller refuses it: an unknown
-// partition UNKNOWN_TOPIC_OR_PARTITION; a cancellation (null replicas)
+// Over the simulated cluster (cluster.go) the data is stored once, so a
+// reassignment is complete as soon as it is accepted: the partition's
+// replicas become the target, its ISR the target's running nodes, and
+// its leader stays if it is one of them (else the first, with a new
+// epoch). No reassignment is ever in progress. Everything else is refused
+// as Kafka's controller refuses it: an unknown partition
+// UNKNOWN_TOPIC_OR_PARTITION; a cancellation (null replicas)
 // NO_REASSIGNMENT_IN_PROGRESS; an empty list, a duplicate or an unknown
-// broker INVALID_REPLICA_ASSIGNMENT; more than one replica on v1 without
-// AllowReplicationFactorChange INVALID_REPLICATION_FACTOR (with it, the
-// unknown broker is the problem).
+// broker INVALID_REPLICA_ASSIGNMENT; a different replica count on v1
+// without AllowReplicationFactorChange INVALID_REPLICATION_FACTOR.
 
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -27,10 +29,13 @@ func (b *Broker) handleAlterPartitionAssignments(_ context.Context, req *protoco
 	resp := r.ResponseKind().(*kmsg.AlterPartitionAssignmentsResponse)
 	resp.Version = req.Version
 	resp.AllowReplicationFactorChange = r.AllowReplicationFactorChange
+	b.adminMu.Lock()
+	defer b.adminMu.Unlock()
 	for _, rt := range r.Topics {
 		st := kmsg.NewAlterPartitionAssignmentsResponseTopic()
 		st.Topic = rt.Topic
 		t := b.lookupTopic(rt.Topic, [16]byte{})
+		changed := false
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewAlterPartitionAssignmentsResponseTopicPartition()
 			sp.Partition = rp.Partition
@@ -38,8 +43,16 @@ func (b *Broker) handleAlterPartitionAssignments(_ context.Context, req *protoco
 			if code != 0 {
 				sp.ErrorCode, sp.ErrorMessage = code, &msg
 				b.logBad(req, "reassignment refused", "topic", rt.Topic, "partition", rp.Partition, "reason", msg)
+			} else if b.reassignLocked(t.partition(rp.Partition), rp.Replicas) {
+				changed = true
 			}
 			st.Partitions = append(st.Partitions, sp)
+		}
+		if changed {
+			b.metadataChanges.Add(1)
+			if err := b.writeTopicMeta(t, t.partitions(), t.cfg.Load().Set); err != nil {
+				b.log.Error("persisting reassignment", "topic", t.name, "err", err)
+			}
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
@@ -58,8 +71,8 @@ func (b *Broker) checkReassignment(t *topic, rp kmsg.AlterPartitionAssignmentsRe
 	if len(rp.Replicas) == 0 {
 		return kerr.InvalidReplicaAssignment.Code, "The manual partition assignment includes an empty replica list."
 	}
-	if len(rp.Replicas) != 1 && !allowRFChange {
-		return kerr.InvalidReplicationFactor.Code, fmt.Sprintf("The replication factor is changed from 1 to %d, and the request does not allow replication factor changes.", len(rp.Replicas))
+	if cur := len(t.partition(rp.Partition).place.Load().Replicas); len(rp.Replicas) != cur && !allowRFChange {
+		return kerr.InvalidReplicationFactor.Code, fmt.Sprintf("The replication factor is changed from %d to %d, and the request does not allow replication factor changes.", cur, len(rp.Replicas))
 	}
 	seen := map[int32]bool{}
 	for _, id := range rp.Replicas {
@@ -67,7 +80,7 @@ func (b *Broker) checkReassignment(t *topic, rp kmsg.AlterPartitionAssignmentsRe
 			return kerr.InvalidReplicaAssignment.Code, fmt.Sprintf("The manual partition assignment includes the broker %d more than once.", id)
 		}
 		seen[id] = true
-		if id != b.cfg.NodeID {
+		if b.cl.index(id) < 0 {
 			return kerr.InvalidReplicaAssignment.Code, fmt.Sprintf("The manual partition assignment includes broker %d, but no such broker is registered.", id)
 		}
 	}
@@ -80,4 +93,24 @@ func (b *Broker) handleListPartitionReassignments(_ context.Context, req *protoc
 	resp := r.ResponseKind().(*kmsg.ListPartitionReassignmentsResponse)
 	resp.Version = req.Version
 	return protocol.Reply{Response: resp}
+}
+
+// reassignLocked moves p to replicas at once (the data is shared); the
+// caller holds adminMu and persists the topic when it reports a change.
+func (b *Broker) reassignLocked(p *partition, replicas []int32) bool {
+	cur := p.place.Load()
+	pl := cur.clone()
+	pl.Replicas = slices.Clone(replicas)
+	pl.ISR = inOrder(replicas, b.cl.isUp)
+	if !pl.inISR(pl.Leader) {
+		pl.Leader = -1
+		if len(pl.ISR) > 0 {
+			pl.Leader = pl.ISR[0]
+		}
+	}
+	if b.changePlacement(p, pl) {
+		b.log.Info("partition reassigned", "topic", p.topic.name, "partition", p.index, "replicas", replicas, "leader", pl.Leader)
+		return true
+	}
+	return false
 }

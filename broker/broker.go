@@ -283,6 +283,10 @@ func New(cfg Config) (*Broker, error) {
 	b.bg.Add(2)
 	go b.retentionLoop()
 	go b.cleanerLoop()
+	if cfg.AutoLeaderRebalance && b.cl.multi {
+		b.bg.Add(1)
+		go b.leaderRebalanceLoop() // cluster.go
+	}
 	return b, nil
 }
 

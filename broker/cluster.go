@@ -31,6 +31,7 @@ import (
 	"hash/fnv"
 	"slices"
 	"sync/atomic"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -766,4 +767,33 @@ func (b *Broker) routeCoordinated(req *protocol.Request) (protocol.Reply, bool) 
 		}
 	}
 	return protocol.Reply{}, false
+}
+
+// leaderRebalanceLoop is auto.leader.rebalance.enable: every interval,
+// leadership goes back to each partition's preferred replica, and the
+// coordinators to their home nodes.
+func (b *Broker) leaderRebalanceLoop() {
+	defer b.bg.Done()
+	every := b.cfg.LeaderImbalanceCheckInterval
+	if every <= 0 {
+		every = 300 * time.Second
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-b.closing:
+			return
+		case <-tick.C:
+		}
+		b.adminMu.Lock()
+		moved, err := b.electPreferredLocked(func(*partition) bool { return true })
+		b.adminMu.Unlock()
+		if err != nil {
+			b.log.Error("auto leader rebalance", "err", err)
+		}
+		if len(moved) > 0 {
+			b.log.Info("auto leader rebalance: preferred leaders restored", "partitions", len(moved))
+		}
+	}
 }
