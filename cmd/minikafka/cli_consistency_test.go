@@ -68,6 +68,7 @@ func TestForwardStatusTakesB(t *testing.T) {
 		args []string
 	}{
 		{nil, []string{"forward-status", "-b", addr}},
+		{nil, []string{"forward-status", "-b", addr, "-o", "table"}},
 		{nil, []string{"forward-status", "-brokers", addr}},
 		{map[string]string{"MINIKAFKA_BROKERS": addr}, []string{"forward-status"}},
 	} {
@@ -215,5 +216,19 @@ func TestPerItemFailuresSaidOnce(t *testing.T) {
 	stdout, stderr, code = cliRun(t, addr, "", "topic", "alter-config", "busy", "ghost", "-set", "retention.ms=1000")
 	if code != 1 || stdout != "TOPIC  STATUS\nbusy   OK\n" || stderr != "minikafka topic alter-config: topic ghost does not exist\n" {
 		t.Fatalf("alter-config of one topic and a missing one: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}
+
+// forward-status takes -o json as every client verb (and -json as before).
+func TestForwardStatusOutputJSON(t *testing.T) {
+	addr := startCLIBroker(t)
+	for _, flag := range [][]string{{"-o", "json"}, {"-json"}} {
+		stdout, stderr, code := runMain(t, nil, append([]string{"forward-status", "-b", addr}, flag...)...)
+		if code != 0 || stdout != "[]\n" {
+			t.Errorf("forward-status %v: exit %d, stdout %q, stderr %q", flag, code, stdout, stderr)
+		}
+	}
+	if _, stderr, code := runMain(t, nil, "forward-status", "-b", addr, "-o", "yaml"); code != 2 || stderr != "minikafka forward-status: -o \"yaml\": want table or json\n" {
+		t.Errorf("-o yaml: exit %d, stderr %q", code, stderr)
 	}
 }

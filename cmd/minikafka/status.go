@@ -47,16 +47,25 @@ func runForwardStatus(ctx context.Context, args []string, lookupEnv func(string)
 	fs.StringVar(bootstrap, "b", def, "short for -bootstrap")
 	fs.StringVar(bootstrap, "brokers", def, "same as -bootstrap")
 	timeout := fs.Duration("timeout", 10*time.Second, "give up after this long")
-	asJSON := fs.Bool("json", false, "print the state as JSON (one array of partitions)")
+	asJSON := fs.Bool("json", false, "print the state as JSON (one array of partitions); same as -o json")
+	output := fs.String("o", "table", "output: table or json (as every client verb)")
 	groups := fs.Bool("groups", false, "with -json, print the consumer group offset sync rows instead of the partitions")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: minikafka forward-status [flags] [topic...]\n\nPrints, per forwarded partition of a running broker (of the given topics,\nor all): upstream topic, local high watermark, upstream-acknowledged\noffset, lag in records, spool bytes and pressure, spool encryption (cipher and key ID), the upstream producer\n(ID/epoch, and how often the upstream forgot it), state and last error.\n\nWith -forward-group-offsets or -forward-checkpoints on the broker, a\nsecond table follows: per local consumer group and forwarded partition,\nthe group's local committed offset, its translation upstream, what the\nupstream group has committed, the last MirrorMaker 2 checkpoint written,\nthe lag in records (of the upstream group, else of the checkpoint), when\nit was last synced and why not.\n-json prints the partitions only (as before); -json -groups the group rows.\n\nFlags:\n")
+		fmt.Fprintf(fs.Output(), "Usage: minikafka forward-status [flags] [topic...]\n\nPrints, per forwarded partition of a running broker (of the given topics,\nor all): upstream topic, local high watermark, upstream-acknowledged\noffset, lag in records, spool bytes and pressure, spool encryption (cipher and key ID), the upstream producer\n(ID/epoch, and how often the upstream forgot it), state and last error.\n\nWith -forward-group-offsets or -forward-checkpoints on the broker, a\nsecond table follows: per local consumer group and forwarded partition,\nthe group's local committed offset, its translation upstream, what the\nupstream group has committed, the last MirrorMaker 2 checkpoint written,\nthe lag in records (of the upstream group, else of the checkpoint), when\nit was last synced and why not.\n-o json (or -json) prints the partitions only; with -groups the group rows.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args, stdout, stderr, "its flags"); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
+		return 2
+	}
+	switch *output {
+	case "table":
+	case "json":
+		*asJSON = true
+	default:
+		fmt.Fprintf(stderr, "minikafka forward-status: -o %q: want table or json\n", *output)
 		return 2
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
