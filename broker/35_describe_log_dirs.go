@@ -10,6 +10,7 @@ package broker
 
 import (
 	"context"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -27,10 +28,15 @@ func (b *Broker) handleDescribeLogDirs(_ context.Context, req *protocol.Request)
 	if _, isOS := b.fs.(vfs.OS); isOS {
 		dir.TotalBytes, dir.UsableBytes = diskSpace(b.cfg.DataDir)
 	}
+	// A node of a simulated cluster describes the replicas it holds.
+	node, routed := b.reqNode(req)
 	describe := func(t *topic, parts []int32) {
 		st := kmsg.NewDescribeLogDirsResponseDirTopic()
 		st.Topic = t.name
 		add := func(p *partition) {
+			if routed && !slices.Contains(p.place.Load().Replicas, node) {
+				return
+			}
 			sp := kmsg.NewDescribeLogDirsResponseDirTopicPartition()
 			sp.Partition, sp.Size = p.index, p.log.Size()
 			st.Partitions = append(st.Partitions, sp)

@@ -63,7 +63,9 @@ func (b *Broker) handleListConfigResources(_ context.Context, req *protocol.Requ
 				add(n, resTopic)
 			}
 		case resBroker, resBrokerLogger:
-			add(strconv.Itoa(int(b.cfg.NodeID)), typ)
+			for _, id := range b.cl.nodeIDs() {
+				add(strconv.Itoa(int(id)), typ)
+			}
 		case resClientMetrics:
 		case resGroup:
 			lr := kmsg.NewPtrListGroupsRequest()

@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"slices"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -796,4 +797,13 @@ func (b *Broker) leaderRebalanceLoop() {
 			b.log.Info("auto leader rebalance: preferred leaders restored", "partitions", len(moved))
 		}
 	}
+}
+
+// nodeIDsText names the node IDs for an error message: "1", or "one of
+// [0 1 2]".
+func (b *Broker) nodeIDsText() string {
+	if len(b.cl.nodes) == 1 {
+		return strconv.Itoa(int(b.cl.nodes[0].ID))
+	}
+	return fmt.Sprintf("one of %v", b.cl.nodeIDs())
 }

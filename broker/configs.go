@@ -53,7 +53,7 @@ func (b *Broker) brokerConfigs() []brokerConfig {
 		{"broker.id", node, topicconfig.TypeInt, topicconfig.SrcStaticBroker, "this node's ID"},
 		{"compression.type", "producer", topicconfig.TypeString, topicconfig.SrcDefault, ""},
 		{"connections.max.idle.ms", "600000", topicconfig.TypeLong, topicconfig.SrcDefault, ""},
-		{"default.replication.factor", "1", topicconfig.TypeInt, topicconfig.SrcDefault, "single node"},
+		{"default.replication.factor", strconv.Itoa(max(1, int(b.cfg.DefaultReplicationFactor))), topicconfig.TypeInt, staticUnless(b.cfg.DefaultReplicationFactor <= 1, true), "replication factor of topics created without one"},
 		{"delete.topic.enable", "true", topicconfig.TypeBoolean, topicconfig.SrcDefault, ""},
 		// Kafka 4 dropped it for metadata.version, but consoles such as
 		// kafka-ui still read it to decide which features to offer.

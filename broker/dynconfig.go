@@ -149,15 +149,17 @@ func (b *Broker) alterBrokerConfigs(name string, dup, validateOnly bool, change 
 	return 0, nil
 }
 
-// checkBrokerResourceName accepts this node's ID, with Kafka's answers for
-// anything else (ConfigAdminManager.validateResourceNameIsCurrentNodeId).
+// checkBrokerResourceName accepts this node's ID (any node's of a
+// simulated cluster: its nodes share one configuration), with Kafka's
+// answers for anything else
+// (ConfigAdminManager.validateResourceNameIsCurrentNodeId).
 func (b *Broker) checkBrokerResourceName(name string) (int16, error) {
 	id, err := strconv.ParseInt(name, 10, 32)
 	if err != nil {
 		return kerr.InvalidRequest.Code, fmt.Errorf("Node id must be an integer, but it is: %s", name)
 	}
-	if int32(id) != b.cfg.NodeID {
-		return kerr.InvalidRequest.Code, fmt.Errorf("Unexpected broker id, expected %d, but received %s", b.cfg.NodeID, name)
+	if b.cl.index(int32(id)) < 0 {
+		return kerr.InvalidRequest.Code, fmt.Errorf("Unexpected broker id, expected %s, but received %s", b.nodeIDsText(), name)
 	}
 	return 0, nil
 }
