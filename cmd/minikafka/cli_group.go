@@ -25,7 +25,7 @@ func init() {
 	}}
 	cliVerbs["cluster"] = &cliVerb{summary: "Shows the cluster and its brokers' configs; with -nodes, stops and starts nodes and moves leaders and coordinators (-admin-addr).", sub: map[string]cliCommand{
 		"info":   {"", "cluster ID, controller and brokers", clusterInfo},
-		"config": {"[-broker ID] [-all]", "a broker's configs (set ones; -all for every one)", clusterConfig},
+		"config": {"[-broker ID] [-all]", "a broker's configs (the controller's unless -broker; set ones, -all for every one)", clusterConfig},
 	}}
 	for name, cmd := range clusterControls { // cli_cluster.go
 		cliVerbs["cluster"].sub[name] = cmd
@@ -581,19 +581,30 @@ func clusterInfo(c *cliCmd) func(context.Context) error {
 }
 
 func clusterConfig(c *cliCmd) func(context.Context) error {
-	node := c.fs.Int("broker", -1, "broker `node ID` (-1: any broker)")
+	node := c.fs.Int("broker", -1, "broker `node ID` (default: the controller)")
 	all := c.fs.Bool("all", false, "every config, defaults too")
 	return func(ctx context.Context) error {
 		adm, err := c.admin(0, 0, "no arguments")
 		if err != nil {
 			return err
 		}
-		var rcs kadm.ResourceConfigs
-		if *node >= 0 {
-			rcs, err = adm.DescribeBrokerConfigs(ctx, int32(*node))
-		} else {
-			rcs, err = adm.DescribeBrokerConfigs(ctx)
+		// Without a node ID kadm describes the cluster-wide dynamic
+		// defaults, which are empty unless set: ask a broker instead.
+		if *node < 0 {
+			md, err := adm.BrokerMetadata(ctx)
+			if err != nil {
+				return err
+			}
+			switch {
+			case md.Controller >= 0:
+				*node = int(md.Controller)
+			case len(md.Brokers) > 0:
+				*node = int(md.Brokers[0].NodeID)
+			default:
+				return errors.New("the cluster lists no brokers")
+			}
 		}
+		rcs, err := adm.DescribeBrokerConfigs(ctx, int32(*node))
 		if err != nil {
 			return err
 		}
@@ -613,6 +624,11 @@ func clusterConfig(c *cliCmd) func(context.Context) error {
 		sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 		if c.json() {
 			return c.printJSON(out)
+		}
+		if len(out) == 0 && !*all {
+			// An empty table would read as "no configs".
+			fmt.Fprintf(c.env.stdout, "every config of broker %d has its default value (-all lists them)\n", *node)
+			return nil
 		}
 		var rows [][]string
 		for _, cfg := range out {

@@ -121,6 +121,7 @@ func TestCLIGolden(t *testing.T) {
 		{"topic-trim", "", []string{"topic", "trim", "solo", "-offset", "2"}},
 		{"cluster-info", "", []string{"cluster", "info"}},
 		{"cluster-info-json", "", []string{"cluster", "info", "-o", "json"}},
+		{"cluster-config", "", []string{"cluster", "config"}},
 		{"topic-delete", "", []string{"topic", "delete", "one"}},
 		{"produce-one", "only\n", []string{"produce", "single"}},
 		// Errors: one line naming what is wrong, exit 1 for a failed
