@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -79,7 +80,9 @@ func (a *adminClient) do(ctx context.Context, method, path string, in, out any) 
 			Error string `json:"error"`
 		}
 		if json.Unmarshal(raw, &e) == nil && e.Error != "" {
-			return fmt.Errorf("%s %s: %s", method, path, e.Error)
+			// The broker's words name what is wrong; the HTTP method
+			// and path would only be noise on a command line.
+			return errors.New(e.Error)
 		}
 		return fmt.Errorf("%s %s: %s", method, path, resp.Status)
 	}

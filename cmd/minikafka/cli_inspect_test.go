@@ -64,6 +64,14 @@ func TestInspectSeedWaitCLIBinary(t *testing.T) {
 	if out, errOut, code := run("inspect", "members", "nobody"); code == 0 || !strings.Contains(errOut, "unknown group") {
 		t.Fatalf("members of an unknown group: %d %q %q", code, out, errOut)
 	}
+	// A refusal is the broker's words after the command, as for the
+	// Kafka verbs (no HTTP method and path).
+	if _, errOut, code := run("inspect", "partition", "nope", "0"); code != 1 || errOut != "minikafka inspect partition: unknown topic or partition nope/0\n" {
+		t.Fatalf("inspect of an unknown partition: exit %d, stderr %q", code, errOut)
+	}
+	if _, errOut, code := run("fault", "remove", "999"); code != 1 || errOut != "minikafka fault remove: no fault 999\n" {
+		t.Fatalf("removing an unknown fault: exit %d, stderr %q", code, errOut)
+	}
 
 	for _, c := range []struct {
 		args []string
