@@ -223,8 +223,12 @@ func (r *Registry) getSchemaByID(req *http.Request) (any, error) {
 	r.mu.RLock()
 	s := r.s.ids[id]
 	var uses []subjectVersionRef
-	if s != nil && requesterOf(req) != nil {
-		uses = r.s.usesOf(id, true)
+	var text string
+	if s != nil {
+		text = r.formatted(req, s)
+		if requesterOf(req) != nil {
+			uses = r.s.usesOf(id, true)
+		}
 	}
 	r.mu.RUnlock()
 	if s == nil {
@@ -234,13 +238,28 @@ func (r *Registry) getSchemaByID(req *http.Request) (any, error) {
 		return nil, err
 	}
 	if strings.HasSuffix(req.URL.Path, "/schema") {
-		return rawSchema(s.text), nil
+		return rawSchema(text), nil
 	}
-	out := schemaByIDResponse{Schema: s.text, References: s.refs}
+	out := schemaByIDResponse{Schema: text, References: s.refs}
 	if s.typ != TypeAvro {
 		out.SchemaType = s.typ
 	}
 	return out, nil
+}
+
+// formatted is s's text in the format req asks for: ?format=serialized
+// is a Protobuf schema as a base64 FileDescriptorProto (what the
+// JavaScript and Python deserializers ask for); anything else the text as
+// registered. Hold mu's read lock.
+func (r *Registry) formatted(req *http.Request, s *stored) string {
+	if s.typ != TypeProtobuf || req.URL.Query().Get("format") != "serialized" {
+		return s.text
+	}
+	p, err := r.s.parsedOf(s)
+	if err != nil {
+		return s.text
+	}
+	return p.(*protoSchema).serialized()
 }
 
 type subjectVersionRef struct {
@@ -391,6 +410,9 @@ func (r *Registry) getVersion(req *http.Request) (any, error) {
 		return nil, err
 	}
 	view := r.s.view(subject, v)
+	if s := r.s.ids[v.id]; s != nil {
+		view.Schema = r.formatted(req, s)
+	}
 	if strings.HasSuffix(req.URL.Path, "/schema") {
 		return rawSchema(view.Schema), nil
 	}

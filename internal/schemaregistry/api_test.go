@@ -1,11 +1,15 @@
 package schemaregistry_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/sr"
 )
 
 const recA = `{"type":"record","name":"A","fields":[{"name":"x","type":"int"}]}`
@@ -268,5 +272,93 @@ func TestAvroKeyOrder(t *testing.T) {
 	}
 	if v := call(t, "GET", u+"/subjects/s/versions", nil); strings.TrimSpace(string(v.body)) != `[1]` {
 		t.Errorf("versions: %s", v.body)
+	}
+}
+
+// TestDeepSchema: the size bound does not bound a parser's work (the JSON
+// Schema compiler's grows about as the cube of the depth), so nesting is
+// bounded too: a schema nested past MaxSchemaDepth is 42201 at once; one
+// below it registers; braces inside strings do not count.
+func TestDeepSchema(t *testing.T) {
+	_, u := start(t)
+	nest := func(open, leaf, closing string, depth int) string {
+		return strings.Repeat(open, depth) + leaf + strings.Repeat(closing, depth)
+	}
+	for _, tc := range []struct {
+		name, typ, text string
+		status, code    int
+	}{
+		// 180 KB, under the size bound: hours of compiling without the depth bound.
+		{"json, 20000 deep", "JSON", nest(`{"items":`, `{}`, `}`, 20000), 422, 42201},
+		{"avro, 5000 deep", "AVRO", nest(`{"type":"array","items":`, `"int"`, `}`, 5000), 422, 42201},
+		{"protobuf, 100 deep", "PROTOBUF", `syntax = "proto3"; ` + nest(`message M { `, ``, ` }`, 100), 422, 42201},
+		{"json, 100 deep", "JSON", nest(`{"items":`, `{}`, `}`, 100), 200, 0},
+		{"avro, 100 deep", "AVRO", nest(`{"type":"array","items":`, `"int"`, `}`, 100), 200, 0},
+		{"avro, braces in a doc", "AVRO", `{"type":"record","name":"R","doc":"` + strings.Repeat("{[", 2000) + `","fields":[]}`, 200, 0},
+	} {
+		start := time.Now()
+		a := call(t, "POST", u+"/subjects/deep-"+strings.ReplaceAll(tc.name, " ", "")+"/versions", schema(tc.text, tc.typ))
+		took := time.Since(start)
+		if a.status != tc.status || tc.code != 0 && a.code() != tc.code {
+			t.Errorf("%s: %d %.200s, want %d (%d)", tc.name, a.status, a.body, tc.status, tc.code)
+		}
+		if took > 5*time.Second {
+			t.Errorf("%s: took %v", tc.name, took)
+		}
+	}
+}
+
+// TestConcurrentClients: many franz-go sr clients, each with its own
+// connections, register the same schema in two subjects at once, while
+// others register distinct schemas: the same schema gets one ID in both
+// subjects, each subject one version, and no ID is given twice.
+func TestConcurrentClients(t *testing.T) {
+	_, u := start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const clients = 24
+	var mu sync.Mutex
+	ids := map[string][]int{}
+	var wg sync.WaitGroup
+	for i := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cl, err := sr.NewClient(sr.URLs(u), sr.HTTPClient(&http.Client{Transport: &http.Transport{}}))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			subject, text := []string{"shared-a", "shared-b"}[i%2], recA
+			if i%3 == 0 {
+				subject, text = fmt.Sprintf("own-%d", i), fmt.Sprintf(`{"type":"record","name":"Own%d","fields":[]}`, i)
+			}
+			s, err := cl.CreateSchema(ctx, subject, sr.Schema{Schema: text})
+			if err != nil {
+				t.Errorf("client %d: %v", i, err)
+				return
+			}
+			mu.Lock()
+			ids[text] = append(ids[text], s.ID)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	seen := map[int]string{}
+	for text, got := range ids {
+		for _, id := range got {
+			if id != got[0] {
+				t.Errorf("one schema, several IDs: %v", got)
+			}
+			if other, ok := seen[id]; ok && other != text {
+				t.Errorf("ID %d given to two schemas", id)
+			}
+			seen[id] = text
+		}
+	}
+	for _, s := range []string{"shared-a", "shared-b"} {
+		if a := call(t, "GET", u+"/subjects/"+s+"/versions", nil); strings.TrimSpace(string(a.body)) != `[1]` {
+			t.Errorf("%s versions: %s", s, a.body)
+		}
 	}
 }

@@ -18,7 +18,9 @@
 // Answers are application/vnd.schemaregistry.v1+json (plain JSON to a
 // client that asks for only that); requests in either are accepted. A
 // request body is bounded (MaxRequestBytes), and so is a schema's text
-// (Config.MaxSchemaBytes, 42209 beyond). With Config.Authenticate every
+// (Config.MaxSchemaBytes, 42209 beyond) and the nesting of an Avro or JSON
+// Schema schema (MaxSchemaDepth, 42201 beyond: the parsers' work grows
+// much faster than the depth). With Config.Authenticate every
 // request needs HTTP basic credentials it accepts (401 otherwise);
 // minikafka checks them against the broker's SCRAM users.
 //
@@ -68,7 +70,9 @@
 //
 // Avro (the default) is parsed by hamba/avro, Protobuf by bufbuild's
 // protocompile (imports are the references; protoc's standard imports are
-// known) and JSON Schema by santhosh-tekuri/jsonschema (no file or network
+// known; a schema or reference may also be a base64 serialized
+// FileDescriptorProto, as the JavaScript and Python serializers send, and
+// ?format=serialized answers any Protobuf schema in that form) and JSON Schema by santhosh-tekuri/jsonschema (no file or network
 // loading: a $ref must be a reference). A schema that does not parse is
 // 42201 with the parser's reason.
 //

@@ -2,6 +2,7 @@ package schemaregistry_test
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"strings"
 	"testing"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/descriptorpb"
 
 	"github.com/minikafka/minikafka"
 	"github.com/minikafka/minikafka/minikafkatest"
@@ -106,5 +109,54 @@ func TestReferenceCycle(t *testing.T) {
 		"references": []map[string]any{{"name": "A", "subject": "a", "version": 1}}})
 	if a.code() != 42201 || !strings.Contains(string(a.body), "cycle") {
 		t.Errorf("a reference into a cycle: %d %s", a.status, a.body)
+	}
+}
+
+// TestProtobufSerialized: a Protobuf schema registered as a base64
+// FileDescriptorProto (what Confluent's JavaScript and Python serializers
+// send) parses and is checked as the .proto text is, and ?format=serialized
+// answers a text-registered schema as a FileDescriptorProto.
+func TestProtobufSerialized(t *testing.T) {
+	_, u := start(t)
+	text := "syntax = \"proto3\";\npackage shop;\nmessage Item { string sku = 1; int32 count = 2; }\n"
+	if a := call(t, "POST", u+"/subjects/text/versions", schema(text, "PROTOBUF")); a.status != 200 {
+		t.Fatalf("register: %d %s", a.status, a.body)
+	}
+	for _, path := range []string{"/schemas/ids/1?format=serialized", "/subjects/text/versions/1?format=serialized"} {
+		var got struct{ Schema string }
+		call(t, "GET", u+path, nil).decode(t, &got)
+		raw, err := base64.StdEncoding.DecodeString(got.Schema)
+		if err != nil {
+			t.Fatalf("%s: not base64: %q", path, got.Schema)
+		}
+		fdp := &descriptorpb.FileDescriptorProto{}
+		if err := proto.Unmarshal(raw, fdp); err != nil || fdp.GetPackage() != "shop" || len(fdp.MessageType) != 1 || fdp.MessageType[0].GetName() != "Item" {
+			t.Errorf("%s: %v %v", path, err, fdp)
+		}
+	}
+	if a := call(t, "GET", u+"/schemas/ids/1", nil); !strings.Contains(string(a.body), "message Item") {
+		t.Errorf("without format: %s", a.body)
+	}
+
+	// The descriptor form registers, and its compatibility is checked.
+	desc := func(fieldType descriptorpb.FieldDescriptorProto_Type) string {
+		fdp := &descriptorpb.FileDescriptorProto{Name: proto.String("item.proto"), Package: proto.String("shop"), Syntax: proto.String("proto3"),
+			MessageType: []*descriptorpb.DescriptorProto{{Name: proto.String("Item"), Field: []*descriptorpb.FieldDescriptorProto{
+				{Name: proto.String("sku"), Number: proto.Int32(1), Type: fieldType.Enum(), Label: descriptorpb.FieldDescriptorProto_LABEL_OPTIONAL.Enum()},
+			}}}}
+		raw, err := proto.Marshal(fdp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return base64.StdEncoding.EncodeToString(raw)
+	}
+	if a := call(t, "POST", u+"/subjects/desc/versions", schema(desc(descriptorpb.FieldDescriptorProto_TYPE_STRING), "PROTOBUF")); a.status != 200 {
+		t.Fatalf("register a descriptor: %d %s", a.status, a.body)
+	}
+	if a := call(t, "POST", u+"/subjects/desc/versions", schema(desc(descriptorpb.FieldDescriptorProto_TYPE_DOUBLE), "PROTOBUF")); a.status != 409 {
+		t.Errorf("string became double: %d %s", a.status, a.body)
+	}
+	if a := call(t, "POST", u+"/subjects/desc/versions", schema("bm90IGEgZGVzY3JpcHRvcg==", "PROTOBUF")); a.status != 422 || a.code() != 42201 {
+		t.Errorf("base64 that is no descriptor: %d %s", a.status, a.body)
 	}
 }

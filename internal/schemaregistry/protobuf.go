@@ -2,12 +2,16 @@ package schemaregistry
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/bufbuild/protocompile"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/descriptorpb"
 )
 
 // protoSchema is a parsed .proto file.
@@ -32,10 +36,18 @@ func parseProtobuf(text string, refs []resolved) (parsedSchema, error) {
 		main = "_" + main
 	}
 	files[main] = text
+	sources := &protocompile.SourceResolver{Accessor: protocompile.SourceAccessorFromMap(files)}
 	c := protocompile.Compiler{
-		Resolver: protocompile.WithStandardImports(&protocompile.SourceResolver{
-			Accessor: protocompile.SourceAccessorFromMap(files),
-		}),
+		Resolver: protocompile.WithStandardImports(protocompile.ResolverFunc(func(name string) (protocompile.SearchResult, error) {
+			// A file may be a serialized FileDescriptorProto in base64,
+			// as Confluent's registry accepts and the JavaScript and
+			// Python serializers send.
+			if fdp := descriptorOf(files[name]); fdp != nil {
+				fdp.Name = proto.String(name)
+				return protocompile.SearchResult{Proto: fdp}, nil
+			}
+			return sources.FindFileByPath(name)
+		})),
 		MaxParallelism: 1,
 	}
 	out, err := c.Compile(context.Background(), main)
@@ -43,6 +55,33 @@ func parseProtobuf(text string, refs []resolved) (parsedSchema, error) {
 		return nil, err
 	}
 	return &protoSchema{text: text, fd: out[0]}, nil
+}
+
+// descriptorOf is text as a base64 serialized FileDescriptorProto; nil
+// when it is not one (then it is .proto source).
+func descriptorOf(text string) *descriptorpb.FileDescriptorProto {
+	if text == "" || strings.ContainsAny(text, " \t\n;{") {
+		return nil
+	}
+	raw, err := base64.StdEncoding.DecodeString(text)
+	if err != nil {
+		return nil
+	}
+	fdp := &descriptorpb.FileDescriptorProto{}
+	if proto.Unmarshal(raw, fdp) != nil {
+		return nil
+	}
+	return fdp
+}
+
+// serialized is the schema as a base64 serialized FileDescriptorProto,
+// Confluent's ?format=serialized.
+func (p *protoSchema) serialized() string {
+	raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(protodesc.ToFileDescriptorProto(p.fd))
+	if err != nil {
+		return p.text
+	}
+	return base64.StdEncoding.EncodeToString(raw)
 }
 
 func (p *protoSchema) canonical(normalize bool) string {

@@ -44,6 +44,15 @@ type parsedSchema interface {
 
 // parseSchema parses text of type typ, whose references are refs.
 func parseSchema(typ, text string, refs []resolved) (parsedSchema, error) {
+	if typ == TypeAvro || typ == TypeJSON {
+		// The parsers' cost grows much faster than the depth (the JSON
+		// Schema compiler's, with its metaschema check, about as the cube:
+		// 2,000 levels of "items" take seconds, 20,000 hours), so the
+		// size bound alone does not bound the work.
+		if d := jsonDepth(text); d > MaxSchemaDepth {
+			return nil, fmt.Errorf("the schema nests %d levels deep, more than this registry's limit of %d", d, MaxSchemaDepth)
+		}
+	}
 	switch typ {
 	case TypeAvro:
 		return parseAvro(text, refs)
@@ -53,6 +62,39 @@ func parseSchema(typ, text string, refs []resolved) (parsedSchema, error) {
 		return parseJSONSchema(text, refs)
 	}
 	return nil, fmt.Errorf("unknown schema type %q: this registry knows %s", typ, strings.Join(supportedTypes, ", "))
+}
+
+// MaxSchemaDepth bounds the nesting of an Avro or JSON Schema schema's
+// JSON (objects and arrays); real schemas stay far below it. Protobuf's
+// compiler has a bound of its own (32 nested messages).
+const MaxSchemaDepth = 256
+
+// jsonDepth is the deepest nesting of objects and arrays in text (which
+// need not be valid JSON: the parser says what is wrong with it).
+func jsonDepth(text string) int {
+	depth, deepest, inString, escaped := 0, 0, false, false
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+			deepest = max(deepest, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return deepest
 }
 
 // supportedTypes is GET /schemas/types, in Confluent's order.
