@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs the non-Go Kafka clients that compat_test drives: kcat and the two
-# Python clients from Debian, kafkajs and its codecs from npm (exact versions in
-# package-lock.json); a JDK and Maven with Apache Kafka's Java client from
-# Maven Central (compat_test/java/pom.xml, into ~/.m2), and Apache Kafka's
-# broker jars for the differential test (scripts/kafka-broker.sh --fetch);
-# and Chromium for the console's browser tests.
+# Python clients from Debian, kafkajs and its codecs and the two Node schema
+# registry clients from npm (exact versions in package-lock.json); a JDK and
+# Maven with Apache Kafka's Java client from Maven Central
+# (compat_test/java/pom.xml, into ~/.m2), and Apache Kafka's broker jars for
+# the differential test (scripts/kafka-broker.sh --fetch); and Chromium for
+# the console's browser tests.
 # Idempotent: does nothing when everything is already there.
 #
 #   bash compat_test/install.sh
@@ -52,17 +53,19 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 
-# confluent-kafka-python 2.x with its schema registry client and Avro
-# serdes (internal/schemaregistry's TestConfluentPython): Debian's
-# python3-confluent-kafka is 1.x without them, so a venv from PyPI, outside
-# git. The tests find it at this path (or MINIKAFKA_SR_PYTHON).
+# confluent-kafka-python 2.x with its schema registry client and Avro,
+# Protobuf and JSON Schema serdes (internal/schemaregistry's
+# TestConfluentPython): Debian's python3-confluent-kafka is 1.x without
+# them, so a venv from PyPI, outside git. protobuf stays on 4.25: 2.6's
+# ProtobufDeserializer calls MessageFactory.GetPrototype, which 5.x
+# removed. The tests find it at this path (or MINIKAFKA_SR_PYTHON).
 srvenv=${MINIKAFKA_SR_VENV:-$HOME/.cache/minikafka/srvenv}
-srpkg='confluent-kafka[avro,schemaregistry]==2.6.1'
-if [ ! -x "$srvenv/bin/python" ] || [ "$(cat "$srvenv/.minikafka-pkg" 2>/dev/null)" != "$srpkg" ]; then
+srpkg=('confluent-kafka[avro,json,protobuf,schemaregistry]==2.6.1' 'protobuf==4.25.8')
+if [ ! -x "$srvenv/bin/python" ] || [ "$(cat "$srvenv/.minikafka-pkg" 2>/dev/null)" != "${srpkg[*]}" ]; then
   rm -rf "$srvenv"
   /usr/bin/python3 -m venv "$srvenv"
-  "$srvenv/bin/pip" install -q --disable-pip-version-check "$srpkg"
-  echo "$srpkg" >"$srvenv/.minikafka-pkg"
+  "$srvenv/bin/pip" install -q --disable-pip-version-check "${srpkg[@]}"
+  echo "${srpkg[*]}" >"$srvenv/.minikafka-pkg"
 fi
 
 # The Java module's dependencies (kafka-clients, kafka-streams) from Maven
@@ -76,8 +79,8 @@ bash ../scripts/kafka-broker.sh --fetch
 
 kcat -V >/dev/null
 /usr/bin/python3 -c 'import confluent_kafka, kafka, snappy, lz4, zstandard, pytest'
-node -e "require('kafkajs'); require('kafkajs-snappy'); require('kafkajs-lz4'); require('@mongodb-js/zstd'); require('@kafkajs/confluent-schema-registry')"
-"$srvenv/bin/python" -c 'import confluent_kafka.schema_registry.avro'
+node -e "require('kafkajs'); require('kafkajs-snappy'); require('kafkajs-lz4'); require('@mongodb-js/zstd'); require('@kafkajs/confluent-schema-registry'); require('@confluentinc/schemaregistry')"
+"$srvenv/bin/python" -c 'import confluent_kafka.schema_registry.avro, confluent_kafka.schema_registry.protobuf, confluent_kafka.schema_registry.json_schema'
 chromium --version >/dev/null
 java -version 2>/dev/null
 echo "compat_test/install.sh: kcat, python3-confluent-kafka, python3-kafka, kafkajs, kafka-clients (Java), chromium ready"

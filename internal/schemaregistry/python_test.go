@@ -6,15 +6,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/minikafka/minikafka"
 )
 
 // TestConfluentPython runs confluent-kafka-python 2.x (its
-// SchemaRegistryClient and Avro serdes, with librdkafka underneath)
+// SchemaRegistryClient and its Avro, Protobuf and JSON Schema serdes,
+// with librdkafka underneath)
 // against the registry and the broker: testdata/confluent_python.py. It
-// needs an interpreter with confluent-kafka[avro,schemaregistry] 2.x,
+// needs an interpreter with confluent-kafka[avro,json,protobuf,schemaregistry] 2.x,
 // the venv compat_test/install.sh makes (~/.cache/minikafka/srvenv), or
 // the interpreter MINIKAFKA_SR_PYTHON names. Without it the test fails:
 // as every client test here, it is never skipped.
@@ -27,7 +29,7 @@ func TestConfluentPython(t *testing.T) {
 	if _, err := os.Stat(py); err != nil {
 		t.Fatalf("no Python with confluent-kafka 2.x and its schema registry extras at %s (%v); run: bash compat_test/install.sh", py, err)
 	}
-	b, u := start(t, minikafka.WithTopic("payments", 1))
+	b, u := start(t, minikafka.WithTopic("payments", 1), minikafka.WithTopic("payments-proto", 1), minikafka.WithTopic("payments-json", 1))
 	cmd := exec.Command(py, "testdata/confluent_python.py", u, b.Addr(), "payments")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -45,6 +47,11 @@ func TestConfluentPython(t *testing.T) {
 		LookupVersion  int   `json:"lookup_version"`
 		MissingVersion []int `json:"missing_version"`
 		Consumed       []map[string]any
+		ProtoID        int     `json:"proto_id"`
+		JSONID         int     `json:"json_id"`
+		JSONBad        *string `json:"json_bad"`
+		Proto          map[string]any
+		JSON           map[string]any
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
 		t.Fatalf("%v: %s", err, stdout.String())
@@ -63,5 +70,13 @@ func TestConfluentPython(t *testing.T) {
 		t.Errorf("missing version: %v", got.MissingVersion)
 	case len(got.Consumed) != 2 || got.Consumed[1]["currency"] != "USD" || got.Consumed[0]["amount"] != 12.5:
 		t.Errorf("consumed: %v", got.Consumed)
+	case got.ProtoID != 3 || got.JSONID != 4:
+		t.Errorf("protobuf and JSON ids: %d %d", got.ProtoID, got.JSONID)
+	case got.JSONBad == nil || !strings.Contains(*got.JSONBad, "409"):
+		t.Errorf("incompatible JSON schema: %v", got.JSONBad)
+	case got.Proto["code"] != "T-9" || got.Proto["seats"] != 2.0:
+		t.Errorf("protobuf consumed: %v", got.Proto)
+	case got.JSON["name"] != "ada" || got.JSON["age"] != 36.0:
+		t.Errorf("JSON consumed: %v", got.JSON)
 	}
 }
