@@ -200,10 +200,16 @@ func consumeCmd(c *cliCmd) func(context.Context) error {
 		if err != nil {
 			return err
 		}
+		// A tail over a regex consumes every matching topic, those
+		// created later too, through kgo's regex consuming.
+		regexTail := *follow && *regex != ""
 		topics := c.args
 		if *regex != "" {
-			if topics, err = matchTopics(ctx, adm, *regex); err != nil {
+			if topics, err = matchTopics(ctx, adm, *regex); err != nil && !(regexTail && errors.Is(err, errNoMatch)) {
 				return err
+			}
+			if regexTail && len(topics) == 0 {
+				fmt.Fprintf(c.env.stderr, "minikafka consume: waiting for a topic matching %q to be created\n", *regex)
 			}
 		}
 		// SIGINT and SIGTERM end the wait for topics and the loop below as
@@ -212,53 +218,56 @@ func consumeCmd(c *cliCmd) func(context.Context) error {
 		// with -follow) does the same.
 		pollCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		ends, err := adm.ListEndOffsets(ctx, topics...)
-		if err != nil {
-			return err
-		}
-		// A tail started before the producer waits for its topics, as
-		// kcat -C and rpk topic consume do; a topic that appears meanwhile
-		// is new to the tail, so it is read from its start.
+		// remaining: topic → partition → end offset not yet reached (none
+		// for a regex tail, which reads what it finds as it goes).
+		remaining := map[string]map[int32]int64{}
 		appeared := map[string]bool{}
-		if *follow {
-			if ends, err = waitTopics(pollCtx, c, adm, topics, ends, appeared); err != nil {
+		if !regexTail {
+			ends, err := adm.ListEndOffsets(ctx, topics...)
+			if err != nil {
 				return err
 			}
-			if pollCtx.Err() != nil {
-				return nil // interrupted, or the -timeout of a follow, before a record
-			}
-		}
-		// remaining: topic → partition → end offset not yet reached.
-		remaining := map[string]map[int32]int64{}
-		for _, topic := range topics {
-			if len(ends[topic]) == 0 {
-				return fmt.Errorf("topic %s does not exist", topic)
-			}
-			for _, o := range ends[topic] {
-				if o.Err != nil {
-					return topicErr(topic, o.Err)
+			// A tail started before the producer waits for its topics, as
+			// kcat -C and rpk topic consume do; a topic that appears meanwhile
+			// is new to the tail, so it is read from its start.
+			if *follow {
+				if ends, err = waitTopics(pollCtx, c, adm, topics, ends, appeared); err != nil {
+					return err
+				}
+				if pollCtx.Err() != nil {
+					return nil // interrupted, or the -timeout of a follow, before a record
 				}
 			}
-			remaining[topic] = map[int32]int64{}
-			for p, o := range ends[topic] {
-				remaining[topic][p] = o.Offset
-			}
-		}
-		if *parts != "" {
-			topic := topics[0]
-			want := map[int32]int64{}
-			for ps := range strings.SplitSeq(*parts, ",") {
-				p, err := strconv.ParseInt(ps, 10, 32)
-				if err != nil {
-					return usagef("-p %q: want comma-separated partition numbers", *parts)
+			for _, topic := range topics {
+				if len(ends[topic]) == 0 {
+					return fmt.Errorf("topic %s does not exist", topic)
 				}
-				end, ok := remaining[topic][int32(p)]
-				if !ok {
-					return fmt.Errorf("topic %s has no partition %d", topic, p)
+				for _, o := range ends[topic] {
+					if o.Err != nil {
+						return topicErr(topic, o.Err)
+					}
 				}
-				want[int32(p)] = end
+				remaining[topic] = map[int32]int64{}
+				for p, o := range ends[topic] {
+					remaining[topic][p] = o.Offset
+				}
 			}
-			remaining[topic] = want
+			if *parts != "" {
+				topic := topics[0]
+				want := map[int32]int64{}
+				for ps := range strings.SplitSeq(*parts, ",") {
+					p, err := strconv.ParseInt(ps, 10, 32)
+					if err != nil {
+						return usagef("-p %q: want comma-separated partition numbers", *parts)
+					}
+					end, ok := remaining[topic][int32(p)]
+					if !ok {
+						return fmt.Errorf("topic %s has no partition %d", topic, p)
+					}
+					want[int32(p)] = end
+				}
+				remaining[topic] = want
+			}
 		}
 		opts := []kgo.Opt{kgo.ConsumeResetOffset(start.reset()), kgo.FetchMaxWait(500 * time.Millisecond),
 			kgo.FetchMaxPartitionBytes(8 << 20)}
@@ -267,9 +276,9 @@ func consumeCmd(c *cliCmd) func(context.Context) error {
 		}
 		if *group != "" {
 			opts = append(opts, kgo.ConsumerGroup(*group), kgo.DisableAutoCommit())
-			if *regex != "" && *follow {
+			if regexTail {
 				// A following member also joins topics created later.
-				opts = append(opts, kgo.ConsumeTopics(*regex), kgo.ConsumeRegex())
+				opts = append(opts, kgo.ConsumeTopics(*regex), kgo.ConsumeRegex(), kgo.MetadataMinAge(100*time.Millisecond), kgo.MetadataMaxAge(time.Second))
 			} else {
 				opts = append(opts, kgo.ConsumeTopics(topics...))
 			}
@@ -296,6 +305,11 @@ func consumeCmd(c *cliCmd) func(context.Context) error {
 					}
 				}
 			}
+		} else if regexTail {
+			// kgo finds new matching topics when it refreshes metadata:
+			// every second, not its default 5 minutes. A topic found
+			// later starts where -offset says (the start by default).
+			opts = append(opts, kgo.ConsumeTopics(*regex), kgo.ConsumeRegex(), kgo.MetadataMinAge(100*time.Millisecond), kgo.MetadataMaxAge(time.Second))
 		} else {
 			assign := map[string]map[int32]kgo.Offset{}
 			for topic, rem := range remaining {
@@ -468,10 +482,13 @@ func matchTopics(ctx context.Context, adm *kadm.Client, expr string) ([]string, 
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("no topic matches %q", expr)
+		return nil, fmt.Errorf("%w %q", errNoMatch, expr)
 	}
 	return out, nil
 }
+
+// errNoMatch is matchTopics' error when no topic matches.
+var errNoMatch = errors.New("no topic matches")
 
 // dropCommitted removes partitions whose committed offset reached their end.
 func dropCommitted(ctx context.Context, c *cliCmd, group string, remaining map[string]map[int32]int64) error {

@@ -225,3 +225,31 @@ func (l *lineBuf) nextLine(t *testing.T, p *proc, within time.Duration) string {
 	}
 	return ""
 }
+
+// A tail over -regex reads every matching topic, those created after it
+// started too (kgo refreshes the matches every second), and waits when
+// none matches yet.
+func TestConsumeFollowRegexNewTopics(t *testing.T) {
+	addr := startCLIBroker(t)
+	produceValues(t, addr, "other", "not-matched")
+	p := launch(t, nil, "consume", "-regex", "^rx-", "-follow", "-format", "{{.Topic}} {{.Value}}", "-b", addr)
+	if l := p.stderr.nextLine(t, p, 20*time.Second); l != `minikafka consume: waiting for a topic matching "^rx-" to be created` {
+		t.Fatalf("stderr %q", l)
+	}
+	for _, topic := range []string{"rx-a", "rx-b"} {
+		start := time.Now()
+		produceValues(t, addr, topic, "v")
+		if l := p.nextLine(t, 5*time.Second); l != topic+" v" {
+			t.Fatalf("line %q, want %q", l, topic+" v")
+		}
+		t.Logf("%s, a new topic, shown %v after its produce began", topic, time.Since(start))
+	}
+	produceValues(t, addr, "rx-a", "again")
+	if l := p.nextLine(t, time.Second); l != "rx-a again" {
+		t.Fatalf("line %q", l)
+	}
+	p.cmd.Process.Signal(syscall.SIGINT)
+	if code := p.wait(t); code != 0 || p.stdout.String() != "rx-a v\nrx-b v\nrx-a again\n" {
+		t.Fatalf("exit %d, stdout %q", code, p.stdout)
+	}
+}
