@@ -628,6 +628,17 @@ func TestAPIScramUsers(t *testing.T) {
 	s.wantErr(t, "DELETE", "/api/scram/nobody", nil, 404, "nobody")
 	s.wantErr(t, "DELETE", "/api/scram/bob?mechanism=SCRAM-SHA-1", nil, 400, "SCRAM-SHA-1")
 
+	// A name with a slash and an @ travels escaped in the path.
+	if st := s.call(t, "PUT", "/api/scram/svc%2Fingest%40corp", map[string]any{"password": "svc-pw"}, &u); st != 200 || u.User != "svc/ingest@corp" {
+		t.Fatalf("create svc/ingest@corp: %d %+v", st, u)
+	}
+	if err := login("svc/ingest@corp", "svc-pw", false); err != nil {
+		t.Errorf("svc/ingest@corp cannot log in: %v", err)
+	}
+	if st := s.call(t, "DELETE", "/api/scram/svc%2Fingest%40corp", nil, nil); st != 200 {
+		t.Fatalf("delete svc/ingest@corp: %d", st)
+	}
+
 	// One mechanism, then the whole user.
 	if st := s.call(t, "DELETE", "/api/scram/bob?mechanism=SCRAM-SHA-512", nil, nil); st != 200 {
 		t.Fatalf("remove bob's SHA-512: %d", st)
