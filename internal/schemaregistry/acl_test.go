@@ -217,3 +217,75 @@ func TestACLsAnonymous(t *testing.T) {
 		t.Errorf("an unchecked user name was believed: %d %s", a.status, a.body)
 	}
 }
+
+// TestACLsAgreeWithBroker: the registry reads the broker's ACLs and
+// decides by Kafka's rules itself, so it must decide as the broker does.
+// For ACLs of every shape (User:*, hosts, PREFIXED and "*" names, DENY
+// over ALLOW, ALL, an operation that implies no other) each user's
+// registration in each topic's subject is compared with the broker's own
+// answer to the same user producing to the topic.
+func TestACLsAgreeWithBroker(t *testing.T) {
+	users := map[string]string{"admin": "adminpw", "u1": "p1", "u2": "p2", "u3": "p3"}
+	topics := []string{"t1", "t2", "t3", "t3x", "t4", "t5", "t6"}
+	opts := []minikafka.Option{
+		minikafka.WithSASL(users, "SCRAM-SHA-256"),
+		minikafka.WithAuthorizer(minikafka.AuthorizerConfig{SuperUsers: []string{"User:admin"}}),
+		minikafka.WithSchemaRegistryAuth(),
+	}
+	for _, tp := range topics {
+		opts = append(opts, minikafka.WithTopic(tp, 1))
+	}
+	b, u := start(t, opts...)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	client := func(user string) *kgo.Client {
+		return minikafkatest.Client(t, b, kgo.SASL(scram.Auth{User: user, Pass: users[user]}.AsSha256Mechanism()),
+			kgo.RecordRetries(1), kgo.ProduceRequestTimeout(5*time.Second))
+	}
+	adm := kadm.NewClient(client("admin"))
+	for _, acl := range []*kadm.ACLBuilder{
+		kadm.NewACLs().Allow("User:*").Topics("t1").Operations(kadm.OpWrite),
+		kadm.NewACLs().Allow("User:u1").AllowHosts("127.0.0.1").Topics("t2").Operations(kadm.OpWrite),
+		kadm.NewACLs().Allow("User:u2").AllowHosts("10.9.9.9").Topics("t2").Operations(kadm.OpWrite),
+		kadm.NewACLs().Allow("User:*").Topics("t3").ResourcePatternType(kadm.ACLPatternPrefixed).Operations(kadm.OpAll),
+		kadm.NewACLs().Deny("User:u2").Topics("t3x").Operations(kadm.OpAll),
+		kadm.NewACLs().Allow("User:u3").Topics("*").Operations(kadm.OpWrite),
+		kadm.NewACLs().Deny("User:u3").Topics("t4").ResourcePatternType(kadm.ACLPatternPrefixed).Operations(kadm.OpWrite),
+		kadm.NewACLs().Allow("User:u2").Topics("t5").Operations(kadm.OpRead),
+		kadm.NewACLs().Allow("User:u1").Topics("t6").Operations(kadm.OpWrite),
+		kadm.NewACLs().Deny("User:*").DenyHosts("127.0.0.1").Topics("t6").Operations(kadm.OpWrite),
+	} {
+		res, err := adm.CreateACLs(ctx, acl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res {
+			if r.Err != nil {
+				t.Fatalf("%+v: %v", r, r.Err)
+			}
+		}
+	}
+	allowed, refused := 0, 0
+	for _, user := range []string{"u1", "u2", "u3", "admin"} {
+		cl := client(user)
+		for _, tp := range topics {
+			a := callAs(t, user, users[user], "POST", u+"/subjects/"+tp+"-value/versions", schema(`"string"`))
+			reg := a.status == 200
+			if !reg && a.code() != 40301 {
+				t.Fatalf("%s on %s: %d %s", user, tp, a.status, a.body)
+			}
+			err := cl.ProduceSync(ctx, &kgo.Record{Topic: tp, Value: []byte("x")}).FirstErr()
+			if reg != (err == nil) {
+				t.Errorf("%s on %s: registry allows registering %v, broker's produce: %v", user, tp, reg, err)
+			}
+			if reg {
+				allowed++
+			} else {
+				refused++
+			}
+		}
+	}
+	if allowed < 5 || refused < 5 {
+		t.Errorf("the table should allow and refuse alike: %d allowed, %d refused", allowed, refused)
+	}
+}
