@@ -146,6 +146,78 @@ def group_consume(bootstrap, topic, args):
     return {"records": out}
 
 
+def cluster_run(bootstrap, topic, args):
+    """An idempotent producer fed one record per stdin line, and a group
+    consumer meanwhile; at the end of the input, flush, read until every
+    acknowledged record arrived, commit, leave."""
+    import threading
+    from confluent_kafka import Consumer, Producer
+
+    pconf = base_conf(bootstrap)
+    pconf.update({"enable.idempotence": True, "acks": "all", "linger.ms": 5})
+    p = Producer(pconf)
+    cconf = base_conf(bootstrap)
+    cconf.update({"group.id": args["group"], "enable.auto.commit": False, "auto.offset.reset": "earliest",
+                  "session.timeout.ms": 10000, "fetch.wait.max.ms": 100})
+    c = Consumer(cconf)
+    c.subscribe([topic])
+    acked, errors, consumed = [], [], []
+    target = [None]
+    fatal = []
+
+    def consume():
+        deadline = None
+        while True:
+            if target[0] is not None:
+                if len(consumed) >= target[0]:
+                    return
+                deadline = deadline or time.time() + 30
+                if time.time() > deadline:
+                    return
+            msg = c.poll(0.1)
+            if msg is None:
+                continue
+            if msg.error():
+                # librdkafka reports what it recovers from (a node going
+                # away) as errors too; only a fatal one ends the run.
+                if msg.error().fatal():
+                    fatal.append(str(msg.error()))
+                    return
+                continue
+            consumed.append(rec_of(msg))
+
+    th = threading.Thread(target=consume)
+    th.start()
+
+    def report(err, msg):
+        if err is not None:
+            errors.append(str(err))
+            return
+        acked.append({"p": msg.partition(), "o": msg.offset(), "k": msg.key().decode(), "v": msg.value().decode(),
+                      "h": [], "ts": -1})
+
+    while True:
+        line = sys.stdin.readline()
+        if not line:
+            break
+        r = json.loads(line)
+        p.produce(topic, value=r["v"].encode(), key=r["k"].encode(), partition=r["p"], on_delivery=report)
+        p.poll(0)
+    left = p.flush(30)
+    target[0] = len(acked)
+    th.join()
+    if fatal:
+        raise RuntimeError("consumer: %s" % fatal)
+    if errors:
+        raise RuntimeError("delivery failed: %s" % errors[:3])
+    if left:
+        raise RuntimeError("%d records not delivered within 30 s" % left)
+    if consumed:
+        c.commit(asynchronous=False)
+    c.close()
+    return {"acked": acked, "consumed": consumed}
+
+
 def list_offset(bootstrap, topic, args):
     from confluent_kafka import TopicPartition
 
@@ -260,7 +332,8 @@ def check(bootstrap, topic, args):
 
 def main():
     op, bootstrap, topic = sys.argv[1], sys.argv[2], sys.argv[3]
-    args = json.load(sys.stdin)
+    # cluster_run streams: its parameters are the first line, records follow.
+    args = json.loads(sys.stdin.readline()) if op == "cluster_run" else json.load(sys.stdin)
     print(json.dumps(globals()[op](bootstrap, topic, args or {})))
 
 

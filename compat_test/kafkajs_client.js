@@ -207,6 +207,66 @@ const ops = {
     })
   },
 
+  // An idempotent producer fed one record per stdin line (feed) and a
+  // group consumer meanwhile; at the end of the input: flush, read until
+  // every acknowledged record arrived, commit, leave.
+  async cluster_run (bootstrap, topic, args, feed) {
+    const k = kafka(bootstrap)
+    const producer = k.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false })
+    const consumer = k.consumer({ groupId: args.group, sessionTimeout: 10000, heartbeatInterval: 500, maxWaitTimeInMs: 100 })
+    await producer.connect()
+    await consumer.connect()
+    await consumer.subscribe({ topic, fromBeginning: true })
+    // On stderr, for a failure's story: when the member (re)joined.
+    consumer.on(consumer.events.GROUP_JOIN, (e) => console.error(`${new Date().toISOString()} joined generation ${e.payload.groupId} ${e.payload.memberId} after ${consumed.length} records`))
+    consumer.on(consumer.events.CRASH, (e) => console.error(`${new Date().toISOString()} consumer crash: ${e.payload.error}`))
+    const consumed = []
+    // kafkajs' default auto commit (after each batch). When the group's
+    // coordinator moves, kafkajs joins again and resumes at the committed
+    // offsets, so the uncommitted tail it had read comes again
+    // (at-least-once). Such a replay, after a rejoin and identical to the
+    // first read, is reported apart; any other repeat counts as a read.
+    const first = {}
+    const last = {}
+    let joins = 0
+    const replayed = []
+    consumer.on(consumer.events.GROUP_JOIN, () => { joins++ })
+    await consumer.run({
+      eachMessage: async ({ partition, message }) => {
+        const r = { p: partition, o: Number(message.offset), k: str(message.key), v: str(message.value), h: [], ts: Number(message.timestamp) }
+        const id = `${r.p}@${r.o}`
+        const f = first[id]
+        if (f && r.o <= last[r.p] && joins > f.joins && f.r.k === r.k && f.r.v === r.v) {
+          replayed.push(r)
+          return
+        }
+        first[id] = { r, joins }
+        last[r.p] = r.o
+        consumed.push(r)
+      }
+    })
+    // Records go out in sends of whatever has queued, one send at a time
+    // (the idempotent producer's one request in flight keeps the order).
+    const acked = []
+    while (!feed.ended || feed.queue.length) {
+      if (!feed.queue.length) {
+        await new Promise((resolve) => { feed.wake = resolve })
+        continue
+      }
+      const batch = feed.queue
+      feed.queue = []
+      const res = await producer.send({ topic, acks: -1, messages: batch.map((r) => ({ partition: r.p, key: r.k, value: r.v })) })
+      const base = {}
+      for (const m of res) base[m.partition] = Number(m.baseOffset)
+      for (const r of batch) acked.push({ p: r.p, o: base[r.p]++, k: r.k, v: r.v, h: [], ts: -1 })
+    }
+    await producer.disconnect()
+    const deadline = Date.now() + 30000
+    while (consumed.length < acked.length && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
+    await consumer.disconnect()
+    return { acked, consumed, replayed }
+  },
+
   async list_groups (bootstrap) {
     return withAdmin(bootstrap, async (admin) => ({ groups: (await admin.listGroups()).groups.map((g) => g.groupId) }))
   },
@@ -224,9 +284,28 @@ const ops = {
 
 async function main () {
   const [op, bootstrap, topic] = process.argv.slice(2)
-  const args = JSON.parse(fs.readFileSync(0, 'utf8') || 'null') || {}
   if (!ops[op]) throw new Error(`unknown op ${op}`)
-  const out = await ops[op](bootstrap, topic, args)
+  let out
+  if (op === 'cluster_run') {
+    // It streams: its parameters are the first line, records follow.
+    // Lines are queued from the start: readline does not wait for a
+    // listener.
+    const lines = require('readline').createInterface({ input: process.stdin })
+    const feed = { queue: [], ended: false, wake: null }
+    const poke = () => { if (feed.wake) { const w = feed.wake; feed.wake = null; w() } }
+    let first = null
+    const params = new Promise((resolve) => { first = resolve })
+    let gotFirst = false
+    lines.on('line', (line) => {
+      if (!gotFirst) { gotFirst = true; first(line); return }
+      if (line.trim()) { feed.queue.push(JSON.parse(line)); poke() }
+    })
+    lines.on('close', () => { feed.ended = true; poke() })
+    out = await ops[op](bootstrap, topic, JSON.parse(await params), feed)
+  } else {
+    const args = JSON.parse(fs.readFileSync(0, 'utf8') || 'null') || {}
+    out = await ops[op](bootstrap, topic, args)
+  }
   process.stdout.write(JSON.stringify(out) + '\n')
 }
 
