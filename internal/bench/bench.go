@@ -50,7 +50,7 @@ type NamedCmd struct {
 }
 
 // AllScenarios in the order they run.
-var AllScenarios = []string{"produce-100b", "produce-1k", "produce-1k-1000p", "produce-16k", "always", "compression", "consume", "latency", "share"}
+var AllScenarios = []string{"produce-100b", "produce-1k", "produce-1k-1000p", "produce-16k", "always", "compression", "consume", "latency", "share", "cluster"}
 
 // Row is one line of the result table.
 type Row struct {
@@ -134,6 +134,8 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 			err = r.latency(ctx)
 		case "share":
 			err = r.share(ctx) // share.go
+		case "cluster":
+			err = r.cluster(ctx) // cluster.go
 		}
 		for i := first; i < len(r.rows); i++ {
 			r.rows[i].Load = load

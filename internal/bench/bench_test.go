@@ -21,7 +21,7 @@ func TestMain(m *testing.M) {
 }
 
 // TestRunTiny runs small versions of the consume (with its produce fill, RSS and
-// reopen) and latency scenarios against both brokers as child processes,
+// reopen), latency, share and cluster scenarios against both brokers as child processes,
 // so the harness cannot rot unnoticed.
 func TestRunTiny(t *testing.T) {
 	self, err := os.Executable()
@@ -35,7 +35,7 @@ func TestRunTiny(t *testing.T) {
 		Minikafka:    Cmd{Path: self, Env: []string{"MKBENCH_CHILD=minikafka"}},
 		Kfake:        Cmd{Path: self, Env: []string{"MKBENCH_CHILD=kfake"}},
 		Others:       []NamedCmd{{Name: "base", Cmd: Cmd{Path: self, Env: []string{"MKBENCH_CHILD=minikafka"}}}},
-		Scenarios:    []string{"consume", "latency", "share"},
+		Scenarios:    []string{"consume", "latency", "share", "cluster"},
 		Runs:         1,
 		ProduceBytes: 256 << 10,
 		ConsumeBytes: 1 << 20,
@@ -50,7 +50,7 @@ func TestRunTiny(t *testing.T) {
 	}
 	table := Table(rows)
 	t.Log("\n" + table)
-	want := map[string]bool{"rss": false, "consume": false, "reopen": false, "latency": false, "start-up": false, "share": false}
+	want := map[string]bool{"rss": false, "consume": false, "reopen": false, "latency": false, "start-up": false, "share": false, "cluster": false}
 	for _, r := range rows {
 		if _, ok := want[r.Scenario]; ok {
 			want[r.Scenario] = true

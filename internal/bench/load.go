@@ -30,13 +30,17 @@ func (s sample) recps() float64     { return float64(s.records) / s.secs }
 func (s sample) cpuPerGiB() float64 { return s.cpu / (float64(s.bytes) / (1 << 30)) }
 
 func createTopic(ctx context.Context, addr, topic string, parts int32) error {
+	return createTopicRF(ctx, addr, topic, parts, 1)
+}
+
+func createTopicRF(ctx context.Context, addr, topic string, parts int32, rf int16) error {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	resp, err := adm.CreateTopic(ctx, parts, 1, nil, topic)
+	resp, err := adm.CreateTopic(ctx, parts, max(rf, 1), nil, topic)
 	if err != nil {
 		return err
 	}
@@ -95,12 +99,13 @@ type produceSpec struct {
 	bytes        int64 // total payload per run
 	codec        kgo.CompressionCodec
 	compressible bool
+	rf           int16 // replication factor of the topic (0: 1)
 }
 
 // runProduce produces spec.bytes of records with acks=all (kgo's default,
 // idempotent) to a new topic and times it.
 func runProduce(ctx context.Context, p *proc, topic string, spec produceSpec) (sample, error) {
-	if err := createTopic(ctx, p.addr, topic, spec.parts); err != nil {
+	if err := createTopicRF(ctx, p.addr, topic, spec.parts, spec.rf); err != nil {
 		return sample{}, err
 	}
 	n := spec.bytes / int64(spec.recSize)

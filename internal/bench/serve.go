@@ -31,6 +31,7 @@ func ServeMinikafka(args []string, stdout, stderr io.Writer) int {
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `file` (%p: the pid)")
 	authorizer := fs.Bool("authorizer", false, "enforce ACLs, as the real binary's -authorizer")
 	allowEveryone := fs.Bool("allow-everyone-if-no-acl-found", false, "as the real binary's flag")
+	nodes := fs.Int("nodes", 1, "simulated cluster `nodes` (minikafka.WithNodes), as the real binary's -nodes")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -56,6 +57,9 @@ func ServeMinikafka(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	opts := []minikafka.Option{minikafka.WithListenAddr(*listen), minikafka.WithDataDir(*data),
 		minikafka.WithDurability(*durability), minikafka.WithLogger(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})))}
+	if *nodes > 1 {
+		opts = append(opts, minikafka.WithNodes(*nodes))
+	}
 	if *authorizer {
 		opts = append(opts, minikafka.WithAuthorizer(minikafka.AuthorizerConfig{AllowEveryoneIfNoACLFound: *allowEveryone}))
 	}
