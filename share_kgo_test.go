@@ -407,3 +407,82 @@ func TestShareGroupKgoBrokerCrash(t *testing.T) {
 	}
 	waitSPSO(t, admin, group, topic, parts, per)
 }
+
+// On three nodes a share consumer fetches from each partition's leader,
+// so it holds a share session on every node, as with Kafka's brokers.
+// Those sessions are the nodes' own: when they were one per member, each
+// node's epoch 0 replaced another node's session, whose next fetch then
+// failed with INVALID_SHARE_SESSION_EPOCH while the records it had
+// acquired stayed locked until the (here 60 s) lock expired. Every
+// record must arrive once, well inside the lock, also after one of the
+// two consumers closes halfway (its close ends every node's session).
+func TestShareGroupKgoThreeNodes(t *testing.T) {
+	b := minikafkatest.New(t, minikafka.WithNodes(3))
+	admin := newPartitionedClient(t, b)
+	const topic, group, parts, per = "share3n", "g3n", 6, 200
+	req := kmsg.NewPtrCreateTopicsRequest()
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, parts, 3
+	req.Topics = append(req.Topics, rt)
+	if resp, err := req.RequestWith(context.Background(), admin); err != nil || resp.Topics[0].ErrorCode != 0 {
+		t.Fatalf("create topic: %v %v", err, resp)
+	}
+	leaders := map[int32]bool{}
+	for p := range int32(parts) {
+		pl, err := b.Placement(topic, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		leaders[pl.Leader] = true
+	}
+	if len(leaders) != 3 {
+		t.Fatalf("leaders on %d nodes, want 3", len(leaders))
+	}
+	setShareConfigs(t, admin, group, "share.auto.offset.reset", "earliest", "share.record.lock.duration.ms", "60000")
+	producePerPartition(t, admin, topic, parts, per)
+
+	var mu sync.Mutex
+	seen := map[po]int{}
+	var total atomic.Int64
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	for i := range 2 {
+		cl := minikafkatest.Client(t, b, kgo.ConsumeTopics(topic), kgo.ShareGroup(group), kgo.FetchMaxWait(500*time.Millisecond))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// The first consumer leaves halfway; the second reads the rest.
+			for ctx.Err() == nil && total.Load() < parts*per && (i == 1 || total.Load() < parts*per/2) {
+				pctx, pcancel := context.WithTimeout(ctx, time.Second)
+				fs := cl.PollRecords(pctx, 50)
+				pcancel()
+				for _, r := range fs.Records() {
+					mu.Lock()
+					seen[po{r.Partition, r.Offset}]++
+					mu.Unlock()
+					r.Ack(kgo.AckAccept)
+					total.Add(1)
+				}
+			}
+			if err := cl.FlushAcks(context.Background()); err != nil {
+				t.Errorf("FlushAcks: %v", err)
+			}
+			if i == 0 {
+				cl.Close()
+			}
+		}()
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		t.Errorf("received %d of %d records within 30 s", total.Load(), parts*per)
+	}
+	for p := range int32(parts) {
+		for o := range int64(per) {
+			if n := seen[po{p, o}]; n != 1 {
+				t.Errorf("partition %d offset %d received %d times", p, o, n)
+			}
+		}
+	}
+	waitSPSO(t, admin, group, topic, parts, per)
+}

@@ -39,7 +39,8 @@ type shareSessionKey struct{ group, member string }
 
 func (b *Broker) handleShareFetch(ctx context.Context, req *protocol.Request) protocol.Reply {
 	r := req.Body.(*kmsg.ShareFetchRequest)
-	f := b.share.StartFetch(r)
+	node, _ := b.reqNode(req) // 0 when the request is not routed: one node
+	f := b.share.StartFetch(r, node)
 	if end := f.EndWithConnection(); end != nil && req.Conn != nil {
 		// One session per member and connection: the key keeps the
 		// callbacks of a client that reopens its session bounded.

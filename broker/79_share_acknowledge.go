@@ -20,7 +20,8 @@ import (
 )
 
 func (b *Broker) handleShareAcknowledge(_ context.Context, req *protocol.Request) protocol.Reply {
-	resp := b.share.Acknowledge(req.Body.(*kmsg.ShareAcknowledgeRequest))
+	node, _ := b.reqNode(req) // the node's own share session, as ShareFetch
+	resp := b.share.Acknowledge(req.Body.(*kmsg.ShareAcknowledgeRequest), node)
 	if resp.ErrorCode != 0 {
 		b.logBad(req, "share acknowledge refused", "error", kerr.ErrorForCode(resp.ErrorCode))
 	}

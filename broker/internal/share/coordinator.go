@@ -97,6 +97,14 @@ type member struct {
 	lastSeen           time.Time
 }
 
+// sessionKey names a share session: each node of a cluster keeps its own
+// (Kafka's share session cache is per broker), and a member fetching from
+// the leaders of its partitions holds one session on each of them.
+type sessionKey struct {
+	member string
+	node   int32
+}
+
 type session struct {
 	epoch int32 // the epoch the next request must carry
 	parts map[tp]struct{}
@@ -110,7 +118,7 @@ type group struct {
 	members     map[string]*member
 	assignment  map[string]map[[16]byte][]int32 // the target, by member
 	parts       map[tp]*partition
-	sessions    map[string]*session // by member id
+	sessions    map[sessionKey]*session
 	configs     map[string]string
 }
 
@@ -256,7 +264,7 @@ func (c *Coordinator) sweep() {
 func (c *Coordinator) getOrCreate(name string) *group {
 	g := c.groups[name]
 	if g == nil {
-		g = &group{name: name, members: map[string]*member{}, parts: map[tp]*partition{}, sessions: map[string]*session{},
+		g = &group{name: name, members: map[string]*member{}, parts: map[tp]*partition{}, sessions: map[sessionKey]*session{},
 			assignment: map[string]map[[16]byte][]int32{}}
 		c.groups[name] = g
 	}

@@ -32,7 +32,8 @@
 // share-partition starts at the high watermark, or at the log start with
 // share.auto.offset.reset=earliest; a log start past SPSO moves SPSO.
 //
-// Share sessions (ShareSessionEpoch) are per member: epoch 0 opens one
+// Share sessions (ShareSessionEpoch) are per member and node (each node of
+// a simulated cluster keeps its own, as each Kafka broker): epoch 0 opens one
 // with the request's partitions, the next request carries 1, 2, ... and
 // may add partitions or forget them, -1 closes it and releases what the
 // member holds in it.

@@ -101,14 +101,14 @@ func (c *Coordinator) finishAcks(g *group, round *ackRound) {
 
 // sessionFor validates a request's share session epoch: 0 opens (or
 // replaces) one, -1 closes, N continues the session whose next epoch is N.
-func (g *group) sessionFor(member string, epoch int32) (*session, int16) {
-	s := g.sessions[member]
+func (g *group) sessionFor(k sessionKey, epoch int32) (*session, int16) {
+	s := g.sessions[k]
 	switch {
 	case s != nil && s.left && epoch > 0:
 		return nil, kerr.ShareSessionNotFound.Code
 	case epoch == 0:
 		s = &session{epoch: 0, parts: map[tp]struct{}{}}
-		g.sessions[member] = s
+		g.sessions[k] = s
 		return s, 0
 	case s == nil:
 		return nil, kerr.ShareSessionNotFound.Code
@@ -128,12 +128,12 @@ func (s *session) bump() {
 	}
 }
 
-// closeSession releases what member holds in the session's partitions.
-func (c *Coordinator) closeSession(g *group, member string, s *session) {
-	delete(g.sessions, member)
+// closeSession releases what the member holds in the session's partitions.
+func (c *Coordinator) closeSession(g *group, key sessionKey, s *session) {
+	delete(g.sessions, key)
 	var dirty []*partition
 	for k := range s.parts {
-		if sp := g.parts[k]; sp != nil && sp.releaseOwner(member, c.deliveryLimit(g.name)) {
+		if sp := g.parts[k]; sp != nil && sp.releaseOwner(key.member, c.deliveryLimit(g.name)) {
 			dirty = append(dirty, sp)
 		}
 	}
@@ -163,7 +163,7 @@ type Acquired struct {
 type Fetch struct {
 	c       *Coordinator
 	group   string
-	member  string
+	key     sessionKey
 	resp    *kmsg.ShareFetchResponse
 	order   []tp
 	outs    map[tp]*kmsg.ShareFetchResponseTopicPartition
@@ -193,12 +193,12 @@ func (f *Fetch) EndWithConnection() func() {
 	if s == nil {
 		return nil
 	}
-	c, group, member := f.c, f.group, f.member
+	c, group, key := f.c, f.group, f.key
 	return func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		if g := c.groups[group]; g != nil && g.sessions[member] == s {
-			c.closeSession(g, member, s)
+		if g := c.groups[group]; g != nil && g.sessions[key] == s {
+			c.closeSession(g, key, s)
 		}
 	}
 }
@@ -220,7 +220,9 @@ func (f *Fetch) out(id [16]byte, p int32) *kmsg.ShareFetchResponseTopicPartition
 // StartFetch validates a ShareFetch, runs its session and applies its
 // piggy-backed acknowledgements. Unless f.Done, the broker then calls
 // Acquire (again after waiting, when nothing was acquired) and Response.
-func (c *Coordinator) StartFetch(r *kmsg.ShareFetchRequest) *Fetch {
+// node is the cluster node the request came to: its share session is that
+// node's.
+func (c *Coordinator) StartFetch(r *kmsg.ShareFetchRequest, node int32) *Fetch {
 	f := &Fetch{c: c, resp: r.ResponseKind().(*kmsg.ShareFetchResponse), outs: map[tp]*kmsg.ShareFetchResponseTopicPartition{}}
 	var group, memberID string
 	if r.GroupID != nil {
@@ -229,7 +231,7 @@ func (c *Coordinator) StartFetch(r *kmsg.ShareFetchRequest) *Fetch {
 	if r.MemberID != nil {
 		memberID = *r.MemberID
 	}
-	f.group, f.member = group, memberID
+	f.group, f.key = group, sessionKey{memberID, node}
 	fail := func(e *kerr.Error) *Fetch {
 		f.resp.ErrorCode, f.Done = e.Code, true
 		return f
@@ -259,10 +261,10 @@ func (c *Coordinator) StartFetch(r *kmsg.ShareFetchRequest) *Fetch {
 	defer c.mu.Unlock()
 	f.resp.AcquisitionLockTimeoutMillis = int32(c.lockDuration(group).Milliseconds())
 	g := c.getOrCreate(group)
-	if old := g.sessions[memberID]; old != nil && old.left && r.ShareSessionEpoch == 0 {
-		c.closeSession(g, memberID, old) // what the member held before it left
+	if old := g.sessions[f.key]; old != nil && old.left && r.ShareSessionEpoch == 0 {
+		c.closeSession(g, f.key, old) // what the member held before it left
 	}
-	s, code := g.sessionFor(memberID, r.ShareSessionEpoch)
+	s, code := g.sessionFor(f.key, r.ShareSessionEpoch)
 	if code != 0 {
 		f.resp.ErrorCode, f.Done = code, true
 		return f
@@ -289,7 +291,7 @@ func (c *Coordinator) StartFetch(r *kmsg.ShareFetchRequest) *Fetch {
 	}
 	c.finishAcks(g, &round)
 	if r.ShareSessionEpoch == -1 {
-		c.closeSession(g, memberID, s)
+		c.closeSession(g, f.key, s)
 		f.Done = true
 		return f
 	}
@@ -361,7 +363,7 @@ func (f *Fetch) Acquire() []Acquired {
 		if f.ReadCommitted {
 			hwm = min(hwm, c.b.LastStable(t.Topic, t.Partition))
 		}
-		rs := sp.acquire(f.member, hwm, left, c.cfg.MaxRecordLocks, deadline)
+		rs := sp.acquire(f.key.member, hwm, left, c.cfg.MaxRecordLocks, deadline)
 		if len(rs) == 0 {
 			continue
 		}
@@ -498,7 +500,7 @@ func (f *Fetch) Response() *kmsg.ShareFetchResponse {
 }
 
 // Acknowledge serves ShareAcknowledge.
-func (c *Coordinator) Acknowledge(r *kmsg.ShareAcknowledgeRequest) *kmsg.ShareAcknowledgeResponse {
+func (c *Coordinator) Acknowledge(r *kmsg.ShareAcknowledgeRequest, node int32) *kmsg.ShareAcknowledgeResponse {
 	resp := r.ResponseKind().(*kmsg.ShareAcknowledgeResponse)
 	var group, memberID string
 	if r.GroupID != nil {
@@ -527,7 +529,8 @@ func (c *Coordinator) Acknowledge(r *kmsg.ShareAcknowledgeRequest) *kmsg.ShareAc
 		resp.ErrorCode = kerr.ShareSessionNotFound.Code
 		return resp
 	}
-	s, code := g.sessionFor(memberID, r.ShareSessionEpoch)
+	key := sessionKey{memberID, node}
+	s, code := g.sessionFor(key, r.ShareSessionEpoch)
 	if code != 0 {
 		resp.ErrorCode = code
 		return resp
@@ -554,7 +557,7 @@ func (c *Coordinator) Acknowledge(r *kmsg.ShareAcknowledgeRequest) *kmsg.ShareAc
 	}
 	c.finishAcks(g, &round)
 	if r.ShareSessionEpoch == -1 {
-		c.closeSession(g, memberID, s)
+		c.closeSession(g, key, s)
 	} else {
 		s.bump()
 	}

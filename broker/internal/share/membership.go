@@ -189,35 +189,50 @@ func assignmentsEqual(a, b map[string]map[[16]byte][]int32) bool {
 // locks until that session ends (its epoch -1 request, its connection's
 // close, or the locks' expiry), so the last acknowledgements apply
 // rather than fail with SHARE_SESSION_NOT_FOUND. The session accepts
-// nothing but its close meanwhile.
+// nothing but its close meanwhile; so for each node's session of the
+// member.
 func (c *Coordinator) leaveMember(g *group, id string) {
-	s := g.sessions[id]
-	if s == nil {
+	var kept map[tp]struct{}
+	for k, s := range g.sessions {
+		if k.member != id {
+			continue
+		}
+		s.left = true
+		if kept == nil {
+			kept = map[tp]struct{}{}
+		}
+		for p := range s.parts {
+			kept[p] = struct{}{}
+		}
+	}
+	if kept == nil {
 		c.removeMember(g, id)
 		return
 	}
-	s.left = true
-	c.dropMember(g, id, s)
+	c.dropMember(g, id, kept)
 }
 
 // removeMember drops a member, its sessions and its locks.
 func (c *Coordinator) removeMember(g *group, id string) { c.dropMember(g, id, nil) }
 
 // dropMember drops a member and its locks, but for those in the
-// partitions of the session kept (a leaving member's, see leaveMember).
-func (c *Coordinator) dropMember(g *group, id string, kept *session) {
+// partitions of the sessions kept (a leaving member's, see leaveMember);
+// with none kept (nil), its sessions go too.
+func (c *Coordinator) dropMember(g *group, id string, kept map[tp]struct{}) {
 	delete(g.members, id)
 	if kept == nil {
-		delete(g.sessions, id)
+		for k := range g.sessions {
+			if k.member == id {
+				delete(g.sessions, k)
+			}
+		}
 	}
 	delete(g.assignment, id)
 	g.epoch++
 	var dirty []*partition
 	for _, sp := range g.parts {
-		if kept != nil {
-			if _, held := kept.parts[tp{sp.id, sp.p}]; held {
-				continue
-			}
+		if _, held := kept[tp{sp.id, sp.p}]; held {
+			continue
 		}
 		if sp.releaseOwner(id, c.deliveryLimit(g.name)) {
 			dirty = append(dirty, sp)
