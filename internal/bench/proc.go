@@ -39,7 +39,9 @@ type proc struct {
 	startup time.Duration // fork to first answered Metadata
 }
 
-var addrRE = regexp.MustCompile(`advertised as ([^;,\s]+)|listening on ([^;,\s]+)`)
+// addrRE finds a broker's first address in its start line; a binary with
+// several nodes or listeners names each as SCHEME://host:port first.
+var addrRE = regexp.MustCompile(`advertised as ([^;,\s]+)|listening on (?:[A-Z_]+://)?([^;,\s(]+)`)
 
 // startProc starts argv, waits for its "listening on" line and times the
 // first Metadata answer.
