@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,9 +15,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/minikafka/minikafka"
 	"github.com/minikafka/minikafka/internal/records"
+	"github.com/minikafka/minikafka/internal/testcert"
 	"github.com/minikafka/minikafka/minikafkatest"
 )
 
@@ -414,5 +417,98 @@ func TestClusterElectReassignEpochs(t *testing.T) {
 	}
 	if r := er["e"][0]; now.Leader == target[0] && !errors.Is(r.Err, kerr.ElectionNotNeeded) {
 		t.Fatalf("election: %+v", r)
+	}
+}
+
+// TestClusterTLSSASLTransactions: every node's listener speaks TLS and
+// SASL; a transactional producer writes to partitions led by all three
+// nodes, its transaction coordinator moves between two transactions and
+// in the middle of one, and a read_committed consumer sees each committed
+// record once and nothing of the aborted transaction.
+func TestClusterTLSSASLTransactions(t *testing.T) {
+	cs, err := testcert.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := minikafka.Start(context.Background(), minikafka.WithInMemory(), minikafka.WithNodes(3),
+		minikafka.WithTLS(cs.ServerConfig(true)),
+		minikafka.WithSASL(map[string]string{"app": "pw1"}, "SCRAM-SHA-256"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	client := func(opts ...kgo.Opt) *kgo.Client {
+		cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(b.Addrs()...),
+			kgo.DialTLSConfig(cs.ClientConfig(true)),
+			kgo.SASL(scram.Auth{User: "app", Pass: "pw1"}.AsSha256Mechanism()),
+			kgo.RetryBackoffFn(func(int) time.Duration { return 20 * time.Millisecond }),
+			kgo.MetadataMinAge(50 * time.Millisecond)}, opts...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(cl.Close)
+		return cl
+	}
+	if _, err := kadm.NewClient(client()).CreateTopic(ctx, 3, 3, nil, "tx"); err != nil {
+		t.Fatal(err)
+	}
+	prod := client(kgo.TransactionalID("tx-1"), kgo.DefaultProduceTopic("tx"), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	otherNode := func() int32 {
+		c, _ := b.Coordinator("transaction", "tx-1")
+		return (c + 1) % 3
+	}
+	var want []string
+	round := func(n int, commit bool, midway func()) {
+		t.Helper()
+		if err := prod.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < n; i++ {
+			if i == n/2 && midway != nil {
+				midway()
+			}
+			v := fmt.Sprintf("c%v-%d-%d", commit, len(want), i)
+			if err := prod.ProduceSync(ctx, kgo.StringRecord(v)).FirstErr(); err != nil {
+				t.Fatalf("produce %s: %v", v, err)
+			}
+			if commit {
+				want = append(want, v)
+			}
+		}
+		if err := prod.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
+			t.Fatalf("end transaction (commit %v): %v", commit, err)
+		}
+	}
+	round(9, true, nil)
+	if err := b.MoveCoordinator("transaction", "tx-1", otherNode()); err != nil {
+		t.Fatal(err)
+	}
+	round(9, false, nil)
+	round(9, true, func() {
+		if err := b.MoveCoordinator("transaction", "tx-1", otherNode()); err != nil {
+			t.Fatal(err)
+		}
+	})
+	cons := client(kgo.ConsumeTopics("tx"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.FetchMaxWait(100*time.Millisecond))
+	got := map[string]int{}
+	for len(got) < len(want) {
+		fs := cons.PollFetches(ctx)
+		if err := fs.Err0(); err != nil {
+			t.Fatalf("after %d of %d records: %v", len(got), len(want), err)
+		}
+		fs.EachRecord(func(r *kgo.Record) { got[string(r.Value)]++ })
+	}
+	for _, v := range want {
+		if got[v] != 1 {
+			t.Fatalf("record %s read %d times", v, got[v])
+		}
+	}
+	for v := range got {
+		if strings.HasPrefix(v, "cfalse") {
+			t.Fatalf("aborted record %s read", v)
+		}
 	}
 }
