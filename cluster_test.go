@@ -83,6 +83,18 @@ func TestClusterMetadata(t *testing.T) {
 // was acknowledged is read back once, in order, with leader epochs that
 // only go up.
 func TestClusterKgoThroughMoves(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []kgo.Opt
+	}{
+		{"classic", nil},
+		{"848", []kgo.Opt{kgo.ServerSideBalancer(), kgo.Balancers(kgo.StickyBalancer())}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testKgoThroughMoves(t, tc.opts) })
+	}
+}
+
+func testKgoThroughMoves(t *testing.T, groupOpts []kgo.Opt) {
 	b := minikafkatest.New(t, minikafka.WithNodes(3))
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -122,8 +134,8 @@ func TestClusterKgoThroughMoves(t *testing.T) {
 		}()
 	}
 
-	cons := minikafkatest.Client(t, b, kgo.ConsumeTopics(topic), kgo.ConsumerGroup("moves-group"),
-		kgo.FetchMaxWait(100*time.Millisecond))
+	cons := minikafkatest.Client(t, b, append([]kgo.Opt{kgo.ConsumeTopics(topic), kgo.ConsumerGroup("moves-group"),
+		kgo.FetchMaxWait(100 * time.Millisecond)}, groupOpts...)...)
 	var got sync.Map // partition -> []string
 	consumeDone := make(chan struct{})
 	go func() {
