@@ -211,8 +211,15 @@ func (cs *clusterState) controller() int32 {
 // the others after it, shifted by one more every n partitions so that
 // followers spread too. start comes from the topic's name, so a name
 // places the same way every time.
+//
+// When every node has a rack, the nodes are taken in rack-alternated order
+// and each further replica goes to a rack that has none of the
+// partition's replicas yet while there is one, as Kafka's rack-aware
+// assignment does.
 func (cs *clusterState) assignReplicas(name string, from, nparts int32, rf int) [][]int32 {
-	n := len(cs.nodes)
+	order, racks := cs.rackAlternated()
+	n := len(order)
+	rf = max(1, min(rf, n))
 	h := fnv.New32a()
 	h.Write([]byte(name))
 	start := int(h.Sum32() % uint32(n))
@@ -223,13 +230,51 @@ func (cs *clusterState) assignReplicas(name string, from, nparts int32, rf int) 
 			shift++
 		}
 		first := (p + start) % n
-		rs := []int32{cs.nodes[first].ID}
-		for j := 0; j < rf-1; j++ {
-			rs = append(rs, cs.nodes[(first+1+(shift+j)%(n-1))%n].ID)
+		rs := []int32{order[first].ID}
+		rackUsed := map[string]bool{order[first].Rack: true}
+		for k := 0; len(rs) < rf; k++ {
+			// The k-th candidate after the first, shifted as Kafka's
+			// assignment shifts followers (by the rack count when
+			// rack-aware, so followers change racks too).
+			next := order[(first+1+(shift*max(racks, 1)+k)%(n-1))%n]
+			fresh := racks == 0 || !rackUsed[next.Rack] || len(rackUsed) == racks
+			if fresh && !slices.Contains(rs, next.ID) {
+				rs = append(rs, next.ID)
+				rackUsed[next.Rack] = true
+			}
 		}
 		out = append(out, rs)
 	}
 	return out
+}
+
+// rackAlternated orders the nodes for placement: as configured when some
+// node has no rack (racks 0), else taking one node of each rack in turn
+// (racks and the nodes in each sorted), so consecutive nodes are in
+// different racks.
+func (cs *clusterState) rackAlternated() ([]NodeSpec, int) {
+	byRack := map[string][]NodeSpec{}
+	for _, n := range cs.nodes {
+		if n.Rack == "" {
+			return cs.nodes, 0
+		}
+		byRack[n.Rack] = append(byRack[n.Rack], n)
+	}
+	names := make([]string, 0, len(byRack))
+	for r, ns := range byRack {
+		names = append(names, r)
+		slices.SortFunc(ns, func(a, b NodeSpec) int { return int(a.ID) - int(b.ID) })
+	}
+	slices.Sort(names)
+	var out []NodeSpec
+	for i := 0; len(out) < len(cs.nodes); i++ {
+		for _, r := range names {
+			if i < len(byRack[r]) {
+				out = append(out, byRack[r][i])
+			}
+		}
+	}
+	return out, len(names)
 }
 
 // newPlacement is the placement of a new partition on replicas: the first
