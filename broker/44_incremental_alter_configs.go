@@ -84,7 +84,7 @@ func applyIncremental(set map[string]string, ops []kmsg.IncrementalAlterConfigsR
 		seen[c.Name] = true
 		d := topicconfig.Index[c.Name]
 		if d == nil {
-			return nil, fmt.Errorf("unknown topic config name: %s", c.Name)
+			return nil, fmt.Errorf("Unknown topic config name: %s", c.Name)
 		}
 		switch c.Op {
 		case kmsg.IncrementalAlterConfigOpSet:

@@ -39,7 +39,7 @@ func TestAdminErrorMessagesSayWhy(t *testing.T) {
 			{name: "rf0", parts: 1, rf: 0, code: kerr.InvalidReplicationFactor.Code, want: "Replication factor must be larger than 0, or -1 to use the default value."},
 			{name: "rf3", parts: 1, rf: 3, code: kerr.InvalidReplicationFactor.Code, want: "Unable to replicate the partition 3 time(s): The target replication factor of 3 cannot be reached because only 1 broker(s) are registered."},
 			{name: "cfg", parts: 1, rf: 1, cfg: [2]string{"bogus.config", "1"}, code: kerr.InvalidConfig.Code, want: "bogus.config"},
-			{name: "val", parts: 1, rf: 1, cfg: [2]string{"retention.ms", "soon"}, code: kerr.InvalidConfig.Code, want: "invalid value soon for configuration retention.ms"},
+			{name: "val", parts: 1, rf: 1, cfg: [2]string{"retention.ms", "soon"}, code: kerr.InvalidConfig.Code, want: "Invalid value soon for configuration retention.ms"},
 			{name: "dup", parts: 1, rf: 1, code: kerr.InvalidRequest.Code, want: "Duplicate topic name.", duplicated: true},
 		} {
 			r := kmsg.NewPtrCreateTopicsRequest()

@@ -136,7 +136,7 @@ func (b *Broker) validateConsumerGroupConfig(name, value string) error {
 	}
 	n, err := strconv.ParseInt(value, 10, 32)
 	if err != nil || n < 1 {
-		return fmt.Errorf("invalid value %s for configuration %s: must be an int of at least 1", value, name)
+		return fmt.Errorf("Invalid value %s for configuration %s: Value must be at least 1", value, name)
 	}
 	bound := strings.Replace(consumerGroupConfigs[name], "group.consumer.", "group.consumer.%s.", 1)
 	if d := time.Duration(n) * time.Millisecond; d < lo {

@@ -111,10 +111,6 @@ var kafkaDiffAccepted = map[string]string{
 	// the code and print the message, so these are cosmetic for now.
 	"CreateTopics/bad name":                 "finding: message wording differs from Kafka's \"Topic name is invalid: '...' contains one or more characters ...\"",
 	"CreateTopics/rf too high":              "message: Kafka adds \"or some brokers have all their log directories cordoned\" (KIP-1066 log dir cordoning, which minikafka has not got)",
-	"CreateTopics/unknown config":           "finding: message starts lower-case (\"unknown topic config name\"), Kafka's upper-case",
-	"CreateTopics/invalid config value":     "finding: message wording differs (Kafka: \"Invalid value bogus for configuration cleanup.policy: String must be one of: compact, delete\")",
-	"IncrementalAlterConfigs/unknown name":  "finding: message starts lower-case, Kafka's upper-case",
-	"IncrementalAlterConfigs/bad value":     "finding: message starts lower-case (\"invalid value ... not a number\"), Kafka's upper-case",
 	"IncrementalAlterConfigs/unknown topic": "finding: message \"unknown topic kd-nope\"; Kafka says \"The topic 'kd-nope' does not exist.\"",
 	"DeleteTopics/unknown name":             "finding: message names the topic; Kafka sends the code's generic text",
 	"DeleteTopics/unknown ID":               "finding: message names the ID; Kafka sends the code's generic text",

@@ -23,18 +23,18 @@ func (c *Coordinator) ValidateConfig(name, value string) error {
 	bound := func(lo, hi int64) error {
 		n, err := strconv.ParseInt(value, 10, 32)
 		if err != nil || n < lo || n > hi {
-			return fmt.Errorf("invalid value %s for configuration %s: must be an integer in [%d, %d]", value, name, lo, hi)
+			return fmt.Errorf("Invalid value %s for configuration %s: Value must be an integer in [%d, %d]", value, name, lo, hi)
 		}
 		return nil
 	}
 	switch name {
 	case "share.auto.offset.reset":
 		if value != "latest" && value != "earliest" {
-			return fmt.Errorf("invalid value %s for configuration share.auto.offset.reset: must be latest or earliest", value)
+			return fmt.Errorf("Invalid value %s for configuration share.auto.offset.reset: String must be one of: latest, earliest", value)
 		}
 	case "share.isolation.level":
 		if value != "read_uncommitted" && value != "read_committed" {
-			return fmt.Errorf("invalid value %s for configuration share.isolation.level: must be read_committed or read_uncommitted", value)
+			return fmt.Errorf("Invalid value %s for configuration share.isolation.level: String must be one of: read_committed, read_uncommitted", value)
 		}
 	case "share.record.lock.duration.ms":
 		return bound(c.cfg.MinRecordLockDuration.Milliseconds(), max(60000, c.cfg.MinRecordLockDuration.Milliseconds()))
@@ -44,7 +44,7 @@ func (c *Coordinator) ValidateConfig(name, value string) error {
 		return bound(5000, 15000)
 	case "share.delivery.count.limit":
 		if n, err := strconv.ParseInt(value, 10, 16); err != nil || n < 2 || n > 10 {
-			return fmt.Errorf("invalid value %s for configuration share.delivery.count.limit: must be in [2, 10]", value)
+			return fmt.Errorf("Invalid value %s for configuration share.delivery.count.limit: Value must be in [2, 10]", value)
 		}
 	default:
 		return fmt.Errorf("Unknown group config name: %s", name)

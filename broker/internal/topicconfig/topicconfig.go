@@ -56,7 +56,7 @@ const MaxLong = "9223372036854775807"
 // and reported (clients such as schema registries set and check them) but
 // have no effect on a single node without compaction or tiered storage.
 var Defs = []Def{
-	{Name: "cleanup.policy", Type: TypeList, Default: "delete", Synonym: "log.cleanup.policy", Enum: []string{"delete", "compact"},
+	{Name: "cleanup.policy", Type: TypeList, Default: "delete", Synonym: "log.cleanup.policy", Enum: []string{"compact", "delete"},
 		Doc: "delete: retention applies; compact: the log cleaner keeps the latest record per key (both applied)"},
 	{Name: "compression.gzip.level", Type: TypeInt, Default: "-1", Synonym: "compression.gzip.level", Min: -1, Max: records.GzipLevelMax,
 		Doc: "gzip level when compression.type is gzip: 1..9, or -1 for the codec's default (applied)"},
@@ -196,7 +196,7 @@ func (c *Config) Int64(name string) int64 {
 func Validate(name string, value *string) error {
 	d := Index[name]
 	if d == nil {
-		return fmt.Errorf("unknown topic config name: %s", name)
+		return fmt.Errorf("Unknown topic config name: %s", name)
 	}
 	if value == nil {
 		return fmt.Errorf("null value not supported for topic config %s", name)
@@ -219,25 +219,25 @@ func ValidateValue(d *Def, v string) error {
 		}
 		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, bits)
 		if err != nil {
-			return fmt.Errorf("invalid value %s for configuration %s: not a number of type %s", v, name, map[int8]string{TypeLong: "LONG", TypeInt: "INT", TypeShort: "SHORT"}[d.Type])
+			return fmt.Errorf("Invalid value %s for configuration %s: Not a number of type %s", v, name, map[int8]string{TypeLong: "LONG", TypeInt: "INT", TypeShort: "SHORT"}[d.Type])
 		}
 		if float64(n) < d.Min {
-			return fmt.Errorf("invalid value %s for configuration %s: value must be at least %.0f", v, name, d.Min)
+			return fmt.Errorf("Invalid value %s for configuration %s: Value must be at least %.0f", v, name, d.Min)
 		}
 		if float64(n) > d.Max {
-			return fmt.Errorf("invalid value %s for configuration %s: value must be at most %.0f", v, name, d.Max)
+			return fmt.Errorf("Invalid value %s for configuration %s: Value must be no more than %.0f", v, name, d.Max)
 		}
 		if name == "compression.gzip.level" && n == 0 {
-			return fmt.Errorf("invalid value %s for configuration %s: value must be between %d and %d, or -1 for the default", v, name, records.GzipLevelMin, records.GzipLevelMax)
+			return fmt.Errorf("Invalid value %s for configuration %s: Value must be between %d and %d, or -1 for the default", v, name, records.GzipLevelMin, records.GzipLevelMax)
 		}
 	case TypeDouble:
 		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 		if err != nil || f < d.Min || f > d.Max {
-			return fmt.Errorf("invalid value %s for configuration %s", v, name)
+			return fmt.Errorf("Invalid value %s for configuration %s", v, name)
 		}
 	case TypeBoolean:
 		if !strings.EqualFold(v, "true") && !strings.EqualFold(v, "false") {
-			return fmt.Errorf("invalid value %s for configuration %s: expected value to be either true or false", v, name)
+			return fmt.Errorf("Invalid value %s for configuration %s: Expected value to be either true or false", v, name)
 		}
 	}
 	if d.Enum != nil {
@@ -254,7 +254,7 @@ func ValidateValue(d *Def, v string) error {
 				}
 			}
 			if !ok {
-				return fmt.Errorf("invalid value %s for configuration %s: supported values are %s", v, name, strings.Join(d.Enum, ", "))
+				return fmt.Errorf("Invalid value %s for configuration %s: String must be one of: %s", v, name, strings.Join(d.Enum, ", "))
 			}
 		}
 	}
