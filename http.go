@@ -289,6 +289,9 @@ func (s consoleSource) Info() console.Info {
 	for _, srv := range b.srvs {
 		info.Connections += srv.Conns()
 	}
+	for _, n := range b.Nodes() {
+		info.Nodes = append(info.Nodes, console.Node{ID: n.ID, Rack: n.Rack, Up: n.Up, Addr: n.Addr})
+	}
 	return info
 }
 

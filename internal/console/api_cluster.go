@@ -8,6 +8,7 @@ package console
 import (
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -18,6 +19,9 @@ type brokerView struct {
 	Host   string `json:"host"`
 	Port   int32  `json:"port"`
 	Rack   string `json:"rack,omitempty"`
+	// State is "up", or "stopped" for a node of a simulated cluster
+	// that was stopped (Metadata lists only the running ones).
+	State string `json:"state"`
 }
 
 type clusterView struct {
@@ -42,11 +46,19 @@ func (c *Console) cluster(r *http.Request) (any, error) {
 		v.Listeners = []Listener{}
 	}
 	for _, b := range md.Brokers {
-		bv := brokerView{NodeID: b.NodeID, Host: b.Host, Port: b.Port}
+		bv := brokerView{NodeID: b.NodeID, Host: b.Host, Port: b.Port, State: "up"}
 		if b.Rack != nil {
 			bv.Rack = *b.Rack
 		}
 		v.Brokers = append(v.Brokers, bv)
+	}
+	for _, n := range info.Nodes {
+		if n.Up {
+			continue
+		}
+		host, port, _ := strings.Cut(n.Addr, ":")
+		p, _ := strconv.Atoi(port)
+		v.Brokers = append(v.Brokers, brokerView{NodeID: n.ID, Host: host, Port: int32(p), Rack: n.Rack, State: "stopped"})
 	}
 	sort.Slice(v.Brokers, func(i, j int) bool { return v.Brokers[i].NodeID < v.Brokers[j].NodeID })
 	rcs, err := c.adm.DescribeBrokerConfigs(ctx, info.NodeID)

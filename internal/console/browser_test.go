@@ -863,3 +863,23 @@ func TestBrowserACLsQuotas(t *testing.T) {
 	br2.start(t, "/quotas")
 	br2.waitText("#no-quotas", "No client quotas")
 }
+
+// TestBrowserClusterNodes: on a simulated 3-node cluster the cluster page
+// lists every node, a stopped one (which Metadata leaves out) as stopped.
+func TestBrowserClusterNodes(t *testing.T) {
+	chromium(t)
+	s := seed(t, minikafka.WithNodes(3))
+	if err := s.b.StopNode(2); err != nil {
+		t.Fatal(err)
+	}
+	br := newBrowser(t, s.base)
+	br.start(t, "/cluster")
+	if n := br.count("#brokers tbody tr"); n != 3 {
+		t.Fatalf("%d broker rows, want 3", n)
+	}
+	for node, want := range map[int]string{0: "up", 1: "up", 2: "stopped"} {
+		if got := br.text(fmt.Sprintf(`#brokers tr[data-node="%d"] td.state`, node)); got != want {
+			t.Errorf("node %d state %q, want %q", node, got, want)
+		}
+	}
+}

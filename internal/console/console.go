@@ -77,6 +77,17 @@ type Info struct {
 	ProduceBytes    uint64 `json:"produce_bytes"`
 	FetchBytes      uint64 `json:"fetch_bytes"`
 	Connections     int    `json:"connections"`
+	// Nodes are the nodes of a simulated cluster (one otherwise), with
+	// the stopped ones Metadata leaves out.
+	Nodes []Node `json:"nodes"`
+}
+
+// Node is a node of the broker's (simulated) cluster.
+type Node struct {
+	ID   int32  `json:"id"`
+	Rack string `json:"rack,omitempty"`
+	Up   bool   `json:"up"`
+	Addr string `json:"addr"`
 }
 
 // Listener is one of the broker's Kafka listeners.
