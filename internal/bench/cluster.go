@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -84,7 +85,13 @@ func (r *runner) cluster(ctx context.Context) error {
 		mks, kfs, err := r.alternate(mk3, kf3, func(p *proc, topic string) (sample, error) {
 			spec := c.spec
 			spec.rf = rf(p)
-			return runProduce(ctx, p, c.name+"-"+topic, spec)
+			s, err := runProduce(ctx, p, c.name+"-"+topic, spec)
+			if err == nil {
+				// The three stay up for every run: kfake keeps what it
+				// is sent in memory (tens of GiB over a run otherwise).
+				err = deleteTopic(ctx, p.addr, c.name+"-"+topic)
+			}
+			return s, err
 		})
 		if err != nil {
 			return err
@@ -134,4 +141,17 @@ func (r *runner) addCluster(desc string, mk3, kf3 []sample) {
 		Minikafka: fmt.Sprintf("%.3f×, CPU %s", median(rate), cpuRatio),
 		MkCPU:     fmt.Sprintf("%.2f", median(cpus(mk3))), KfCPU: fmt.Sprintf("%.2f (1 node)", median(cpus(mk1))),
 		Target: "CPU-s/GiB 3 nodes ≤ 1.03 × 1 node"})
+}
+
+func deleteTopic(ctx context.Context, addr, topic string) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	resp, err := kadm.NewClient(cl).DeleteTopic(ctx, topic)
+	if err != nil {
+		return err
+	}
+	return resp.Err
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kversion"
 )
 
 // moveTarget is a three-node cluster whose partition leader a benchmark
@@ -81,15 +82,28 @@ func newKfakeTarget(tb testing.TB) *moveTarget {
 // (minikafka's MoveLeader, kfake's MoveTopicPartition), then one record
 // is produced synchronously. Every op moves the leader once on each
 // broker, alternating which goes first; ns/op is the sum of both, the
-// metrics are each broker's median and worst over the ops.
+// metrics are each broker's median and worst over the ops, and the
+// Produce and Metadata requests each move took.
 //
-//	go test -run '^$' -bench LeaderMoveResume -benchtime 20x -count 5 ./internal/bench
+// kip951 is kgo as it is: Produce v10+, whose NOT_LEADER_OR_FOLLOWER
+// answer names the new leader (KIP-951). produce-v9 caps kgo at Kafka
+// 3.6's versions, as a client without KIP-951: it must refresh its
+// metadata to find the leader, no sooner than kgo's MetadataMinAge (5 s)
+// after the previous refresh.
+//
+//	go test -run '^$' -bench 'LeaderMoveResume/kip951' -benchtime 20x -count 5 ./internal/bench
+//	go test -run '^$' -bench 'LeaderMoveResume/produce-v9' -benchtime 3x -count 3 ./internal/bench
 func BenchmarkLeaderMoveResume(b *testing.B) {
+	b.Run("kip951", func(b *testing.B) { benchLeaderMove(b) })
+	b.Run("produce-v9", func(b *testing.B) { benchLeaderMove(b, kgo.MaxVersions(kversion.V3_6_0())) })
+}
+
+func benchLeaderMove(b *testing.B, opts ...kgo.Opt) {
 	ctx := context.Background()
 	targets := []*moveTarget{newMinikafkaTarget(b), newKfakeTarget(b)}
 	const topic = "moving"
 	for _, t := range targets {
-		cl, err := kgo.NewClient(kgo.SeedBrokers(t.seeds...), kgo.DefaultProduceTopic(topic), kgo.ProducerLinger(0), kgo.WithHooks(t))
+		cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(t.seeds...), kgo.DefaultProduceTopic(topic), kgo.ProducerLinger(0), kgo.WithHooks(t)}, opts...)...)
 		if err != nil {
 			b.Fatal(err)
 		}
