@@ -248,6 +248,11 @@ func (r *runner) alternate(mk, kf *proc, fn func(p *proc, topic string) (sample,
 		for _, p := range order {
 			s, err := fn(p, fmt.Sprintf("t%d-%s", i, p.name))
 			if err != nil {
+				select {
+				case <-p.done: // it died: say how
+					return nil, nil, fmt.Errorf("%s run %d: %w (the broker exited: %s)", p.name, i+1, err, p.stderr)
+				default:
+				}
 				return nil, nil, fmt.Errorf("%s run %d: %w", p.name, i+1, err)
 			}
 			fmt.Fprintf(r.cfg.Log, "   %-9s run %d: %7.1f MiB/s %9.0f rec/s %6.2f CPU-s/GiB", p.name, i+1, s.mibps(), s.recps(), s.cpuPerGiB())
