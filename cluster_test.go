@@ -524,3 +524,47 @@ func TestClusterTLSSASLTransactions(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterShareFetchNotLeader: a share fetch for a partition sent to a
+// node that does not lead it is NOT_LEADER_OR_FOLLOWER for that
+// partition, as Kafka's share-partitions live with their leader.
+func TestClusterShareFetchNotLeader(t *testing.T) {
+	b := minikafkatest.New(t, minikafka.WithNodes(3))
+	ctx := context.Background()
+	adm := kadm.NewClient(minikafkatest.Client(t, b))
+	if _, err := adm.CreateTopic(ctx, 1, 3, nil, "sf"); err != nil {
+		t.Fatal(err)
+	}
+	md, err := adm.Metadata(ctx, "sf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, _ := b.Placement("sf", 0)
+	for _, n := range b.Nodes() {
+		cl := minikafkatest.Client(t, b, kgo.SeedBrokers(n.Addr))
+		req := kmsg.NewPtrShareFetchRequest()
+		req.GroupID, req.MemberID = kmsg.StringPtr("sg"), kmsg.StringPtr(fmt.Sprintf("member-%d-0000000", n.ID))
+		req.MaxWaitMillis, req.MaxBytes, req.MaxRecords, req.BatchSize = 0, 1<<20, 10, 10
+		rt := kmsg.NewShareFetchRequestTopic()
+		rt.TopicID = md.Topics["sf"].ID
+		rp := kmsg.NewShareFetchRequestTopicPartition()
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(ctx, cl.Broker(int(n.ID)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var code int16 = -100
+		if len(resp.Topics) == 1 && len(resp.Topics[0].Partitions) == 1 {
+			code = resp.Topics[0].Partitions[0].ErrorCode
+		}
+		switch {
+		case resp.ErrorCode != 0:
+			t.Fatalf("node %d: top-level %v", n.ID, kerr.ErrorForCode(resp.ErrorCode))
+		case n.ID == pl.Leader && code != 0:
+			t.Fatalf("leader %d: %v", n.ID, kerr.ErrorForCode(code))
+		case n.ID != pl.Leader && code != kerr.NotLeaderForPartition.Code:
+			t.Fatalf("node %d (leader %d): %v, want NOT_LEADER_OR_FOLLOWER", n.ID, pl.Leader, kerr.ErrorForCode(code))
+		}
+	}
+}

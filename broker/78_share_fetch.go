@@ -39,7 +39,10 @@ type shareSessionKey struct{ group, member string }
 
 func (b *Broker) handleShareFetch(ctx context.Context, req *protocol.Request) protocol.Reply {
 	r := req.Body.(*kmsg.ShareFetchRequest)
-	node, _ := b.reqNode(req) // 0 when the request is not routed: one node
+	node, routed := b.reqNode(req)
+	if !routed {
+		node = -1 // one node, or the embedding program's own request
+	}
 	f := b.share.StartFetch(r, node)
 	if end := f.EndWithConnection(); end != nil && req.Conn != nil {
 		// One session per member and connection: the key keeps the

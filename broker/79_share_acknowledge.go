@@ -20,7 +20,10 @@ import (
 )
 
 func (b *Broker) handleShareAcknowledge(_ context.Context, req *protocol.Request) protocol.Reply {
-	node, _ := b.reqNode(req) // the node's own share session, as ShareFetch
+	node, routed := b.reqNode(req) // the node's own share session, as ShareFetch
+	if !routed {
+		node = -1
+	}
 	resp := b.share.Acknowledge(req.Body.(*kmsg.ShareAcknowledgeRequest), node)
 	if resp.ErrorCode != 0 {
 		b.logBad(req, "share acknowledge refused", "error", kerr.ErrorForCode(resp.ErrorCode))

@@ -64,6 +64,20 @@ func (v shareView) LastStable(topic string, p int32) int64 {
 	return v.b.storeOf(pp).lastStable()
 }
 
+// Leads reports whether node leads the partition (cluster.go); node -1, a
+// request no node was asked (embedded, console), is served anywhere.
+func (v shareView) Leads(node int32, topic string, p int32) bool {
+	if node < 0 || !v.b.cl.multi {
+		return true
+	}
+	t := v.b.lookupTopic(topic, [16]byte{})
+	if t == nil {
+		return true // the caller reports the unknown partition
+	}
+	pp := t.partition(p)
+	return pp == nil || pp.place.Load().Leader == node
+}
+
 // OtherGroup: a classic or consumer group of that name is alive, or has
 // committed offsets.
 func (v shareView) OtherGroup(name string) bool {

@@ -30,6 +30,9 @@ type Broker interface {
 	// OtherGroup reports whether name is a classic or consumer group:
 	// the group ID namespace is one, as in Kafka.
 	OtherGroup(name string) bool
+	// Leads reports whether node leads the partition, which a share
+	// fetch must be sent to (-1: no node was asked; any will do).
+	Leads(node int32, topic string, partition int32) bool
 }
 
 // Config is the coordinator's settings; a zero field is Kafka's default.

@@ -323,6 +323,11 @@ func (c *Coordinator) StartFetch(r *kmsg.ShareFetchRequest, node int32) *Fetch {
 			f.out(k.id, k.p).ErrorCode = kerr.UnknownTopicOrPartition.Code
 			continue
 		}
+		if !c.b.Leads(node, topic, k.p) {
+			// Share-partitions live with their leader, as in Kafka.
+			f.out(k.id, k.p).ErrorCode = kerr.NotLeaderForPartition.Code
+			continue
+		}
 		f.Targets = append(f.Targets, &Target{TopicID: k.id, Topic: topic, Partition: k.p})
 	}
 	// Start where the last fetch of the session did not, so that no
