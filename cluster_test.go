@@ -136,7 +136,10 @@ func testKgoThroughMoves(t *testing.T, groupOpts []kgo.Opt) {
 
 	cons := minikafkatest.Client(t, b, append([]kgo.Opt{kgo.ConsumeTopics(topic), kgo.ConsumerGroup("moves-group"),
 		kgo.FetchMaxWait(100 * time.Millisecond)}, groupOpts...)...)
-	var got sync.Map // partition -> []string
+	var (
+		gotMu sync.Mutex
+		got   = map[int32][]string{}
+	)
 	consumeDone := make(chan struct{})
 	go func() {
 		defer close(consumeDone)
@@ -147,11 +150,9 @@ func testKgoThroughMoves(t *testing.T, groupOpts []kgo.Opt) {
 					t.Logf("fetch %s-%d: %v", tp, p, err)
 				}
 			})
-			fs.EachRecord(func(r *kgo.Record) {
-				v, _ := got.LoadOrStore(r.Partition, &[]string{})
-				l := v.(*[]string)
-				*l = append(*l, string(r.Value))
-			})
+			gotMu.Lock()
+			fs.EachRecord(func(r *kgo.Record) { got[r.Partition] = append(got[r.Partition], string(r.Value)) })
+			gotMu.Unlock()
 			if fs.IsClientClosed() {
 				return
 			}
@@ -196,10 +197,9 @@ func testKgoThroughMoves(t *testing.T, groupOpts []kgo.Opt) {
 			t.Fatalf("partition %d: only %d records acknowledged", p, len(want))
 		}
 		for {
-			var have []string
-			if v, ok := got.Load(p); ok {
-				have = slices.Clone(*v.(*[]string))
-			}
+			gotMu.Lock()
+			have := slices.Clone(got[p])
+			gotMu.Unlock()
 			if len(have) >= len(want) || time.Now().After(deadline) {
 				if !slices.Equal(have[:min(len(have), len(want))], want) || len(have) != len(want) {
 					t.Fatalf("partition %d: read %d records, acknowledged %d; first difference at %d", p, len(have), len(want), firstDiff(have, want))
