@@ -19,7 +19,8 @@ package broker
 // source, ReadOnly unless Kafka can change it at run time, and the
 // synonyms in precedence order; sensitive values are null. Named "": the
 // cluster-wide dynamic defaults only, as Kafka describes them. Other IDs:
-// INVALID_REQUEST. Broker loggers (type 8): none.
+// INVALID_REQUEST. Broker loggers (type 8): none. Client-metrics
+// subscriptions (type 16): client_metrics.go.
 // A topic config without its own value reports the dynamic broker config
 // it falls back to, with its source, and the chain as synonyms.
 // Other resource types: INVALID_REQUEST. v3+ carries types and, when asked,
@@ -79,6 +80,10 @@ func (b *Broker) handleDescribeConfigs(_ context.Context, req *protocol.Request)
 			sr.Configs = []kmsg.DescribeConfigsResponseResourceConfig{}
 		case kmsg.ConfigResourceTypeGroupConfig:
 			sr.Configs = b.describeGroupConfigs(rr.ResourceName, rr.ConfigNames) // share_configs.go
+		case kmsg.ConfigResourceTypeClientMetrics:
+			if sr.Configs, err = b.describeClientMetrics(rr.ResourceName, rr.ConfigNames, r); err != nil { // client_metrics.go
+				sr.ErrorCode = kerr.InvalidRequest.Code
+			}
 		default:
 			sr.ErrorCode, err = kerr.InvalidRequest.Code, fmt.Errorf("unsupported resource type %d", rr.ResourceType)
 		}

@@ -59,6 +59,14 @@ func (b *Broker) handleAlterConfigs(_ context.Context, req *protocol.Request) pr
 			code, err = b.alterBrokerConfigs(rr.ResourceName, dup, r.ValidateOnly, func(map[string]string) (map[string]string, error) {
 				return brokerConfigPairs(rr.Configs)
 			})
+		} else if rr.ResourceType == kmsg.ConfigResourceTypeClientMetrics { // client_metrics.go
+			code, err = b.alterClientMetrics(rr.ResourceName, dup, r.ValidateOnly, func(map[string]string) (map[string]string, error) {
+				m, err := brokerConfigPairs(rr.Configs)
+				if err != nil {
+					return nil, &codedError{kerr.InvalidRequest.Code, err}
+				}
+				return m, nil
+			})
 		} else {
 			code, err = b.alterTopicConfigs(rr.ResourceType, rr.ResourceName, dup, r.ValidateOnly,
 				func(map[string]string) (map[string]string, error) {

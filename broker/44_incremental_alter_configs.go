@@ -52,6 +52,11 @@ func (b *Broker) handleIncrementalAlterConfigs(_ context.Context, req *protocol.
 				func(cur map[string]string) (map[string]string, error) {
 					return applyBrokerIncremental(cur, rr.Configs)
 				})
+		} else if rr.ResourceType == kmsg.ConfigResourceTypeClientMetrics { // client_metrics.go
+			code, err = b.alterClientMetrics(rr.ResourceName, seen[fmt.Sprint(rr.ResourceType, rr.ResourceName)] > 1, r.ValidateOnly,
+				func(cur map[string]string) (map[string]string, error) {
+					return applyClientMetricsIncremental(cur, rr.Configs)
+				})
 		} else if rr.ResourceType == kmsg.ConfigResourceTypeGroupConfig { // share_configs.go
 			code, err = b.alterGroupConfigs(rr.ResourceName, seen[fmt.Sprint(rr.ResourceType, rr.ResourceName)] > 1, r.ValidateOnly, rr.Configs)
 		} else {

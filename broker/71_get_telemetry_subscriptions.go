@@ -8,9 +8,11 @@ package broker
 // one place to see every client's view of itself.
 //
 // Kafka asks for nothing until an operator creates a client-metrics
-// subscription; minikafka subscribes every client to Config.ClientMetrics
-// (all metrics every 30 s unless told otherwise, `-client-metrics`),
-// because a test or edge broker is where people look at their clients.
+// subscription (a CLIENT_METRICS config resource, client_metrics.go);
+// minikafka gives every client no such subscription matches
+// Config.ClientMetrics (all metrics every 30 s unless told otherwise,
+// `-client-metrics`), because a test or edge broker is where people look
+// at their clients.
 // The checks follow Kafka's ClientMetricsManager: a Get within the push
 // interval is THROTTLING_QUOTA_EXCEEDED unless the last push was refused
 // for its subscription or compression; a push is INVALID_REQUEST for the
@@ -22,6 +24,7 @@ package broker
 
 import (
 	"context"
+	"net"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -35,7 +38,7 @@ func (b *Broker) handleGetTelemetrySubscriptions(_ context.Context, req *protoco
 	r := req.Body.(*kmsg.GetTelemetrySubscriptionsRequest)
 	resp := r.ResponseKind().(*kmsg.GetTelemetrySubscriptionsResponse)
 	resp.Version = req.Version
-	sub, err := b.telemetry.Subscribe(r.ClientInstanceID, clientIDOf(req), softwareOf(req), time.Now())
+	sub, err := b.telemetry.Subscribe(r.ClientInstanceID, telemetryClient(req), time.Now())
 	if err != nil {
 		if ke, ok := err.(*kerr.Error); ok {
 			resp.ErrorCode = ke.Code
@@ -61,11 +64,20 @@ func clientIDOf(req *protocol.Request) string {
 	return *req.ClientID
 }
 
-func softwareOf(req *protocol.Request) telemetry.Software {
+// telemetryClient is what a client-metrics subscription's match patterns
+// are tested against.
+func telemetryClient(req *protocol.Request) telemetry.Client {
+	c := telemetry.Client{ID: clientIDOf(req)}
 	if req.Conn == nil {
-		return telemetry.Software{}
+		return c
 	}
-	return telemetry.Software{Name: req.Conn.ClientSoftwareName, Version: req.Conn.ClientSoftwareVersion}
+	c.Software = telemetry.Software{Name: req.Conn.ClientSoftwareName, Version: req.Conn.ClientSoftwareVersion}
+	if req.Conn.Remote != nil {
+		if host, port, err := net.SplitHostPort(req.Conn.Remote.String()); err == nil {
+			c.SourceAddr, c.SourcePort = host, port
+		}
+	}
+	return c
 }
 
 // ClientMetricsInstance is one client instance's pushed metrics.

@@ -16,7 +16,7 @@ func (b *Broker) handlePushTelemetry(_ context.Context, req *protocol.Request) p
 	r := req.Body.(*kmsg.PushTelemetryRequest)
 	resp := r.ResponseKind().(*kmsg.PushTelemetryResponse)
 	resp.Version = req.Version
-	err := b.telemetry.Push(r.ClientInstanceID, r.SubscriptionID, r.Terminating, r.CompressionType, r.Metrics, clientIDOf(req), softwareOf(req), time.Now())
+	err := b.telemetry.Push(r.ClientInstanceID, r.SubscriptionID, r.Terminating, r.CompressionType, r.Metrics, telemetryClient(req), time.Now())
 	if ke, ok := err.(*kerr.Error); ok {
 		resp.ErrorCode = ke.Code
 		switch ke {

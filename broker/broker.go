@@ -131,7 +131,8 @@ type Config struct {
 	QuotaWindowSamples int
 	QuotaWindowSize    time.Duration
 	// ClientMetrics is the subscription every client is given for its
-	// KIP-714 metrics (71_get_telemetry_subscriptions.go): metric name
+	// KIP-714 metrics when no CLIENT_METRICS subscription matches it
+	// (71_get_telemetry_subscriptions.go, client_metrics.go): metric name
 	// prefixes, "*" for all; nil or empty asks for none. Interval is the
 	// push interval (default 30 s), TelemetryMaxBytes Kafka's
 	// telemetry.max.bytes (default 1 MiB).
@@ -199,6 +200,8 @@ type Broker struct {
 	quotaThrottles atomic.Uint64
 	// telemetry holds the client metrics clients push (KIP-714).
 	telemetry *telemetry.Registry
+	// clientMetrics is the CLIENT_METRICS subscriptions (client_metrics.go).
+	clientMetrics atomic.Pointer[clientMetricsSet]
 
 	hookMu    sync.Mutex
 	onDeleted []func(name string, id [16]byte)
@@ -340,6 +343,9 @@ func (b *Broker) openStorage() (err error) {
 	}
 	if err == nil {
 		err = b.loadDynConfigs() // before the topics, whose defaults they are
+	}
+	if err == nil {
+		err = b.loadClientMetrics()
 	}
 	if err == nil {
 		b.cleanStart, b.cleanListings, err = b.takeCleanShutdown()

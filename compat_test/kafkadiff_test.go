@@ -62,7 +62,7 @@ func TestKafkaDiff(t *testing.T) {
 		newDiffSide(t, ctx, "minikafka", mini.Addr()),
 	}
 
-	rows := kafkaDiffRows()
+	rows := append(kafkaDiffRows(), issue38DiffRows()...)
 	names := map[string]bool{}
 	for _, row := range rows {
 		names[row.name] = true

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"hash/crc32"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,12 +37,59 @@ type Config struct {
 // Software is what a connection said of its client in ApiVersions.
 type Software struct{ Name, Version string }
 
+// Client is what a subscription can match a client instance on besides
+// its instance ID: Kafka's client_id, client_software_name/version and
+// client_source_address/port.
+type Client struct {
+	ID                     string
+	Software               Software
+	SourceAddr, SourcePort string
+}
+
+// Rule is one operator-made subscription (a CLIENT_METRICS config
+// resource): the metric prefixes and interval given to every client
+// instance that all of Match's patterns match in full.
+type Rule struct {
+	Name     string
+	Metrics  []string
+	Interval time.Duration
+	Match    map[string]*regexp.Regexp // by Kafka's match parameter name
+}
+
+func (ru *Rule) matches(id [16]byte, c Client) bool {
+	for param, re := range ru.Match {
+		var v string
+		switch param {
+		case "client_instance_id":
+			v = FormatID(id)
+		case "client_id":
+			v = c.ID
+		case "client_software_name":
+			v = c.Software.Name
+		case "client_software_version":
+			v = c.Software.Version
+		case "client_source_address":
+			v = c.SourceAddr
+		case "client_source_port":
+			v = c.SourcePort
+		default:
+			return false
+		}
+		if !re.MatchString(v) {
+			return false
+		}
+	}
+	return true
+}
+
 // Registry is every client instance's subscription and pushed series.
 type Registry struct {
 	cfg     Config
 	metrics []string // what GetTelemetrySubscriptions answers
 
 	mu         sync.Mutex
+	rules      []Rule
+	gen        uint64 // moves with every SetRules: instances recompute theirs
 	instances  map[[16]byte]*instance
 	pushes     map[string]uint64 // by result: ok or the error's name
 	lastExpire time.Time         // expire's last full pass
@@ -50,6 +98,9 @@ type Registry struct {
 type instance struct {
 	id           [16]byte
 	subscription int32
+	metrics      []string
+	interval     time.Duration
+	gen          uint64
 	clientID     string
 	software     Software
 	lastGet      time.Time
@@ -82,17 +133,61 @@ func New(cfg Config) *Registry {
 		cfg.MaxSeries = 2000
 	}
 	r := &Registry{cfg: cfg, instances: map[[16]byte]*instance{}, pushes: map[string]uint64{}}
-	for _, m := range cfg.Metrics {
-		if m == "*" || m == "" {
-			r.metrics = []string{""} // KIP-714: one empty prefix is "all"
-			break
-		}
-		r.metrics = append(r.metrics, m)
-	}
-	if r.metrics == nil {
-		r.metrics = []string{}
-	}
+	r.metrics = prefixes(cfg.Metrics)
 	return r
+}
+
+// prefixes is a metrics list as GetTelemetrySubscriptions sends it: "*"
+// (or "") anywhere means all, which KIP-714 spells as one empty prefix.
+func prefixes(ms []string) []string {
+	out := []string{}
+	for _, m := range ms {
+		if m == "*" || m == "" {
+			return []string{""}
+		}
+		if !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// SetRules replaces the operator-made subscriptions. Every instance gets
+// its subscription anew at its next request, so one pushing under the old
+// one is told UNKNOWN_SUBSCRIPTION_ID and asks again, as in Kafka.
+func (r *Registry) SetRules(rules []Rule) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rules = rules
+	r.gen++
+}
+
+// subscribe sets in's subscription: the union of the metrics of every
+// rule matching it, at the shortest of their intervals (Kafka's merge);
+// with no rule matching, the broker's own subscription (Config), which is
+// minikafka's default where Kafka asks for nothing. r.mu is held.
+func (r *Registry) subscribe(in *instance, c Client) {
+	in.gen = r.gen
+	var metrics []string
+	var interval time.Duration
+	matched := false
+	for i := range r.rules {
+		ru := &r.rules[i]
+		if !ru.matches(in.id, c) {
+			continue
+		}
+		matched = true
+		metrics = append(metrics, ru.Metrics...)
+		if interval == 0 || ru.Interval < interval {
+			interval = ru.Interval
+		}
+	}
+	if !matched {
+		in.metrics, in.interval = r.metrics, r.cfg.Interval
+	} else {
+		in.metrics, in.interval = prefixes(metrics), interval
+	}
+	in.subscription = subscriptionID(in.metrics, in.interval, in.id)
 }
 
 // Accepted are the compression types a push may use besides none, in
@@ -111,10 +206,10 @@ type Subscription struct {
 // subscriptionID identifies what the instance was asked for; it is a
 // function of the configuration and the instance, so a client that keeps
 // pushing across a broker restart is still recognised, as in Kafka.
-func (r *Registry) subscriptionID(id [16]byte) int32 {
+func subscriptionID(metrics []string, interval time.Duration, id [16]byte) int32 {
 	h := crc32.NewIEEE()
-	h.Write([]byte(strings.Join(r.metrics, "\x00")))
-	h.Write([]byte(strconv.FormatInt(r.cfg.Interval.Milliseconds(), 10)))
+	h.Write([]byte(strings.Join(metrics, "\x00")))
+	h.Write([]byte(strconv.FormatInt(interval.Milliseconds(), 10)))
 	h.Write(id[:])
 	return int32(h.Sum32())
 }
@@ -123,36 +218,36 @@ func (r *Registry) subscriptionID(id [16]byte) int32 {
 // instance ID. A second request within the push interval is throttled
 // unless the last push was refused for an outdated subscription or its
 // compression, Kafka's rule.
-func (r *Registry) Subscribe(id [16]byte, clientID string, sw Software, now time.Time) (Subscription, error) {
+func (r *Registry) Subscribe(id [16]byte, c Client, now time.Time) (Subscription, error) {
 	if id == ([16]byte{}) {
 		id = newInstanceID()
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.expire(now)
-	in := r.instance(id, clientID, sw, now)
+	in := r.instance(id, c, now)
 	last := in.lastGet
 	if in.lastPush.After(last) {
 		last = in.lastPush
 	}
-	if !last.IsZero() && now.Sub(last) < r.cfg.Interval && in.lastErr != kerr.UnknownSubscriptionID && in.lastErr != kerr.UnsupportedCompressionType {
+	if !last.IsZero() && now.Sub(last) < in.interval && in.lastErr != kerr.UnknownSubscriptionID && in.lastErr != kerr.UnsupportedCompressionType {
 		return Subscription{}, kerr.ThrottlingQuotaExceeded
 	}
 	in.lastGet = now
 	in.lastErr = nil
-	return Subscription{ClientInstanceID: id, ID: in.subscription, Metrics: r.metrics, Interval: r.cfg.Interval, MaxBytes: r.cfg.MaxBytes}, nil
+	return Subscription{ClientInstanceID: id, ID: in.subscription, Metrics: in.metrics, Interval: in.interval, MaxBytes: r.cfg.MaxBytes}, nil
 }
 
 // Push answers PushTelemetry: it checks the push as Kafka does, then
 // decodes the payload and keeps its points.
-func (r *Registry) Push(id [16]byte, subscription int32, terminating bool, compression int8, payload []byte, clientID string, sw Software, now time.Time) error {
+func (r *Registry) Push(id [16]byte, subscription int32, terminating bool, compression int8, payload []byte, c Client, now time.Time) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if id == ([16]byte{}) {
 		return r.count(kerr.InvalidRequest)
 	}
 	r.expire(now)
-	in := r.instance(id, clientID, sw, now)
+	in := r.instance(id, c, now)
 	err := r.admit(in, subscription, terminating, compression, payload, now)
 	if err == nil {
 		if terminating {
@@ -171,7 +266,7 @@ func (r *Registry) admit(in *instance, subscription int32, terminating bool, com
 	if subscription != in.subscription {
 		return kerr.UnknownSubscriptionID
 	}
-	if !in.lastGet.After(in.lastPush) && now.Sub(in.lastPush) < r.cfg.Interval && !terminating {
+	if !in.lastGet.After(in.lastPush) && now.Sub(in.lastPush) < in.interval && !terminating {
 		return kerr.ThrottlingQuotaExceeded
 	}
 	in.lastPush = now
@@ -231,19 +326,23 @@ func seriesKey(p *Point) string {
 	return sb.String()
 }
 
-// instance returns id's instance, making it (and room for it) if new.
-func (r *Registry) instance(id [16]byte, clientID string, sw Software, now time.Time) *instance {
+// instance returns id's instance, making it (and room for it) if new,
+// with its subscription as the rules now give it.
+func (r *Registry) instance(id [16]byte, c Client, now time.Time) *instance {
 	in := r.instances[id]
 	if in == nil {
 		if len(r.instances) >= r.cfg.MaxInstances {
 			r.evictOldest()
 		}
-		in = &instance{id: id, subscription: r.subscriptionID(id), series: map[string]*series{}}
+		in = &instance{id: id, series: map[string]*series{}}
 		r.instances[id] = in
+		r.subscribe(in, c)
+	} else if in.gen != r.gen {
+		r.subscribe(in, c)
 	}
-	in.clientID = clientID
-	if sw.Name != "" {
-		in.software = sw
+	in.clientID = c.ID
+	if c.Software.Name != "" {
+		in.software = c.Software
 	}
 	return in
 }
@@ -277,7 +376,7 @@ func (r *Registry) expire(now time.Time) {
 	r.lastExpire = now
 	for id, in := range r.instances {
 		age := now.Sub(in.lastSeen())
-		if age > 3*r.cfg.Interval || in.terminating && age > r.cfg.Interval {
+		if age > 3*in.interval || in.terminating && age > in.interval {
 			delete(r.instances, id)
 		}
 	}

@@ -8,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -180,17 +182,17 @@ func TestRegistryKafkaChecks(t *testing.T) {
 	r := newTestRegistry(Config{MaxBytes: 1000})
 	t0 := time.Unix(1000, 0)
 	sw := Software{"kgo", "1.22"}
-	sub, err := r.Subscribe(inst, "c", sw, t0)
+	sub, err := r.Subscribe(inst, Client{ID: "c", Software: sw}, t0)
 	if err != nil || sub.ClientInstanceID != inst || !reflect.DeepEqual(sub.Metrics, []string{""}) || sub.Interval != time.Second {
 		t.Fatalf("subscribe: %+v %v", sub, err)
 	}
-	if _, err := r.Subscribe(inst, "c", sw, t0.Add(time.Millisecond)); err != kerr.ThrottlingQuotaExceeded {
+	if _, err := r.Subscribe(inst, Client{ID: "c", Software: sw}, t0.Add(time.Millisecond)); err != kerr.ThrottlingQuotaExceeded {
 		t.Fatalf("second get within the interval: %v", err)
 	}
 	p := payload(nil, gaugeMetric("g", numberPoint(4, false)))
 	check := func(at time.Duration, subID int32, term bool, codec int8, body []byte, want error) {
 		t.Helper()
-		if err := r.Push(inst, subID, term, codec, body, "c", sw, t0.Add(at)); err != want {
+		if err := r.Push(inst, subID, term, codec, body, Client{ID: "c", Software: sw}, t0.Add(at)); err != want {
 			t.Fatalf("push at %v: %v, want %v", at, err, want)
 		}
 	}
@@ -198,7 +200,7 @@ func TestRegistryKafkaChecks(t *testing.T) {
 	check(20*time.Millisecond, sub.ID, false, 0, p, kerr.ThrottlingQuotaExceeded)
 	check(1100*time.Millisecond, sub.ID+1, false, 0, p, kerr.UnknownSubscriptionID)
 	// After UNKNOWN_SUBSCRIPTION_ID a get is answered at once.
-	if _, err := r.Subscribe(inst, "c", sw, t0.Add(1101*time.Millisecond)); err != nil {
+	if _, err := r.Subscribe(inst, Client{ID: "c", Software: sw}, t0.Add(1101*time.Millisecond)); err != nil {
 		t.Fatal(err)
 	}
 	check(1200*time.Millisecond, sub.ID, false, 0, make([]byte, 1001), kerr.TelemetryTooLarge)
@@ -211,7 +213,7 @@ func TestRegistryKafkaChecks(t *testing.T) {
 	check(4500*time.Millisecond, sub.ID, false, int8(records.CodecGzip), gz, nil)
 	check(4600*time.Millisecond, sub.ID, true, 0, p, nil) // terminating: not throttled
 	check(4700*time.Millisecond, sub.ID, true, 0, p, kerr.InvalidRequest)
-	if err := r.Push([16]byte{}, sub.ID, false, 0, p, "c", sw, t0); err != kerr.InvalidRequest {
+	if err := r.Push([16]byte{}, sub.ID, false, 0, p, Client{ID: "c", Software: sw}, t0); err != kerr.InvalidRequest {
 		t.Fatalf("zero instance: %v", err)
 	}
 	insts, pushes := r.Snapshot(t0.Add(4800 * time.Millisecond))
@@ -231,13 +233,13 @@ func TestRegistryKafkaChecks(t *testing.T) {
 func TestRegistryAccumulates(t *testing.T) {
 	r := newTestRegistry(Config{})
 	t0 := time.Unix(1000, 0)
-	sub, _ := r.Subscribe(inst, "c", Software{}, t0)
+	sub, _ := r.Subscribe(inst, Client{ID: "c"}, t0)
 	for i, v := range []float64{5, 7} {
 		p := payload(nil,
 			sumMetric("delta", true, numberPoint(v, true)),
 			sumMetric("cumulative", false, numberPoint(v, true)),
 			gaugeMetric("gauge", numberPoint(v, false)))
-		if err := r.Push(inst, sub.ID, false, 0, p, "c", Software{}, t0.Add(time.Duration(i+1)*time.Second)); err != nil {
+		if err := r.Push(inst, sub.ID, false, 0, p, Client{ID: "c"}, t0.Add(time.Duration(i+1)*time.Second)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -256,20 +258,20 @@ func TestRegistryAccumulates(t *testing.T) {
 func TestRegistryBounds(t *testing.T) {
 	r := newTestRegistry(Config{MaxSeries: 3, MaxInstances: 2})
 	t0 := time.Unix(1000, 0)
-	sub, _ := r.Subscribe(inst, "c", Software{}, t0)
+	sub, _ := r.Subscribe(inst, Client{ID: "c"}, t0)
 	var ms [][]byte
 	for _, n := range []string{"a", "b", "c", "d", "e"} {
 		ms = append(ms, gaugeMetric(n, numberPoint(1, false)))
 	}
-	if err := r.Push(inst, sub.ID, false, 0, payload(nil, ms...), "c", Software{}, t0); err != nil {
+	if err := r.Push(inst, sub.ID, false, 0, payload(nil, ms...), Client{ID: "c"}, t0); err != nil {
 		t.Fatal(err)
 	}
 	insts, _ := r.Snapshot(t0)
 	if len(insts[0].Series) != 3 || insts[0].Dropped != 2 {
 		t.Fatalf("series %d dropped %d", len(insts[0].Series), insts[0].Dropped)
 	}
-	r.Subscribe([16]byte{2}, "d", Software{}, t0.Add(time.Second))
-	r.Subscribe([16]byte{3}, "e", Software{}, t0.Add(2*time.Second))
+	r.Subscribe([16]byte{2}, Client{ID: "d"}, t0.Add(time.Second))
+	r.Subscribe([16]byte{3}, Client{ID: "e"}, t0.Add(2*time.Second))
 	insts, _ = r.Snapshot(t0.Add(2 * time.Second))
 	if len(insts) != 2 || insts[0].ClientID != "d" || insts[1].ClientID != "e" {
 		t.Fatalf("after eviction: %+v", insts)
@@ -284,13 +286,13 @@ func TestRegistryBounds(t *testing.T) {
 // restart) for the same configuration and instance.
 func TestRegistrySubscriptions(t *testing.T) {
 	off := New(Config{})
-	sub, err := off.Subscribe([16]byte{}, "c", Software{}, time.Now())
+	sub, err := off.Subscribe([16]byte{}, Client{ID: "c"}, time.Now())
 	if err != nil || len(sub.Metrics) != 0 || sub.Metrics == nil || sub.ClientInstanceID == ([16]byte{}) {
 		t.Fatalf("off: %+v %v", sub, err)
 	}
 	some := New(Config{Metrics: []string{"org.apache.kafka.producer."}})
-	s1, _ := some.Subscribe(inst, "c", Software{}, time.Now())
-	s2, _ := New(Config{Metrics: []string{"org.apache.kafka.producer."}}).Subscribe(inst, "c", Software{}, time.Now())
+	s1, _ := some.Subscribe(inst, Client{ID: "c"}, time.Now())
+	s2, _ := New(Config{Metrics: []string{"org.apache.kafka.producer."}}).Subscribe(inst, Client{ID: "c"}, time.Now())
 	if !reflect.DeepEqual(s1.Metrics, []string{"org.apache.kafka.producer."}) || s1.ID != s2.ID {
 		t.Fatalf("%+v %+v", s1, s2)
 	}
@@ -333,7 +335,7 @@ func FuzzDecode(f *testing.F) {
 func TestRegistryCompressionBomb(t *testing.T) {
 	r := newTestRegistry(Config{MaxBytes: 64 << 10})
 	t0 := time.Unix(1000, 0)
-	sub, _ := r.Subscribe(inst, "c", Software{}, t0)
+	sub, _ := r.Subscribe(inst, Client{ID: "c"}, t0)
 	bomb, err := records.Compress(records.CodecZstd, make([]byte, 8<<20))
 	if err != nil {
 		t.Fatal(err)
@@ -341,7 +343,7 @@ func TestRegistryCompressionBomb(t *testing.T) {
 	if len(bomb) > 64<<10 {
 		t.Fatalf("bomb of %d bytes is over the push limit itself", len(bomb))
 	}
-	if err := r.Push(inst, sub.ID, false, int8(records.CodecZstd), bomb, "c", Software{}, t0.Add(time.Millisecond)); err != kerr.InvalidRecord {
+	if err := r.Push(inst, sub.ID, false, int8(records.CodecZstd), bomb, Client{ID: "c"}, t0.Add(time.Millisecond)); err != kerr.InvalidRecord {
 		t.Fatalf("bomb: %v, want INVALID_RECORD", err)
 	}
 	if insts, _ := r.Snapshot(t0); len(insts[0].Series) != 0 {
@@ -382,5 +384,29 @@ func TestDecodeEmptyPointsBounded(t *testing.T) {
 	}
 	if _, err := Decode(payload(nil, gaugeMetric("x", many...))); !errors.Is(err, errMalformed) {
 		t.Fatalf("%d points: %v", maxPoints+1, err)
+	}
+}
+
+// Rules: a client gets the union of every matching rule's metrics at the
+// shortest of their intervals; one no rule matches gets Config's.
+func TestRules(t *testing.T) {
+	r := New(Config{Metrics: []string{"*"}, Interval: time.Minute})
+	r.SetRules([]Rule{
+		{Name: "a", Metrics: []string{"p."}, Interval: 5 * time.Second, Match: map[string]*regexp.Regexp{"client_id": regexp.MustCompile(`^(?:app.*)$`)}},
+		{Name: "b", Metrics: []string{"q.", "p."}, Interval: 2 * time.Second, Match: map[string]*regexp.Regexp{"client_software_name": regexp.MustCompile(`^(?:kgo)$`)}},
+		{Name: "c", Metrics: []string{"r."}, Interval: time.Second, Match: map[string]*regexp.Regexp{"client_id": regexp.MustCompile(`^(?:x)$`)}},
+	})
+	now := time.Now()
+	sub, err := r.Subscribe([16]byte{}, Client{ID: "app1", Software: Software{Name: "kgo"}}, now)
+	if err != nil || !slices.Equal(sub.Metrics, []string{"p.", "q."}) || sub.Interval != 2*time.Second {
+		t.Fatalf("both match: %+v %v", sub, err)
+	}
+	sub, _ = r.Subscribe([16]byte{}, Client{ID: "app1", Software: Software{Name: "librdkafka"}}, now)
+	if !slices.Equal(sub.Metrics, []string{"p."}) || sub.Interval != 5*time.Second {
+		t.Fatalf("one matches: %+v", sub)
+	}
+	sub, _ = r.Subscribe([16]byte{}, Client{ID: "zzz"}, now)
+	if !slices.Equal(sub.Metrics, []string{""}) || sub.Interval != time.Minute {
+		t.Fatalf("none matches: %+v", sub)
 	}
 }
