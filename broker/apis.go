@@ -63,7 +63,11 @@ func init() {
 		{34, 1, 2, (*Broker).handleAlterReplicaLogDirs},                                     // v0 dropped in Kafka 4
 		{35, 1, 4, (*Broker).handleDescribeLogDirs},                                         // v0 dropped in Kafka 4; v5 (cordoning) not in 4.1
 		{36, 0, 2, (*Broker).handleSaslAuthenticate},
-		{37, 0, 3, (*Broker).handleCreatePartitions}, //
+		{37, 0, 3, (*Broker).handleCreatePartitions},      //
+		{38, 1, 3, (*Broker).handleCreateDelegationToken}, // v0 dropped in Kafka 4
+		{39, 1, 2, (*Broker).handleRenewDelegationToken},
+		{40, 1, 2, (*Broker).handleExpireDelegationToken},
+		{41, 1, 3, (*Broker).handleDescribeDelegationToken},
 		{42, 0, 2, (*Broker).handleDeleteGroups},
 		{43, 0, 2, (*Broker).handleElectLeaders},
 		{44, 0, 1, (*Broker).handleIncrementalAlterConfigs},

@@ -31,6 +31,7 @@ import (
 
 	"github.com/minikafka/minikafka/broker/internal/acl"
 	"github.com/minikafka/minikafka/broker/internal/brokerconfig"
+	"github.com/minikafka/minikafka/broker/internal/dtoken"
 	"github.com/minikafka/minikafka/broker/internal/faults"
 	"github.com/minikafka/minikafka/broker/internal/fetchsession"
 	"github.com/minikafka/minikafka/broker/internal/groups"
@@ -174,6 +175,9 @@ type Broker struct {
 	// scram holds the SCRAM credentials, those changed through
 	// AlterUserScramCredentials over the start-up ones (internal/sasl).
 	scram *sasl.Store
+	// tokens holds the delegation tokens (internal/dtoken); nil without
+	// Config.SASL.
+	tokens *dtoken.Manager
 
 	// txns is the transaction coordinator (broker/internal/txn, wired in txn.go).
 	txns *txnCoordinator
@@ -328,6 +332,16 @@ func (b *Broker) openStorage() (err error) {
 	if err == nil {
 		if b.scram, err = sasl.OpenStore(b.fs, b.cfg.DataDir, b.sasl); err != nil {
 			err = fmt.Errorf("broker: %w", err)
+		}
+	}
+	if err == nil && b.sasl != nil {
+		sc := b.cfg.SASL
+		b.tokens, err = dtoken.Open(b.fs, b.cfg.DataDir, dtoken.Config{Secret: sc.DelegationTokenSecret,
+			MaxLifetime: sc.DelegationTokenMaxLifetime, ExpiryTime: sc.DelegationTokenExpiryTime, Now: b.cfg.Now})
+		if err != nil {
+			err = fmt.Errorf("broker: %w", err)
+		} else {
+			b.scram.SetTokens(b.tokens)
 		}
 	}
 	if err == nil {

@@ -114,7 +114,8 @@ type saslConn struct {
 	expires    time.Time // end of the session; zero: never
 	lastReauth time.Time // start of the last re-authentication
 	badMech    string    // why saslReauthBadMech closes
-	tokenExp   time.Time // the credential's expiry (OAUTHBEARER), which ends the session
+	tokenExp   time.Time // the credential's expiry (OAUTHBEARER, delegation token), which ends the session
+	tokenID    string    // the delegation token the session authenticated with; "" for a password
 }
 
 func (st *saslConn) exchange() string {
@@ -308,7 +309,7 @@ func (b *Broker) saslComplete(req *protocol.Request, st *saslConn) *sasl.Failure
 	if st.reauth {
 		what = "SASL re-authenticated"
 	}
-	st.tokenExp = st.ex.Expires()
+	st.tokenExp, st.tokenID = st.ex.Expires(), st.ex.TokenID()
 	st.phase, st.ex, st.principal, st.reauth = saslDone, nil, st.user, false
 	st.expires = time.Time{}
 	if lt := b.sasl.Lifetime(); lt > 0 {

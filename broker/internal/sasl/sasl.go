@@ -47,6 +47,16 @@ type Config struct {
 	MaxReauth time.Duration
 	// OAuth enables OAUTHBEARER (oauth.go); with it Users may be empty.
 	OAuth *OAuthConfig
+
+	// Delegation tokens (KIP-48, broker/internal/dtoken) are on with
+	// SASL. DelegationTokenSecret is Kafka's delegation.token.secret.key,
+	// the key of the tokens' HMACs; empty: one is generated on first start
+	// and kept in the data dir. DelegationTokenMaxLifetime is
+	// delegation.token.max.lifetime.ms (0: 7 days),
+	// DelegationTokenExpiryTime delegation.token.expiry.time.ms (0: 1 day).
+	DelegationTokenSecret      string
+	DelegationTokenMaxLifetime time.Duration
+	DelegationTokenExpiryTime  time.Duration
 }
 
 // Server holds the enabled mechanisms and the credentials derived at
@@ -189,8 +199,13 @@ type Exchange struct {
 	scram     *scramServer
 
 	oauthErr, oauthReason string    // OAUTHBEARER: the error sent, awaiting the client's %x01
-	expires               time.Time // OAUTHBEARER: the token's expiry
+	expires               time.Time // OAUTHBEARER: the token's expiry; SCRAM tokenauth: the delegation token's
+	tokenID               string    // SCRAM tokenauth: the delegation token that authenticated
 }
+
+// TokenID is the delegation token a completed SCRAM exchange
+// authenticated with (tokenauth=true), "" for a password.
+func (x *Exchange) TokenID() string { return x.tokenID }
 
 // NewExchange starts an exchange with mech, one of the enabled
 // mechanisms. SCRAM credentials are looked up in store at the client's
@@ -204,7 +219,8 @@ func (s *Server) NewExchange(mech string, store *Store) *Exchange {
 func (x *Exchange) User() (user string, ok bool) { return x.user, x.userKnown }
 
 // Expires is when the credential of a completed exchange stops being
-// valid (an OAUTHBEARER token's exp); zero when it does not expire.
+// valid (an OAUTHBEARER token's exp, a delegation token's expiry); zero
+// when it does not expire.
 func (x *Exchange) Expires() time.Time { return x.expires }
 
 // Step feeds one client message to the mechanism: out is the server's
@@ -217,9 +233,15 @@ func (x *Exchange) Step(token []byte) (out []byte, done bool, f *Failure) {
 	case ScramSHA256, ScramSHA512:
 		if x.scram == nil {
 			x.scram = &scramServer{mech: x.mech, hash: scramHashes[x.mech], lookup: x.scramLookup()}
+			if x.store != nil {
+				x.scram.tokens = x.store.tokenSource()
+			}
 		}
 		out, done, f := x.scram.step(token)
 		x.user, x.userKnown = x.scram.user, true
+		if done && f == nil && x.scram.tokenID != "" {
+			x.tokenID, x.expires = x.scram.tokenID, x.scram.expires
+		}
 		return out, done, f
 	case OAuthBearer:
 		if x.srv.oauth != nil {

@@ -1,8 +1,10 @@
 package sasl
 
 // SCRAM-SHA-256 and SCRAM-SHA-512 (RFC 5802, RFC 7677) as Kafka serves
-// them: no channel binding, the tokenauth extension (delegation tokens)
-// unsupported, a user's authorization id must be empty or the user.
+// them: no channel binding, a user's authorization id must be empty or the
+// user. With the tokenauth=true extension (KIP-48) the user is a
+// delegation token's ID and the password its HMAC; the session belongs to
+// the token's owner (TokenSource).
 //
 //	client-first  gs2-header client-first-bare
 //	              gs2-header = ("n" | "y") "," ["a=" saslname] ","
@@ -28,6 +30,7 @@ import (
 	"hash"
 	"strconv"
 	"strings"
+	"time"
 )
 
 var scramHashes = map[string]func() hash.Hash{
@@ -66,6 +69,20 @@ func newCred(h func() hash.Hash, pass string, iterations int) (*Cred, error) {
 		serverKey:  scramHMAC(h, salted, []byte("Server Key")),
 	}, nil
 }
+
+// NewTokenCred derives a delegation token's SCRAM credential for mech
+// from its password (the base64 HMAC), with Kafka's minimum iterations as
+// Kafka's token cache does.
+func NewTokenCred(mech, password string) (*Cred, error) {
+	h := scramHashes[mech]
+	if h == nil {
+		return nil, fmt.Errorf("sasl: unknown SCRAM mechanism %q", mech)
+	}
+	return newCred(h, password, DefaultSCRAMIterations)
+}
+
+// ScramMechanisms are the SCRAM mechanisms a token has a credential for.
+var ScramMechanisms = []string{ScramSHA256, ScramSHA512}
 
 func scramHMAC(h func() hash.Hash, key, msg []byte) []byte {
 	m := hmac.New(h, key)
@@ -236,8 +253,12 @@ type scramServer struct {
 	// lookup finds a user's credential when the client names it, so
 	// changes through AlterUserScramCredentials apply to new logins.
 	lookup func(user string) *Cred
+	// tokens resolves tokenauth logins; nil: delegation tokens are off.
+	tokens TokenSource
 
 	user        string
+	tokenID     string    // tokenauth: the token's ID (first.user)
+	expires     time.Time // tokenauth: the token's expiry
 	first       *scramClientFirst
 	serverFirst string
 	cred        *Cred
@@ -253,11 +274,19 @@ func (s *scramServer) step(token []byte) ([]byte, bool, *Failure) {
 			return nil, false, genericFailure(s.mech, "invalid client-first message: "+err.Error())
 		}
 		s.user = first.user
+		var cred *Cred
 		if first.extensions["tokenauth"] == "true" {
-			return nil, false, genericFailure(s.mech, "delegation tokens are not supported")
-		}
-		cred := s.lookup(first.user)
-		if cred == nil {
+			if s.tokens == nil {
+				return nil, false, genericFailure(s.mech, "delegation tokens are not enabled")
+			}
+			c, owner, exp, ok := s.tokens.TokenCred(first.user, s.mech)
+			if !ok {
+				return nil, false, genericFailure(s.mech, "unknown or expired delegation token "+first.user)
+			}
+			// The session is the owner's, as Kafka's ScramSaslServer
+			// makes the owner the authorization id.
+			cred, s.tokenID, s.expires, s.user = c, first.user, exp, owner
+		} else if cred = s.lookup(first.user); cred == nil {
 			return nil, false, genericFailure(s.mech, "unknown user")
 		}
 		if first.authzid != "" && first.authzid != first.user {

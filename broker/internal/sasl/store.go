@@ -36,6 +36,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/minikafka/minikafka/internal/vfs"
 )
@@ -73,6 +74,27 @@ type Store struct {
 
 	mu      sync.RWMutex
 	changes map[storeKey]*Cred // nil value: deleted (tombstone)
+	tokens  TokenSource        // delegation tokens for tokenauth logins; nil: off
+}
+
+// TokenSource resolves a delegation token for a SCRAM tokenauth login.
+type TokenSource interface {
+	// TokenCred is the token's credential for mech, the name of its
+	// owner and its expiry; ok is false for an unknown or expired token.
+	TokenCred(tokenID, mech string) (cred *Cred, owner string, expires time.Time, ok bool)
+}
+
+// SetTokens enables SCRAM logins with the delegation tokens of t.
+func (s *Store) SetTokens(t TokenSource) {
+	s.mu.Lock()
+	s.tokens = t
+	s.mu.Unlock()
+}
+
+func (s *Store) tokenSource() TokenSource {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.tokens
 }
 
 // OpenStore loads the credentials changed through the API, kept in dir,
