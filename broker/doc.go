@@ -48,7 +48,9 @@
 // swept on start. Producer IDs are reserved in persisted blocks
 // (producer_ids). SCRAM credentials changed through
 // AlterUserScramCredentials are in scram_credentials.json (its format is
-// in broker/internal/sasl's doc).
+// in broker/internal/sasl's doc). Delegation tokens and, when
+// SASLConfig.DelegationTokenSecret is empty, the generated secret are in
+// delegation_tokens.json (broker/internal/dtoken's doc).
 // DataDir/clean_shutdown is written after a Close without errors and
 // removed at the next start: it says the logs are durable as they are, and
 // carries each partition directory's listing so the start need not read

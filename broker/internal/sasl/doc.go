@@ -27,10 +27,13 @@
 //     password; the hash is computed even for an unknown user, so timing
 //     does not tell which users exist.
 //   - SCRAM (RFC 5802, RFC 7677, scram.go): client-first, server-first,
-//     client-final, server-final; no channel binding, no delegation tokens
-//     (tokenauth). The user's credential is looked up in the Store at the
-//     client-first message, so a change through AlterUserScramCredentials
-//     applies to the next login.
+//     client-final, server-final; no channel binding. The user's
+//     credential is looked up in the Store at the client-first message, so
+//     a change through AlterUserScramCredentials applies to the next login.
+//     With the extension tokenauth=true (KIP-48) the user is a delegation
+//     token's ID, looked up in the Store's TokenSource
+//     (broker/internal/dtoken); the session is the token's owner's and
+//     ends at the token's expiry.
 //   - OAUTHBEARER (RFC 7628, KIP-255, KIP-768, oauth.go): the client's
 //     bearer token is checked by broker/internal/oauth, unsecured (alg
 //     none) or against a JWKS. A refused token gets Kafka's error
