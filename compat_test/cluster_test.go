@@ -312,7 +312,16 @@ func TestClusterKgoTransactCoordinatorMove(t *testing.T) {
 		t.Fatalf("only %d of 3 coordinator moves happened", 3-len(moves))
 	}
 
-	// Output, read_committed: each input once, in order per partition.
+	checkTransformed(t, b.Addrs(), adm, in, out, group, total)
+}
+
+// checkTransformed: out holds, read_committed, "out-" + each of the total
+// input records "in-i" (fed round-robin over the partitions) exactly once,
+// in order per partition, and the group's committed offsets are in's ends.
+func checkTransformed(t *testing.T, addrs []string, adm *kadm.Client, in, out, group string, total int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
 	var want []rec
 	for i := 0; i < total; i++ {
 		want = append(want, rec{P: int32(i % clusterParts), V: sp(fmt.Sprintf("out-in-%d", i)), TS: -1})
@@ -321,7 +330,7 @@ func TestClusterKgoTransactCoordinatorMove(t *testing.T) {
 	for i := range want {
 		want[i].O = -1
 	}
-	got := isolatedConsumeAll(t, b.Addrs(), out, total)
+	got := isolatedConsumeAll(t, addrs, out, total)
 	verifyRecords(t, "read_committed output", want, got)
 
 	offs, err := adm.FetchOffsets(ctx, group)
