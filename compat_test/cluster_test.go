@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minikafka/minikafka"
 	"github.com/minikafka/minikafka/minikafkatest"
@@ -139,6 +141,9 @@ func runClusterCase(t *testing.T, cc clusterCase) {
 	verifyRecords(t, cc.name+" group consumer through the moves", want, consumed)
 	verifyRecords(t, "kgo reading the log", want, refConsume(t, b.Addrs(), topic, clusterParts, len(want)))
 	if t.Failed() {
+		for p := int32(0); p < clusterParts; p++ {
+			logBatches(t, b, topic, p)
+		}
 		return
 	}
 
@@ -397,6 +402,63 @@ func checkAcked(t *testing.T, who string, want, acked []rec) {
 			if *x.K != *w[p][i].K || *x.V != *w[p][i].V || (x.O >= 0 && x.O != w[p][i].O) {
 				t.Errorf("%s: partition %d: acknowledgement %d is %v, want %v", who, p, i, x, w[p][i])
 				break
+			}
+		}
+	}
+}
+
+// logBatches lists a partition's batch headers (offsets, producer,
+// sequences, first key), for the story of a failure.
+func logBatches(t *testing.T, b *minikafka.Broker, topic string, part int32) {
+	t.Helper()
+	pl, err := b.Placement(topic, part)
+	if err != nil {
+		t.Logf("placement: %v", err)
+		return
+	}
+	cl := minikafkatest.Client(t, b)
+	req := kmsg.NewPtrFetchRequest()
+	req.MaxWaitMillis, req.MaxBytes = 100, 16<<20
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic = topic
+	if td, err := kadm.NewClient(cl).ListTopics(context.Background(), topic); err == nil {
+		rt.TopicID = td[topic].ID
+	}
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes, rp.CurrentLeaderEpoch = part, 0, 16<<20, -1
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(context.Background(), cl.Broker(int(pl.Leader)))
+	if err == nil && len(resp.Topics) == 0 {
+		err = fmt.Errorf("no topics in the answer (%v)", kerr.ErrorForCode(resp.ErrorCode))
+	}
+	if err != nil {
+		t.Logf("fetch %s-%d: %v", topic, part, err)
+		return
+	}
+	for _, rtp := range resp.Topics {
+		for _, p := range rtp.Partitions {
+			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+				t.Logf("fetch %s-%d: %v", topic, part, err)
+			}
+			raw := p.RecordBatches
+			for len(raw) > 0 {
+				var rb kmsg.RecordBatch
+				if err := rb.ReadFrom(raw); err != nil {
+					t.Logf("batch: %v", err)
+					return
+				}
+				n := 12 + int(rb.Length)
+				raw = raw[n:]
+				first := ""
+				if recs, err := kgo.DefaultDecompressor().Decompress(rb.Records, kgo.CompressionCodecType(rb.Attributes&7)); err == nil {
+					var r kmsg.Record
+					if r.ReadFrom(recs) == nil {
+						first = string(r.Key)
+					}
+				}
+				t.Logf("%s-%d batch: offsets %d..%d producer %d epoch %d sequence %d leader epoch %d first key %q",
+					topic, part, rb.FirstOffset, rb.FirstOffset+int64(rb.LastOffsetDelta), rb.ProducerID, rb.ProducerEpoch, rb.FirstSequence, rb.PartitionLeaderEpoch, first)
 			}
 		}
 	}

@@ -224,19 +224,27 @@ const ops = {
     // kafkajs' default auto commit (after each batch). When the group's
     // coordinator moves, kafkajs joins again and resumes at the committed
     // offsets, so the uncommitted tail it had read comes again
-    // (at-least-once). Such a replay, after a rejoin and identical to the
-    // first read, is reported apart; any other repeat counts as a read.
+    // (at-least-once). Such a replay, after a rejoin, identical to the
+    // first read and not below what the group had committed when it
+    // rejoined, is reported apart; any other repeat counts as a read.
     const first = {}
     const last = {}
     let joins = 0
     const replayed = []
-    consumer.on(consumer.events.GROUP_JOIN, () => { joins++ })
+    const committed = {}
+    let atJoin = {}
+    consumer.on(consumer.events.COMMIT_OFFSETS, (e) => {
+      for (const t of e.payload.topics) {
+        for (const x of t.partitions) committed[x.partition] = Math.max(committed[x.partition] || 0, Number(x.offset))
+      }
+    })
+    consumer.on(consumer.events.GROUP_JOIN, () => { joins++; atJoin = { ...committed } })
     await consumer.run({
       eachMessage: async ({ partition, message }) => {
         const r = { p: partition, o: Number(message.offset), k: str(message.key), v: str(message.value), h: [], ts: Number(message.timestamp) }
         const id = `${r.p}@${r.o}`
         const f = first[id]
-        if (f && r.o <= last[r.p] && joins > f.joins && f.r.k === r.k && f.r.v === r.v) {
+        if (f && r.o <= last[r.p] && joins > f.joins && r.o >= (atJoin[r.p] || 0) && f.r.k === r.k && f.r.v === r.v) {
           replayed.push(r)
           return
         }
@@ -245,8 +253,14 @@ const ops = {
         consumed.push(r)
       }
     })
-    // Records go out in sends of whatever has queued, one send at a time
-    // (the idempotent producer's one request in flight keeps the order).
+    // Records go out in sends of whatever has queued, one partition per
+    // send, one send at a time (the idempotent producer's one request in
+    // flight keeps the order). One partition per send: kafkajs 2.2.4 keeps
+    // a send's answers per broker across its retries, so when a partition
+    // whose first attempt failed NOT_LEADER moves to a broker that already
+    // answered for another partition of the same send, the send resolves
+    // without that partition's records ever being written (tulios/kafkajs
+    // #1303, #1798). A send's answer must name every partition it carried.
     const acked = []
     while (!feed.ended || feed.queue.length) {
       if (!feed.queue.length) {
@@ -255,10 +269,15 @@ const ops = {
       }
       const batch = feed.queue
       feed.queue = []
-      const res = await producer.send({ topic, acks: -1, messages: batch.map((r) => ({ partition: r.p, key: r.k, value: r.v })) })
-      const base = {}
-      for (const m of res) base[m.partition] = Number(m.baseOffset)
-      for (const r of batch) acked.push({ p: r.p, o: base[r.p]++, k: r.k, v: r.v, h: [], ts: -1 })
+      const parts = [...new Set(batch.map((r) => r.p))]
+      for (const p of parts) {
+        const recs = batch.filter((r) => r.p === p)
+        const res = await producer.send({ topic, acks: -1, messages: recs.map((r) => ({ partition: r.p, key: r.k, value: r.v })) })
+        const m = res.find((x) => x.partition === p)
+        if (!m || m.errorCode !== 0) throw new Error(`send to partition ${p} answered ${JSON.stringify(res)}`)
+        let o = Number(m.baseOffset)
+        for (const r of recs) acked.push({ p: r.p, o: o++, k: r.k, v: r.v, h: [], ts: -1 })
+      }
     }
     await producer.disconnect()
     const deadline = Date.now() + 30000
