@@ -12,9 +12,10 @@ package broker
 //     another; creating a token for another owner needs CreateTokens on
 //     the USER resource User:<owner> (DELEGATION_TOKEN_AUTHORIZATION_FAILED
 //     otherwise; always allowed without the authorizer).
-//   - A renewer that is not a User principal: INVALID_PRINCIPAL_TYPE.
 //   - Tokens are on with SASL (SASLConfig.DelegationToken*); without it,
-//     DELEGATION_TOKEN_AUTH_DISABLED.
+//     DELEGATION_TOKEN_AUTH_DISABLED; then a renewer that is not a User
+//     principal is INVALID_PRINCIPAL_TYPE. These two come from Kafka's
+//     controller and carry zero timestamps.
 //   - The token expires after delegation.token.expiry.time.ms (1 day),
 //     renewable until max_lifetime_ms (> 0) or
 //     delegation.token.max.lifetime.ms (7 days), whichever is shorter.
@@ -24,7 +25,6 @@ package broker
 
 import (
 	"context"
-	"log/slog"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -53,26 +53,24 @@ func (b *Broker) handleCreateDelegationToken(_ context.Context, req *protocol.Re
 		return protocol.Reply{Response: resp}
 	}
 	var renewers []dtoken.Principal
-	badRenewer := false
 	for _, rn := range r.Renewers {
 		renewers = append(renewers, dtoken.Principal{Type: rn.PrincipalType, Name: rn.PrincipalName})
-		badRenewer = badRenewer || rn.PrincipalType != dtoken.UserType
 	}
 	switch {
 	case !b.tokenRequestsAllowed(req):
 		return refuse(kerr.DelegationTokenRequestNotAllowed.Code)
 	case owner != requester && !b.authorizer(req).allowed(kmsg.ACLOperationCreateTokens, kmsg.ACLResourceTypeUser, owner.String()):
 		return refuse(kerr.DelegationTokenAuthorizationFailed.Code)
-	case badRenewer:
-		return refuse(kerr.InvalidPrincipalType.Code)
 	case b.tokens == nil:
 		resp.ErrorCode = kerr.DelegationTokenAuthDisabled.Code
 		return protocol.Reply{Response: resp}
 	}
 	tok, err := b.tokens.Create(owner, requester, renewers, r.MaxLifetimeMillis)
 	if err != nil {
-		b.logReq(slog.LevelError, req, "delegation token not created", "owner", owner.String(), "err", err)
-		return refuse(errCode(err))
+		// The controller's refusals carry no timestamps (zero), unlike
+		// the broker's own above (-1).
+		resp.ErrorCode = b.tokenErrCode(req, "create", err)
+		return protocol.Reply{Response: resp}
 	}
 	resp.IssueTimestamp, resp.ExpiryTimestamp, resp.MaxTimestamp = tok.Issue, tok.Expiry, tok.Max
 	resp.TokenID, resp.HMAC = tok.ID, tok.HMAC

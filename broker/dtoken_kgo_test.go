@@ -280,3 +280,80 @@ func TestDelegationTokensACLs(t *testing.T) {
 	err = aliceTokCl.ProduceSync(ctx, &kgo.Record{Value: []byte("by alice's token")}).FirstErr()
 	wantKerr(t, "alice's token produces to bobs", err, kerr.TopicAuthorizationFailed)
 }
+
+// The exact answers, on the wire: the refusals' timestamps (-1 from the
+// broker's checks, zero from the controller's), the principals echoed,
+// an empty owners list listing nothing, and a negative expiry period
+// answered as itself.
+func TestDelegationTokenWireAnswers(t *testing.T) {
+	_, addr, _ := secureBroker(t, &SASLConfig{Users: tokenTestUsers}, nil)
+	ctx := testCtx(t)
+	alice := newClient(t, addr, scramUser("alice"))
+
+	create := kmsg.NewPtrCreateDelegationTokenRequest()
+	create.Version = 3
+	rn := kmsg.NewCreateDelegationTokenRequestRenewer()
+	rn.PrincipalType, rn.PrincipalName = "Group", "g"
+	create.Renewers = append(create.Renewers, rn)
+	cr, err := create.RequestWith(ctx, alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cr.ErrorCode != kerr.InvalidPrincipalType.Code || cr.IssueTimestamp != 0 || cr.ExpiryTimestamp != 0 || cr.MaxTimestamp != 0 ||
+		cr.PrincipalType != "User" || cr.PrincipalName != "alice" || cr.TokenRequesterPrincipalName != "alice" || cr.TokenID != "" {
+		t.Fatalf("group renewer: %v %+v", kerr.ErrorForCode(cr.ErrorCode), cr)
+	}
+
+	create = kmsg.NewPtrCreateDelegationTokenRequest()
+	create.Version = 1
+	create.MaxLifetimeMillis = 60_000
+	cr, err = create.RequestWith(ctx, alice)
+	if err != nil || cr.ErrorCode != 0 {
+		t.Fatalf("create v1: %v %v", err, cr)
+	}
+	if cr.MaxTimestamp-cr.IssueTimestamp != 60_000 || cr.ExpiryTimestamp != cr.MaxTimestamp || len(cr.HMAC) != 64 {
+		t.Fatalf("create v1: %+v", cr)
+	}
+	tok := kadm.DelegationToken{TokenID: cr.TokenID, HMAC: cr.HMAC}
+
+	describe := kmsg.NewPtrDescribeDelegationTokenRequest()
+	describe.Version = 3
+	describe.Owners = []kmsg.DescribeDelegationTokenRequestOwner{}
+	if dr, err := describe.RequestWith(ctx, alice); err != nil || dr.ErrorCode != 0 || len(dr.TokenDetails) != 0 {
+		t.Fatalf("describe with an empty owners list: %v %+v", err, dr)
+	}
+	describe.Owners = nil
+	dr, err := describe.RequestWith(ctx, alice)
+	if err != nil || dr.ErrorCode != 0 || len(dr.TokenDetails) != 1 {
+		t.Fatalf("describe all: %v %+v", err, dr)
+	}
+	if d := dr.TokenDetails[0]; d.TokenID != tok.TokenID || d.TokenRequesterPrincipalName != "alice" || d.MaxTimestamp != cr.MaxTimestamp {
+		t.Fatalf("described %+v", d)
+	}
+
+	// Over the token's own connection: the broker's refusal, -1.
+	tokCl := newClient(t, addr, tokenLogin(tok, false))
+	create = kmsg.NewPtrCreateDelegationTokenRequest()
+	create.Version = 3
+	if cr, err := create.RequestWith(ctx, tokCl); err != nil || cr.ErrorCode != kerr.DelegationTokenRequestNotAllowed.Code ||
+		cr.IssueTimestamp != -1 || cr.ExpiryTimestamp != -1 || cr.MaxTimestamp != -1 || cr.PrincipalName != "alice" {
+		t.Fatalf("create over a token connection: %v %+v", err, cr)
+	}
+	renew := kmsg.NewPtrRenewDelegationTokenRequest()
+	renew.Version, renew.HMAC = 2, tok.HMAC
+	if rr, err := renew.RequestWith(ctx, tokCl); err != nil || rr.ErrorCode != kerr.DelegationTokenRequestNotAllowed.Code || rr.ExpiryTimestamp != -1 {
+		t.Fatalf("renew over a token connection: %v %+v", err, rr)
+	}
+
+	expire := kmsg.NewPtrExpireDelegationTokenRequest()
+	expire.Version, expire.HMAC, expire.ExpiryPeriodMillis = 2, tok.HMAC, -1
+	if er, err := expire.RequestWith(ctx, alice); err != nil || er.ErrorCode != 0 || er.ExpiryTimestamp != -1 {
+		t.Fatalf("expire now: %v %+v", err, er)
+	}
+	if er, err := expire.RequestWith(ctx, alice); err != nil || er.ErrorCode != kerr.DelegationTokenNotFound.Code || er.ExpiryTimestamp != 0 {
+		t.Fatalf("expire again: %v %+v", err, er)
+	}
+	// The removed token no longer logs in.
+	err = newClient(t, addr, tokenLogin(tok, true), kgo.RequestRetries(0)).Ping(ctx)
+	wantKerr(t, "login with a removed token", err, kerr.SaslAuthenticationFailed)
+}
