@@ -176,7 +176,14 @@ func applyBrokerIncremental(set map[string]string, ops []kmsg.IncrementalAlterCo
 				}
 				return nil, &codedError{kerr.InvalidConfig.Code, fmt.Errorf("Config value %s is not allowed for config key: %s", verb, c.Name)}
 			}
-			items := splitList(set[c.Name])
+			// As Kafka's controller, a key this level does not set starts
+			// from its default (log.cleanup.policy APPEND compact on a
+			// fresh node: delete,compact; the SUBTRACT then leaves delete).
+			cur, ok := set[c.Name]
+			if d := brokerconfig.TopicSynonym[c.Name]; !ok && d != nil {
+				cur = d.Default
+			}
+			items := splitList(cur)
 			for _, v := range splitList(*c.Value) {
 				if c.Op == kmsg.IncrementalAlterConfigOpAppend {
 					if !slices.Contains(items, v) {

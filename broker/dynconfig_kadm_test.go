@@ -124,6 +124,24 @@ func TestDynamicBrokerConfigsKadm(t *testing.T) {
 	if !errors.Is(err, kerr.InvalidConfig) {
 		t.Fatalf("APPEND on a non-list: %v %q", err, msg)
 	}
+	// APPEND to a list the node does not set starts from the default,
+	// as Kafka's: librdkafka's 0081 appends compact to log.cleanup.policy
+	// and subtracts it again, which must leave delete, not an empty list.
+	if err, msg := alterOne(t, ctx, adm, 1, kadm.AppendConfig, "log.cleanup.policy", "compact"); err != nil {
+		t.Fatalf("APPEND compact: %v %s", err, msg)
+	}
+	if c := describedBroker(t, ctx, adm, 1, "log.cleanup.policy"); c == nil || deref(c.Value) != "delete,compact" {
+		t.Fatalf("after APPEND: %+v", c)
+	}
+	if err, msg := alterOne(t, ctx, adm, 1, kadm.SubtractConfig, "log.cleanup.policy", "compact"); err != nil {
+		t.Fatalf("SUBTRACT compact: %v %s", err, msg)
+	}
+	if c := describedBroker(t, ctx, adm, 1, "log.cleanup.policy"); c == nil || deref(c.Value) != "delete" {
+		t.Fatalf("after SUBTRACT: %+v", c)
+	}
+	if err, msg := alterOne(t, ctx, adm, 1, kadm.DeleteConfig, "log.cleanup.policy", ""); err != nil {
+		t.Fatalf("DELETE: %v %s", err, msg)
+	}
 	if c := describedBroker(t, ctx, adm, 1, "log.dirs"); c == nil || !strings.Contains(sources(c), "STATIC_BROKER_CONFIG") {
 		t.Fatalf("log.dirs: %+v", c)
 	}
