@@ -94,6 +94,7 @@
 //   - [WithGroupConsumerSessionTimeoutBounds]: group.consumer.min/max.session.timeout.ms.
 //   - [WithGroupConsumerHeartbeatInterval]: group.consumer.heartbeat.interval.ms.
 //   - [WithGroupConsumerHeartbeatIntervalBounds]: group.consumer.min/max.heartbeat.interval.ms.
+//   - [WithGroupConsumerMaxSize]: group.consumer.max.size (GROUP_MAX_SIZE_REACHED past it).
 //   - [WithOffsetsRetention]: offsets.retention.minutes.
 //   - [WithOffsetsRetentionCheckInterval]: offsets.retention.check.interval.ms.
 //   - [WithGroupShareMinRecordLockDuration]: group.share.min.record.lock.duration.ms.

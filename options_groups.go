@@ -147,7 +147,18 @@ func (g groupsConfig) check() []error {
 			errs = append(errs, fmt.Errorf("%s %v: must be between 1ms and %v", d.name, d.v, time.Duration(1<<31-1)*time.Millisecond))
 		}
 	}
+	if g.ConsumerMaxSize < 0 || int64(g.ConsumerMaxSize) > 1<<31-1 {
+		errs = append(errs, fmt.Errorf("group consumer max size %d: must be between 1 and %d", g.ConsumerMaxSize, 1<<31-1))
+	}
 	return errs
+}
+
+// WithGroupConsumerMaxSize sets Kafka's group.consumer.max.size: a KIP-848
+// consumer group this many members strong refuses another member with
+// GROUP_MAX_SIZE_REACHED (a member it has, or a static member's new
+// incarnation, still gets in). Default Kafka's, 2^31-1.
+func WithGroupConsumerMaxSize(n int) Option {
+	return optionFunc(func(c *config) { c.groups.ConsumerMaxSize = n })
 }
 
 // WithGroupShareMinRecordLockDuration sets Kafka's

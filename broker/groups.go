@@ -5,6 +5,7 @@ package broker
 // decoded requests.
 
 import (
+	"math"
 	"path"
 	"strconv"
 	"time"
@@ -28,6 +29,7 @@ func newGroupCoordinator(b *Broker) (*groups.Coordinator, error) {
 		MaxSessionTimeout:             gc.MaxSessionTimeout,
 		ConsumerSessionTimeout:        gc.ConsumerSessionTimeout,
 		ConsumerHeartbeatInterval:     gc.ConsumerHeartbeatInterval,
+		ConsumerMaxSize:               gc.ConsumerMaxSize,
 		// Group configs live with the share coordinator's state
 		// (share_configs.go), which starts after this one.
 		GroupConfig: func(group, name string) (string, bool) {
@@ -94,6 +96,10 @@ type GroupConfig struct {
 	// broker's own ConsumerSessionTimeout or ConsumerHeartbeatInterval.
 	ConsumerMinSessionTimeout, ConsumerMaxSessionTimeout       time.Duration
 	ConsumerMinHeartbeatInterval, ConsumerMaxHeartbeatInterval time.Duration
+	// ConsumerMaxSize is group.consumer.max.size: a KIP-848 consumer group
+	// this many members strong refuses another with
+	// GROUP_MAX_SIZE_REACHED. Default Kafka's, 2^31-1 (no limit).
+	ConsumerMaxSize int
 	// ShareMinRecordLockDuration is group.share.min.record.lock.duration.ms,
 	// the shortest share.record.lock.duration.ms a share group may set.
 	// Default 15 s (share.go).
@@ -114,6 +120,7 @@ func DefaultGroupConfig() GroupConfig {
 		ConsumerMinHeartbeatInterval:  5 * time.Second,
 		ConsumerMaxHeartbeatInterval:  15 * time.Second,
 		ShareMinRecordLockDuration:    15 * time.Second,
+		ConsumerMaxSize:               math.MaxInt32,
 	}
 }
 
@@ -132,6 +139,9 @@ func (gc GroupConfig) withDefaults() GroupConfig {
 		if *f.v <= 0 {
 			*f.v = *f.def
 		}
+	}
+	if gc.ConsumerMaxSize <= 0 {
+		gc.ConsumerMaxSize = d.ConsumerMaxSize
 	}
 	// An unset bound takes in the broker's own value (a test broker's
 	// short heartbeat interval, say), so that the group may set it too.
@@ -169,7 +179,12 @@ func (gc GroupConfig) brokerConfigs() []brokerConfig {
 	}
 	minutes := ms("offsets.retention.minutes", gc.OffsetsRetention, 0, topicconfig.TypeInt)
 	minutes.value = strconv.FormatInt(int64(eff.OffsetsRetention/time.Minute), 10)
+	maxSize := brokerConfig{"group.consumer.max.size", strconv.Itoa(eff.ConsumerMaxSize), topicconfig.TypeInt, topicconfig.SrcDefault, ""}
+	if gc.ConsumerMaxSize > 0 {
+		maxSize.source = topicconfig.SrcStaticBroker
+	}
 	return []brokerConfig{
+		maxSize,
 		ms("group.consumer.heartbeat.interval.ms", gc.ConsumerHeartbeatInterval, eff.ConsumerHeartbeatInterval, topicconfig.TypeInt),
 		ms("group.consumer.max.heartbeat.interval.ms", gc.ConsumerMaxHeartbeatInterval, eff.ConsumerMaxHeartbeatInterval, topicconfig.TypeInt),
 		ms("group.consumer.max.session.timeout.ms", gc.ConsumerMaxSessionTimeout, eff.ConsumerMaxSessionTimeout, topicconfig.TypeInt),

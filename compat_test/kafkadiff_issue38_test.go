@@ -3,6 +3,7 @@ package compat_test
 import (
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -62,7 +63,45 @@ func issue38DiffRows() []diffRow {
 		{name: "ClientMetrics/list", req: cmList, out: cmListOut},
 		{name: "ClientMetrics/delete every config", req: cmAlter("kd-cm2", kmsg.IncrementalAlterConfigOpDelete, "metrics", ""), out: alterConfigOut},
 		{name: "ClientMetrics/list after delete", req: cmList, out: cmListOut},
+
+		{name: "DescribeConfigs/group.consumer.max.size", req: func(s *diffSide) kmsg.Request {
+			return describeConfigsReq(kmsg.ConfigResourceTypeBroker, strconv.Itoa(int(s.node)), "group.consumer.max.size")
+		}, out: cmDescribeOut},
+
+		// KIP-848 static membership: who holds an instance ID.
+		{name: "StaticMember/join", req: staticHB("SSSSSSSSSSSSSSSSSSSS01", "kd-inst", 0), out: staticOut},
+		{name: "StaticMember/second while held", req: staticHB("SSSSSSSSSSSSSSSSSSSS02", "kd-inst", 0), out: staticOut},
+		{name: "StaticMember/leave for restart", req: staticHB("SSSSSSSSSSSSSSSSSSSS01", "kd-inst", -2), out: staticOut},
+		{name: "StaticMember/second takes over", req: staticHB("SSSSSSSSSSSSSSSSSSSS02", "kd-inst", 0), out: staticOut},
+		{name: "StaticMember/first heartbeats", req: staticHB("SSSSSSSSSSSSSSSSSSSS01", "kd-inst", 1), out: staticOut},
+		{name: "StaticMember/first leaves", req: staticHB("SSSSSSSSSSSSSSSSSSSS01", "kd-inst", -1), out: staticOut},
+		{name: "StaticMember/unknown instance", req: staticHB("SSSSSSSSSSSSSSSSSSSS03", "kd-inst-none", 1), out: staticOut},
 	}
+}
+
+// staticHB is a ConsumerGroupHeartbeat of a static member of group
+// kd-static; epoch 0 joins.
+func staticHB(member, instance string, epoch int32) func(*diffSide) kmsg.Request {
+	return func(*diffSide) kmsg.Request {
+		r := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		r.Group, r.MemberID, r.MemberEpoch, r.InstanceID = "kd-static", member, epoch, kmsg.StringPtr(instance)
+		r.RebalanceTimeoutMillis = 60000
+		if epoch == 0 {
+			r.SubscribedTopicNames = []string{"kd-topic"}
+			r.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+		}
+		return r
+	}
+}
+
+// staticOut is the error and its message, and the member answered.
+func staticOut(_ *diffSide, r kmsg.Response) any {
+	resp := r.(*kmsg.ConsumerGroupHeartbeatResponse)
+	out := map[string]any{"err": errName(resp.ErrorCode), "msg": errMsg(resp.ErrorCode, resp.ErrorMessage)}
+	if resp.ErrorCode == 0 {
+		out["member"] = deref(resp.MemberID)
+	}
+	return out
 }
 
 // cmAlter is an IncrementalAlterConfigs of one CLIENT_METRICS resource,

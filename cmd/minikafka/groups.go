@@ -16,6 +16,7 @@ type groupSettings struct {
 	minSession, maxSession           time.Duration
 	consumerSession, consumerHB      time.Duration
 	shareMinLock                     time.Duration
+	consumerMaxSize                  int
 }
 
 func (g *groupSettings) register(fs *flag.FlagSet) {
@@ -26,6 +27,7 @@ func (g *groupSettings) register(fs *flag.FlagSet) {
 	fs.DurationVar(&g.maxSession, "group-max-session-timeout", d.MaxSessionTimeout, "longest session timeout a group member may ask for (Kafka group.max.session.timeout.ms)")
 	fs.DurationVar(&g.consumerSession, "group-consumer-session-timeout", d.ConsumerSessionTimeout, "KIP-848 consumer group members are removed after this long without a heartbeat (Kafka group.consumer.session.timeout.ms)")
 	fs.DurationVar(&g.consumerHB, "group-consumer-heartbeat-interval", d.ConsumerHeartbeatInterval, "interval KIP-848 consumer group members heartbeat at (Kafka group.consumer.heartbeat.interval.ms)")
+	fs.IntVar(&g.consumerMaxSize, "group-consumer-max-size", d.ConsumerMaxSize, "most members a KIP-848 consumer group may have; a new one past it is refused with GROUP_MAX_SIZE_REACHED (Kafka group.consumer.max.size)")
 	fs.DurationVar(&g.shareMinLock, "group-share-min-record-lock-duration", d.ShareMinRecordLockDuration, "shortest acquisition lock a share group may set as share.record.lock.duration.ms (Kafka group.share.min.record.lock.duration.ms)")
 }
 
@@ -44,6 +46,9 @@ func (g *groupSettings) check() []string {
 		if f.v <= 0 {
 			bad = append(bad, fmt.Sprintf("-%s: must be positive", f.name))
 		}
+	}
+	if g.consumerMaxSize < 1 || int64(g.consumerMaxSize) > 1<<31-1 {
+		bad = append(bad, "-group-consumer-max-size: must be between 1 and 2147483647")
 	}
 	if g.minSession > g.maxSession {
 		bad = append(bad, "-group-min-session-timeout: must not be above -group-max-session-timeout")
@@ -64,5 +69,6 @@ func (g *groupSettings) options() []minikafka.Option {
 		minikafka.WithGroupConsumerSessionTimeout(g.consumerSession),
 		minikafka.WithGroupConsumerHeartbeatInterval(g.consumerHB),
 		minikafka.WithGroupShareMinRecordLockDuration(g.shareMinLock),
+		minikafka.WithGroupConsumerMaxSize(g.consumerMaxSize),
 	}
 }

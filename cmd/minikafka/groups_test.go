@@ -24,11 +24,11 @@ func TestGroupFlags(t *testing.T) {
 	}
 	want := groupSettings{offsetsRetention: 48 * time.Hour, retentionCheck: time.Minute, minSession: time.Second,
 		maxSession: 30 * time.Minute, consumerSession: 45 * time.Second, consumerHB: 250 * time.Millisecond,
-		shareMinLock: 15 * time.Second}
+		shareMinLock: 15 * time.Second, consumerMaxSize: 1<<31 - 1}
 	if s.groups != want {
 		t.Fatalf("group settings %+v, want %+v", s.groups, want)
 	}
-	if len(s.groups.options()) != 7 {
+	if len(s.groups.options()) != 8 {
 		t.Fatal("not every setting becomes an option")
 	}
 
@@ -40,6 +40,7 @@ func TestGroupFlags(t *testing.T) {
 		{[]string{"-offsets-retention", "0s"}, "-offsets-retention: must be positive"},
 		{[]string{"-group-min-session-timeout", "1h", "-group-max-session-timeout", "30m"}, "must not be above -group-max-session-timeout"},
 		{[]string{"-group-consumer-heartbeat-interval", "45s"}, "must be below -group-consumer-session-timeout"},
+		{[]string{"-group-consumer-max-size", "0"}, "-group-consumer-max-size: must be between 1 and 2147483647"},
 	} {
 		stderr.Reset()
 		if _, err := parseSettings(c.args, none, &stderr); err == nil || !strings.Contains(stderr.String(), c.want) {

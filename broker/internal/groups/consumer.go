@@ -442,6 +442,16 @@ func (g *group) toWire(a assignment) *kmsg.ConsumerGroupHeartbeatResponseAssignm
 	return &out
 }
 
+// staticMember is the member holding instanceID, or nil.
+func (cg *consumerGroup) staticMember(instanceID string) *consumerMember {
+	for _, o := range cg.members {
+		if o.instanceID == instanceID {
+			return o
+		}
+	}
+	return nil
+}
+
 // consumerHeartbeat handles one ConsumerGroupHeartbeat. REQUIRES g.mu.
 func (g *group) consumerHeartbeat(r *kmsg.ConsumerGroupHeartbeatRequest, cl Client) *kmsg.ConsumerGroupHeartbeatResponse {
 	resp := r.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
@@ -464,6 +474,25 @@ func (g *group) consumerHeartbeat(r *kmsg.ConsumerGroupHeartbeatRequest, cl Clie
 		instanceID = *r.InstanceID
 	}
 	m := cg.members[r.MemberID]
+	// Kafka's group.consumer.max.size: a full group refuses anyone but a
+	// member it has or a static member's new incarnation.
+	if max := g.c.consumerMaxSize; max > 0 && r.MemberEpoch != -1 && r.MemberEpoch != -2 &&
+		len(cg.members) >= max && m == nil && (instanceID == "" || cg.staticMember(instanceID) == nil) {
+		return fail(kerr.GroupMaxSizeReached.Code, fmt.Sprintf("The consumer group has reached its maximum capacity of %d members.", max))
+	}
+	// A static member is found by its instance ID, as Kafka does: one
+	// unknown is UNKNOWN_MEMBER_ID, one held by another member ID (a
+	// newer incarnation took over) FENCED_INSTANCE_ID.
+	if instanceID != "" && r.MemberEpoch != 0 {
+		o := cg.staticMember(instanceID)
+		if o == nil {
+			return fail(kerr.UnknownMemberID.Code, fmt.Sprintf("Instance id %s is unknown.", instanceID))
+		}
+		if o.id != r.MemberID {
+			return fail(kerr.FencedInstanceID.Code, fmt.Sprintf("Static member %s with instance id %s was fenced by member %s.", r.MemberID, instanceID, o.id))
+		}
+		m = o
+	}
 	switch {
 	case r.MemberEpoch == -1 || r.MemberEpoch == -2:
 		// Leaving; -2 is a static member leaving for a restart, which
@@ -495,7 +524,7 @@ func (g *group) consumerHeartbeat(r *kmsg.ConsumerGroupHeartbeatRequest, cl Clie
 			for _, o := range cg.members {
 				if o.instanceID == instanceID && o.id != r.MemberID {
 					if !o.leftStatic {
-						return fail(kerr.UnreleasedInstanceID.Code, "")
+						return fail(kerr.UnreleasedInstanceID.Code, fmt.Sprintf("Static member %s with instance id %s cannot join the group because the instance id is owned by %s member.", r.MemberID, instanceID, o.id))
 					}
 					// A restarted static member takes over the old
 					// member's place and assignment.

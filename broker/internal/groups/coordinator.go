@@ -57,6 +57,10 @@ type Config struct {
 	// group.consumer.session.timeout.ms and
 	// group.consumer.heartbeat.interval.ms (KIP-848 groups).
 	ConsumerSessionTimeout, ConsumerHeartbeatInterval time.Duration
+	// ConsumerMaxSize is group.consumer.max.size: a KIP-848 group of that
+	// many members refuses a new one (GROUP_MAX_SIZE_REACHED); 0 is no
+	// limit.
+	ConsumerMaxSize int
 	// GroupConfig, when set, returns a group's own config (the GROUP
 	// resource: consumer.session.timeout.ms and
 	// consumer.heartbeat.interval.ms override the two above for that
@@ -112,6 +116,7 @@ type Coordinator struct {
 	retention, retentionCheck          time.Duration // offsets.retention.minutes, its check interval
 	minSession, maxSession             time.Duration // group.min/max.session.timeout.ms
 	consumerHeartbeat, consumerSession time.Duration // group.consumer.heartbeat.interval.ms, .session.timeout.ms
+	consumerMaxSize                    int           // group.consumer.max.size; 0: no limit
 	groupConfig                        func(group, name string) (string, bool)
 	closing                            chan struct{}
 	wg                                 sync.WaitGroup
@@ -167,7 +172,7 @@ func New(cfg Config, b Broker) (*Coordinator, error) {
 		groups: map[string]*group{}, closing: make(chan struct{}),
 		retention: cfg.OffsetsRetention, retentionCheck: cfg.OffsetsRetentionCheckInterval,
 		minSession: cfg.MinSessionTimeout, maxSession: cfg.MaxSessionTimeout,
-		consumerHeartbeat: cfg.ConsumerHeartbeatInterval, consumerSession: cfg.ConsumerSessionTimeout, groupConfig: cfg.GroupConfig}
+		consumerHeartbeat: cfg.ConsumerHeartbeatInterval, consumerSession: cfg.ConsumerSessionTimeout, consumerMaxSize: cfg.ConsumerMaxSize, groupConfig: cfg.GroupConfig}
 	b.OnTopicDeleted(func(name string, _ [16]byte) {
 		if err := c.store.DeleteTopic(name); err != nil {
 			c.log.Error("dropping deleted topic's committed offsets", "topic", name, "err", err)
