@@ -83,6 +83,7 @@
 //   - [WithSASL]: require SASL PLAIN or SCRAM, with its users.
 //   - [WithSASLOAuthBearer]: enable SASL/OAUTHBEARER, with unsecured or JWKS-verified tokens.
 //   - [WithSASLMaxReauth]: connections.max.reauth.ms.
+//   - [WithDelegationTokens]: delegation.token.secret.key, .max.lifetime.ms, .expiry.time.ms (tokens are on with SASL).
 //   - [WithAuthorizer]: enforce ACLs (super.users, allow.everyone.if.no.acl.found).
 //   - [WithSSLPrincipalMappingRules]: ssl.principal.mapping.rules.
 //

@@ -20,6 +20,7 @@ type securityConfig struct {
 	saslOn         bool
 	saslMaxReauth  time.Duration
 	oauth          *broker.OAuthConfig
+	dtoken         *DelegationTokenConfig // options_dtoken.go
 }
 
 // OAuthBearerConfig configures SASL/OAUTHBEARER token validation (Kafka's
@@ -137,6 +138,9 @@ func (s *securityConfig) build() (securitySettings, error) {
 		errs = append(errs, fmt.Errorf("WithSASLMaxReauth(%v): want 0 (off) or at least 1ms", d))
 	case d > 0 && !s.saslOn:
 		errs = append(errs, errors.New("WithSASLMaxReauth without WithSASL"))
+	}
+	if err := s.applyDelegationTokens(&out); err != nil {
+		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return out, fmt.Errorf("minikafka: invalid options: %w", err)
