@@ -62,7 +62,7 @@ func TestKafkaDiff(t *testing.T) {
 		newDiffSide(t, ctx, "minikafka", mini.Addr()),
 	}
 
-	rows := append(kafkaDiffRows(), issue38DiffRows()...)
+	rows := append(append(kafkaDiffRows(), issue38DiffRows()...), dtokenDiffRows()...)
 	names := map[string]bool{}
 	for _, row := range rows {
 		names[row.name] = true
