@@ -5,7 +5,7 @@ package broker
 // Behavior, as Kafka's KafkaApis and DelegationTokenControlManager: the
 // refusals are RenewDelegationToken's (39_renew_delegation_token.go). A
 // negative expiry_time_period_ms removes the token at once and answers
-// that period as the expiry timestamp (Kafka's controller does); otherwise
+// the time of removal as the expiry timestamp (Kafka 4.4 does); otherwise
 // the token expires that long from now, never past its max timestamp (0:
 // now, so it can no longer log in or be renewed).
 //

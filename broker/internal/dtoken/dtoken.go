@@ -350,7 +350,7 @@ func (m *Manager) Renew(who Principal, hmacBytes []byte, period int64) (int64, e
 
 // Expire sets the token's expiry period ms from now (never past its max
 // timestamp) and returns it; a negative period removes the token at once
-// and, as Kafka's controller answers, returns the period itself.
+// and returns now (what Kafka 4.4 answers; TestKafkaDiffDelegationTokens).
 func (m *Manager) Expire(who Principal, hmacBytes []byte, period int64) (int64, error) {
 	now := m.nowMs()
 	m.mu.Lock()
@@ -365,7 +365,7 @@ func (m *Manager) Expire(who Principal, hmacBytes []byte, period int64) (int64, 
 		}
 		delete(m.tokens, t.ID)
 		delete(m.byHMAC, string(t.HMAC))
-		return period, nil
+		return now, nil
 	}
 	return m.setExpiry(t, min(t.Max, now+period))
 }
