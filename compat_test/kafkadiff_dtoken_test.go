@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os/exec"
 	"path/filepath"
@@ -103,9 +104,23 @@ func TestKafkaDiffDelegationTokens(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	const secret = "kd-delegation-secret"
-	users := map[string]string{"alice": "alice-secret", "bob": "bob-secret"}
+	kafkaAddr := startSASLKafka(t, ctx)
+	mini := startSASLMini(t, ctx)
+	var got [2][]string
+	for i, addr := range []string{kafkaAddr, mini} {
+		got[i] = dtokenScript(t, ctx, addr, dtokenUsers, dtokenSecret)
+	}
+	compareSteps(t, got)
+}
 
+const dtokenSecret = "kd-delegation-secret"
+
+var dtokenUsers = map[string]string{"admin": "admin-secret", "alice": "alice-secret", "bob": "bob-secret"}
+
+// startSASLKafka starts a Kafka 4.4 node on SASL_PLAINTEXT with
+// dtokenUsers (PLAIN; the broker itself logs in as admin), SCRAM-SHA-512
+// for token logins and dtokenSecret; extra are more server properties.
+func startSASLKafka(t *testing.T, ctx context.Context, extra ...string) string {
 	script, err := filepath.Abs(filepath.Join("..", "scripts", "kafka-broker.sh"))
 	if err != nil {
 		t.Fatal(err)
@@ -115,31 +130,38 @@ func TestKafkaDiffDelegationTokens(t *testing.T) {
 	port, cport := l1.Addr().(*net.TCPAddr).Port, l2.Addr().(*net.TCPAddr).Port
 	l1.Close()
 	l2.Close()
-	jaas := `org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="alice-secret" user_alice="alice-secret" user_bob="bob-secret";`
-	cmd := exec.Command("bash", script, strconv.Itoa(port), t.TempDir(), strconv.Itoa(cport),
+	jaas := `org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret"`
+	for _, u := range slices.Sorted(maps.Keys(dtokenUsers)) {
+		jaas += fmt.Sprintf(` user_%s="%s"`, u, dtokenUsers[u])
+	}
+	args := append([]string{script, strconv.Itoa(port), t.TempDir(), strconv.Itoa(cport),
 		fmt.Sprintf("listeners=SASL_PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", port, cport),
 		fmt.Sprintf("advertised.listeners=SASL_PLAINTEXT://127.0.0.1:%d", port),
 		"listener.security.protocol.map=SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT",
 		"inter.broker.listener.name=SASL_PLAINTEXT",
 		"sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-512",
 		"sasl.mechanism.inter.broker.protocol=PLAIN",
-		"listener.name.sasl_plaintext.plain.sasl.jaas.config="+jaas,
+		"listener.name.sasl_plaintext.plain.sasl.jaas.config=" + jaas + ";",
 		"listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;",
-		"delegation.token.secret.key="+secret)
-	kafkaAddr := startKafkaCmd(t, ctx, cmd, port)
+		"delegation.token.secret.key=" + dtokenSecret}, extra...)
+	return startKafkaCmd(t, ctx, exec.Command("bash", args...), port)
+}
 
-	mini, err := minikafka.Start(ctx, minikafka.WithListenAddr("127.0.0.1:0"), minikafka.WithDataDir(t.TempDir()),
-		minikafka.WithSASL(users, "PLAIN", "SCRAM-SHA-512"),
-		minikafka.WithDelegationTokens(minikafka.DelegationTokenConfig{Secret: secret}))
+// startSASLMini is startSASLKafka's minikafka.
+func startSASLMini(t *testing.T, ctx context.Context, extra ...minikafka.Option) string {
+	mini, err := minikafka.Start(ctx, append([]minikafka.Option{minikafka.WithListenAddr("127.0.0.1:0"), minikafka.WithDataDir(t.TempDir()),
+		minikafka.WithSASL(dtokenUsers, "PLAIN", "SCRAM-SHA-512"),
+		minikafka.WithDelegationTokens(minikafka.DelegationTokenConfig{Secret: dtokenSecret})}, extra...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = mini.Close() })
+	return mini.Addr()
+}
 
-	var got [2][]string
-	for i, addr := range []string{kafkaAddr, mini.Addr()} {
-		got[i] = dtokenScript(t, ctx, addr, users, secret)
-	}
+// compareSteps reports each step whose answers differ.
+func compareSteps(t *testing.T, got [2][]string) {
+	t.Helper()
 	for i := range max(len(got[0]), len(got[1])) {
 		var k, m string
 		if i < len(got[0]) {
@@ -154,6 +176,104 @@ func TestKafkaDiffDelegationTokens(t *testing.T) {
 			t.Logf("same: %s", k)
 		}
 	}
+}
+
+// TestKafkaDiffDelegationTokenACLs is the same comparison with the
+// authorizer on (admin the super user): a token for another owner needs
+// CreateTokens on the USER resource User:<owner>; others' tokens are
+// listed with DescribeTokens on their owner's USER resource.
+func TestKafkaDiffDelegationTokenACLs(t *testing.T) {
+	if _, err := exec.LookPath("java"); err != nil {
+		t.Skip("java not on PATH: Apache Kafka cannot run here; " + installHint)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	// The controller listener is PLAINTEXT: its ANONYMOUS peer (the node
+	// itself) must be a super user too.
+	kafkaAddr := startSASLKafka(t, ctx, "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+		"super.users=User:admin;User:ANONYMOUS")
+	mini := startSASLMini(t, ctx, minikafka.WithAuthorizer(minikafka.AuthorizerConfig{SuperUsers: []string{"User:admin"}}))
+	var got [2][]string
+	for i, addr := range []string{kafkaAddr, mini} {
+		got[i] = dtokenACLScript(t, ctx, addr)
+	}
+	compareSteps(t, got)
+}
+
+func dtokenACLScript(t *testing.T, ctx context.Context, addr string) []string {
+	var out []string
+	note := func(step string, v any) {
+		b, _ := json.Marshal(v)
+		out = append(out, step+": "+string(b))
+	}
+	login := func(u string) *kgo.Client {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.SASL(plain.Auth{User: u, Pass: dtokenUsers[u]}.AsMechanism()),
+			kgo.RequestRetries(2), kgo.RetryTimeout(5*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(cl.Close)
+		return cl
+	}
+	admin, alice, bob := login("admin"), login("alice"), login("bob")
+	for try := 0; ; try++ {
+		if err := admin.Ping(ctx); err == nil || try == 50 {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	create := func(cl *kgo.Client, owner string) any {
+		r := kmsg.NewPtrCreateDelegationTokenRequest()
+		r.Version = 3
+		if owner != "" {
+			r.OwnerPrincipalType, r.OwnerPrincipalName = kmsg.StringPtr("User"), kmsg.StringPtr(owner)
+		}
+		resp, err := r.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatalf("%s: create: %v", addr, err)
+		}
+		return map[string]any{"err": errName(resp.ErrorCode), "owner": resp.PrincipalName, "requester": resp.TokenRequesterPrincipalName,
+			"timestamps": [3]bool{resp.IssueTimestamp > 0, resp.ExpiryTimestamp > 0, resp.MaxTimestamp > 0}}
+	}
+	count := func(cl *kgo.Client) int {
+		r := kmsg.NewPtrDescribeDelegationTokenRequest()
+		resp, err := r.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatalf("%s: describe: %v", addr, err)
+		}
+		return len(resp.TokenDetails)
+	}
+	settle := func(n int) {
+		for try := 0; try < 100 && count(admin) != n; try++ {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	grant := func(op kmsg.ACLOperation, user string) any {
+		req := kmsg.NewPtrCreateACLsRequest()
+		c := kmsg.NewCreateACLsRequestCreation()
+		c.ResourceType, c.ResourceName, c.ResourcePatternType = kmsg.ACLResourceTypeUser, "User:"+user, kmsg.ACLResourcePatternTypeLiteral
+		c.Principal, c.Host, c.Operation, c.PermissionType = "User:alice", "*", op, kmsg.ACLPermissionTypeAllow
+		req.Creations = append(req.Creations, c)
+		resp, err := req.RequestWith(ctx, admin)
+		if err != nil {
+			t.Fatalf("%s: create ACL: %v", addr, err)
+		}
+		// Kafka's authorizer learns the ACL from the metadata log.
+		time.Sleep(500 * time.Millisecond)
+		return errName(resp.Results[0].ErrorCode)
+	}
+	note("alice creates for bob without CreateTokens", create(alice, "bob"))
+	note("alice creates her own", create(alice, ""))
+	note("grant CreateTokens on User:bob", grant(kmsg.ACLOperationCreateTokens, "bob"))
+	note("alice creates for bob", create(alice, "bob"))
+	note("bob creates his own", create(bob, ""))
+	settle(3)
+	note("admin sees", count(admin))
+	note("alice sees", count(alice))
+	note("bob sees", count(bob))
+	note("grant DescribeTokens on User:bob", grant(kmsg.ACLOperationDescribeTokens, "bob"))
+	note("alice sees with DescribeTokens on bob", count(alice))
+	return out
 }
 
 // dtokenScript runs the token questions against one broker and returns
