@@ -106,7 +106,7 @@ func (b *Broker) alterTopicConfigs(typ kmsg.ConfigResourceType, name string, dup
 	}
 	t := b.lookupTopic(name, [16]byte{})
 	if t == nil {
-		return kerr.UnknownTopicOrPartition.Code, fmt.Errorf("unknown topic %s", name)
+		return kerr.UnknownTopicOrPartition.Code, fmt.Errorf("The topic '%s' does not exist.", name)
 	}
 	cur := t.cfg.Load()
 	next, err := change(cur.Set)

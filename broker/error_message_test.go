@@ -33,7 +33,7 @@ func TestAdminErrorMessagesSayWhy(t *testing.T) {
 			want       string
 			duplicated bool
 		}{
-			{name: "bad/name", parts: 1, rf: 1, code: kerr.InvalidTopicException.Code, want: `"bad/name"`},
+			{name: "bad/name", parts: 1, rf: 1, code: kerr.InvalidTopicException.Code, want: `'bad/name' contains one or more characters`},
 			{name: "t", parts: 1, rf: 1, code: kerr.TopicAlreadyExists.Code, want: "Topic 't' already exists."},
 			{name: "zero", parts: 0, rf: 1, code: kerr.InvalidPartitions.Code, want: "Number of partitions was set to an invalid non-positive value."},
 			{name: "rf0", parts: 1, rf: 0, code: kerr.InvalidReplicationFactor.Code, want: "Replication factor must be larger than 0, or -1 to use the default value."},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -14,7 +15,8 @@ import (
 func issue38DiffRows() []diffRow {
 	return []diffRow{
 		{name: "ClientMetrics/create", req: cmAlter("kd-cm", kmsg.IncrementalAlterConfigOpSet,
-			"metrics", "org.apache.kafka.producer.,org.apache.kafka.consumer.", "interval.ms", "1000", "match", "client_id=kd-.*"), out: alterConfigOut},
+			"metrics", "org.apache.kafka.producer.,org.apache.kafka.consumer.", "interval.ms", "1000", "match", "client_id=kd-.*"), out: alterConfigOut,
+			after: func(s *diffSide) { s.waitClientMetrics("kd-cm", true) }},
 		{name: "ClientMetrics/describe", req: func(*diffSide) kmsg.Request {
 			r := describeConfigsReq(kmsg.ConfigResourceTypeClientMetrics, "kd-cm")
 			r.IncludeSynonyms = true
@@ -59,9 +61,10 @@ func issue38DiffRows() []diffRow {
 				out = append(out, map[string]any{"err": errName(res.ErrorCode), "msg": errMsg(res.ErrorCode, res.ErrorMessage)})
 			}
 			return out
-		}},
+		}, after: func(s *diffSide) { s.waitClientMetrics("kd-cm2", true) }},
 		{name: "ClientMetrics/list", req: cmList, out: cmListOut},
-		{name: "ClientMetrics/delete every config", req: cmAlter("kd-cm2", kmsg.IncrementalAlterConfigOpDelete, "metrics", ""), out: alterConfigOut},
+		{name: "ClientMetrics/delete every config", req: cmAlter("kd-cm2", kmsg.IncrementalAlterConfigOpDelete, "metrics", ""), out: alterConfigOut,
+			after: func(s *diffSide) { s.waitClientMetrics("kd-cm2", false) }},
 		{name: "ClientMetrics/list after delete", req: cmList, out: cmListOut},
 
 		{name: "DescribeConfigs/group.consumer.max.size", req: func(s *diffSide) kmsg.Request {
@@ -149,4 +152,27 @@ func cmListOut(_ *diffSide, r kmsg.Response) any {
 	}
 	slices.Sort(names) // Kafka lists them in its map's order
 	return map[string]any{"err": errName(resp.ErrorCode), "resources": names}
+}
+
+// waitClientMetrics waits until the side lists (or no longer lists) the
+// subscription: Kafka's broker learns of a change from its controller a
+// moment after answering it.
+func (s *diffSide) waitClientMetrics(name string, listed bool) {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r, err := s.br.Request(s.ctx, cmList(s))
+		if err == nil {
+			found := false
+			for _, c := range r.(*kmsg.ListConfigResourcesResponse).ConfigResources {
+				found = found || c.Name == name
+			}
+			if found == listed {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("%s: client-metrics subscription %s listed=%v not seen in 10 s (%v)", s.name, name, listed, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
