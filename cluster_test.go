@@ -568,3 +568,45 @@ func TestClusterShareFetchNotLeader(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterForwarding: a 3-node edge broker forwards an RF 3 topic to
+// an upstream: records produced through each partition's leader, one
+// leader moved and one node stopped meanwhile, all reach the upstream.
+func TestClusterForwarding(t *testing.T) {
+	up := minikafkatest.New(t)
+	edge := minikafkatest.New(t, minikafka.WithNodes(3), minikafka.WithDefaultReplicationFactor(3),
+		minikafka.WithUpstream(up.Addr()), minikafka.WithForward("fwd"), minikafka.WithTopic("fwd", 3))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	pl, err := edge.Placement("fwd", 0)
+	if err != nil || len(pl.Replicas) != 3 {
+		t.Fatalf("fwd-0 placement %+v, %v: want 3 replicas", pl, err)
+	}
+	cl := minikafkatest.Client(t, edge, kgo.DefaultProduceTopic("fwd"))
+	const n = 60
+	for i := 0; i < n; i++ {
+		switch i {
+		case 20:
+			if err := edge.MoveLeader("fwd", 0, pl.Replicas[1]); err != nil {
+				t.Fatal(err)
+			}
+		case 40:
+			p1, _ := edge.Placement("fwd", 1)
+			if err := edge.StopNode(p1.Leader); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := cl.ProduceSync(ctx, kgo.StringRecord(strconv.Itoa(i))).FirstErr(); err != nil {
+			t.Fatalf("produce %d: %v", i, err)
+		}
+	}
+	upc := minikafkatest.Client(t, up, kgo.ConsumeTopics("fwd"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	seen := map[string]bool{}
+	for len(seen) < n {
+		fs := upc.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("%d of %d records upstream", len(seen), n)
+		}
+		fs.EachRecord(func(r *kgo.Record) { seen[string(r.Value)] = true })
+	}
+}

@@ -460,12 +460,13 @@ func (b *Broker) findPartition(topic string, partition int32) (*partition, error
 // under p.mu (the lock appends stamp epochs under). It reports whether
 // anything changed. The caller holds adminMu and persists the topic.
 func (b *Broker) changePlacement(p *partition, pl *placement) bool {
+	st := b.storeOf(p) // before p.mu: opening a forwarded partition's spool takes it
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	cur := p.place.Load()
 	if pl.Leader != cur.Leader {
 		pl.Epoch = cur.Epoch + 1
-		pl.Epochs = append(slices.Clone(cur.Epochs), epochStart{pl.Epoch, b.storeOf(p).logEnd()})
+		pl.Epochs = append(slices.Clone(cur.Epochs), epochStart{pl.Epoch, st.logEnd()})
 	} else {
 		pl.Epoch, pl.Epochs = cur.Epoch, cur.Epochs
 		if slices.Equal(pl.ISR, cur.ISR) && slices.Equal(pl.Replicas, cur.Replicas) {
