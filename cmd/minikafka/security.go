@@ -25,6 +25,11 @@ type securitySettings struct {
 	saslMechanisms               string
 	saslMaxReauth                time.Duration
 
+	// Delegation tokens (on with SASL users).
+	dtokenSecret      string
+	dtokenMaxLifetime time.Duration
+	dtokenExpiryTime  time.Duration
+
 	oauth                          bool
 	oauthJWKS, oauthIssuer         string
 	oauthAudience, oauthScope      string
@@ -47,6 +52,9 @@ func (s *securitySettings) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.oauthSubClaim, "sasl-oauthbearer-sub-claim", "sub", "token claim naming the principal (sasl.oauthbearer.sub.claim.name)")
 	fs.StringVar(&s.oauthScopeClaim, "sasl-oauthbearer-scope-claim", "scope", "token claim holding the scopes (sasl.oauthbearer.scope.claim.name)")
 	fs.DurationVar(&s.oauthClockSkew, "sasl-oauthbearer-clock-skew", 0, "allowed clock difference for token times; 0: Kafka's default (0 unsecured, 30s signed)")
+	fs.StringVar(&s.dtokenSecret, "delegation-token-secret", "", "key of the delegation tokens' HMACs (Kafka delegation.token.secret.key; prefer MINIKAFKA_DELEGATION_TOKEN_SECRET: flags show in ps); empty: generated once and kept in the data dir")
+	fs.DurationVar(&s.dtokenMaxLifetime, "delegation-token-max-lifetime", 0, "longest a delegation token can be renewed for (delegation.token.max.lifetime.ms); 0: 7 days")
+	fs.DurationVar(&s.dtokenExpiryTime, "delegation-token-expiry-time", 0, "lifetime of a new or renewed delegation token (delegation.token.expiry.time.ms); 0: 1 day")
 	fs.DurationVar(&s.saslMaxReauth, "sasl-max-reauth", 0, "SASL session lifetime (Kafka connections.max.reauth.ms): clients must re-authenticate within it (KIP-368) or their connection is closed; 0: sessions never end")
 }
 
@@ -69,6 +77,9 @@ func (s *securitySettings) check() []string {
 	}
 	if d := s.saslMaxReauth; d < 0 || d > 0 && d < time.Millisecond {
 		bad = append(bad, fmt.Sprintf("-sasl-max-reauth %v: want 0 (off) or at least 1ms", d))
+	}
+	if s.dtokenMaxLifetime < 0 || s.dtokenExpiryTime < 0 {
+		bad = append(bad, "-delegation-token-max-lifetime and -delegation-token-expiry-time: want 0 (Kafka's default) or more")
 	}
 	if len(splitList(s.saslMechanisms)) == 0 {
 		bad = append(bad, "-sasl-mechanisms: empty")
@@ -128,11 +139,19 @@ func (s *securitySettings) options() ([]minikafka.Option, error) {
 		}
 		opts = append(opts, minikafka.WithSASLOAuthBearer(oc), minikafka.WithSASLMaxReauth(s.saslMaxReauth))
 	}
+	dtokens := s.dtokenSecret != "" || s.dtokenMaxLifetime != 0 || s.dtokenExpiryTime != 0
 	if len(users) > 0 {
 		opts = append(opts, minikafka.WithSASL(users, splitList(s.saslMechanisms)...),
 			minikafka.WithSASLMaxReauth(s.saslMaxReauth))
+		if dtokens {
+			opts = append(opts, minikafka.WithDelegationTokens(minikafka.DelegationTokenConfig{
+				Secret: s.dtokenSecret, MaxLifetime: s.dtokenMaxLifetime, ExpiryTime: s.dtokenExpiryTime}))
+		}
 	} else if s.saslMaxReauth > 0 && !oauthOn {
 		return nil, errors.New("-sasl-max-reauth needs SASL users (-sasl-users or -sasl-users-file)")
+	}
+	if dtokens && len(users) == 0 {
+		return nil, errors.New("-delegation-token-* need SASL users (-sasl-users or -sasl-users-file): tokens log in with SCRAM")
 	}
 	return opts, nil
 }
