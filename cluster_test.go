@@ -313,12 +313,12 @@ func TestClusterRouting(t *testing.T) {
 	}
 }
 
-// kmsgProduce is an acks=all produce request of n records to one
+// kmsgProduce is an acks=all produce request of n 1 KiB records to one
 // partition, for sending to a chosen node.
 func kmsgProduce(topic string, partition int32, n int) *kmsg.ProduceRequest {
 	recs := make([]records.Record, n)
 	for i := range recs {
-		recs[i].Value = []byte(strconv.Itoa(i))
+		recs[i].Value = fmt.Appendf(make([]byte, 0, 1024), "%-1024d", i) // 1 KiB each
 	}
 	batch, err := records.AppendBatch(nil, records.BatchSpec{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1, FirstTimestamp: time.Now().UnixMilli()}, recs)
 	if err != nil {
@@ -609,4 +609,112 @@ func TestClusterForwarding(t *testing.T) {
 		}
 		fs.EachRecord(func(r *kgo.Record) { seen[string(r.Value)] = true })
 	}
+}
+
+// TestClusterACLsAndQuotas: with the authorizer on, a user allowed to
+// write a topic and read it in a group does so through every node's
+// listener (leaders and the group coordinator on different nodes), a
+// user without ACLs is refused as on one node (authorization first, as
+// Kafka: GROUP_AUTHORIZATION_FAILED, not NOT_COORDINATOR), and a produce
+// quota set once throttles at every node.
+func TestClusterACLsAndQuotas(t *testing.T) {
+	b, err := minikafka.Start(context.Background(), minikafka.WithInMemory(), minikafka.WithNodes(3),
+		minikafka.WithSASL(map[string]string{"admin": "a", "app": "p", "nobody": "n"}, "SCRAM-SHA-256"),
+		minikafka.WithAuthorizer(minikafka.AuthorizerConfig{SuperUsers: []string{"User:admin"}}),
+		minikafka.WithGroupInitialRebalanceDelay(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	client := func(user, pass string, opts ...kgo.Opt) *kgo.Client {
+		cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(b.Addrs()...),
+			kgo.SASL(scram.Auth{User: user, Pass: pass}.AsSha256Mechanism()),
+			kgo.RetryBackoffFn(func(int) time.Duration { return 20 * time.Millisecond }),
+			kgo.MetadataMinAge(50 * time.Millisecond)}, opts...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(cl.Close)
+		return cl
+	}
+	adm := kadm.NewClient(client("admin", "a"))
+	if _, err := adm.CreateTopic(ctx, 3, 3, nil, "acl"); err != nil {
+		t.Fatal(err)
+	}
+	acls := kadm.NewACLs().Allow("User:app").Topics("acl").Groups("acl-group").Operations(kadm.OpWrite, kadm.OpRead, kadm.OpDescribe)
+	if _, err := adm.CreateACLs(ctx, acls); err != nil {
+		t.Fatal(err)
+	}
+	app := client("app", "p", kgo.DefaultProduceTopic("acl"), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	for i := 0; i < 9; i++ {
+		if err := app.ProduceSync(ctx, kgo.StringRecord(strconv.Itoa(i))).FirstErr(); err != nil {
+			t.Fatalf("allowed produce: %v", err)
+		}
+	}
+	cons := client("app", "p", kgo.ConsumeTopics("acl"), kgo.ConsumerGroup("acl-group"))
+	for n := 0; n < 9; {
+		fs := cons.PollFetches(ctx)
+		if err := fs.Err0(); err != nil {
+			t.Fatalf("allowed consume: %v", err)
+		}
+		n += fs.NumRecords()
+	}
+	// A group the user may not use: refused whichever node it asks.
+	nobody := client("nobody", "n")
+	c, _ := b.Coordinator("group", "acl-group")
+	for _, n := range b.Nodes() {
+		hb := kmsgHeartbeat("acl-group")
+		hr, err := hb.RequestWith(ctx, nobody.Broker(int(n.ID)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hr.ErrorCode != kerr.GroupAuthorizationFailed.Code {
+			t.Fatalf("heartbeat of a denied user at node %d (coordinator %d): %v, want GROUP_AUTHORIZATION_FAILED", n.ID, c, kerr.ErrorForCode(hr.ErrorCode))
+		}
+	}
+	// A quota for app is enforced at every node.
+	var q kadm.AlterClientQuotaEntry
+	q.Entity = []kadm.ClientQuotaEntityComponent{{Type: "user", Name: kmsg.StringPtr("app")}}
+	q.Ops = []kadm.AlterClientQuotaOp{{Key: "producer_byte_rate", Value: 1024}}
+	if _, err := adm.AlterClientQuotas(ctx, []kadm.AlterClientQuotaEntry{q}); err != nil {
+		t.Fatal(err)
+	}
+	throttled := 0
+	for _, n := range b.Nodes() {
+		for p := int32(0); p < 3; p++ {
+			pl, _ := b.Placement("acl", p)
+			if pl.Leader != n.ID {
+				continue
+			}
+			req := kmsgProduce("acl", p, 64)
+			req.Topics[0].TopicID = mustTopicID(t, adm, "acl")
+			for i := 0; i < 3; i++ {
+				resp, err := req.RequestWith(ctx, app.Broker(int(n.ID)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c := resp.Topics[0].Partitions[0].ErrorCode; c != 0 {
+					t.Fatalf("node %d: %v", n.ID, kerr.ErrorForCode(c))
+				}
+				if resp.ThrottleMillis > 0 {
+					throttled++
+					break
+				}
+			}
+		}
+	}
+	if throttled != 3 {
+		t.Fatalf("throttled at %d of 3 leaders, want every one", throttled)
+	}
+}
+
+func mustTopicID(t *testing.T, adm *kadm.Client, topic string) [16]byte {
+	t.Helper()
+	md, err := adm.Metadata(context.Background(), topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return md.Topics[topic].ID
 }

@@ -473,7 +473,7 @@ func (b *Broker) serveAuthorized(ctx context.Context, req *protocol.Request, a *
 			defer func() { az.cache.serving = nil }()
 		}
 	}
-	return a.fn(b, ctx, req)
+	return b.serveRouted(ctx, req, a)
 }
 
 // aclBindingOf converts a CreateAcls creation.

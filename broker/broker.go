@@ -654,13 +654,20 @@ func (b *Broker) dispatch(ctx context.Context, req *protocol.Request, a *api) pr
 // handle runs a's handler, behind the authorizer's whole-request checks
 // when it is on.
 func (b *Broker) handle(ctx context.Context, req *protocol.Request, a *api) protocol.Reply {
+	if b.acls != nil {
+		return b.serveAuthorized(ctx, req, a)
+	}
+	return b.serveRouted(ctx, req, a)
+}
+
+// serveRouted runs a's handler unless the request is about groups or
+// transactions another node coordinates (cluster.go): as in Kafka, that
+// is judged after the authorizer's whole-request checks.
+func (b *Broker) serveRouted(ctx context.Context, req *protocol.Request, a *api) protocol.Reply {
 	if b.cl.multi {
 		if reply, ok := b.routeCoordinated(req); ok {
 			return reply
 		}
-	}
-	if b.acls != nil {
-		return b.serveAuthorized(ctx, req, a)
 	}
 	return a.fn(b, ctx, req)
 }
