@@ -169,3 +169,45 @@ func TestPersistence(t *testing.T) {
 		t.Fatal("Open accepted a token with a bad owner")
 	}
 }
+
+// FuzzOpen: any file content either fails Open or loads tokens that
+// survive a rewrite unchanged; nothing panics.
+func FuzzOpen(f *testing.F) {
+	f.Add([]byte(`{"version":1,"secret":"s","tokens":[{"id":"a","owner":"User:x","requester":"User:y","renewers":["User:z"],"issue_ms":1,"max_ms":3,"expiry_ms":2}]}`))
+	f.Add([]byte(`{"version":1,"tokens":[]}`))
+	f.Add([]byte(`{"version":2}`))
+	f.Add([]byte(`{"version":1,"tokens":[{"id":"a","owner":"User:x","requester":"User:x"},{"id":"a","owner":"User:x","requester":"User:x"}]}`))
+	f.Add([]byte(``))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fsys := vfs.NewMem()
+		if err := fsys.MkdirAll("/d", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := vfs.WriteFileAtomic(fsys, "/d/"+File, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		m, err := Open(fsys, "/d", Config{Now: func() time.Time { return time.UnixMilli(0) }})
+		if err != nil {
+			return
+		}
+		before := m.Tokens(nil)
+		if err := m.persist(m.tokens); err != nil {
+			t.Fatal(err)
+		}
+		m2, err := Open(fsys, "/d", Config{Now: func() time.Time { return time.UnixMilli(0) }})
+		if err != nil {
+			t.Fatalf("reopen after a rewrite: %v", err)
+		}
+		after := m2.Tokens(nil)
+		if len(before) != len(after) {
+			t.Fatalf("%d tokens, %d after a rewrite", len(before), len(after))
+		}
+		for i := range before {
+			b, a := before[i], after[i]
+			if b.ID != a.ID || b.Owner != a.Owner || b.Requester != a.Requester || b.Expiry != a.Expiry ||
+				b.Max != a.Max || b.Issue != a.Issue || string(b.HMAC) != string(a.HMAC) || len(b.Renewers) != len(a.Renewers) {
+				t.Fatalf("token %d changed by a rewrite: %+v → %+v", i, b, a)
+			}
+		}
+	})
+}
