@@ -718,3 +718,64 @@ func mustTopicID(t *testing.T, adm *kadm.Client, topic string) [16]byte {
 	}
 	return md.Topics[topic].ID
 }
+
+// TestClusterFetchFromFollower (KIP-392): with racks and the rack-aware
+// selector, the leader answers a consumer in another rack with the
+// in-sync replica in that rack as its preferred read replica, the
+// follower serves the fetch, and a kgo consumer naming its rack reads
+// everything.
+func TestClusterFetchFromFollower(t *testing.T) {
+	b := minikafkatest.New(t, minikafka.WithNodes(3), minikafka.WithRacks("a", "b", "c"), minikafka.WithRackAwareReplicaSelector())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl := minikafkatest.Client(t, b, kgo.DefaultProduceTopic("ff"))
+	adm := kadm.NewClient(cl)
+	if _, err := adm.CreateTopic(ctx, 1, 3, nil, "ff"); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 10; i++ {
+		if err := cl.ProduceSync(ctx, kgo.StringRecord(strconv.Itoa(i))).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pl, _ := b.Placement("ff", 0)
+	follower := pl.Replicas[1]
+	rack := map[int32]string{0: "a", 1: "b", 2: "c"}[follower]
+	id := mustTopicID(t, adm, "ff")
+	fetch := func(node int32, clientRack string) kmsg.FetchResponseTopicPartition {
+		t.Helper()
+		req := kmsg.NewPtrFetchRequest()
+		req.ReplicaID, req.MaxBytes, req.Rack = -1, 1<<20, clientRack
+		rt := kmsg.NewFetchRequestTopic()
+		rt.Topic, rt.TopicID = "ff", id
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.PartitionMaxBytes, rp.CurrentLeaderEpoch = 1<<20, -1
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(ctx, cl.Broker(int(node)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.ErrorCode != 0 || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+			t.Fatalf("fetch at node %d: %+v", node, resp)
+		}
+		return resp.Topics[0].Partitions[0]
+	}
+	if p := fetch(pl.Leader, rack); p.ErrorCode != 0 || p.PreferredReadReplica != follower || len(p.RecordBatches) != 0 || p.HighWatermark != 10 {
+		t.Fatalf("leader's answer to a consumer in rack %s: replica %d, %d bytes, hw %d, %v; want replica %d", rack, p.PreferredReadReplica, len(p.RecordBatches), p.HighWatermark, kerr.ErrorForCode(p.ErrorCode), follower)
+	}
+	if p := fetch(pl.Leader, rack+"-elsewhere"); p.PreferredReadReplica != -1 || len(p.RecordBatches) == 0 {
+		t.Fatalf("leader's answer to a consumer in no replica's rack: replica %d, %d bytes", p.PreferredReadReplica, len(p.RecordBatches))
+	}
+	if p := fetch(follower, rack); p.ErrorCode != 0 || len(p.RecordBatches) == 0 {
+		t.Fatalf("the follower did not serve the fetch: %v, %d bytes", kerr.ErrorForCode(p.ErrorCode), len(p.RecordBatches))
+	}
+	cons := minikafkatest.Client(t, b, kgo.ConsumeTopics("ff"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.Rack(rack))
+	for n := 0; n < 10; {
+		fs := cons.PollFetches(ctx)
+		if err := fs.Err0(); err != nil {
+			t.Fatal(err)
+		}
+		n += fs.NumRecords()
+	}
+}
