@@ -4,6 +4,16 @@
 #
 #   bash compat_test/librdkafka_suite.sh        # the allowlisted tests; must pass
 #   bash compat_test/librdkafka_suite.sh -all   # every broker test, to find new passes
+#   bash compat_test/librdkafka_suite.sh -nodes 3       # librdkafka_suite_3nodes.allow
+#   bash compat_test/librdkafka_suite.sh -nodes 3 -all  # every broker test on 3 nodes
+#
+# -nodes N starts minikafka as a simulated cluster of N nodes (-nodes; node
+# i listens on the first port plus i) and bootstraps the suite with every
+# node, as librdkafka's own 3-broker test cluster (trivup) does. The suite
+# has no broker-count setting: tests read the brokers from Metadata (0081
+# places replicas on each, 0103 creates topics with replication factor 3).
+# With N > 1 the allowlist is librdkafka_suite_Nnodes.allow: the tests that
+# need several brokers plus a few cheap sanity ones, to keep CI short.
 #
 # LIBRDKAFKA_SUITE_TESTS=0171,0172 runs just those (debugging).
 #
@@ -28,7 +38,24 @@ cd "$(dirname "$0")/.."
 repo=$(pwd)
 
 mode=allow
-if [ "${1:-}" = "-all" ]; then mode=all; fi
+nodes=1
+while [ $# -gt 0 ]; do
+  case $1 in
+  -all) mode=all ;;
+  -nodes)
+    nodes=${2:-}
+    shift
+    ;;
+  *)
+    echo "librdkafka_suite.sh: unknown argument $1 (want -all, -nodes N)"
+    exit 2
+    ;;
+  esac
+  shift
+done
+if ! [[ $nodes =~ ^[1-9][0-9]?$ ]]; then echo "librdkafka_suite.sh: -nodes wants a number of nodes"; exit 2; fi
+allowfile=compat_test/librdkafka_suite.allow
+if [ "$nodes" -gt 1 ]; then allowfile=compat_test/librdkafka_suite_${nodes}nodes.allow; fi
 
 pkg=@confluentinc/kafka-javascript@1.10.1
 cache=${LIBRDKAFKA_SUITE_CACHE:-$HOME/.cache/minikafka/librdkafka}
@@ -78,33 +105,63 @@ cleanup() {
 trap cleanup EXIT
 
 go build -o "$work/minikafka" ./cmd/minikafka
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+# Free ports: node i listens on the first port plus i (-nodes), so find
+# $nodes consecutive ones: bind each, read back, release.
+port=$(python3 - "$nodes" <<'PY'
+import socket, sys
+n = int(sys.argv[1])
+for _ in range(200):
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); base = s.getsockname()[1]; s.close()
+    try:
+        for p in range(base, base + n):
+            t = socket.socket(); t.bind(("127.0.0.1", p)); t.close()
+    except OSError:
+        continue
+    print(base); break
+PY
+)
+if [ -z "$port" ]; then echo "no $nodes consecutive free ports"; exit 1; fi
 # The settings of the suite's own test cluster (librdkafka's trivup
 # config): auto-created topics with 4 partitions, no initial rebalance
 # delay, an authorizer that allows all when no ACL matches (the ACL admin
-# tests), and share groups that may set 1 s acquisition locks.
-"$work/minikafka" -listen "127.0.0.1:$port" -advertise "127.0.0.1:$port" -data "$work/data" \
+# tests), and share groups that may set 1 s acquisition locks. On several
+# nodes, as its cluster_testing.py: topics created without a replication
+# factor get min(N, 3), each broker its own rack and the rack-aware
+# replica selector.
+cluster=()
+if [ "$nodes" -gt 1 ]; then
+  racks=
+  for ((i = 1; i <= nodes; i++)); do racks+="${racks:+,}RACK$i"; done
+  cluster=(-default-replication-factor $((nodes < 3 ? nodes : 3)) -racks "$racks" -rack-aware-replica-selector)
+fi
+"$work/minikafka" -listen "127.0.0.1:$port" -advertise "127.0.0.1:$port" -nodes "$nodes" "${cluster[@]}" -data "$work/data" \
   -durability never -group-initial-rebalance-delay 0 -auto-create-topics -default-partitions 4 \
   -authorizer -allow-everyone-if-no-acl-found \
   -group-share-min-record-lock-duration 1s -log-level warn >"$work/broker.log" 2>&1 &
 pid=$!
+seeds=
+for ((i = 0; i < nodes; i++)); do seeds+="${seeds:+,}127.0.0.1:$((port + i))"; done
 for _ in $(seq 1 100); do
-  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break; fi
+  up=0
+  for ((i = 0; i < nodes; i++)); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$((port + i))") 2>/dev/null; then up=$((up + 1)); fi
+  done
+  if [ "$up" = "$nodes" ]; then break; fi
   if ! kill -0 "$pid" 2>/dev/null; then echo "minikafka exited:"; cat "$work/broker.log"; exit 1; fi
   sleep 0.1
 done
 
 mkdir -p "$work/run"
-echo "bootstrap.servers=127.0.0.1:$port" >"$work/run/test.conf"
+echo "bootstrap.servers=$seeds" >"$work/run/test.conf"
 
-allowed=$(grep -v '^\s*#' compat_test/librdkafka_suite.allow | awk '{print $1}' | grep -E '^[0-9]{4}$' | sort -u)
+allowed=$(grep -v '^\s*#' "$allowfile" | awk '{print $1}' | grep -E '^[0-9]{4}$' | sort -u)
 if [ -n "${LIBRDKAFKA_SUITE_TESTS:-}" ]; then
   tests=$LIBRDKAFKA_SUITE_TESTS
 elif [ "$mode" = all ]; then
   tests=
 else
   tests=$(echo "$allowed" | paste -sd,)
-  if [ -z "$tests" ]; then echo "librdkafka_suite.allow is empty"; exit 1; fi
+  if [ -z "$tests" ]; then echo "$allowfile is empty"; exit 1; fi
 fi
 
 # run_tests TESTS LOG: runs the runner (every broker test when TESTS is
@@ -138,7 +195,7 @@ run_tests() {
   sed -e 's/\x1b\[[0-9;]*m//g' "$log" | grep -A1 -E '^### Test "[0-9]{4}_' | grep -v '^--' | cut -c1-300 || true
 }
 
-echo "librdkafka_suite: running ${tests:-every broker test} against minikafka on 127.0.0.1:$port"
+echo "librdkafka_suite: running ${tests:-every broker test} against minikafka, $nodes node(s) on $seeds"
 run_tests "$tests" "$work/test.log"
 
 echo "passed: $(echo "$passed" | grep -c . || true) — $(echo "$passed" | paste -sd' ')"
