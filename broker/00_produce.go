@@ -283,7 +283,7 @@ func (b *Broker) produceTo(p *partition, st partitionStore, batch []byte, acks i
 		}
 		defer unlock()
 	}
-	if idempotent || b.cl.multi {
+	if idempotent || b.cl.Multi() {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 	}
@@ -291,7 +291,7 @@ func (b *Broker) produceTo(p *partition, st partitionStore, batch []byte, acks i
 	// by the CRC), so OffsetForLeaderEpoch answers match what consumers
 	// saw. With several nodes the leader may have moved since the request
 	// was routed; p.mu orders this append against the move.
-	if b.cl.multi {
+	if b.cl.Multi() {
 		pl := p.place.Load()
 		if routed && pl.Leader != node {
 			return kerr.NotLeaderForPartition.Code, 0, nil

@@ -235,11 +235,11 @@ func (fs *fetchState) route(fp *fetchPart) {
 		return
 	}
 	pl := fp.p.place.Load()
-	if pl.Leader != fs.node || b.cl.rack(fs.node) == fs.rack {
+	if pl.Leader != fs.node || b.cl.Rack(fs.node) == fs.rack {
 		return
 	}
 	for _, r := range pl.ISR {
-		if r != fs.node && b.cl.rack(r) == fs.rack && b.cl.isUp(r) {
+		if r != fs.node && b.cl.Rack(r) == fs.rack && b.cl.IsUp(r) {
 			st := b.storeOf(fp.p)
 			sp.PreferredReadReplica = r
 			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = st.highWatermark(), st.lastStable(), st.logStart()

@@ -84,7 +84,7 @@ func (b *Broker) handleListOffsets(ctx context.Context, req *protocol.Request) p
 				pl := p.place.Load()
 				sp.Offset, sp.Timestamp, sp.LeaderEpoch = off, ts, pl.Epoch
 				if off < st.logEnd() {
-					sp.LeaderEpoch = pl.epochAt(off)
+					sp.LeaderEpoch = pl.EpochAt(off)
 				}
 			}
 		}

@@ -30,6 +30,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minikafka/minikafka/broker/internal/cluster"
 	"github.com/minikafka/minikafka/protocol"
 )
 
@@ -40,7 +41,7 @@ func (b *Broker) handleMetadata(_ context.Context, req *protocol.Request) protoc
 	resp.Brokers = b.metadataBrokers(req)
 	cid := b.clusterID
 	resp.ClusterID = &cid
-	resp.ControllerID = b.cl.controller()
+	resp.ControllerID = b.cl.Controller()
 	az := b.authorizer(req)
 	if req.Version >= 8 && req.Version <= 10 {
 		resp.AuthorizedOperations = az.authorizedOps(r.IncludeClusterAuthorizedOperations, kmsg.ACLResourceTypeCluster, clusterName)
@@ -127,14 +128,14 @@ func (b *Broker) metadataTopic(az *authz, t *topic, ops bool) kmsg.MetadataRespo
 // metadataBrokers lists the running nodes with their address on req's
 // listener.
 func (b *Broker) metadataBrokers(req *protocol.Request) []kmsg.MetadataResponseBroker {
-	if !b.cl.multi {
+	if !b.cl.Multi() {
 		host, port := b.AdvertisedFor(req)
 		br := kmsg.NewMetadataResponseBroker()
-		br.NodeID, br.Host, br.Port, br.Rack = b.cl.nodes[0].ID, host, port, b.rackPtr(b.cl.nodes[0].ID)
+		br.NodeID, br.Host, br.Port, br.Rack = b.cl.Nodes()[0].ID, host, port, b.rackPtr(b.cl.Nodes()[0].ID)
 		return []kmsg.MetadataResponseBroker{br}
 	}
 	var out []kmsg.MetadataResponseBroker
-	for _, n := range b.cl.upNodes() {
+	for _, n := range b.cl.UpNodes() {
 		host, port, ok := b.addrFor(req, n.ID)
 		if !ok {
 			continue
@@ -149,8 +150,8 @@ func (b *Broker) metadataBrokers(req *protocol.Request) []kmsg.MetadataResponseB
 // offlineReplicas are a placement's replicas on stopped nodes.
 func (b *Broker) offlineReplicas(pl *placement) []int32 {
 	out := []int32{}
-	if b.cl.multi {
-		out = inOrder(pl.Replicas, func(r int32) bool { return !b.cl.isUp(r) })
+	if b.cl.Multi() {
+		out = cluster.InOrder(pl.Replicas, func(r int32) bool { return !b.cl.IsUp(r) })
 	}
 	return out
 }

@@ -43,16 +43,16 @@ func (b *Broker) handleFindCoordinator(_ context.Context, req *protocol.Request)
 		if code != 0 {
 			return -1, "", -1, code
 		}
-		if !b.cl.multi {
+		if !b.cl.Multi() {
 			return b.NodeID(), host, port, 0
 		}
 		kind := coordGroup
 		if r.CoordinatorType == 1 {
 			kind = coordTxn
 		}
-		node := b.cl.coordinator(kind, key)
+		node := b.cl.Coordinator(kind, key)
 		h, p, ok := b.addrFor(req, node)
-		if !ok || !b.cl.isUp(node) {
+		if !ok || !b.cl.IsUp(node) {
 			return -1, "", -1, kerr.CoordinatorNotAvailable.Code
 		}
 		return node, h, p, 0

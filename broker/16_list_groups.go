@@ -49,7 +49,7 @@ func (b *Broker) handleListGroups(_ context.Context, req *protocol.Request) prot
 	// all.
 	if node, routed := b.reqNode(req); routed {
 		resp.Groups = slices.DeleteFunc(resp.Groups, func(g kmsg.ListGroupsResponseGroup) bool {
-			return b.cl.coordinator(coordGroup, g.Group) != node
+			return b.cl.Coordinator(coordGroup, g.Group) != node
 		})
 	}
 	return protocol.Reply{Response: resp}

@@ -107,7 +107,7 @@ func (b *Broker) validateCreateTopic(rt *kmsg.CreateTopicsRequestTopic, dup bool
 		if rf == -1 {
 			rf = b.replicationFactor(rt.Topic)
 		}
-		place = b.cl.assignReplicas(rt.Topic, 0, nparts, rf)
+		place = b.cl.AssignReplicas(rt.Topic, 0, nparts, rf)
 	}
 	return
 }
@@ -189,13 +189,13 @@ func (b *Broker) replicationFactor(topic string) int {
 	if isInternalTopic(topic) || topic == "_schemas" {
 		rf = 3
 	}
-	return max(1, min(rf, len(b.cl.nodes)))
+	return max(1, min(rf, len(b.cl.Nodes())))
 }
 
 // checkReplicationFactor refuses a replication factor the cluster cannot
 // give, in Kafka's words.
 func (b *Broker) checkReplicationFactor(rf int) (int16, error) {
-	switch n := len(b.cl.nodes); {
+	switch n := len(b.cl.Nodes()); {
 	case rf <= 0:
 		return kerr.InvalidReplicationFactor.Code, errors.New("Replication factor must be larger than 0, or -1 to use the default value.")
 	case rf > n:
@@ -211,8 +211,8 @@ func (b *Broker) checkReplicas(rs []int32, want int) error {
 		return fmt.Errorf("replicas %v: every partition must have the same number of replicas (%d)", rs, want)
 	}
 	for i, r := range rs {
-		if b.cl.index(r) < 0 {
-			return fmt.Errorf("replicas %v: node %d is not a broker of this cluster (nodes %v)", rs, r, b.cl.nodeIDs())
+		if b.cl.Index(r) < 0 {
+			return fmt.Errorf("replicas %v: node %d is not a broker of this cluster (nodes %v)", rs, r, b.cl.NodeIDs())
 		}
 		if slices.Contains(rs[:i], r) {
 			return fmt.Errorf("replicas %v: node %d appears twice", rs, r)

@@ -51,7 +51,7 @@ func (b *Broker) handleOffsetForLeaderEpoch(ctx context.Context, req *protocol.R
 			case req.Version >= 2 && leaderEpochCode(p, rp.CurrentLeaderEpoch) != 0:
 				sp.ErrorCode = leaderEpochCode(p, rp.CurrentLeaderEpoch)
 			default:
-				sp.LeaderEpoch, sp.EndOffset = p.place.Load().epochEnd(rp.LeaderEpoch, b.storeOf(p).logEnd())
+				sp.LeaderEpoch, sp.EndOffset = p.place.Load().EpochEnd(rp.LeaderEpoch, b.storeOf(p).logEnd())
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}

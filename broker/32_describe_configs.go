@@ -67,8 +67,8 @@ func (b *Broker) handleDescribeConfigs(_ context.Context, req *protocol.Request)
 				sr.Configs = append(sr.Configs, b.describeForwarding(t, rr.ConfigNames, r)...)
 			}
 		case kmsg.ConfigResourceTypeBroker:
-			if id, perr := strconv.ParseInt(rr.ResourceName, 10, 32); rr.ResourceName != "" && (perr != nil || b.cl.index(int32(id)) < 0) {
-				sr.ErrorCode, err = kerr.InvalidRequest.Code, fmt.Errorf("unexpected broker id, expected %s or empty string, but received %s", b.nodeIDsText(), rr.ResourceName)
+			if id, perr := strconv.ParseInt(rr.ResourceName, 10, 32); rr.ResourceName != "" && (perr != nil || b.cl.Index(int32(id)) < 0) {
+				sr.ErrorCode, err = kerr.InvalidRequest.Code, fmt.Errorf("unexpected broker id, expected %s or empty string, but received %s", b.cl.IDsText(), rr.ResourceName)
 				break
 			}
 			if rr.ResourceName == "" {

@@ -102,13 +102,13 @@ func (b *Broker) handleElectLeaders(_ context.Context, req *protocol.Request) pr
 // persists the topic when the code is 0.
 func (b *Broker) electLocked(p *partition, unclean bool) (int16, string) {
 	cur := p.place.Load()
-	pl := cur.clone()
+	pl := cur.Clone()
 	if unclean {
 		if cur.Leader >= 0 {
 			return kerr.ElectionNotNeeded.Code, "Leader election not needed for topic partition"
 		}
 		for _, r := range cur.Replicas {
-			if b.cl.isUp(r) {
+			if b.cl.IsUp(r) {
 				pl.Leader, pl.ISR = r, []int32{r}
 				b.changePlacement(p, pl)
 				b.log.Warn("unclean leader election", "topic", p.topic.name, "partition", p.index, "leader", r)
@@ -121,7 +121,7 @@ func (b *Broker) electLocked(p *partition, unclean bool) (int16, string) {
 	switch {
 	case cur.Leader == pref:
 		return kerr.ElectionNotNeeded.Code, "Leader election not needed for topic partition"
-	case !b.cl.isUp(pref) || !cur.inISR(pref):
+	case !b.cl.IsUp(pref) || !cur.InISR(pref):
 		return kerr.PreferredLeaderNotAvailable.Code, "Failed to elect leader for partition: the preferred replica is not an in-sync replica that is up"
 	}
 	pl.Leader = pref

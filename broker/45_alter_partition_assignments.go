@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minikafka/minikafka/broker/internal/cluster"
 	"github.com/minikafka/minikafka/protocol"
 )
 
@@ -80,7 +81,7 @@ func (b *Broker) checkReassignment(t *topic, rp kmsg.AlterPartitionAssignmentsRe
 			return kerr.InvalidReplicaAssignment.Code, fmt.Sprintf("The manual partition assignment includes the broker %d more than once.", id)
 		}
 		seen[id] = true
-		if b.cl.index(id) < 0 {
+		if b.cl.Index(id) < 0 {
 			return kerr.InvalidReplicaAssignment.Code, fmt.Sprintf("The manual partition assignment includes broker %d, but no such broker is registered.", id)
 		}
 	}
@@ -99,10 +100,10 @@ func (b *Broker) handleListPartitionReassignments(_ context.Context, req *protoc
 // caller holds adminMu and persists the topic when it reports a change.
 func (b *Broker) reassignLocked(p *partition, replicas []int32) bool {
 	cur := p.place.Load()
-	pl := cur.clone()
+	pl := cur.Clone()
 	pl.Replicas = slices.Clone(replicas)
-	pl.ISR = inOrder(replicas, b.cl.isUp)
-	if !pl.inISR(pl.Leader) {
+	pl.ISR = cluster.InOrder(replicas, b.cl.IsUp)
+	if !pl.InISR(pl.Leader) {
 		pl.Leader = -1
 		if len(pl.ISR) > 0 {
 			pl.Leader = pl.ISR[0]

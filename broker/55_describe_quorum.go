@@ -45,14 +45,14 @@ func (b *Broker) handleDescribeQuorum(_ context.Context, req *protocol.Request) 
 			}
 			// One voter, the controller; the other running nodes are
 			// observers, as brokers of a KRaft cluster are.
-			ctl := b.cl.controller()
+			ctl := b.cl.Controller()
 			sp.LeaderID, sp.LeaderEpoch, sp.HighWatermark = ctl, 1, hw
 			voter := kmsg.NewDescribeQuorumResponseTopicPartitionReplicaState()
 			voter.ReplicaID, voter.LogEndOffset = ctl, hw
 			voter.LastFetchTimestamp, voter.LastCaughtUpTimestamp = now, now
 			sp.CurrentVoters = []kmsg.DescribeQuorumResponseTopicPartitionReplicaState{voter}
 			sp.Observers = []kmsg.DescribeQuorumResponseTopicPartitionReplicaState{}
-			for _, n := range b.cl.upNodes() {
+			for _, n := range b.cl.UpNodes() {
 				if n.ID != ctl {
 					o := voter
 					o.ReplicaID = n.ID

@@ -27,7 +27,7 @@ func (b *Broker) handleDescribeCluster(_ context.Context, req *protocol.Request)
 		return protocol.Reply{Response: resp}
 	}
 	resp.ClusterID = b.clusterID
-	resp.ControllerID = b.cl.controller()
+	resp.ControllerID = b.cl.Controller()
 	for _, mb := range b.metadataBrokers(req) {
 		br := kmsg.NewDescribeClusterResponseBroker()
 		br.NodeID, br.Host, br.Port, br.Rack = mb.NodeID, mb.Host, mb.Port, mb.Rack

@@ -25,7 +25,7 @@ func (b *Broker) handleListTransactions(_ context.Context, req *protocol.Request
 	node, routed := b.reqNode(req)
 	b.txns.ListTransactions(r, req.Version, resp, func(id string) bool {
 		// Each node lists the transactional IDs it coordinates.
-		if routed && b.cl.coordinator(coordTxn, id) != node {
+		if routed && b.cl.Coordinator(coordTxn, id) != node {
 			return false
 		}
 		return az.visible(opDescribe, kmsg.ACLResourceTypeTransactionalId, id)

@@ -65,7 +65,7 @@ func (b *Broker) handleListConfigResources(_ context.Context, req *protocol.Requ
 				add(n, resTopic)
 			}
 		case resBroker, resBrokerLogger:
-			for _, id := range b.cl.nodeIDs() {
+			for _, id := range b.cl.NodeIDs() {
 				add(strconv.Itoa(int(id)), typ)
 			}
 		case resClientMetrics:

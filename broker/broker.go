@@ -31,6 +31,7 @@ import (
 
 	"github.com/minikafka/minikafka/broker/internal/acl"
 	"github.com/minikafka/minikafka/broker/internal/brokerconfig"
+	"github.com/minikafka/minikafka/broker/internal/cluster"
 	"github.com/minikafka/minikafka/broker/internal/dtoken"
 	"github.com/minikafka/minikafka/broker/internal/faults"
 	"github.com/minikafka/minikafka/broker/internal/fetchsession"
@@ -147,7 +148,7 @@ type Config struct {
 type Broker struct {
 	metadataChanges atomic.Int64 // topic creations, deletions and partition additions (55_describe_quorum.go)
 	cfg             Config
-	cl              *clusterState // the nodes (cluster.go)
+	cl              *cluster.State // the nodes and coordinator slots (cluster.go)
 	fs              vfs.FS
 	log             *slog.Logger
 	rl              *ratelog.Limiter     // client-caused lines (logReq)
@@ -264,8 +265,12 @@ func New(cfg Config) (*Broker, error) {
 		}
 	}
 	var err error
-	if b.cl, err = newClusterState(cfg); err != nil {
-		return nil, err
+	nodes := cfg.Nodes
+	if len(nodes) == 0 {
+		nodes = []NodeSpec{{ID: cfg.NodeID, Rack: cfg.Rack}}
+	}
+	if b.cl, err = cluster.New(nodes); err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
 	}
 	b.advHost.Store(&cfg.AdvertisedHost)
 	b.advPort.Store(cfg.AdvertisedPort)
@@ -290,7 +295,7 @@ func New(cfg Config) (*Broker, error) {
 	b.bg.Add(2)
 	go b.retentionLoop()
 	go b.cleanerLoop()
-	if cfg.AutoLeaderRebalance && b.cl.multi {
+	if cfg.AutoLeaderRebalance && b.cl.Multi() {
 		b.bg.Add(1)
 		go b.leaderRebalanceLoop() // cluster.go
 	}
@@ -476,7 +481,7 @@ func (b *Broker) listener(req *protocol.Request) (Listener, bool) {
 		return Listener{}, false
 	}
 	for _, l := range *p {
-		if l.Name == req.Conn.Listener && (l.Node == req.Conn.Node || !b.cl.multi) {
+		if l.Name == req.Conn.Listener && (l.Node == req.Conn.Node || !b.cl.Multi()) {
 			return l, true
 		}
 	}
@@ -488,7 +493,7 @@ func (b *Broker) listener(req *protocol.Request) (Listener, bool) {
 func (b *Broker) nodeAddr(node int32, name string) (string, int32, bool) {
 	p := b.listeners.Load()
 	if p == nil {
-		if node == b.cl.nodes[0].ID {
+		if node == b.cl.Nodes()[0].ID {
 			h, port := b.Advertised()
 			return h, port, true
 		}
@@ -496,7 +501,7 @@ func (b *Broker) nodeAddr(node int32, name string) (string, int32, bool) {
 	}
 	var first *Listener
 	for i, l := range *p {
-		if l.Node != node && b.cl.multi {
+		if l.Node != node && b.cl.Multi() {
 			continue
 		}
 		if l.Name == name {
@@ -664,7 +669,7 @@ func (b *Broker) handle(ctx context.Context, req *protocol.Request, a *api) prot
 // transactions another node coordinates (cluster.go): as in Kafka, that
 // is judged after the authorizer's whole-request checks.
 func (b *Broker) serveRouted(ctx context.Context, req *protocol.Request, a *api) protocol.Reply {
-	if b.cl.multi {
+	if b.cl.Multi() {
 		if reply, ok := b.routeCoordinated(req); ok {
 			return reply
 		}

@@ -28,307 +28,33 @@ package broker
 import (
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"slices"
-	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minikafka/minikafka/broker/internal/cluster"
 	"github.com/minikafka/minikafka/protocol"
 )
 
 // NodeSpec is one node of the simulated cluster.
-type NodeSpec struct {
-	ID int32
-	// Rack is the node's broker.rack ("" for none).
-	Rack string
-}
+type NodeSpec = cluster.Node
 
-// placement is a partition's place in the cluster. It is immutable:
-// changes store a new one.
-type placement struct {
-	Replicas []int32 `json:"replicas"`
-	ISR      []int32 `json:"isr"`
-	// Leader is -1 while no in-sync replica is up (the partition is
-	// offline).
-	Leader int32 `json:"leader"`
-	Epoch  int32 `json:"epoch"`
-	// Epochs is each leader epoch's first offset, oldest first.
-	Epochs []epochStart `json:"epochs"`
-}
+// placement is a partition's place in the cluster (broker/internal/cluster);
+// partition.place holds one, replaced whole.
+type placement = cluster.Placement
 
-type epochStart struct {
-	Epoch int32 `json:"epoch"`
-	Start int64 `json:"start"`
-}
-
-func (pl *placement) clone() *placement {
-	c := *pl
-	c.Replicas = slices.Clone(pl.Replicas)
-	c.ISR = slices.Clone(pl.ISR)
-	c.Epochs = slices.Clone(pl.Epochs)
-	return &c
-}
-
-// epochEnd answers OffsetForLeaderEpoch for epoch as Kafka's leader epoch
-// cache does: the current epoch ends at logEnd; an older one at the
-// first offset of the next epoch, reported with the largest known epoch
-// not above it (or itself when it is older than all); an epoch newer than
-// the current one, or -1, is UNDEFINED (-1, -1).
-func (pl *placement) epochEnd(epoch int32, logEnd int64) (int32, int64) {
-	switch {
-	case epoch < 0 || epoch > pl.Epoch:
-		return -1, -1
-	case epoch == pl.Epoch:
-		return epoch, logEnd
-	}
-	floor := epoch
-	for i, e := range pl.Epochs {
-		if e.Epoch > epoch {
-			return floor, e.Start
-		}
-		if i == len(pl.Epochs)-1 {
-			break
-		}
-		floor = e.Epoch
-	}
-	return pl.Epoch, logEnd
-}
-
-// epochAt is the leader epoch of the batch holding offset.
-func (pl *placement) epochAt(offset int64) int32 {
-	for i := len(pl.Epochs) - 1; i >= 0; i-- {
-		if pl.Epochs[i].Start <= offset {
-			return pl.Epochs[i].Epoch
-		}
-	}
-	return pl.Epoch
-}
-
-func (pl *placement) inISR(node int32) bool { return slices.Contains(pl.ISR, node) }
-
-// coordinator kinds: group and transaction coordinators are placed apart.
 const (
-	coordGroup = iota
-	coordTxn
-	coordKinds
+	coordGroup = cluster.GroupCoordinator
+	coordTxn   = cluster.TxnCoordinator
 )
-
-// coordSlots is how many coordinator partitions each kind has (Kafka's
-// offsets.topic.num.partitions and transaction.state.log.num.partitions
-// default to 50): a key's coordinator is its slot's node, and moving a
-// coordinator moves every key of its slot, as moving a partition of
-// __consumer_offsets does.
-const coordSlots = 50
-
-type clusterState struct {
-	nodes []NodeSpec // in the configured order; the first is the controller
-	multi bool
-	up    []atomic.Bool
-	coord [coordKinds][coordSlots]atomic.Int32
-}
-
-func newClusterState(cfg Config) (*clusterState, error) {
-	cs := &clusterState{nodes: slices.Clone(cfg.Nodes)}
-	if len(cs.nodes) == 0 {
-		cs.nodes = []NodeSpec{{ID: cfg.NodeID, Rack: cfg.Rack}}
-	}
-	seen := map[int32]bool{}
-	for _, n := range cs.nodes {
-		if n.ID < 0 || seen[n.ID] {
-			return nil, fmt.Errorf("broker: node ids %v: each must be unique and >= 0", cs.nodeIDs())
-		}
-		seen[n.ID] = true
-	}
-	cs.multi = len(cs.nodes) > 1
-	cs.up = make([]atomic.Bool, len(cs.nodes))
-	for i := range cs.up {
-		cs.up[i].Store(true)
-	}
-	for k := range cs.coord {
-		for s := range cs.coord[k] {
-			cs.coord[k][s].Store(cs.nodes[s%len(cs.nodes)].ID)
-		}
-	}
-	return cs, nil
-}
-
-func (cs *clusterState) nodeIDs() []int32 {
-	ids := make([]int32, len(cs.nodes))
-	for i, n := range cs.nodes {
-		ids[i] = n.ID
-	}
-	return ids
-}
-
-func (cs *clusterState) index(id int32) int {
-	for i, n := range cs.nodes {
-		if n.ID == id {
-			return i
-		}
-	}
-	return -1
-}
-
-func (cs *clusterState) isUp(id int32) bool {
-	i := cs.index(id)
-	return i >= 0 && cs.up[i].Load()
-}
-
-func (cs *clusterState) rack(id int32) string {
-	if i := cs.index(id); i >= 0 {
-		return cs.nodes[i].Rack
-	}
-	return ""
-}
-
-// upNodes lists the running nodes in order.
-func (cs *clusterState) upNodes() []NodeSpec {
-	var out []NodeSpec
-	for i, n := range cs.nodes {
-		if cs.up[i].Load() {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-// controller is the first running node (-1 with none).
-func (cs *clusterState) controller() int32 {
-	for i, n := range cs.nodes {
-		if cs.up[i].Load() {
-			return n.ID
-		}
-	}
-	return -1
-}
-
-// assignReplicas places a new topic's partitions as Kafka's rack-unaware
-// assignment does: partition p's first replica on node (start+p) mod n,
-// the others after it, shifted by one more every n partitions so that
-// followers spread too. start comes from the topic's name, so a name
-// places the same way every time.
-//
-// When every node has a rack, the nodes are taken in rack-alternated order
-// and each further replica goes to a rack that has none of the
-// partition's replicas yet while there is one, as Kafka's rack-aware
-// assignment does.
-func (cs *clusterState) assignReplicas(name string, from, nparts int32, rf int) [][]int32 {
-	order, racks := cs.rackAlternated()
-	n := len(order)
-	rf = max(1, min(rf, n))
-	h := fnv.New32a()
-	h.Write([]byte(name))
-	start := int(h.Sum32() % uint32(n))
-	shift := start
-	out := make([][]int32, 0, nparts-from)
-	for p := int(from); p < int(nparts); p++ {
-		if p > 0 && p%n == 0 {
-			shift++
-		}
-		first := (p + start) % n
-		rs := []int32{order[first].ID}
-		rackUsed := map[string]bool{order[first].Rack: true}
-		for k := 0; len(rs) < rf; k++ {
-			// The k-th candidate after the first, shifted as Kafka's
-			// assignment shifts followers (by the rack count when
-			// rack-aware, so followers change racks too).
-			next := order[(first+1+(shift*max(racks, 1)+k)%(n-1))%n]
-			fresh := racks == 0 || !rackUsed[next.Rack] || len(rackUsed) == racks
-			if fresh && !slices.Contains(rs, next.ID) {
-				rs = append(rs, next.ID)
-				rackUsed[next.Rack] = true
-			}
-		}
-		out = append(out, rs)
-	}
-	return out
-}
-
-// rackAlternated orders the nodes for placement: as configured when some
-// node has no rack (racks 0), else taking one node of each rack in turn
-// (racks and the nodes in each sorted), so consecutive nodes are in
-// different racks.
-func (cs *clusterState) rackAlternated() ([]NodeSpec, int) {
-	byRack := map[string][]NodeSpec{}
-	for _, n := range cs.nodes {
-		if n.Rack == "" {
-			return cs.nodes, 0
-		}
-		byRack[n.Rack] = append(byRack[n.Rack], n)
-	}
-	names := make([]string, 0, len(byRack))
-	for r, ns := range byRack {
-		names = append(names, r)
-		slices.SortFunc(ns, func(a, b NodeSpec) int { return int(a.ID) - int(b.ID) })
-	}
-	slices.Sort(names)
-	var out []NodeSpec
-	for i := 0; len(out) < len(cs.nodes); i++ {
-		for _, r := range names {
-			if i < len(byRack[r]) {
-				out = append(out, byRack[r][i])
-			}
-		}
-	}
-	return out, len(names)
-}
-
-// newPlacement is the placement of a new partition on replicas: the first
-// running replica leads, at epoch 0.
-func (cs *clusterState) newPlacement(replicas []int32) *placement {
-	pl := &placement{Replicas: replicas, Leader: -1, Epochs: []epochStart{{0, 0}}}
-	for _, r := range replicas {
-		if cs.isUp(r) {
-			pl.ISR = append(pl.ISR, r)
-		}
-	}
-	if len(pl.ISR) > 0 {
-		pl.Leader = pl.ISR[0]
-	}
-	return pl
-}
-
-// javaStringHash is Java's String.hashCode, which Kafka's coordinator
-// placement uses.
-func javaStringHash(s string) int32 {
-	var h int32
-	for _, r := range s {
-		if r >= 0x10000 {
-			r -= 0x10000
-			h = 31*h + int32(0xD800+(r>>10))
-			h = 31*h + int32(0xDC00+(r&0x3FF))
-			continue
-		}
-		h = 31*h + int32(r)
-	}
-	return h
-}
-
-func coordSlot(key string) int {
-	h := javaStringHash(key)
-	if h == -1<<31 {
-		return 0
-	}
-	if h < 0 {
-		h = -h
-	}
-	return int(h) % coordSlots
-}
-
-// coordinator is the node coordinating key.
-func (cs *clusterState) coordinator(kind int, key string) int32 {
-	return cs.coord[kind][coordSlot(key)].Load()
-}
 
 // reqNode is the node req was sent to. ok is false when the request is
 // not routed: one node only, or a request of the embedding program or the
 // console, which every node answers.
 func (b *Broker) reqNode(req *protocol.Request) (int32, bool) {
-	if !b.cl.multi || req == nil || req.Conn == nil || !req.Conn.FromNetwork() {
+	if !b.cl.Multi() || req == nil || req.Conn == nil || !req.Conn.FromNetwork() {
 		return 0, false
 	}
 	if _, ok := b.listener(req); !ok {
@@ -355,7 +81,7 @@ func (b *Broker) replicaCode(node int32, routed bool, p *partition) int16 {
 	if !routed {
 		return 0
 	}
-	if pl := p.place.Load(); pl.Leader != node && (pl.Leader < 0 || !pl.inISR(node)) {
+	if pl := p.place.Load(); pl.Leader != node && (pl.Leader < 0 || !pl.InISR(node)) {
 		return kerr.NotLeaderForPartition.Code
 	}
 	return 0
@@ -365,7 +91,7 @@ func (b *Broker) replicaCode(node int32, routed bool, p *partition) int16 {
 // not coordinate it.
 func (b *Broker) notCoordinator(req *protocol.Request, kind int, key string) bool {
 	node, routed := b.reqNode(req)
-	return routed && b.cl.coordinator(kind, key) != node
+	return routed && b.cl.Coordinator(kind, key) != node
 }
 
 // leaderEpochCode compares a client's CurrentLeaderEpoch with the
@@ -398,10 +124,10 @@ type NodeState struct {
 
 // Nodes lists the cluster's nodes.
 func (b *Broker) Nodes() []NodeState {
-	ctl := b.cl.controller()
-	out := make([]NodeState, len(b.cl.nodes))
-	for i, n := range b.cl.nodes {
-		out[i] = NodeState{ID: n.ID, Rack: n.Rack, Up: b.cl.up[i].Load(), Controller: n.ID == ctl}
+	ctl := b.cl.Controller()
+	out := make([]NodeState, len(b.cl.Nodes()))
+	for i, n := range b.cl.Nodes() {
+		out[i] = NodeState{ID: n.ID, Rack: n.Rack, Up: b.cl.IsUp(n.ID), Controller: n.ID == ctl}
 	}
 	return out
 }
@@ -430,7 +156,7 @@ func (b *Broker) Coordinator(kind, key string) (int32, error) {
 	if err != nil {
 		return -1, err
 	}
-	return b.cl.coordinator(k, key), nil
+	return b.cl.Coordinator(k, key), nil
 }
 
 func coordKind(kind string) (int, error) {
@@ -466,7 +192,7 @@ func (b *Broker) changePlacement(p *partition, pl *placement) bool {
 	cur := p.place.Load()
 	if pl.Leader != cur.Leader {
 		pl.Epoch = cur.Epoch + 1
-		pl.Epochs = append(slices.Clone(cur.Epochs), epochStart{pl.Epoch, st.logEnd()})
+		pl.Epochs = append(slices.Clone(cur.Epochs), cluster.EpochStart{Epoch: pl.Epoch, Start: st.logEnd()})
 	} else {
 		pl.Epoch, pl.Epochs = cur.Epoch, cur.Epochs
 		if slices.Equal(pl.ISR, cur.ISR) && slices.Equal(pl.Replicas, cur.Replicas) {
@@ -498,17 +224,6 @@ func (b *Broker) eachPartitionLocked(f func(p *partition) bool) error {
 	return errors.Join(errs...)
 }
 
-// inOrder keeps the members of set in the order of replicas.
-func inOrder(replicas []int32, set func(int32) bool) []int32 {
-	out := []int32{}
-	for _, r := range replicas {
-		if set(r) {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
 // StopNode takes a node down, as a broker that died: it leaves every ISR,
 // its leaderships move to the next in-sync replica that is up (the
 // partition is offline when there is none), and the coordinators it held
@@ -517,29 +232,22 @@ func inOrder(replicas []int32, set func(int32) bool) []int32 {
 func (b *Broker) StopNode(id int32) error {
 	b.adminMu.Lock()
 	defer b.adminMu.Unlock()
-	i := b.cl.index(id)
-	if i < 0 {
-		return fmt.Errorf("%w %d (nodes %v)", ErrUnknownNode, id, b.cl.nodeIDs())
+	was, ok := b.cl.SetUp(id, false)
+	if !ok {
+		return fmt.Errorf("%w %d (nodes %v)", ErrUnknownNode, id, b.cl.NodeIDs())
 	}
-	if !b.cl.up[i].Swap(false) {
+	if !was {
 		return nil
 	}
 	b.log.Info("node stopped", "node", id)
-	up := b.cl.upNodes()
-	for k := range b.cl.coord {
-		for s := range b.cl.coord[k] {
-			if b.cl.coord[k][s].Load() == id && len(up) > 0 {
-				b.cl.coord[k][s].Store(up[s%len(up)].ID)
-			}
-		}
-	}
+	b.cl.MoveSlotsOff(id)
 	return b.eachPartitionLocked(func(p *partition) bool {
 		cur := p.place.Load()
 		if !slices.Contains(cur.Replicas, id) {
 			return false
 		}
-		pl := cur.clone()
-		pl.ISR = inOrder(cur.Replicas, func(r int32) bool { return r != id && cur.inISR(r) })
+		pl := cur.Clone()
+		pl.ISR = cluster.InOrder(cur.Replicas, func(r int32) bool { return r != id && cur.InISR(r) })
 		if pl.Leader == id {
 			pl.Leader = -1
 			if len(pl.ISR) > 0 {
@@ -557,11 +265,11 @@ func (b *Broker) StopNode(id int32) error {
 func (b *Broker) StartNode(id int32) error {
 	b.adminMu.Lock()
 	defer b.adminMu.Unlock()
-	i := b.cl.index(id)
-	if i < 0 {
-		return fmt.Errorf("%w %d (nodes %v)", ErrUnknownNode, id, b.cl.nodeIDs())
+	was, ok := b.cl.SetUp(id, true)
+	if !ok {
+		return fmt.Errorf("%w %d (nodes %v)", ErrUnknownNode, id, b.cl.NodeIDs())
 	}
-	if b.cl.up[i].Swap(true) {
+	if was {
 		return nil
 	}
 	b.log.Info("node started", "node", id)
@@ -570,8 +278,8 @@ func (b *Broker) StartNode(id int32) error {
 		if !slices.Contains(cur.Replicas, id) {
 			return false
 		}
-		pl := cur.clone()
-		pl.ISR = inOrder(cur.Replicas, func(r int32) bool { return r == id || cur.inISR(r) })
+		pl := cur.Clone()
+		pl.ISR = cluster.InOrder(cur.Replicas, func(r int32) bool { return r == id || cur.InISR(r) })
 		if pl.Leader < 0 {
 			pl.Leader = id
 		}
@@ -590,16 +298,16 @@ func (b *Broker) MoveLeader(topic string, partition, node int32) error {
 	}
 	cur := p.place.Load()
 	switch {
-	case b.cl.index(node) < 0:
-		return fmt.Errorf("%w %d (nodes %v)", ErrUnknownNode, node, b.cl.nodeIDs())
-	case !b.cl.isUp(node):
+	case b.cl.Index(node) < 0:
+		return fmt.Errorf("%w %d (nodes %v)", ErrUnknownNode, node, b.cl.NodeIDs())
+	case !b.cl.IsUp(node):
 		return fmt.Errorf("broker: node %d is stopped", node)
-	case !cur.inISR(node):
+	case !cur.InISR(node):
 		return fmt.Errorf("broker: node %d is not an in-sync replica of %s-%d (ISR %v)", node, topic, partition, cur.ISR)
 	case cur.Leader == node:
 		return nil
 	}
-	pl := cur.clone()
+	pl := cur.Clone()
 	pl.Leader = node
 	b.changePlacement(p, pl)
 	b.metadataChanges.Add(1)
@@ -624,13 +332,13 @@ func (b *Broker) SetISR(topic string, partition int32, isr []int32) error {
 		if !slices.Contains(cur.Replicas, r) {
 			return fmt.Errorf("broker: node %d is not a replica of %s-%d (replicas %v)", r, topic, partition, cur.Replicas)
 		}
-		if !b.cl.isUp(r) {
+		if !b.cl.IsUp(r) {
 			return fmt.Errorf("broker: node %d is stopped", r)
 		}
 	}
-	pl := cur.clone()
-	pl.ISR = inOrder(cur.Replicas, func(r int32) bool { return slices.Contains(isr, r) })
-	if !pl.inISR(pl.Leader) {
+	pl := cur.Clone()
+	pl.ISR = cluster.InOrder(cur.Replicas, func(r int32) bool { return slices.Contains(isr, r) })
+	if !pl.InISR(pl.Leader) {
 		pl.Leader = -1
 		if len(pl.ISR) > 0 {
 			pl.Leader = pl.ISR[0]
@@ -653,13 +361,12 @@ func (b *Broker) MoveCoordinator(kind, key string, node int32) error {
 		return err
 	}
 	switch {
-	case b.cl.index(node) < 0:
-		return fmt.Errorf("%w %d (nodes %v)", ErrUnknownNode, node, b.cl.nodeIDs())
-	case !b.cl.isUp(node):
+	case b.cl.Index(node) < 0:
+		return fmt.Errorf("%w %d (nodes %v)", ErrUnknownNode, node, b.cl.NodeIDs())
+	case !b.cl.IsUp(node):
 		return fmt.Errorf("broker: node %d is stopped", node)
 	}
-	s := coordSlot(key)
-	if old := b.cl.coord[k][s].Swap(node); old != node {
+	if s, old := b.cl.MoveSlot(k, key, node); old != node {
 		b.log.Info("coordinator moved", "kind", kind, "key", key, "slot", s, "from", old, "to", node)
 	}
 	return nil
@@ -672,23 +379,17 @@ func (b *Broker) MoveCoordinator(kind, key string, node int32) error {
 // leader changed. The caller holds adminMu.
 func (b *Broker) electPreferredLocked(want func(p *partition) bool) ([]*partition, error) {
 	var moved []*partition
-	for k := range b.cl.coord {
-		for s := range b.cl.coord[k] {
-			if home := b.cl.nodes[s%len(b.cl.nodes)].ID; b.cl.isUp(home) {
-				b.cl.coord[k][s].Store(home)
-			}
-		}
-	}
+	b.cl.HomeSlots()
 	err := b.eachPartitionLocked(func(p *partition) bool {
 		if !want(p) {
 			return false
 		}
 		cur := p.place.Load()
 		pref := cur.Replicas[0]
-		if cur.Leader == pref || !cur.inISR(pref) || !b.cl.isUp(pref) {
+		if cur.Leader == pref || !cur.InISR(pref) || !b.cl.IsUp(pref) {
 			return false
 		}
-		pl := cur.clone()
+		pl := cur.Clone()
 		pl.Leader = pref
 		moved = append(moved, p)
 		return b.changePlacement(p, pl)
@@ -717,84 +418,10 @@ func (b *Broker) notLeaderProduce(req *protocol.Request, resp *kmsg.ProduceRespo
 
 // rackPtr is a node's rack for a response field, nil when it has none.
 func (b *Broker) rackPtr(node int32) *string {
-	if r := b.cl.rack(node); r != "" {
+	if r := b.cl.Rack(node); r != "" {
 		return &r
 	}
 	return nil
-}
-
-// coordinatedKeys names the coordinator kind and keys a request is about
-// (the groups or transactional IDs its coordinator must own); none for
-// requests any node answers.
-func coordinatedKeys(body kmsg.Request) (int, []string) {
-	one := func(kind int, k string) (int, []string) { return kind, []string{k} }
-	switch r := body.(type) {
-	case *kmsg.OffsetCommitRequest:
-		return one(coordGroup, r.Group)
-	case *kmsg.OffsetFetchRequest:
-		if r.Version < 8 {
-			return one(coordGroup, r.Group)
-		}
-		ks := make([]string, len(r.Groups))
-		for i, g := range r.Groups {
-			ks[i] = g.Group
-		}
-		return coordGroup, ks
-	case *kmsg.JoinGroupRequest:
-		return one(coordGroup, r.Group)
-	case *kmsg.HeartbeatRequest:
-		return one(coordGroup, r.Group)
-	case *kmsg.LeaveGroupRequest:
-		return one(coordGroup, r.Group)
-	case *kmsg.SyncGroupRequest:
-		return one(coordGroup, r.Group)
-	case *kmsg.DescribeGroupsRequest:
-		return coordGroup, r.Groups
-	case *kmsg.DeleteGroupsRequest:
-		return coordGroup, r.Groups
-	case *kmsg.OffsetDeleteRequest:
-		return one(coordGroup, r.Group)
-	case *kmsg.TxnOffsetCommitRequest:
-		return one(coordGroup, r.Group)
-	case *kmsg.ConsumerGroupHeartbeatRequest:
-		return one(coordGroup, r.Group)
-	case *kmsg.ConsumerGroupDescribeRequest:
-		return coordGroup, r.Groups
-	case *kmsg.ShareGroupHeartbeatRequest:
-		return one(coordGroup, r.GroupID)
-	case *kmsg.ShareGroupDescribeRequest:
-		return coordGroup, r.GroupIDs
-	case *kmsg.DescribeShareGroupOffsetsRequest:
-		ks := make([]string, len(r.Groups))
-		for i, g := range r.Groups {
-			ks[i] = g.GroupID
-		}
-		return coordGroup, ks
-	case *kmsg.AlterShareGroupOffsetsRequest:
-		return one(coordGroup, r.GroupID)
-	case *kmsg.DeleteShareGroupOffsetsRequest:
-		return one(coordGroup, r.GroupID)
-	case *kmsg.InitProducerIDRequest:
-		if r.TransactionalID != nil {
-			return one(coordTxn, *r.TransactionalID)
-		}
-	case *kmsg.AddPartitionsToTxnRequest:
-		if r.Version < 4 {
-			return one(coordTxn, r.TransactionalID)
-		}
-		ks := make([]string, len(r.Transactions))
-		for i, t := range r.Transactions {
-			ks[i] = t.TransactionalID
-		}
-		return coordTxn, ks
-	case *kmsg.AddOffsetsToTxnRequest:
-		return one(coordTxn, r.TransactionalID)
-	case *kmsg.EndTxnRequest:
-		return one(coordTxn, r.TransactionalID)
-	case *kmsg.DescribeTransactionsRequest:
-		return coordTxn, r.TransactionalIDs
-	}
-	return 0, nil
 }
 
 // routeCoordinated answers NOT_COORDINATOR for a group or transaction
@@ -806,9 +433,9 @@ func (b *Broker) routeCoordinated(req *protocol.Request) (protocol.Reply, bool) 
 	if !routed {
 		return protocol.Reply{}, false
 	}
-	kind, keys := coordinatedKeys(req.Body)
+	kind, keys := cluster.CoordinatedKeys(req.Body)
 	for _, k := range keys {
-		if c := b.cl.coordinator(kind, k); c != node {
+		if c := b.cl.Coordinator(kind, k); c != node {
 			b.logRoutine(req, "not the coordinator", "key", k, "node", node, "coordinator", c)
 			return protocol.Reply{Response: errorResponse(req.Body, kerr.NotCoordinator.Code)}, true
 		}
@@ -843,13 +470,4 @@ func (b *Broker) leaderRebalanceLoop() {
 			b.log.Info("auto leader rebalance: preferred leaders restored", "partitions", len(moved))
 		}
 	}
-}
-
-// nodeIDsText names the node IDs for an error message: "1", or "one of
-// [0 1 2]".
-func (b *Broker) nodeIDsText() string {
-	if len(b.cl.nodes) == 1 {
-		return strconv.Itoa(int(b.cl.nodes[0].ID))
-	}
-	return fmt.Sprintf("one of %v", b.cl.nodeIDs())
 }

@@ -64,6 +64,18 @@
 // state and its next sequence is accepted, as Kafka does when it has no
 // state for a producer.
 //
+// # A simulated cluster
+//
+// With Config.Nodes the broker answers as several nodes (cluster.go): each
+// node's listeners carry its ID (Listener.Node, protocol.Config.Node), and
+// requests are routed as Kafka's brokers route them: partition requests
+// to the partition's leader (NOT_LEADER_OR_FOLLOWER elsewhere, with
+// KIP-951's new leader), group and transaction requests to their
+// coordinator (NOT_COORDINATOR). The state — nodes, coordinator slots,
+// each partition's replicas, ISR, leader and leader epochs — is
+// broker/internal/cluster; a partition's placement is kept in
+// partition.place and in its topic's topic.json. The data is stored once.
+//
 // # Group coordinator
 //
 // The group coordinator is broker/internal/groups: the classic and KIP-848

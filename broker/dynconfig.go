@@ -158,8 +158,8 @@ func (b *Broker) checkBrokerResourceName(name string) (int16, error) {
 	if err != nil {
 		return kerr.InvalidRequest.Code, fmt.Errorf("Node id must be an integer, but it is: %s", name)
 	}
-	if b.cl.index(int32(id)) < 0 {
-		return kerr.InvalidRequest.Code, fmt.Errorf("Unexpected broker id, expected %s, but received %s", b.nodeIDsText(), name)
+	if b.cl.Index(int32(id)) < 0 {
+		return kerr.InvalidRequest.Code, fmt.Errorf("Unexpected broker id, expected %s, but received %s", b.cl.IDsText(), name)
 	}
 	return 0, nil
 }

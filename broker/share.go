@@ -67,7 +67,7 @@ func (v shareView) LastStable(topic string, p int32) int64 {
 // Leads reports whether node leads the partition (cluster.go); node -1, a
 // request no node was asked (embedded, console), is served anywhere.
 func (v shareView) Leads(node int32, topic string, p int32) bool {
-	if node < 0 || !v.b.cl.multi {
+	if node < 0 || !v.b.cl.Multi() {
 		return true
 	}
 	t := v.b.lookupTopic(topic, [16]byte{})

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/minikafka/minikafka/broker/internal/cluster"
 	"github.com/minikafka/minikafka/broker/internal/topicconfig"
 	"github.com/minikafka/minikafka/internal/topicname"
 	"github.com/minikafka/minikafka/internal/vfs"
@@ -246,19 +247,19 @@ func (b *Broker) loadTopics() error {
 // A leader that cannot stay gives way with a new epoch.
 func (b *Broker) restorePlacement(t *topic, i int32, saved *placement, p *partition) *placement {
 	if saved == nil || len(saved.Epochs) == 0 {
-		return b.cl.newPlacement([]int32{b.cl.nodes[0].ID})
+		return b.cl.NewPlacement([]int32{b.cl.Nodes()[0].ID})
 	}
-	pl := saved.clone()
-	pl.Replicas = inOrder(saved.Replicas, func(r int32) bool { return b.cl.index(r) >= 0 })
+	pl := saved.Clone()
+	pl.Replicas = cluster.InOrder(saved.Replicas, func(r int32) bool { return b.cl.Index(r) >= 0 })
 	if len(pl.Replicas) == 0 {
-		pl.Replicas = b.cl.assignReplicas(t.name, i, i+1, 1)[0]
+		pl.Replicas = b.cl.AssignReplicas(t.name, i, i+1, 1)[0]
 		b.log.Warn("partition's replicas are not nodes of this cluster; placed anew", "topic", t.name, "partition", i, "was", saved.Replicas, "now", pl.Replicas)
 	}
 	pl.ISR = slices.Clone(pl.Replicas)
 	if !slices.Contains(pl.Replicas, pl.Leader) {
 		pl.Leader = pl.Replicas[0]
 		pl.Epoch++
-		pl.Epochs = append(pl.Epochs, epochStart{pl.Epoch, p.store().logEnd()})
+		pl.Epochs = append(pl.Epochs, cluster.EpochStart{Epoch: pl.Epoch, Start: p.store().logEnd()})
 	}
 	return pl
 }
@@ -362,7 +363,7 @@ func (b *Broker) openPartition(t *topic, i int32) (*partition, error) {
 func (b *Broker) writeTopicMeta(t *topic, ps []*partition, configs map[string]string) error {
 	m := topicMeta{Version: 1, Name: t.name, ID: hex.EncodeToString(t.id[:]), Partitions: int32(len(ps)), Configs: configs}
 	for _, p := range ps {
-		if pl := p.place.Load(); b.cl.multi || pl.Epoch > 0 {
+		if pl := p.place.Load(); b.cl.Multi() || pl.Epoch > 0 {
 			m.Placement = make([]*placement, len(ps))
 			for i, p := range ps {
 				m.Placement[i] = p.place.Load()
@@ -384,7 +385,7 @@ func (b *Broker) writeTopicMeta(t *topic, ps []*partition, configs map[string]st
 // default replication factor (replicationFactor).
 func (b *Broker) createTopic(name string, nparts int32, configs map[string]string, cfg *topicconfig.Config, replicas [][]int32) (*topic, error) {
 	if replicas == nil {
-		replicas = b.cl.assignReplicas(name, 0, nparts, b.replicationFactor(name))
+		replicas = b.cl.AssignReplicas(name, 0, nparts, b.replicationFactor(name))
 	}
 	b.metadataChanges.Add(1) // DescribeQuorum's high watermark
 	id, err := newTopicID()
@@ -409,7 +410,7 @@ func (b *Broker) createTopic(name string, nparts int32, configs map[string]strin
 		if err != nil {
 			return fail(err)
 		}
-		p.place.Store(b.cl.newPlacement(replicas[i]))
+		p.place.Store(b.cl.NewPlacement(replicas[i]))
 		ps = append(ps, p)
 	}
 	t.parts.Store(&ps)
@@ -494,7 +495,7 @@ func (b *Broker) addPartitions(t *topic, n int32, replicas [][]int32) error {
 	b.metadataChanges.Add(1) // DescribeQuorum's high watermark
 	old := t.partitions()
 	if replicas == nil {
-		replicas = b.cl.assignReplicas(t.name, int32(len(old)), n, len(old[0].place.Load().Replicas))
+		replicas = b.cl.AssignReplicas(t.name, int32(len(old)), n, len(old[0].place.Load().Replicas))
 	}
 	ps := append([]*partition(nil), old...)
 	for i := int32(len(old)); i < n; i++ {
@@ -505,7 +506,7 @@ func (b *Broker) addPartitions(t *topic, n int32, replicas [][]int32) error {
 			}
 			return err
 		}
-		p.place.Store(b.cl.newPlacement(replicas[int(i)-len(old)]))
+		p.place.Store(b.cl.NewPlacement(replicas[int(i)-len(old)]))
 		ps = append(ps, p)
 	}
 	if err := b.writeTopicMeta(t, ps, t.cfg.Load().Set); err != nil {

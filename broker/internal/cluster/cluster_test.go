@@ -1,4 +1,4 @@
-package broker
+package cluster
 
 import (
 	"slices"
@@ -18,16 +18,16 @@ func TestAssignReplicasSpread(t *testing.T) {
 		{"uneven racks", []string{"a", "a", "a", "b"}, 2, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var nodes []NodeSpec
+			var nodes []Node
 			for i, r := range tc.racks {
-				nodes = append(nodes, NodeSpec{ID: int32(10 + i), Rack: r})
+				nodes = append(nodes, Node{ID: int32(10 + i), Rack: r})
 			}
-			cs, err := newClusterState(Config{Nodes: nodes})
+			cs, err := New(nodes)
 			if err != nil {
 				t.Fatal(err)
 			}
 			const parts = 60
-			place := cs.assignReplicas("topic", 0, parts, tc.rf)
+			place := cs.AssignReplicas("topic", 0, parts, tc.rf)
 			leaders := map[int32]int{}
 			replicas := map[int32]int{}
 			racks := map[string]bool{}
@@ -44,7 +44,7 @@ func TestAssignReplicasSpread(t *testing.T) {
 						t.Fatalf("partition %d: %v repeats a node", p, rs)
 					}
 					replicas[r]++
-					seenRack[cs.rack(r)] = true
+					seenRack[cs.Rack(r)] = true
 				}
 				if tc.racks[0] != "" && len(seenRack) < min(tc.rf, len(racks)) {
 					t.Fatalf("partition %d: %v spans racks %v, want %d", p, rs, seenRack, min(tc.rf, len(racks)))
@@ -65,7 +65,7 @@ func TestAssignReplicasSpread(t *testing.T) {
 }
 
 func TestEpochEnd(t *testing.T) {
-	pl := &placement{Epoch: 5, Epochs: []epochStart{{0, 0}, {1, 100}, {3, 250}, {5, 400}}}
+	pl := &Placement{Epoch: 5, Epochs: []EpochStart{{0, 0}, {1, 100}, {3, 250}, {5, 400}}}
 	for _, tc := range []struct {
 		ask       int32
 		epoch     int32
@@ -80,17 +80,17 @@ func TestEpochEnd(t *testing.T) {
 		{1, 1, 250},
 		{0, 0, 100},
 	} {
-		e, end := pl.epochEnd(tc.ask, 900)
+		e, end := pl.EpochEnd(tc.ask, 900)
 		if e != tc.epoch || end != tc.endOffset {
 			t.Errorf("epochEnd(%d) = %d, %d; want %d, %d", tc.ask, e, end, tc.epoch, tc.endOffset)
 		}
 	}
 	// The history starts later (older epochs were never this node's).
-	pl = &placement{Epoch: 3, Epochs: []epochStart{{2, 50}, {3, 80}}}
-	if e, end := pl.epochEnd(1, 90); e != 1 || end != 50 {
+	pl = &Placement{Epoch: 3, Epochs: []EpochStart{{2, 50}, {3, 80}}}
+	if e, end := pl.EpochEnd(1, 90); e != 1 || end != 50 {
 		t.Errorf("epochEnd(1) before the history = %d, %d; want 1, 50", e, end)
 	}
-	if got := pl.epochAt(60); got != 2 {
+	if got := pl.EpochAt(60); got != 2 {
 		t.Errorf("epochAt(60) = %d, want 2", got)
 	}
 }
@@ -100,11 +100,11 @@ func TestEpochEnd(t *testing.T) {
 func TestCoordSlotJavaHash(t *testing.T) {
 	// Values of Java's String.hashCode.
 	for s, want := range map[string]int32{"": 0, "group": 98629247, "a": 97, "Aa": 2112, "BB": 2112, "\U0001F600": 1772899} {
-		if got := javaStringHash(s); got != want {
-			t.Errorf("javaStringHash(%q) = %d, want %d", s, got, want)
+		if got := JavaStringHash(s); got != want {
+			t.Errorf("JavaStringHash(%q) = %d, want %d", s, got, want)
 		}
 	}
-	if got := coordSlot("group"); got != 98629247%50 {
-		t.Errorf(`coordSlot("group") = %d, want %d`, got, 98629247%50)
+	if got := Slot("group"); got != 98629247%50 {
+		t.Errorf(`Slot("group") = %d, want %d`, got, 98629247%50)
 	}
 }
