@@ -779,3 +779,49 @@ func TestClusterFetchFromFollower(t *testing.T) {
 		n += fs.NumRecords()
 	}
 }
+
+// TestClusterMoveRefusals: moves that cannot be made are refused with
+// the reason, and change nothing.
+func TestClusterMoveRefusals(t *testing.T) {
+	b := minikafkatest.New(t, minikafka.WithNodes(3))
+	if _, err := kadm.NewClient(minikafkatest.Client(t, b)).CreateTopic(context.Background(), 1, 2, nil, "mr"); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := b.Placement("mr", 0)
+	var outside int32 = -1
+	for _, n := range b.Nodes() {
+		if !slices.Contains(before.Replicas, n.ID) {
+			outside = n.ID
+		}
+	}
+	follower := before.Replicas[1]
+	for _, c := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"unknown node", b.MoveLeader("mr", 0, 9), "unknown node"},
+		{"not a replica", b.MoveLeader("mr", 0, outside), "not an in-sync replica"},
+		{"unknown partition", b.MoveLeader("mr", 5, follower), "no partition 5"},
+		{"ISR outside replicas", b.SetISR("mr", 0, outside), "not a replica"},
+		{"coordinator kind", b.MoveCoordinator("topic", "g", 0), "want group or transaction"},
+		{"stop unknown", b.StopNode(9), "unknown node"},
+	} {
+		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, c.err, c.want)
+		}
+	}
+	if err := b.StopNode(follower); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.MoveLeader("mr", 0, follower); err == nil || !strings.Contains(err.Error(), "stopped") {
+		t.Errorf("move to a stopped node: %v", err)
+	}
+	if err := b.MoveCoordinator("group", "g", follower); err == nil || !strings.Contains(err.Error(), "stopped") {
+		t.Errorf("coordinator to a stopped node: %v", err)
+	}
+	after, _ := b.Placement("mr", 0)
+	if after.Leader != before.Leader || after.LeaderEpoch != before.LeaderEpoch {
+		t.Errorf("refused moves changed the placement: %+v -> %+v", before, after)
+	}
+}

@@ -86,9 +86,8 @@ func (b *Broker) handleElectLeaders(_ context.Context, req *protocol.Request) pr
 			st.Partitions = append(st.Partitions, sp)
 		}
 		if changed {
-			b.metadataChanges.Add(1)
-			if err := b.writeTopicMeta(t, t.partitions(), t.cfg.Load().Set); err != nil {
-				b.log.Error("persisting elected leaders", "topic", t.name, "err", err)
+			if err := b.persistPlacementLocked(t); err != nil {
+				b.log.Error("persisting elected leaders", "err", err)
 			}
 		}
 		if len(st.Partitions) > 0 || !all {

@@ -50,9 +50,8 @@ func (b *Broker) handleAlterPartitionAssignments(_ context.Context, req *protoco
 			st.Partitions = append(st.Partitions, sp)
 		}
 		if changed {
-			b.metadataChanges.Add(1)
-			if err := b.writeTopicMeta(t, t.partitions(), t.cfg.Load().Set); err != nil {
-				b.log.Error("persisting reassignment", "topic", t.name, "err", err)
+			if err := b.persistPlacementLocked(t); err != nil {
+				b.log.Error("persisting reassignment", "err", err)
 			}
 		}
 		resp.Topics = append(resp.Topics, st)

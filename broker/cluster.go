@@ -87,13 +87,6 @@ func (b *Broker) replicaCode(node int32, routed bool, p *partition) int16 {
 	return 0
 }
 
-// notCoordinator reports whether req, about key, went to a node that does
-// not coordinate it.
-func (b *Broker) notCoordinator(req *protocol.Request, kind int, key string) bool {
-	node, routed := b.reqNode(req)
-	return routed && b.cl.Coordinator(kind, key) != node
-}
-
 // leaderEpochCode compares a client's CurrentLeaderEpoch with the
 // partition's.
 func leaderEpochCode(p *partition, e int32) int16 {
@@ -203,6 +196,27 @@ func (b *Broker) changePlacement(p *partition, pl *placement) bool {
 	return true
 }
 
+// persistPlacementLocked writes t's placements to its topic.json after a
+// change (and counts it for DescribeQuorum); the caller holds adminMu.
+func (b *Broker) persistPlacementLocked(t *topic) error {
+	b.metadataChanges.Add(1)
+	if err := b.writeTopicMeta(t, t.partitions(), t.cfg.Load().Set); err != nil {
+		return fmt.Errorf("broker: persisting %s's placement: %w", t.name, err)
+	}
+	return nil
+}
+
+// runningNode is nil for a node of the cluster that is up, else why not.
+func (b *Broker) runningNode(node int32) error {
+	switch {
+	case b.cl.Index(node) < 0:
+		return fmt.Errorf("%w %d (nodes %v)", ErrUnknownNode, node, b.cl.NodeIDs())
+	case !b.cl.IsUp(node):
+		return fmt.Errorf("broker: node %d is stopped", node)
+	}
+	return nil
+}
+
 // eachPartitionLocked calls f on every partition; the topics f changed are
 // persisted. The caller holds adminMu.
 func (b *Broker) eachPartitionLocked(f func(p *partition) bool) error {
@@ -215,9 +229,8 @@ func (b *Broker) eachPartitionLocked(f func(p *partition) bool) error {
 			}
 		}
 		if changed {
-			b.metadataChanges.Add(1)
-			if err := b.writeTopicMeta(t, t.partitions(), t.cfg.Load().Set); err != nil {
-				errs = append(errs, fmt.Errorf("broker: persisting %s's placement: %w", t.name, err))
+			if err := b.persistPlacementLocked(t); err != nil {
+				errs = append(errs, err)
 			}
 		}
 	}
@@ -296,12 +309,11 @@ func (b *Broker) MoveLeader(topic string, partition, node int32) error {
 	if err != nil {
 		return err
 	}
+	if err := b.runningNode(node); err != nil {
+		return err
+	}
 	cur := p.place.Load()
 	switch {
-	case b.cl.Index(node) < 0:
-		return fmt.Errorf("%w %d (nodes %v)", ErrUnknownNode, node, b.cl.NodeIDs())
-	case !b.cl.IsUp(node):
-		return fmt.Errorf("broker: node %d is stopped", node)
 	case !cur.InISR(node):
 		return fmt.Errorf("broker: node %d is not an in-sync replica of %s-%d (ISR %v)", node, topic, partition, cur.ISR)
 	case cur.Leader == node:
@@ -310,9 +322,8 @@ func (b *Broker) MoveLeader(topic string, partition, node int32) error {
 	pl := cur.Clone()
 	pl.Leader = node
 	b.changePlacement(p, pl)
-	b.metadataChanges.Add(1)
 	b.log.Info("partition leader moved", "topic", topic, "partition", partition, "leader", node, "epoch", pl.Epoch)
-	return b.writeTopicMeta(p.topic, p.topic.partitions(), p.topic.cfg.Load().Set)
+	return b.persistPlacementLocked(p.topic)
 }
 
 // SetISR sets a partition's in-sync replicas (a subset of its replicas
@@ -347,9 +358,8 @@ func (b *Broker) SetISR(topic string, partition int32, isr []int32) error {
 	if !b.changePlacement(p, pl) {
 		return nil
 	}
-	b.metadataChanges.Add(1)
 	b.log.Info("partition ISR set", "topic", topic, "partition", partition, "isr", pl.ISR, "leader", pl.Leader)
-	return b.writeTopicMeta(p.topic, p.topic.partitions(), p.topic.cfg.Load().Set)
+	return b.persistPlacementLocked(p.topic)
 }
 
 // MoveCoordinator makes node coordinate key's slot: the group (kind
@@ -360,11 +370,8 @@ func (b *Broker) MoveCoordinator(kind, key string, node int32) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case b.cl.Index(node) < 0:
-		return fmt.Errorf("%w %d (nodes %v)", ErrUnknownNode, node, b.cl.NodeIDs())
-	case !b.cl.IsUp(node):
-		return fmt.Errorf("broker: node %d is stopped", node)
+	if err := b.runningNode(node); err != nil {
+		return err
 	}
 	if s, old := b.cl.MoveSlot(k, key, node); old != node {
 		b.log.Info("coordinator moved", "kind", kind, "key", key, "slot", s, "from", old, "to", node)
