@@ -258,8 +258,19 @@ func dtokenACLScript(t *testing.T, ctx context.Context, addr string) []string {
 		if err != nil {
 			t.Fatalf("%s: create ACL: %v", addr, err)
 		}
-		// Kafka's authorizer learns the ACL from the metadata log.
-		time.Sleep(500 * time.Millisecond)
+		// Kafka's authorizer learns the ACL from the metadata log, later
+		// than CreateAcls answers: wait until DescribeAcls (answered from
+		// that same authorizer) lists it. A fixed sleep was too short
+		// under CI load.
+		for try := 0; try < 100; try++ {
+			d := kmsg.NewPtrDescribeACLsRequest()
+			d.ResourceType, d.ResourceName, d.ResourcePatternType = kmsg.ACLResourceTypeUser, kmsg.StringPtr("User:"+user), kmsg.ACLResourcePatternTypeLiteral
+			d.Principal, d.Host, d.Operation, d.PermissionType = kmsg.StringPtr("User:alice"), kmsg.StringPtr("*"), op, kmsg.ACLPermissionTypeAllow
+			if dr, err := d.RequestWith(ctx, admin); err == nil && len(dr.Resources) > 0 {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
 		return errName(resp.Results[0].ErrorCode)
 	}
 	note("alice creates for bob without CreateTokens", create(alice, "bob"))
