@@ -111,8 +111,8 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 		load := LoadAvg()
 		first := len(r.rows)
 		fmt.Fprintf(cfg.Log, "== %s (load average %s)\n", s, load)
-		r.withOthers = strings.HasPrefix(s, "produce-") || s == "latency"
-		r.withKafka = r.cfg.Kafka.Path != "" && (r.withOthers || s == "consume")
+		r.withOthers = strings.HasPrefix(s, "produce-") || s == "latency" || s == "compression"
+		r.withKafka = r.cfg.Kafka.Path != "" && (r.withOthers || s == "consume" || s == "share")
 		t0 := time.Now()
 		var err error
 		switch s {

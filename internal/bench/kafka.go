@@ -12,9 +12,10 @@ import (
 )
 
 // Apache Kafka as a third broker (Config.Kafka, scripts/kafka-broker.sh):
-// it joins the produce-* and latency runs and the consume runs, alternating
-// with minikafka and kfake; its figures land in the table's other-brokers
-// column under the name "kafka".
+// it joins the produce-*, compression, latency, consume and share runs,
+// alternating with minikafka and kfake (Kafka 4.4 serves share groups with
+// its defaults); its figures land in the table's other-brokers column
+// under the name "kafka".
 
 // kafkaName labels Apache Kafka's figures.
 const kafkaName = "kafka"

@@ -29,7 +29,7 @@ func (r *runner) share(ctx context.Context) error {
 	const size, parts, consumers = 1024, 8, 3
 	total := min(r.cfg.ConsumeBytes, 128<<20)
 	n := total / size
-	for _, p := range []*proc{mk, kf} {
+	for _, p := range append([]*proc{mk, kf}, r.others...) {
 		fmt.Fprintf(r.cfg.Log, "   %-9s filling %d MiB of 1 KiB records over %d partitions\n", p.name, total>>20, parts)
 		if _, err := runProduce(ctx, p, "share", produceSpec{recSize: size, parts: parts, producers: 2, bytes: total, codec: kgo.NoCompression()}); err != nil {
 			return fmt.Errorf("%s fill: %w", p.name, err)

@@ -51,7 +51,7 @@ func main() {
 		others = append(others, bench.NamedCmd{Name: name, Cmd: bench.Cmd{Path: path}})
 		return nil
 	})
-	kafka := flag.String("kafka", "", "also race Apache Kafka: a `script` taking PORT DATA_DIR CONTROLLER_PORT [key=value...] (scripts/kafka-broker.sh) in the produce-*, latency and consume runs")
+	kafka := flag.String("kafka", "", "also race Apache Kafka: a `script` taking PORT DATA_DIR CONTROLLER_PORT [key=value...] (scripts/kafka-broker.sh) in the produce-*, compression, latency, consume and share runs")
 	kafkaWarmMiB := flag.Int64("kafka-warmup-mib", 64, "MiB produced to Apache Kafka after each start, not measured (JVM warm-up)")
 	rdshare := flag.String("librdkafka-share", "", "in the share scenario, also read with librdkafka's share consumer: the `binary` internal/bench/cmd/rdshare/build.sh prints")
 	out := flag.String("o", "", "also write the markdown table to this `file`")
