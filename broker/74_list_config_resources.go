@@ -6,7 +6,7 @@ package broker
 // ListConfigResources lists what DescribeConfigs can be asked about:
 // topics (2), this broker (4) and its loggers (8) under the node ID, groups
 // (32: classic, consumer and share), and client-metrics subscriptions (16,
-// client_metrics.go). No types (and v0, which knew only client
+// broker/internal/configs). No types (and v0, which knew only client
 // metrics and lists them) means Kafka's default set; an unknown type is
 // INVALID_REQUEST.
 //
@@ -17,9 +17,7 @@ package broker
 
 import (
 	"context"
-	"maps"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 
@@ -69,7 +67,7 @@ func (b *Broker) handleListConfigResources(_ context.Context, req *protocol.Requ
 				add(strconv.Itoa(int(id)), typ)
 			}
 		case resClientMetrics:
-			for _, n := range slices.Sorted(maps.Keys(b.clientMetricsSubs())) {
+			for _, n := range b.configs.ClientMetricsNames() {
 				add(n, resClientMetrics)
 			}
 		case resGroup:

@@ -30,8 +30,8 @@ import (
 	"time"
 
 	"github.com/minikafka/minikafka/broker/internal/acl"
-	"github.com/minikafka/minikafka/broker/internal/brokerconfig"
 	"github.com/minikafka/minikafka/broker/internal/cluster"
+	"github.com/minikafka/minikafka/broker/internal/configs"
 	"github.com/minikafka/minikafka/broker/internal/dtoken"
 	"github.com/minikafka/minikafka/broker/internal/faults"
 	"github.com/minikafka/minikafka/broker/internal/fetchsession"
@@ -151,8 +151,8 @@ type Broker struct {
 	cl              *cluster.State // the nodes and coordinator slots (cluster.go)
 	fs              vfs.FS
 	log             *slog.Logger
-	rl              *ratelog.Limiter     // client-caused lines (logReq)
-	dyn             brokerconfig.Current // dynamic broker configs (dynconfig.go)
+	rl              *ratelog.Limiter // client-caused lines (logReq)
+	configs         *configs.Manager // config resources, dynamic broker configs (broker/internal/configs)
 	now             func() time.Time
 	files           *logstore.FileCache
 
@@ -205,8 +205,6 @@ type Broker struct {
 	quotaThrottles atomic.Uint64
 	// telemetry holds the client metrics clients push (KIP-714).
 	telemetry *telemetry.Registry
-	// clientMetrics is the CLIENT_METRICS subscriptions (client_metrics.go).
-	clientMetrics atomic.Pointer[clientMetricsSet]
 
 	hookMu    sync.Mutex
 	onDeleted []func(name string, id [16]byte)
@@ -333,6 +331,7 @@ func (b *Broker) openStorage() (err error) {
 		}
 	}()
 	b.telemetry = telemetry.New(telemetry.Config{Metrics: b.cfg.ClientMetrics, Interval: b.cfg.ClientMetricsInterval, MaxBytes: b.cfg.TelemetryMaxBytes})
+	b.configs = newConfigs(b)
 	b.producers, err = openProducerIDs(b.fs, path.Join(b.cfg.DataDir, "producer_ids"))
 	if err == nil {
 		if b.scram, err = sasl.OpenStore(b.fs, b.cfg.DataDir, b.sasl); err != nil {
@@ -361,17 +360,17 @@ func (b *Broker) openStorage() (err error) {
 		b.acls, err = openACLs(b.fs, b.cfg.DataDir, *b.cfg.Authorizer)
 	}
 	if err == nil {
-		err = b.loadDynConfigs() // before the topics, whose defaults they are
+		err = b.configs.LoadDynamic() // before the topics, whose defaults they are
 	}
 	if err == nil {
-		err = b.loadClientMetrics()
+		err = b.configs.LoadClientMetrics()
 	}
 	if err == nil {
 		b.cleanStart, b.cleanListings, err = b.takeCleanShutdown()
 	}
 	if err == nil {
 		err = b.loadTopics()
-		b.rebaseTopicConfigs() // the dynamic broker defaults (dynconfig.go)
+		b.configs.Rebase() // the dynamic broker defaults
 		// Logs made from now on have no such history.
 		b.cleanStart, b.cleanListings = false, nil
 	}

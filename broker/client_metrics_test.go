@@ -11,6 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minikafka/minikafka/broker/internal/configs"
 )
 
 // A client-metrics subscription made with IncrementalAlterConfigs over TCP
@@ -108,7 +110,7 @@ func TestClientMetricsSubscriptions(t *testing.T) {
 	}
 
 	// Persisted: a new broker on the same directory has it.
-	if _, err := os.Stat(filepath.Join(dir, clientMetricsFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, configs.ClientMetricsFile)); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.Close(); err != nil {

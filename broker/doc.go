@@ -16,9 +16,20 @@
 // over the dynamic broker defaults and what the log, produce validation
 // and the cleaner derive from them). Which broker configs exist and may
 // change dynamically (KIP-226), at which level, and the validation of a
-// new set are broker/internal/brokerconfig; describing and altering
-// configs, the dynamic configs' file and applying them to the topics
-// stay here (configs.go, dynconfig.go and the config API files).
+// new set are broker/internal/brokerconfig. The config resources are
+// broker/internal/configs (a configs.Manager, opened with the rest of
+// storage): describing every resource type with sources, synonyms and
+// defaults, validating and applying alterations of topics, the dynamic
+// broker configs (broker_configs.json, their topic synonyms rebased onto
+// every topic), group configs (stored by the share coordinator) and
+// client-metrics subscriptions (client_metrics.json, handed to the
+// telemetry registry as rules). It sees the broker through configsView
+// (configs.go): topic configs read, written to topic.json and applied to
+// the partitions, the static settings, the share coordinator's group
+// configs. The API files 32, 33, 44 and 74 authorize, hold adminMu while
+// altering (so alterations are ordered with topic creation and deletion)
+// and encode; the manager takes no lock of its own, its state is in
+// atomic pointers replaced after the file is written.
 //
 // A partition's records are in its store (partitionStore,
 // partition_store.go): its logstore.Log (its own writer lock, immutable

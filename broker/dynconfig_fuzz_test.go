@@ -37,7 +37,7 @@ func FuzzDynamicBrokerConfig(f *testing.F) {
 		if len(resp.Resources) != 1 {
 			t.Fatalf("%d resources answered", len(resp.Resources))
 		}
-		s := b.dyn.Load()
+		s := b.configs.Dynamic()
 		if err := brokerconfig.Validate(s.Node, nil, true); err != nil {
 			t.Fatalf("stored per-broker set does not validate: %v", err)
 		}
@@ -56,8 +56,8 @@ func FuzzDynamicBrokerConfig(f *testing.F) {
 			t.Fatalf("reopen: %v", err)
 		}
 		defer b2.Close()
-		if len(b2.dyn.Load().Node) != len(s.Node) || len(b2.dyn.Load().Default) != len(s.Default) {
-			t.Fatalf("reloaded %+v, stored %+v", b2.dyn.Load(), s)
+		if len(b2.configs.Dynamic().Node) != len(s.Node) || len(b2.configs.Dynamic().Default) != len(s.Default) {
+			t.Fatalf("reloaded %+v, stored %+v", b2.configs.Dynamic(), s)
 		}
 	})
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minikafka/minikafka/broker/internal/configs"
 	"github.com/minikafka/minikafka/internal/vfs"
 )
 
@@ -283,9 +284,9 @@ func TestDynamicBrokerConfigsPersist(t *testing.T) {
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(dir + "/" + dynConfigFile)
+	data, err := os.ReadFile(dir + "/" + configs.DynamicFile)
 	if err != nil || strings.Contains(string(data), "log.cleaner.threads") {
-		t.Fatalf("%s: %v %s", dynConfigFile, err, data)
+		t.Fatalf("%s: %v %s", configs.DynamicFile, err, data)
 	}
 
 	b = open()
@@ -297,7 +298,7 @@ func TestDynamicBrokerConfigsPersist(t *testing.T) {
 			t.Fatalf("%s after restart: retention.bytes %d segment.bytes %d", name, l.RetentionBytes, l.SegmentBytes)
 		}
 	}
-	s := b.dyn.Load()
+	s := b.configs.Dynamic()
 	if s.Default["log.retention.bytes"] != "2097152" || s.Node["log.segment.bytes"] != "65536" || len(s.Default) != 1 {
 		t.Fatalf("state after restart: %+v", s)
 	}
@@ -308,7 +309,7 @@ func TestDynamicBrokerConfigsPersist(t *testing.T) {
 type metaDisk struct{ full atomic.Bool }
 
 func (d *metaDisk) Inject(op vfs.Op, path string, n int) (int, error) {
-	if d.full.Load() && op == vfs.OpWrite && (strings.Contains(path, dynConfigFile) || strings.Contains(path, "topic.json")) {
+	if d.full.Load() && op == vfs.OpWrite && (strings.Contains(path, configs.DynamicFile) || strings.Contains(path, "topic.json")) {
 		return n / 2, syscall.ENOSPC
 	}
 	return n, nil

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/minikafka/minikafka/broker/internal/configs"
 	"github.com/minikafka/minikafka/broker/internal/groups"
 	"github.com/minikafka/minikafka/broker/internal/topicconfig"
 )
@@ -30,8 +31,9 @@ func newGroupCoordinator(b *Broker) (*groups.Coordinator, error) {
 		ConsumerSessionTimeout:        gc.ConsumerSessionTimeout,
 		ConsumerHeartbeatInterval:     gc.ConsumerHeartbeatInterval,
 		ConsumerMaxSize:               gc.ConsumerMaxSize,
-		// Group configs live with the share coordinator's state
-		// (share_configs.go), which starts after this one.
+		// Group configs (the GROUP config resource, internal/configs)
+		// live with the share coordinator's state, which starts after
+		// this one.
 		GroupConfig: func(group, name string) (string, bool) {
 			if b.share == nil {
 				return "", false
@@ -168,22 +170,22 @@ func (gc GroupConfig) withDefaults() GroupConfig {
 
 // brokerConfigs reports the settings in effect for DescribeConfigs of the
 // broker resource: set ones as static broker config, the rest as defaults.
-func (gc GroupConfig) brokerConfigs() []brokerConfig {
+func (gc GroupConfig) brokerConfigs() []configs.Static {
 	eff := gc.withDefaults()
-	ms := func(name string, set, v time.Duration, typ int8) brokerConfig {
+	ms := func(name string, set, v time.Duration, typ int8) configs.Static {
 		src := topicconfig.SrcDefault
 		if set > 0 {
 			src = topicconfig.SrcStaticBroker
 		}
-		return brokerConfig{name, strconv.FormatInt(v.Milliseconds(), 10), typ, src, ""}
+		return configs.Static{Name: name, Value: strconv.FormatInt(v.Milliseconds(), 10), Type: typ, Source: src}
 	}
 	minutes := ms("offsets.retention.minutes", gc.OffsetsRetention, 0, topicconfig.TypeInt)
-	minutes.value = strconv.FormatInt(int64(eff.OffsetsRetention/time.Minute), 10)
-	maxSize := brokerConfig{"group.consumer.max.size", strconv.Itoa(eff.ConsumerMaxSize), topicconfig.TypeInt, topicconfig.SrcDefault, ""}
+	minutes.Value = strconv.FormatInt(int64(eff.OffsetsRetention/time.Minute), 10)
+	maxSize := configs.Static{Name: "group.consumer.max.size", Value: strconv.Itoa(eff.ConsumerMaxSize), Type: topicconfig.TypeInt, Source: topicconfig.SrcDefault}
 	if gc.ConsumerMaxSize > 0 {
-		maxSize.source = topicconfig.SrcStaticBroker
+		maxSize.Source = topicconfig.SrcStaticBroker
 	}
-	return []brokerConfig{
+	return []configs.Static{
 		maxSize,
 		ms("group.consumer.heartbeat.interval.ms", gc.ConsumerHeartbeatInterval, eff.ConsumerHeartbeatInterval, topicconfig.TypeInt),
 		ms("group.consumer.max.heartbeat.interval.ms", gc.ConsumerMaxHeartbeatInterval, eff.ConsumerMaxHeartbeatInterval, topicconfig.TypeInt),

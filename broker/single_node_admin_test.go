@@ -10,6 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minikafka/minikafka/broker/internal/configs"
 )
 
 // ElectLeaders, partition reassignments and DescribeQuorum through kadm
@@ -338,7 +340,7 @@ func TestBrokerConfigInterBrokerProtocolVersion(t *testing.T) {
 	res.ConfigNames = []string{"inter.broker.protocol.version"}
 	r.Resources = append(r.Resources, res)
 	got := serve(t, b, r).(*kmsg.DescribeConfigsResponse).Resources[0]
-	if got.ErrorCode != 0 || len(got.Configs) != 1 || got.Configs[0].Value == nil || *got.Configs[0].Value != interBrokerProtocolVersion || got.Configs[0].Documentation == nil {
+	if got.ErrorCode != 0 || len(got.Configs) != 1 || got.Configs[0].Value == nil || *got.Configs[0].Value != configs.InterBrokerProtocolVersion || got.Configs[0].Documentation == nil {
 		t.Fatalf("%+v", got)
 	}
 }

@@ -25,6 +25,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minikafka/minikafka/broker/internal/configs"
 	"github.com/minikafka/minikafka/broker/internal/topicconfig"
 	"github.com/minikafka/minikafka/broker/uplink"
 	"github.com/minikafka/minikafka/internal/records"
@@ -404,7 +405,7 @@ func (b *Broker) describeForwarding(t *topic, names []string, r *kmsg.DescribeCo
 			lastErr = fmt.Sprintf("partition %d: %s", s.Partition, s.LastError)
 		}
 	}
-	want := wanted(names)
+	want := configs.Wanted(names)
 	entries := [][2]string{
 		{"minikafka.forward.upstream.topic", upstream},
 		{"minikafka.forward.lag", strconv.FormatInt(lag, 10)},
@@ -439,13 +440,13 @@ func (b *Broker) describeForwarding(t *topic, names []string, r *kmsg.DescribeCo
 			continue
 		}
 		c := kmsg.NewDescribeConfigsResponseResourceConfig()
-		c.Name, c.Value = kv[0], strPtr(kv[1])
+		c.Name, c.Value = kv[0], kmsg.StringPtr(kv[1])
 		c.ReadOnly = true
 		// Set by the broker's -forward flag at start: static, read-only.
 		c.Source = kmsg.ConfigSource(topicconfig.SrcStaticBroker)
 		c.ConfigType = kmsg.ConfigType(topicconfig.TypeString)
 		if r.IncludeDocumentation {
-			c.Documentation = strPtr("minikafka forwarding state (read-only)")
+			c.Documentation = kmsg.StringPtr("minikafka forwarding state (read-only)")
 		}
 		out = append(out, c)
 	}

@@ -44,6 +44,12 @@
 //     broker/internal/brokerconfig, import neither broker nor protocol,
 //     tests included: they take decoded kmsg requests, answers, records
 //     and config values, and dispatch and connections stay in the broker.
+//   - The config resources, broker/internal/configs (describing and
+//     altering topic, broker, group and client-metrics configs, the
+//     dynamic broker configs' and subscriptions' files), import neither
+//     broker nor protocol, tests included: they see topics, the share
+//     coordinator and the nodes through the interfaces they declare, and
+//     authorization stays in the broker's handlers.
 //
 // internal/bench is not held to the storage rule: it is a benchmark
 // harness that runs the broker and kfake and drives them with kgo, a tool

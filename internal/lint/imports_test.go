@@ -102,6 +102,13 @@ var rules = []rule{
 		other:  func(string) bool { return false },
 		why:    "faults, the request log, quotas, inspection, fetch sessions and topic configs take decoded requests, answers, records and values; dispatch and connections are the broker's",
 	},
+	{
+		name:   "configs",
+		covers: func(rel string, test bool) bool { return under(rel, "broker/internal/configs") },
+		forbid: func(rel string) bool { return rel == "broker" || under(rel, "protocol") },
+		other:  func(string) bool { return false },
+		why:    "the config resources see the broker only through the interfaces they declare; authorization, dispatch and connections are the broker's",
+	},
 }
 
 // uplinkForbids is what broker/uplink, tests included, may not import of
@@ -276,6 +283,9 @@ func TestImports(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "broker", "internal", "sasl")); err == nil && covered["sasl"] == 0 {
 		t.Error(`broker/internal/sasl exists but rule "sasl" covered none of its files`)
 	}
+	if _, err := os.Stat(filepath.Join(root, "broker", "internal", "configs")); err == nil && covered["configs"] == 0 {
+		t.Error(`broker/internal/configs exists but rule "configs" covered none of its files`)
+	}
 	for _, dir := range []string{"faults", "reqlog", "quota", "inspect", "fetchsession", "topicconfig", "brokerconfig"} {
 		if _, err := os.Stat(filepath.Join(root, "broker", "internal", dir)); err == nil && covered["control"] == 0 {
 			t.Errorf(`broker/internal/%s exists but rule "control" covered none of its files`, dir)
@@ -338,6 +348,10 @@ import (
 		"broker/internal/faults/f.go":      "package faults\n\nimport (\n\t\"example.com/m/protocol\"\n\t\"github.com/twmb/franz-go/pkg/kerr\"\n\t\"github.com/twmb/franz-go/pkg/kmsg\"\n)\n",
 		"broker/internal/reqlog/r_test.go": "package reqlog\n\nimport \"example.com/m/broker\"\n",
 		"broker/internal/quota/q.go":       "package quota\n\nimport \"example.com/m/internal/vfs\"\n",
+		// The config resources: kmsg, kerr, the config packages and
+		// storage helpers are fine; the broker and protocol are not.
+		"broker/internal/configs/c.go":      "package configs\n\nimport (\n\t\"example.com/m/broker/internal/brokerconfig\"\n\t\"example.com/m/internal/vfs\"\n\t\"github.com/twmb/franz-go/pkg/kmsg\"\n)\n",
+		"broker/internal/configs/c_test.go": "package configs\n\nimport \"example.com/m/protocol\"\n",
 		// The uplink: franz-go, storage, internal helpers and its own
 		// subpackages are fine; the broker (internal coordinators
 		// included), protocol and the layers above are not, in tests too.
@@ -369,6 +383,7 @@ import (
 		got = append(got, v.String())
 	}
 	want := []string{
+		`broker/internal/configs/c_test.go:3: imports example.com/m/protocol (rule "configs")`,
 		`broker/internal/faults/f.go:4: imports example.com/m/protocol (rule "control")`,
 		`broker/internal/groups/assign/a.go:3: imports example.com/m/protocol (rule "coordinator")`,
 		`broker/internal/groups/c_test.go:3: imports example.com/m/broker (rule "coordinator")`,
@@ -408,5 +423,8 @@ import (
 	}
 	if covered["control"] != 3 {
 		t.Errorf("control rule covered %d files, want 3", covered["control"])
+	}
+	if covered["configs"] != 2 {
+		t.Errorf("configs rule covered %d files, want 2", covered["configs"])
 	}
 }

@@ -1,4 +1,4 @@
-package broker
+package configs
 
 // Client-metrics subscriptions: the CLIENT_METRICS config resource (type
 // 16, KIP-714). Each named resource is one subscription with Kafka's three
@@ -7,14 +7,11 @@ package broker
 // list of param=regex, every one of which must match a client in full:
 // client_instance_id, client_id, client_software_name,
 // client_software_version, client_source_address, client_source_port).
-// DescribeConfigs, AlterConfigs, IncrementalAlterConfigs and
-// ListConfigResources handle them as Kafka does, with its validation and
-// messages; the set is kept in client_metrics.json in the data dir
-// (replaced whole, atomically) and handed to the telemetry registry, whose
-// GetTelemetrySubscriptions gives each client the union of the
-// subscriptions that match it. A client no subscription matches gets the
-// broker's own (Config.ClientMetrics), minikafka's default where Kafka
-// asks for nothing. Deleting every config of a subscription removes it.
+// They are validated as Kafka validates them, with its messages, kept in
+// ClientMetricsFile in the data dir (replaced whole, atomically) and handed
+// to the telemetry registry, whose GetTelemetrySubscriptions gives each
+// client the union of the subscriptions that match it. Deleting every
+// config of a subscription removes it.
 
 import (
 	"encoding/json"
@@ -36,7 +33,8 @@ import (
 	"github.com/minikafka/minikafka/internal/vfs"
 )
 
-const clientMetricsFile = "client_metrics.json"
+// ClientMetricsFile holds the subscriptions in the data dir.
+const ClientMetricsFile = "client_metrics.json"
 
 // Kafka's ClientMetricsConfigs names and bounds.
 const (
@@ -50,44 +48,49 @@ const (
 
 var cmMatchParams = []string{"client_instance_id", "client_id", "client_software_name", "client_software_version", "client_source_address", "client_source_port"}
 
-// clientMetricsSet is every subscription's configs by name, as set.
-type clientMetricsSet map[string]map[string]string
+// subscriptions is every subscription's configs by name, as set.
+type subscriptions map[string]map[string]string
 
-func (b *Broker) clientMetricsPath() string { return path.Join(b.cfg.DataDir, clientMetricsFile) }
+func (m *Manager) clientMetricsPath() string { return path.Join(m.cfg.Dir, ClientMetricsFile) }
 
-// loadClientMetrics reads the persisted subscriptions (none when the file
-// is missing) and hands them to the registry.
-func (b *Broker) loadClientMetrics() error {
-	set := clientMetricsSet{}
-	data, err := readFile(b.fs, b.clientMetricsPath())
+// LoadClientMetrics reads the persisted subscriptions (none when the file
+// is missing) and hands them to the telemetry registry.
+func (m *Manager) LoadClientMetrics() error {
+	set := subscriptions{}
+	data, err := readFile(m.cfg.FS, m.clientMetricsPath())
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		return fmt.Errorf("broker: reading %s: %w", clientMetricsFile, err)
+		return fmt.Errorf("broker: reading %s: %w", ClientMetricsFile, err)
 	default:
 		if err := json.Unmarshal(data, &set); err != nil {
-			return fmt.Errorf("broker: %s is corrupt: %w", clientMetricsFile, err)
+			return fmt.Errorf("broker: %s is corrupt: %w", ClientMetricsFile, err)
 		}
 	}
 	for name, cfg := range set {
 		if _, err := validateClientMetrics(name, cfg); err != nil {
-			return fmt.Errorf("broker: %s: subscription %s: %w", clientMetricsFile, name, err)
+			return fmt.Errorf("broker: %s: subscription %s: %w", ClientMetricsFile, name, err)
 		}
 	}
-	b.clientMetrics.Store(&set)
-	b.telemetry.SetRules(clientMetricsRules(set))
+	m.subs.Store(&set)
+	m.cfg.Telemetry.SetRules(clientMetricsRules(set))
 	return nil
 }
 
-// clientMetricsSubs returns the current subscriptions (never nil).
-func (b *Broker) clientMetricsSubs() clientMetricsSet {
-	if p := b.clientMetrics.Load(); p != nil {
+// clientMetrics returns the current subscriptions (never nil).
+func (m *Manager) clientMetrics() subscriptions {
+	if p := m.subs.Load(); p != nil {
 		return *p
 	}
-	return clientMetricsSet{}
+	return subscriptions{}
 }
 
-func clientMetricsRules(set clientMetricsSet) []telemetry.Rule {
+// ClientMetricsNames lists the subscriptions by name.
+func (m *Manager) ClientMetricsNames() []string {
+	return slices.Sorted(maps.Keys(m.clientMetrics()))
+}
+
+func clientMetricsRules(set subscriptions) []telemetry.Rule {
 	var rules []telemetry.Rule
 	for _, name := range slices.Sorted(maps.Keys(set)) {
 		ru, _ := validateClientMetrics(name, set[name])
@@ -110,14 +113,8 @@ func validateClientMetrics(name string, cfg map[string]string) (telemetry.Rule, 
 		}
 	}
 	// ConfigDef's parse: the lists without duplicates, the interval an int.
-	var err error
-	if ru.Metrics, err = cmList(cmMetrics, cfg); err != nil {
-		return ru, err
-	}
-	patterns, err := cmList(cmMatch, cfg)
-	if err != nil {
-		return ru, err
-	}
+	ru.Metrics = cmList(cmMetrics, cfg)
+	patterns := cmList(cmMatch, cfg)
 	if v, ok := cfg[cmInterval]; ok {
 		n, perr := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
 		if perr != nil {
@@ -151,10 +148,10 @@ func validateClientMetrics(name string, cfg map[string]string) (telemetry.Rule, 
 
 // cmList parses a list config: comma-separated, trimmed, empty allowed,
 // a repeated item kept once (Kafka 4.4 stores "a,a" as "a").
-func cmList(name string, cfg map[string]string) ([]string, error) {
+func cmList(name string, cfg map[string]string) []string {
 	v, ok := cfg[name]
 	if !ok || strings.TrimSpace(v) == "" {
-		return nil, nil
+		return nil
 	}
 	var out []string
 	for _, s := range strings.Split(v, ",") {
@@ -162,27 +159,26 @@ func cmList(name string, cfg map[string]string) ([]string, error) {
 			out = append(out, s)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // alterClientMetrics computes a subscription's new set with change,
-// validates, persists and applies it. The caller holds adminMu.
-func (b *Broker) alterClientMetrics(name string, dup, validateOnly bool, change func(cur map[string]string) (map[string]string, error)) (int16, error) {
+// validates, persists and applies it.
+func (m *Manager) alterClientMetrics(name string, dup, validateOnly bool, change func(cur map[string]string) (map[string]string, error)) (int16, error) {
 	if dup {
 		return kerr.InvalidRequest.Code, fmt.Errorf("resource %s named more than once", name)
 	}
-	subs := b.clientMetricsSubs()
+	subs := m.clientMetrics()
 	next, err := change(maps.Clone(subs[name]))
 	if err != nil {
-		return errCodeOr(err, kerr.InvalidConfig.Code), err
+		return codeOr(err, kerr.InvalidConfig.Code), err
 	}
 	if _, err := validateClientMetrics(name, next); err != nil {
-		return errCodeOr(err, kerr.InvalidConfig.Code), err
+		return codeOr(err, kerr.InvalidConfig.Code), err
 	}
 	for _, k := range []string{cmMetrics, cmMatch} {
 		if _, ok := next[k]; ok {
-			items, _ := cmList(k, next)
-			next[k] = strings.Join(items, ",")
+			next[k] = strings.Join(cmList(k, next), ",")
 		}
 	}
 	if validateOnly {
@@ -198,27 +194,20 @@ func (b *Broker) alterClientMetrics(name string, dup, validateOnly bool, change 
 	if err != nil {
 		return kerr.UnknownServerError.Code, err
 	}
-	if err := vfs.WriteFileAtomic(b.fs, b.clientMetricsPath(), data, 0o600); err != nil {
-		b.log.Error("persisting client metrics subscriptions", "err", err)
-		return errCode(err), err
+	if err := vfs.WriteFileAtomic(m.cfg.FS, m.clientMetricsPath(), data, 0o600); err != nil {
+		m.cfg.Logger.Error("persisting client metrics subscriptions", "err", err)
+		return m.cfg.ErrCode(err), err
 	}
-	b.clientMetrics.Store(&all)
-	b.telemetry.SetRules(clientMetricsRules(all))
-	b.log.Info("altered client metrics subscription", "name", name, "configs", next)
+	m.subs.Store(&all)
+	m.cfg.Telemetry.SetRules(clientMetricsRules(all))
+	m.cfg.Logger.Info("altered client metrics subscription", "name", name, "configs", next)
 	return 0, nil
 }
 
-func errCodeOr(err error, def int16) int16 {
-	var ce *codedError
-	if errors.As(err, &ce) {
-		return ce.code
-	}
-	return def
-}
-
-// applyClientMetricsIncremental applies IncrementalAlterConfigs ops to a
-// subscription: SET, DELETE, and APPEND/SUBTRACT on its two lists.
-func applyClientMetricsIncremental(set map[string]string, ops []kmsg.IncrementalAlterConfigsRequestResourceConfig) (map[string]string, error) {
+// applyClientMetricsOps applies IncrementalAlterConfigs ops to a
+// subscription: SET and DELETE; APPEND and SUBTRACT are refused, as
+// Kafka's controller refuses them here.
+func applyClientMetricsOps(set map[string]string, ops []kmsg.IncrementalAlterConfigsRequestResourceConfig) (map[string]string, error) {
 	if set == nil {
 		set = map[string]string{}
 	}
@@ -248,12 +237,12 @@ func applyClientMetricsIncremental(set map[string]string, ops []kmsg.Incremental
 
 // describeClientMetrics is a subscription's three configs: those set with
 // source CLIENT_METRICS_CONFIG, the others at Kafka's defaults.
-func (b *Broker) describeClientMetrics(name string, names []string, r *kmsg.DescribeConfigsRequest) ([]kmsg.DescribeConfigsResponseResourceConfig, error) {
+func (m *Manager) describeClientMetrics(name string, names []string, synonyms bool) ([]kmsg.DescribeConfigsResponseResourceConfig, error) {
 	if name == "" {
 		return []kmsg.DescribeConfigsResponseResourceConfig{}, errors.New("Client metrics subscription name must not be empty")
 	}
-	want := wanted(names)
-	set := b.clientMetricsSubs()[name]
+	want := Wanted(names)
+	set := m.clientMetrics()[name]
 	out := []kmsg.DescribeConfigsResponseResourceConfig{}
 	for _, d := range []struct {
 		name, def string
@@ -266,7 +255,7 @@ func (b *Broker) describeClientMetrics(name string, names []string, r *kmsg.Desc
 		c.Name = d.name
 		if v, ok := set[d.name]; ok {
 			c.Value, c.Source = kmsg.StringPtr(v), kmsg.ConfigSourceClientMetricsConfig
-			if r.IncludeSynonyms {
+			if synonyms {
 				c.ConfigSynonyms = append(c.ConfigSynonyms, synonym(d.name, v, int8(kmsg.ConfigSourceClientMetricsConfig)))
 			}
 		} else {

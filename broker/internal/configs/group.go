@@ -1,13 +1,12 @@
-package broker
+package configs
 
-// Group configs (the GROUP config resource, KIP-848/KIP-932) through
-// DescribeConfigs and IncrementalAlterConfigs: the share.* names share
-// groups read and the consumer.* names KIP-848 consumer groups read
-// (consumer.session.timeout.ms and consumer.heartbeat.interval.ms, within
-// the broker's group.consumer.min/max.* bounds, the session longer than
-// the interval, as Kafka checks them). The share coordinator stores them
-// all durably with its state; the group coordinator reads the consumer.*
-// ones at each heartbeat.
+// Group configs (the GROUP config resource, KIP-848/KIP-932): the share.*
+// names share groups read and the consumer.* names KIP-848 consumer groups
+// read (consumer.session.timeout.ms and consumer.heartbeat.interval.ms,
+// within the broker's group.consumer.min/max.* bounds, the session longer
+// than the interval, as Kafka checks them). The share coordinator stores
+// them all durably with its state; the group coordinator reads the
+// consumer.* ones at each heartbeat.
 
 import (
 	"fmt"
@@ -19,14 +18,19 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/minikafka/minikafka/broker/internal/share"
 )
 
-func (b *Broker) describeGroupConfigs(group string, names []string) []kmsg.DescribeConfigsResponseResourceConfig {
-	want := wanted(names)
-	set := b.share.GroupConfigs(group)
-	defs := b.groupConfigDefaults()
+// consumerGroupConfigs are the KIP-848 consumer group configs of the GROUP
+// resource, each with the broker setting that is its default.
+var consumerGroupConfigs = map[string]string{
+	"consumer.session.timeout.ms":    "group.consumer.session.timeout.ms",
+	"consumer.heartbeat.interval.ms": "group.consumer.heartbeat.interval.ms",
+}
+
+func (m *Manager) describeGroup(group string, names []string) []kmsg.DescribeConfigsResponseResourceConfig {
+	want := Wanted(names)
+	set := m.b.GroupConfigs(group)
+	defs := m.groupDefaults()
 	out := []kmsg.DescribeConfigsResponseResourceConfig{}
 	for _, name := range slices.Sorted(maps.Keys(defs)) {
 		if !want(name) {
@@ -52,27 +56,28 @@ func (b *Broker) describeGroupConfigs(group string, names []string) []kmsg.Descr
 	return out
 }
 
-// alterGroupConfigs applies IncrementalAlterConfigs ops to a group's
-// configs: SET and DELETE; APPEND/SUBTRACT are INVALID_CONFIG (no group
-// config is a list).
-func (b *Broker) alterGroupConfigs(group string, dup, validateOnly bool, ops []kmsg.IncrementalAlterConfigsRequestResourceConfig) (int16, error) {
+// alterGroup applies IncrementalAlterConfigs ops to a group's configs:
+// SET and DELETE; APPEND/SUBTRACT are INVALID_CONFIG (no group config is a
+// list).
+func (m *Manager) alterGroup(group string, dup, validateOnly bool, ops []kmsg.IncrementalAlterConfigsRequestResourceConfig) (int16, error) {
 	if dup {
 		return kerr.InvalidRequest.Code, fmt.Errorf("resource %s named more than once", group)
 	}
 	if group == "" {
 		return kerr.InvalidGroupID.Code, fmt.Errorf("empty group id")
 	}
-	set := b.share.GroupConfigs(group)
+	set := m.b.GroupConfigs(group)
 	if set == nil {
 		set = map[string]string{}
 	}
+	defs := m.groupDefaults()
 	seen := map[string]bool{}
 	for _, c := range ops {
 		if seen[c.Name] {
 			return kerr.InvalidRequest.Code, fmt.Errorf("config %s named more than once", c.Name)
 		}
 		seen[c.Name] = true
-		if _, ok := b.groupConfigDefaults()[c.Name]; !ok {
+		if _, ok := defs[c.Name]; !ok {
 			return kerr.InvalidConfig.Code, fmt.Errorf("Unknown group config name: %s", c.Name)
 		}
 		switch c.Op {
@@ -80,9 +85,9 @@ func (b *Broker) alterGroupConfigs(group string, dup, validateOnly bool, ops []k
 			if c.Value == nil {
 				return kerr.InvalidConfig.Code, fmt.Errorf("null value for %s", c.Name)
 			}
-			validate := b.share.ValidateConfig
+			validate := m.b.ValidateShareConfig
 			if _, ok := consumerGroupConfigs[c.Name]; ok {
-				validate = b.validateConsumerGroupConfig
+				validate = m.validateConsumerGroupConfig
 			}
 			if err := validate(c.Name, *c.Value); err != nil {
 				return kerr.InvalidConfig.Code, err
@@ -96,43 +101,38 @@ func (b *Broker) alterGroupConfigs(group string, dup, validateOnly bool, ops []k
 			return kerr.InvalidRequest.Code, fmt.Errorf("invalid op %d for config %s", c.Op, c.Name)
 		}
 	}
-	if err := b.checkConsumerGroupConfigs(set); err != nil {
+	if err := m.checkConsumerGroupConfigs(set); err != nil {
 		return kerr.InvalidConfig.Code, err
 	}
 	if validateOnly {
 		return 0, nil
 	}
-	if err := b.share.SetGroupConfigs(group, set); err != nil {
-		b.log.Error("persisting group configs", "group", group, "err", err)
+	if err := m.b.SetGroupConfigs(group, set); err != nil {
+		m.cfg.Logger.Error("persisting group configs", "group", group, "err", err)
 		return kerr.KafkaStorageError.Code, err
 	}
-	b.log.Info("altered group configs", "group", group, "configs", set)
+	m.cfg.Logger.Info("altered group configs", "group", group, "configs", set)
 	return 0, nil
 }
 
-// consumerGroupConfigs are the KIP-848 consumer group configs of the GROUP
-// resource, each with the broker setting that is its default.
-var consumerGroupConfigs = map[string]string{
-	"consumer.session.timeout.ms":    "group.consumer.session.timeout.ms",
-	"consumer.heartbeat.interval.ms": "group.consumer.heartbeat.interval.ms",
-}
-
-// groupConfigDefaults is every GROUP resource config with its default.
-func (b *Broker) groupConfigDefaults() map[string]string {
-	defs := share.ConfigNames()
-	gc := b.cfg.Groups.withDefaults()
-	defs["consumer.session.timeout.ms"] = strconv.FormatInt(gc.ConsumerSessionTimeout.Milliseconds(), 10)
-	defs["consumer.heartbeat.interval.ms"] = strconv.FormatInt(gc.ConsumerHeartbeatInterval.Milliseconds(), 10)
+// groupDefaults is every GROUP resource config with its default.
+func (m *Manager) groupDefaults() map[string]string {
+	defs := maps.Clone(m.cfg.ShareDefaults)
+	if defs == nil {
+		defs = map[string]string{}
+	}
+	defs["consumer.session.timeout.ms"] = strconv.FormatInt(m.cfg.Groups.SessionTimeout.Milliseconds(), 10)
+	defs["consumer.heartbeat.interval.ms"] = strconv.FormatInt(m.cfg.Groups.HeartbeatInterval.Milliseconds(), 10)
 	return defs
 }
 
 // validateConsumerGroupConfig checks one consumer.* value: an int within
 // the broker's group.consumer.min/max bounds.
-func (b *Broker) validateConsumerGroupConfig(name, value string) error {
-	gc := b.cfg.Groups.withDefaults()
-	lo, hi := gc.ConsumerMinSessionTimeout, gc.ConsumerMaxSessionTimeout
+func (m *Manager) validateConsumerGroupConfig(name, value string) error {
+	gb := m.cfg.Groups
+	lo, hi := gb.MinSessionTimeout, gb.MaxSessionTimeout
 	if name == "consumer.heartbeat.interval.ms" {
-		lo, hi = gc.ConsumerMinHeartbeatInterval, gc.ConsumerMaxHeartbeatInterval
+		lo, hi = gb.MinHeartbeatInterval, gb.MaxHeartbeatInterval
 	}
 	n, err := strconv.ParseInt(value, 10, 32)
 	if err != nil || n < 1 {
@@ -150,8 +150,8 @@ func (b *Broker) validateConsumerGroupConfig(name, value string) error {
 // checkConsumerGroupConfigs checks a group's whole set as Kafka does: the
 // session timeout in effect must exceed the heartbeat interval in effect,
 // or members would expire between heartbeats.
-func (b *Broker) checkConsumerGroupConfigs(set map[string]string) error {
-	defs := b.groupConfigDefaults()
+func (m *Manager) checkConsumerGroupConfigs(set map[string]string) error {
+	defs := m.groupDefaults()
 	eff := func(name string) int64 {
 		v, ok := set[name]
 		if !ok {
