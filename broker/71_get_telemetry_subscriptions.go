@@ -8,7 +8,7 @@ package broker
 // one place to see every client's view of itself.
 //
 // Kafka asks for nothing until an operator creates a client-metrics
-// subscription (a CLIENT_METRICS config resource, client_metrics.go);
+// subscription (a CLIENT_METRICS config resource, internal/configs);
 // minikafka gives every client no such subscription matches
 // Config.ClientMetrics (all metrics every 30 s unless told otherwise,
 // `-client-metrics`), because a test or edge broker is where people look

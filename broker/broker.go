@@ -134,7 +134,7 @@ type Config struct {
 	QuotaWindowSize    time.Duration
 	// ClientMetrics is the subscription every client is given for its
 	// KIP-714 metrics when no CLIENT_METRICS subscription matches it
-	// (71_get_telemetry_subscriptions.go, client_metrics.go): metric name
+	// (71_get_telemetry_subscriptions.go, internal/configs): metric name
 	// prefixes, "*" for all; nil or empty asks for none. Interval is the
 	// push interval (default 30 s), TelemetryMaxBytes Kafka's
 	// telemetry.max.bytes (default 1 MiB).

@@ -3,8 +3,8 @@
 // a broker runs and at which level (per broker, cluster default), their
 // types, the broker configs that stand for topic configs (TopicSynonym,
 // whose dynamic values are the defaults of every topic), the validation
-// of a level's new set in Kafka's words, and the persisted State. The
-// broker's dynconfig.go reads and writes the state file and applies it;
+// of a level's new set in Kafka's words, and the persisted State.
+// broker/internal/configs reads and writes the state file and applies it;
 // the package imports neither broker nor protocol (internal/lint checks
 // that).
 package brokerconfig

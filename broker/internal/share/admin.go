@@ -12,7 +12,7 @@ import (
 
 // ConfigNames are the GROUP resource configs a share group reads, with
 // their defaults. The coordinator stores a group's consumer.* configs
-// (KIP-848 groups, broker/share_configs.go) as well: one durable place for
+// (KIP-848 groups, broker/internal/configs) as well: one durable place for
 // every GROUP resource config.
 func ConfigNames() map[string]string { return maps.Clone(groupConfigDefaults) }
 

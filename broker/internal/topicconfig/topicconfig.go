@@ -6,8 +6,7 @@
 // defaults) with what the broker derives from it: the logstore settings,
 // size and timestamp bounds, the codec to recompress into, the cleaner's
 // settings. It imports neither broker nor protocol (internal/lint checks
-// that); the broker's configs.go and dynconfig.go describe and alter
-// configs.
+// that); broker/internal/configs describes and alters configs.
 package topicconfig
 
 import (
@@ -118,7 +117,7 @@ type Config struct {
 	Set map[string]string // explicitly set values (persisted)
 
 	// inherit holds, per topic config name, the dynamic broker configs
-	// it defaults to (the broker's dynconfig.go), in precedence order.
+	// it defaults to (broker/internal/configs), in precedence order.
 	Inherit map[string]Inherited
 
 	Log                 logstore.Config
@@ -262,8 +261,8 @@ func ValidateValue(d *Def, v string) error {
 }
 
 // Parse validates set and derives the effective configuration over
-// Kafka's defaults (over a broker's own dynamic defaults: the broker's
-// parseTopicConfigs, dynconfig.go).
+// Kafka's defaults (over a broker's own dynamic defaults:
+// configs.Manager.ParseTopic).
 func Parse(set map[string]string) (*Config, error) {
 	return ParseWith(set, nil)
 }
