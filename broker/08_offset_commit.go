@@ -36,13 +36,14 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minikafka/minikafka/broker/internal/share"
 	"github.com/minikafka/minikafka/protocol"
 )
 
 func (b *Broker) handleOffsetCommit(_ context.Context, req *protocol.Request) protocol.Reply {
 	if r := req.Body.(*kmsg.OffsetCommitRequest); b.share.Exists(r.Group) { // a share group commits no offsets (share.go)
 		b.logBad(req, "offset commit to a share group's ID", "group", r.Group)
-		return protocol.Reply{Response: shareGroupOffsetCommit(r)}
+		return protocol.Reply{Response: share.RefuseOffsetCommit(r)}
 	}
 	return protocol.Reply{Response: b.groups.OffsetCommit(req.Body.(*kmsg.OffsetCommitRequest))}
 }

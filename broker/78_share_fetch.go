@@ -25,7 +25,6 @@ package broker
 
 import (
 	"context"
-	"encoding/binary"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -36,6 +35,12 @@ import (
 )
 
 type shareSessionKey struct{ group, member string }
+
+// A ShareFetch answer with pooled record buffers writes itself.
+var (
+	_ protocol.BodyWriter = (*share.FetchBody)(nil)
+	_ protocol.Releaser   = (*share.FetchBody)(nil)
+)
 
 func (b *Broker) handleShareFetch(ctx context.Context, req *protocol.Request) protocol.Reply {
 	r := req.Body.(*kmsg.ShareFetchRequest)
@@ -59,11 +64,11 @@ func (b *Broker) handleShareFetch(ctx context.Context, req *protocol.Request) pr
 	wait := time.Duration(r.MaxWaitMillis) * time.Millisecond
 	var chans []<-chan struct{}
 	if wait > 0 {
-		chans = b.shareChans(f, chans)
+		chans = f.Changed(shareView{b}, chans)
 	}
 	var pooled []*[]byte // read buffers the response gives back once written
-	if b.shareRead(f, &pooled) || wait <= 0 || len(f.Targets) == 0 {
-		return protocol.Reply{Response: newShareFetchBody(f.Response(), pooled)}
+	if f.Read(shareView{b}, &pooled) || wait <= 0 || len(f.Targets) == 0 {
+		return protocol.Reply{Response: share.NewFetchBody(f.Response(), pooled)}
 	}
 	deadline := time.Now().Add(wait)
 	var draining <-chan struct{}
@@ -75,132 +80,12 @@ func (b *Broker) handleShareFetch(ctx context.Context, req *protocol.Request) pr
 		defer timer.Stop()
 		for {
 			if !waitAny(ctx, b.closing, draining, timer.C, chans) {
-				return newShareFetchBody(f.Response(), pooled), nil
+				return share.NewFetchBody(f.Response(), pooled), nil
 			}
-			chans = b.shareChans(f, chans[:0])
-			if b.shareRead(f, &pooled) {
-				return newShareFetchBody(f.Response(), pooled), nil
+			chans = f.Changed(shareView{b}, chans[:0])
+			if f.Read(shareView{b}, &pooled) {
+				return share.NewFetchBody(f.Response(), pooled), nil
 			}
 		}
 	}}
-}
-
-// shareChans are what may make records acquirable: appends to the
-// fetch's partitions and releases in the share coordinator.
-func (b *Broker) shareChans(f *share.Fetch, dst []<-chan struct{}) []<-chan struct{} {
-	dst = append(dst, b.share.Changed())
-	for _, t := range f.Targets {
-		if tp := b.lookupTopic(t.Topic, [16]byte{}); tp != nil {
-			if p := tp.partition(t.Partition); p != nil {
-				dst = append(dst, b.storeOf(p).changed())
-			}
-		}
-	}
-	return dst
-}
-
-// shareRead acquires and reads; true if any record was acquired. The
-// response's record bytes stay within the request's MaxBytes except for
-// its first batch (Kafka's log read returns at least one); records past
-// what fits are given back unacquired.
-func (b *Broker) shareRead(f *share.Fetch, pooled *[]*[]byte) bool {
-	got := false
-	for _, a := range f.Acquire() {
-		var p *partition
-		if t := b.lookupTopic(a.Target.Topic, [16]byte{}); t != nil {
-			p = t.partition(a.Target.Partition)
-		}
-		if p == nil {
-			f.GiveBack(a, a.First)
-			a.Out.ErrorCode = kerr.UnknownTopicOrPartition.Code
-			continue
-		}
-		data, next, err := b.readShareRecords(p, a.First, a.Last, pooled)
-		if fit := batchesWithin(data, f.BytesLeft, !f.Sent); len(fit) < len(data) {
-			data = fit
-			next = a.First
-			if len(fit) > 0 {
-				next = batchesEnd(fit)
-			}
-		}
-		if next <= a.Last {
-			f.GiveBack(a, next)
-		}
-		if err != nil && len(data) == 0 {
-			a.Out.ErrorCode = errCode(err)
-			b.log.Warn("share fetch read failed", "topic", a.Target.Topic, "partition", a.Target.Partition, "err", err)
-			continue
-		}
-		if len(data) == 0 {
-			continue
-		}
-		if f.ReadCommitted {
-			if ab := abortedRanges(b, p, data); len(ab) > 0 {
-				f.Archive(a, ab)
-			}
-		}
-		f.BytesLeft -= len(data)
-		f.Sent = true
-		if a.Out.Records == nil {
-			a.Out.Records = data
-		} else {
-			a.Out.Records = append(a.Out.Records, data...)
-		}
-		got = got || len(a.Out.AcquiredRecords) > 0
-	}
-	return got
-}
-
-// batchesWithin cuts data after the last whole batch that ends within n
-// bytes, keeping the first batch anyway when minOne.
-func batchesWithin(data []byte, n int, minOne bool) []byte {
-	if len(data) <= n {
-		return data
-	}
-	pos := 0
-	for len(data)-pos >= 27 {
-		sz := int(binary.BigEndian.Uint32(data[pos+8:pos+12])) + 12
-		if sz > len(data)-pos || sz < 27 || (pos+sz > n && !(pos == 0 && minOne)) {
-			break
-		}
-		pos += sz
-	}
-	return data[:pos]
-}
-
-// abortedRanges lists the offsets of data's batches that belong to
-// aborted transactions: a transactional data batch whose producer
-// aborted a transaction that began at or before it and whose abort
-// marker follows it. A share consumer cannot drop them itself (the
-// response names no aborted transactions), so under read_committed the
-// share-partition archives them, as Kafka does.
-func abortedRanges(b *Broker, p *partition, data []byte) [][2]int64 {
-	if len(data) < 27 {
-		return nil
-	}
-	aborted := b.txns.abortedIn(p, int64(binary.BigEndian.Uint64(data[0:8])), batchesEnd(data))
-	if len(aborted) == 0 {
-		return nil
-	}
-	var out [][2]int64
-	for len(data) >= 61 {
-		sz := int(binary.BigEndian.Uint32(data[8:12])) + 12
-		if sz > len(data) || sz < 61 {
-			break
-		}
-		base := int64(binary.BigEndian.Uint64(data[0:8]))
-		last := base + int64(int32(binary.BigEndian.Uint32(data[23:27])))
-		attrs := binary.BigEndian.Uint16(data[21:23])
-		pid := int64(binary.BigEndian.Uint64(data[43:51]))
-		if attrs&0x10 != 0 && attrs&0x20 == 0 { // transactional, not control
-			for _, a := range aborted {
-				if a.PID == pid && a.First <= base && base < a.Last {
-					out = append(out, [2]int64{base, last})
-					break
-				}
-			}
-		}
-		data = data[sz:]
-	}
-	return out
 }

@@ -4,6 +4,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/minikafka/minikafka/broker/internal/inspect"
+	"github.com/minikafka/minikafka/broker/internal/share"
 )
 
 // ReadRecords returns up to limit records of a partition from offset on
@@ -38,7 +39,7 @@ func (ip inspectPartition) HighWatermark() int64 { return ip.st.highWatermark() 
 func (ip inspectPartition) LastStable() int64    { return ip.st.lastStable() }
 
 func (ip inspectPartition) Read(first, last int64) ([]byte, int64, error) {
-	return ip.b.readShareRecords(ip.p, first, last, nil)
+	return share.ReadRecords(shareView{ip.b}, ip.p.topic.name, ip.p.index, first, last, nil)
 }
 
 func (ip inspectPartition) Aborted(from, to int64) []inspect.Aborted {

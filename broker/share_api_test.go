@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minikafka/minikafka/broker/internal/share"
 	"github.com/minikafka/minikafka/internal/records"
 	"github.com/minikafka/minikafka/internal/vfs"
 )
@@ -580,7 +581,7 @@ func TestShareFetchRecordsAndMaxBytes(t *testing.T) {
 	if got := p0.AcquiredRecords; len(got) != 1 || got[0].FirstOffset != 0 || got[0].LastOffset != 0 || got[0].DeliveryCount != 1 {
 		t.Fatalf("MaxBytes=1: acquired %+v, want offset 0 only", got)
 	}
-	if end := batchesEnd(p0.Records); end != 1 {
+	if end := share.BatchesEnd(p0.Records); end != 1 {
 		t.Fatalf("MaxBytes=1: records end at %d, want one batch", end)
 	}
 	one := len(p0.Records)

@@ -244,3 +244,20 @@ func (c *Coordinator) DeleteOffsets(r *kmsg.DeleteShareGroupOffsetsRequest) *kms
 	}
 	return resp
 }
+
+// RefuseOffsetCommit answers an OffsetCommit to a share group's ID:
+// GROUP_ID_NOT_FOUND on every partition, as Kafka.
+func RefuseOffsetCommit(r *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
+	resp := r.ResponseKind().(*kmsg.OffsetCommitResponse)
+	for _, t := range r.Topics {
+		rt := kmsg.NewOffsetCommitResponseTopic()
+		rt.Topic, rt.TopicID = t.Topic, t.TopicID
+		for _, p := range t.Partitions {
+			rp := kmsg.NewOffsetCommitResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p.Partition, kerr.GroupIDNotFound.Code
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}

@@ -1,4 +1,4 @@
-package broker
+package share
 
 import (
 	"encoding/binary"
@@ -11,7 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// shareFetchBody is a ShareFetch response whose record bytes go to the
+// FetchBody is a ShareFetch response whose record bytes go to the
 // connection from the buffers they were read into (one writev with the
 // encoded fields between them), not copied into an encoded response as
 // kmsg's AppendTo would: it implements protocol.BodyWriter, and
@@ -24,7 +24,7 @@ import (
 // decides (the last acquired offset, MaxBytes) and, under read_committed,
 // its batches' headers are inspected; reading once into a reused buffer
 // and writing from it keeps the cost to the two kernel copies.
-type shareFetchBody struct {
+type FetchBody struct {
 	*kmsg.ShareFetchResponse
 	bufs []*[]byte // pooled buffers the partitions' Records point into
 
@@ -35,14 +35,14 @@ type shareFetchBody struct {
 	size int64
 }
 
-// newShareFetchBody wraps resp; bufs are the pooled buffers its Records
+// NewFetchBody wraps resp; bufs are the pooled buffers its Records
 // were read into. Without buffers to return the plain response serves as
 // well (it is small, or its records are not pooled).
-func newShareFetchBody(resp *kmsg.ShareFetchResponse, bufs []*[]byte) kmsg.Response {
+func NewFetchBody(resp *kmsg.ShareFetchResponse, bufs []*[]byte) kmsg.Response {
 	if len(bufs) == 0 {
 		return resp
 	}
-	return &shareFetchBody{ShareFetchResponse: resp, bufs: bufs}
+	return &FetchBody{ShareFetchResponse: resp, bufs: bufs}
 }
 
 func appendCompactNullableString(b []byte, s *string) []byte {
@@ -57,7 +57,7 @@ func appendCompactNullableString(b []byte, s *string) []byte {
 // ShareFetch version is flexible; the coordinator sets no unknown tags,
 // so each tag section is one zero byte). TestShareFetchBodyMatchesKmsg
 // checks it.
-func (sb *shareFetchBody) encode() {
+func (sb *FetchBody) encode() {
 	sb.once.Do(func() {
 		r := sb.ShareFetchResponse
 		b := make([]byte, 0, 256)
@@ -119,14 +119,14 @@ func (sb *shareFetchBody) encode() {
 }
 
 // BodyLen implements protocol.BodyWriter.
-func (sb *shareFetchBody) BodyLen() int64 {
+func (sb *FetchBody) BodyLen() int64 {
 	sb.encode()
 	return sb.size
 }
 
 // WriteBody implements protocol.BodyWriter: head, the fields and the
 // record buffers in one vectored write where the connection allows.
-func (sb *shareFetchBody) WriteBody(w io.Writer, head []byte) error {
+func (sb *FetchBody) WriteBody(w io.Writer, head []byte) error {
 	sb.encode()
 	bufs := make(net.Buffers, 0, 2*len(sb.recs)+1)
 	prev := 0
@@ -145,17 +145,21 @@ func (sb *shareFetchBody) WriteBody(w io.Writer, head []byte) error {
 		bufs = append(bufs, sb.meta[prev:])
 	}
 	_, err := bufs.WriteTo(w)
-	shareBodyWrites.Add(1)
+	bodyWrites.Add(1)
 	return err
 }
 
-// shareBodyWrites counts ShareFetch bodies written from pooled buffers
+// bodyWrites counts ShareFetch bodies written from pooled buffers
 // (tests check the path is really taken).
-var shareBodyWrites atomic.Int64
+var bodyWrites atomic.Int64
+
+// BodyWrites is how many ShareFetch bodies were written from pooled
+// buffers since the process started.
+func BodyWrites() int64 { return bodyWrites.Load() }
 
 // SetThrottle also patches the encoded fields (throttle_time_ms comes
 // first).
-func (sb *shareFetchBody) SetThrottle(ms int32) {
+func (sb *FetchBody) SetThrottle(ms int32) {
 	sb.ShareFetchResponse.ThrottleMillis = ms
 	if len(sb.meta) >= 4 {
 		binary.BigEndian.PutUint32(sb.meta, uint32(ms))
@@ -164,7 +168,7 @@ func (sb *shareFetchBody) SetThrottle(ms int32) {
 
 // Release implements protocol.Releaser: the read buffers go back to the
 // pool, and the response no longer points into them.
-func (sb *shareFetchBody) Release() {
+func (sb *FetchBody) Release() {
 	if sb.bufs == nil {
 		return
 	}
@@ -177,7 +181,7 @@ func (sb *shareFetchBody) Release() {
 	}
 	sb.recs = nil
 	for _, bp := range sb.bufs {
-		putShareBuf(bp)
+		putBuf(bp)
 	}
 	sb.bufs = nil
 }
@@ -186,39 +190,39 @@ func (sb *shareFetchBody) Release() {
 // from 64 KiB to 16 MiB; a larger read gets a buffer of its own. Reusing
 // them spares the zeroing of a new buffer per read.
 const (
-	shareBufMinShift = 16
-	shareBufMaxShift = 24
+	bufMinShift = 16
+	bufMaxShift = 24
 )
 
-var shareBufPools [shareBufMaxShift - shareBufMinShift + 1]sync.Pool
+var bufPools [bufMaxShift - bufMinShift + 1]sync.Pool
 
-func shareBufClass(n int) int {
-	if n <= 1<<shareBufMinShift {
+func bufClass(n int) int {
+	if n <= 1<<bufMinShift {
 		return 0
 	}
-	return bits.Len(uint(n-1)) - shareBufMinShift
+	return bits.Len(uint(n-1)) - bufMinShift
 }
 
-// getShareBuf returns an empty buffer with room for n bytes.
-func getShareBuf(n int) *[]byte {
-	c := shareBufClass(n)
-	if c >= len(shareBufPools) {
+// getBuf returns an empty buffer with room for n bytes.
+func getBuf(n int) *[]byte {
+	c := bufClass(n)
+	if c >= len(bufPools) {
 		b := make([]byte, 0, n)
 		return &b
 	}
-	if v := shareBufPools[c].Get(); v != nil {
+	if v := bufPools[c].Get(); v != nil {
 		bp := v.(*[]byte)
 		*bp = (*bp)[:0]
 		return bp
 	}
-	b := make([]byte, 0, 1<<(c+shareBufMinShift))
+	b := make([]byte, 0, 1<<(c+bufMinShift))
 	return &b
 }
 
-func putShareBuf(bp *[]byte) {
+func putBuf(bp *[]byte) {
 	c := cap(*bp)
-	if c < 1<<shareBufMinShift || c > 1<<shareBufMaxShift || c&(c-1) != 0 {
+	if c < 1<<bufMinShift || c > 1<<bufMaxShift || c&(c-1) != 0 {
 		return
 	}
-	shareBufPools[shareBufClass(c)].Put(bp)
+	bufPools[bufClass(c)].Put(bp)
 }
