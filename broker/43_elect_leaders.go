@@ -57,22 +57,24 @@ func (b *Broker) handleElectLeaders(_ context.Context, req *protocol.Request) pr
 	for _, tg := range targets {
 		st := kmsg.NewElectLeadersResponseTopic()
 		st.Topic = tg.name
-		t := b.lookupTopic(tg.name, [16]byte{})
 		changed := false
 		for _, i := range tg.parts {
 			sp := kmsg.NewElectLeadersResponseTopicPartition()
 			sp.Partition = i
-			var p *partition
-			if t != nil {
-				p = t.partition(i)
-			}
+			p := b.partitionOf(tg.name, i)
 			if p == nil {
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				sp.ErrorMessage = kmsg.StringPtr("The topic or partition does not exist on this broker")
 				st.Partitions = append(st.Partitions, sp)
 				continue
 			}
-			code, msg := b.electLocked(p, r.ElectionType == 1)
+			pl, code, msg := b.cl.Elect(p.place.Load(), r.ElectionType == 1)
+			if pl != nil {
+				b.changePlacement(p, pl)
+				if r.ElectionType == 1 {
+					b.log.Warn("unclean leader election", "topic", p.topic.name, "partition", p.index, "leader", pl.Leader)
+				}
+			}
 			if code == 0 {
 				changed = true
 			}
@@ -86,7 +88,7 @@ func (b *Broker) handleElectLeaders(_ context.Context, req *protocol.Request) pr
 			st.Partitions = append(st.Partitions, sp)
 		}
 		if changed {
-			if err := b.persistPlacementLocked(t); err != nil {
+			if err := b.persistPlacementLocked(b.lookupTopic(tg.name, [16]byte{})); err != nil {
 				b.log.Error("persisting elected leaders", "err", err)
 			}
 		}
@@ -95,35 +97,4 @@ func (b *Broker) handleElectLeaders(_ context.Context, req *protocol.Request) pr
 		}
 	}
 	return protocol.Reply{Response: resp}
-}
-
-// electLocked runs one partition's election; the caller holds adminMu and
-// persists the topic when the code is 0.
-func (b *Broker) electLocked(p *partition, unclean bool) (int16, string) {
-	cur := p.place.Load()
-	pl := cur.Clone()
-	if unclean {
-		if cur.Leader >= 0 {
-			return kerr.ElectionNotNeeded.Code, "Leader election not needed for topic partition"
-		}
-		for _, r := range cur.Replicas {
-			if b.cl.IsUp(r) {
-				pl.Leader, pl.ISR = r, []int32{r}
-				b.changePlacement(p, pl)
-				b.log.Warn("unclean leader election", "topic", p.topic.name, "partition", p.index, "leader", r)
-				return 0, ""
-			}
-		}
-		return kerr.EligibleLeadersNotAvailable.Code, "No running replica can lead the partition"
-	}
-	pref := cur.Replicas[0]
-	switch {
-	case cur.Leader == pref:
-		return kerr.ElectionNotNeeded.Code, "Leader election not needed for topic partition"
-	case !b.cl.IsUp(pref) || !cur.InISR(pref):
-		return kerr.PreferredLeaderNotAvailable.Code, "Failed to elect leader for partition: the preferred replica is not an in-sync replica that is up"
-	}
-	pl.Leader = pref
-	b.changePlacement(p, pl)
-	return 0, ""
 }

@@ -15,13 +15,9 @@ package broker
 
 import (
 	"context"
-	"fmt"
-	"slices"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minikafka/minikafka/broker/internal/cluster"
 	"github.com/minikafka/minikafka/protocol"
 )
 
@@ -40,11 +36,17 @@ func (b *Broker) handleAlterPartitionAssignments(_ context.Context, req *protoco
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewAlterPartitionAssignmentsResponseTopicPartition()
 			sp.Partition = rp.Partition
-			code, msg := b.checkReassignment(t, rp, req.Version < 1 || r.AllowReplicationFactorChange)
+			var cur *placement
+			p := b.partitionOf(rt.Topic, rp.Partition)
+			if p != nil {
+				cur = p.place.Load()
+			}
+			code, msg := b.cl.CheckReassignment(cur, rp.Replicas, req.Version < 1 || r.AllowReplicationFactorChange)
 			if code != 0 {
 				sp.ErrorCode, sp.ErrorMessage = code, &msg
 				b.logBad(req, "reassignment refused", "topic", rt.Topic, "partition", rp.Partition, "reason", msg)
-			} else if b.reassignLocked(t.partition(rp.Partition), rp.Replicas) {
+			} else if pl := b.cl.Reassigned(cur, rp.Replicas); b.changePlacement(p, pl) {
+				b.log.Info("partition reassigned", "topic", p.topic.name, "partition", p.index, "replicas", rp.Replicas, "leader", pl.Leader)
 				changed = true
 			}
 			st.Partitions = append(st.Partitions, sp)
@@ -59,58 +61,10 @@ func (b *Broker) handleAlterPartitionAssignments(_ context.Context, req *protoco
 	return protocol.Reply{Response: resp}
 }
 
-// checkReassignment is the code and message for one partition's target
-// replicas.
-func (b *Broker) checkReassignment(t *topic, rp kmsg.AlterPartitionAssignmentsRequestTopicPartition, allowRFChange bool) (int16, string) {
-	if t == nil || t.partition(rp.Partition) == nil {
-		return kerr.UnknownTopicOrPartition.Code, "This server does not host this topic-partition."
-	}
-	if rp.Replicas == nil {
-		return kerr.NoReassignmentInProgress.Code, "No ongoing reassignment for this partition."
-	}
-	if len(rp.Replicas) == 0 {
-		return kerr.InvalidReplicaAssignment.Code, "The manual partition assignment includes an empty replica list."
-	}
-	if cur := len(t.partition(rp.Partition).place.Load().Replicas); len(rp.Replicas) != cur && !allowRFChange {
-		return kerr.InvalidReplicationFactor.Code, fmt.Sprintf("The replication factor is changed from %d to %d, and the request does not allow replication factor changes.", cur, len(rp.Replicas))
-	}
-	seen := map[int32]bool{}
-	for _, id := range rp.Replicas {
-		if seen[id] {
-			return kerr.InvalidReplicaAssignment.Code, fmt.Sprintf("The manual partition assignment includes the broker %d more than once.", id)
-		}
-		seen[id] = true
-		if b.cl.Index(id) < 0 {
-			return kerr.InvalidReplicaAssignment.Code, fmt.Sprintf("The manual partition assignment includes broker %d, but no such broker is registered.", id)
-		}
-	}
-	return 0, ""
-}
-
 // handleListPartitionReassignments: nothing is ever being reassigned.
 func (b *Broker) handleListPartitionReassignments(_ context.Context, req *protocol.Request) protocol.Reply {
 	r := req.Body.(*kmsg.ListPartitionReassignmentsRequest)
 	resp := r.ResponseKind().(*kmsg.ListPartitionReassignmentsResponse)
 	resp.Version = req.Version
 	return protocol.Reply{Response: resp}
-}
-
-// reassignLocked moves p to replicas at once (the data is shared); the
-// caller holds adminMu and persists the topic when it reports a change.
-func (b *Broker) reassignLocked(p *partition, replicas []int32) bool {
-	cur := p.place.Load()
-	pl := cur.Clone()
-	pl.Replicas = slices.Clone(replicas)
-	pl.ISR = cluster.InOrder(replicas, b.cl.IsUp)
-	if !pl.InISR(pl.Leader) {
-		pl.Leader = -1
-		if len(pl.ISR) > 0 {
-			pl.Leader = pl.ISR[0]
-		}
-	}
-	if b.changePlacement(p, pl) {
-		b.log.Info("partition reassigned", "topic", p.topic.name, "partition", p.index, "replicas", replicas, "leader", pl.Leader)
-		return true
-	}
-	return false
 }

@@ -16,52 +16,22 @@ import (
 	"context"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minikafka/minikafka/protocol"
 )
 
-const clusterMetadataTopic = "__cluster_metadata"
-
 func (b *Broker) handleDescribeQuorum(_ context.Context, req *protocol.Request) protocol.Reply {
 	r := req.Body.(*kmsg.DescribeQuorumRequest)
 	resp := r.ResponseKind().(*kmsg.DescribeQuorumResponse)
 	resp.Version = req.Version
-	now := time.Now().UnixMilli()
-	hw := 1 + b.metadataChanges.Load()
-	for _, rt := range r.Topics {
-		st := kmsg.NewDescribeQuorumResponseTopic()
-		st.Topic = rt.Topic
-		for _, rp := range rt.Partitions {
-			sp := kmsg.NewDescribeQuorumResponseTopicPartition()
-			sp.Partition = rp.Partition
-			if rt.Topic != clusterMetadataTopic || rp.Partition != 0 {
-				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-				sp.ErrorMessage = kmsg.StringPtr("only " + clusterMetadataTopic + "-0 has a quorum")
-				b.logBad(req, "describe quorum: not the metadata partition", "topic", rt.Topic, "partition", rp.Partition)
-				st.Partitions = append(st.Partitions, sp)
-				continue
+	resp.Topics = b.cl.Quorum(r, 1+b.metadataChanges.Load(), time.Now().UnixMilli())
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			if p.ErrorCode != 0 {
+				b.logBad(req, "describe quorum: not the metadata partition", "topic", t.Topic, "partition", p.Partition)
 			}
-			// One voter, the controller; the other running nodes are
-			// observers, as brokers of a KRaft cluster are.
-			ctl := b.cl.Controller()
-			sp.LeaderID, sp.LeaderEpoch, sp.HighWatermark = ctl, 1, hw
-			voter := kmsg.NewDescribeQuorumResponseTopicPartitionReplicaState()
-			voter.ReplicaID, voter.LogEndOffset = ctl, hw
-			voter.LastFetchTimestamp, voter.LastCaughtUpTimestamp = now, now
-			sp.CurrentVoters = []kmsg.DescribeQuorumResponseTopicPartitionReplicaState{voter}
-			sp.Observers = []kmsg.DescribeQuorumResponseTopicPartitionReplicaState{}
-			for _, n := range b.cl.UpNodes() {
-				if n.ID != ctl {
-					o := voter
-					o.ReplicaID = n.ID
-					sp.Observers = append(sp.Observers, o)
-				}
-			}
-			st.Partitions = append(st.Partitions, sp)
 		}
-		resp.Topics = append(resp.Topics, st)
 	}
 	if req.Version >= 2 {
 		name := req.Conn.Listener

@@ -105,7 +105,7 @@ func leaderEpochCode(p *partition, e int32) int16 {
 
 // ErrUnknownNode is returned by cluster changes naming a node that is not
 // in the cluster.
-var ErrUnknownNode = errors.New("broker: unknown node")
+var ErrUnknownNode = cluster.ErrUnknownNode
 
 // NodeState is a node as Nodes reports it.
 type NodeState struct {
@@ -174,23 +174,24 @@ func (b *Broker) findPartition(topic string, partition int32) (*partition, error
 	return p, nil
 }
 
-// changeLeader stores pl as p's placement; when its leader differs from
-// the current one, the epoch is bumped and its first offset recorded
+// partitionOf is the named partition, nil when there is none.
+func (b *Broker) partitionOf(topic string, partition int32) *partition {
+	if t := b.lookupTopic(topic, [16]byte{}); t != nil {
+		return t.partition(partition)
+	}
+	return nil
+}
+
+// changePlacement stores pl as p's placement; when its leader differs
+// from the current one, the epoch is bumped and its first offset recorded
 // under p.mu (the lock appends stamp epochs under). It reports whether
 // anything changed. The caller holds adminMu and persists the topic.
 func (b *Broker) changePlacement(p *partition, pl *placement) bool {
 	st := b.storeOf(p) // before p.mu: opening a forwarded partition's spool takes it
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	cur := p.place.Load()
-	if pl.Leader != cur.Leader {
-		pl.Epoch = cur.Epoch + 1
-		pl.Epochs = append(slices.Clone(cur.Epochs), cluster.EpochStart{Epoch: pl.Epoch, Start: st.logEnd()})
-	} else {
-		pl.Epoch, pl.Epochs = cur.Epoch, cur.Epochs
-		if slices.Equal(pl.ISR, cur.ISR) && slices.Equal(pl.Replicas, cur.Replicas) {
-			return false
-		}
+	if !pl.Follow(p.place.Load(), st.logEnd()) {
+		return false
 	}
 	p.place.Store(pl)
 	return true
@@ -202,17 +203,6 @@ func (b *Broker) persistPlacementLocked(t *topic) error {
 	b.metadataChanges.Add(1)
 	if err := b.writeTopicMeta(t, t.partitions(), t.cfg.Load().Set); err != nil {
 		return fmt.Errorf("broker: persisting %s's placement: %w", t.name, err)
-	}
-	return nil
-}
-
-// runningNode is nil for a node of the cluster that is up, else why not.
-func (b *Broker) runningNode(node int32) error {
-	switch {
-	case b.cl.Index(node) < 0:
-		return fmt.Errorf("%w %d (nodes %v)", ErrUnknownNode, node, b.cl.NodeIDs())
-	case !b.cl.IsUp(node):
-		return fmt.Errorf("broker: node %d is stopped", node)
 	}
 	return nil
 }
@@ -243,32 +233,7 @@ func (b *Broker) eachPartitionLocked(f func(p *partition) bool) error {
 // move to the next node that is up. Its listeners are the embedding
 // program's to close.
 func (b *Broker) StopNode(id int32) error {
-	b.adminMu.Lock()
-	defer b.adminMu.Unlock()
-	was, ok := b.cl.SetUp(id, false)
-	if !ok {
-		return fmt.Errorf("%w %d (nodes %v)", ErrUnknownNode, id, b.cl.NodeIDs())
-	}
-	if !was {
-		return nil
-	}
-	b.log.Info("node stopped", "node", id)
-	b.cl.MoveSlotsOff(id)
-	return b.eachPartitionLocked(func(p *partition) bool {
-		cur := p.place.Load()
-		if !slices.Contains(cur.Replicas, id) {
-			return false
-		}
-		pl := cur.Clone()
-		pl.ISR = cluster.InOrder(cur.Replicas, func(r int32) bool { return r != id && cur.InISR(r) })
-		if pl.Leader == id {
-			pl.Leader = -1
-			if len(pl.ISR) > 0 {
-				pl.Leader = pl.ISR[0]
-			}
-		}
-		return b.changePlacement(p, pl)
-	})
+	return b.setNodeUp(id, false)
 }
 
 // StartNode brings a stopped node back: it rejoins the ISR of its
@@ -276,27 +241,30 @@ func (b *Broker) StopNode(id int32) error {
 // partitions that had no leader. Leadership of the others returns to it
 // through ElectLeaders or auto.leader.rebalance.enable.
 func (b *Broker) StartNode(id int32) error {
+	return b.setNodeUp(id, true)
+}
+
+func (b *Broker) setNodeUp(id int32, up bool) error {
 	b.adminMu.Lock()
 	defer b.adminMu.Unlock()
-	was, ok := b.cl.SetUp(id, true)
+	was, ok := b.cl.SetUp(id, up)
 	if !ok {
-		return fmt.Errorf("%w %d (nodes %v)", ErrUnknownNode, id, b.cl.NodeIDs())
+		return b.cl.UnknownNode(id)
 	}
-	if was {
+	if was == up {
 		return nil
 	}
-	b.log.Info("node started", "node", id)
+	change := cluster.Started
+	if up {
+		b.log.Info("node started", "node", id)
+	} else {
+		b.log.Info("node stopped", "node", id)
+		b.cl.MoveSlotsOff(id)
+		change = cluster.Stopped
+	}
 	return b.eachPartitionLocked(func(p *partition) bool {
-		cur := p.place.Load()
-		if !slices.Contains(cur.Replicas, id) {
-			return false
-		}
-		pl := cur.Clone()
-		pl.ISR = cluster.InOrder(cur.Replicas, func(r int32) bool { return r == id || cur.InISR(r) })
-		if pl.Leader < 0 {
-			pl.Leader = id
-		}
-		return b.changePlacement(p, pl)
+		pl := change(p.place.Load(), id)
+		return pl != nil && b.changePlacement(p, pl)
 	})
 }
 
@@ -309,18 +277,10 @@ func (b *Broker) MoveLeader(topic string, partition, node int32) error {
 	if err != nil {
 		return err
 	}
-	if err := b.runningNode(node); err != nil {
+	pl, err := b.cl.MovedLeader(p.place.Load(), node, topic, partition)
+	if pl == nil {
 		return err
 	}
-	cur := p.place.Load()
-	switch {
-	case !cur.InISR(node):
-		return fmt.Errorf("broker: node %d is not an in-sync replica of %s-%d (ISR %v)", node, topic, partition, cur.ISR)
-	case cur.Leader == node:
-		return nil
-	}
-	pl := cur.Clone()
-	pl.Leader = node
 	b.changePlacement(p, pl)
 	b.log.Info("partition leader moved", "topic", topic, "partition", partition, "leader", node, "epoch", pl.Epoch)
 	return b.persistPlacementLocked(p.topic)
@@ -338,25 +298,9 @@ func (b *Broker) SetISR(topic string, partition int32, isr []int32) error {
 	if err != nil {
 		return err
 	}
-	cur := p.place.Load()
-	for _, r := range isr {
-		if !slices.Contains(cur.Replicas, r) {
-			return fmt.Errorf("broker: node %d is not a replica of %s-%d (replicas %v)", r, topic, partition, cur.Replicas)
-		}
-		if !b.cl.IsUp(r) {
-			return fmt.Errorf("broker: node %d is stopped", r)
-		}
-	}
-	pl := cur.Clone()
-	pl.ISR = cluster.InOrder(cur.Replicas, func(r int32) bool { return slices.Contains(isr, r) })
-	if !pl.InISR(pl.Leader) {
-		pl.Leader = -1
-		if len(pl.ISR) > 0 {
-			pl.Leader = pl.ISR[0]
-		}
-	}
-	if !b.changePlacement(p, pl) {
-		return nil
+	pl, err := b.cl.WithISR(p.place.Load(), isr, topic, partition)
+	if err != nil || !b.changePlacement(p, pl) {
+		return err
 	}
 	b.log.Info("partition ISR set", "topic", topic, "partition", partition, "isr", pl.ISR, "leader", pl.Leader)
 	return b.persistPlacementLocked(p.topic)
@@ -370,7 +314,7 @@ func (b *Broker) MoveCoordinator(kind, key string, node int32) error {
 	if err != nil {
 		return err
 	}
-	if err := b.runningNode(node); err != nil {
+	if err := b.cl.Running(node); err != nil {
 		return err
 	}
 	if s, old := b.cl.MoveSlot(k, key, node); old != node {
@@ -391,13 +335,10 @@ func (b *Broker) electPreferredLocked(want func(p *partition) bool) ([]*partitio
 		if !want(p) {
 			return false
 		}
-		cur := p.place.Load()
-		pref := cur.Replicas[0]
-		if cur.Leader == pref || !cur.InISR(pref) || !b.cl.IsUp(pref) {
+		pl := b.cl.Preferred(p.place.Load())
+		if pl == nil {
 			return false
 		}
-		pl := cur.Clone()
-		pl.Leader = pref
 		moved = append(moved, p)
 		return b.changePlacement(p, pl)
 	})

@@ -35,16 +35,8 @@ func (v shareView) TopicID(name string) ([16]byte, bool)     { return v.b.TopicI
 func (v shareView) TopicName(id [16]byte) (string, bool)     { return v.b.TopicName(id) }
 func (v shareView) PartitionCount(name string) (int32, bool) { return v.b.PartitionCount(name) }
 
-// part is the named partition, nil when there is none.
-func (v shareView) part(topic string, p int32) *partition {
-	if t := v.b.lookupTopic(topic, [16]byte{}); t != nil {
-		return t.partition(p)
-	}
-	return nil
-}
-
 func (v shareView) Offsets(topic string, p int32) (int64, int64, bool) {
-	pp := v.part(topic, p)
+	pp := v.b.partitionOf(topic, p)
 	if pp == nil {
 		return 0, 0, false
 	}
@@ -53,7 +45,7 @@ func (v shareView) Offsets(topic string, p int32) (int64, int64, bool) {
 }
 
 func (v shareView) LastStable(topic string, p int32) int64 {
-	if pp := v.part(topic, p); pp != nil {
+	if pp := v.b.partitionOf(topic, p); pp != nil {
 		return v.b.storeOf(pp).lastStable()
 	}
 	return 0
@@ -66,7 +58,7 @@ func (v shareView) Leads(node int32, topic string, p int32) bool {
 	if node < 0 || !v.b.cl.Multi() {
 		return true
 	}
-	pp := v.part(topic, p)
+	pp := v.b.partitionOf(topic, p)
 	return pp == nil || pp.place.Load().Leader == node
 }
 
@@ -82,7 +74,7 @@ func (v shareView) OtherGroup(name string) bool {
 // shareView is also the partitions as a ShareFetch reads them
 // (share.Records).
 func (v shareView) Read(topic string, p int32, offset int64, maxBytes int) ([]byte, *logstore.ReadResult, error) {
-	pp := v.part(topic, p)
+	pp := v.b.partitionOf(topic, p)
 	if pp == nil {
 		return nil, nil, share.ErrNoPartition
 	}
@@ -91,7 +83,7 @@ func (v shareView) Read(topic string, p int32, offset int64, maxBytes int) ([]by
 }
 
 func (v shareView) AbortedIn(topic string, p int32, from, to int64) []share.Aborted {
-	pp := v.part(topic, p)
+	pp := v.b.partitionOf(topic, p)
 	if pp == nil {
 		return nil
 	}
@@ -103,7 +95,7 @@ func (v shareView) AbortedIn(topic string, p int32, from, to int64) []share.Abor
 }
 
 func (v shareView) Changed(topic string, p int32) <-chan struct{} {
-	if pp := v.part(topic, p); pp != nil {
+	if pp := v.b.partitionOf(topic, p); pp != nil {
 		return v.b.storeOf(pp).changed()
 	}
 	return nil
