@@ -217,11 +217,11 @@ func TestCleanerDueRules(t *testing.T) {
 		return n
 	}
 	round := func() (cleaned []string) {
-		done := map[*partition]bool{}
-		for b.cleanOne(done, map[*partition]time.Time{}) {
+		done := map[any]bool{}
+		for c := b.newCleaner(); c.CleanOne(done, b.closing); {
 		}
 		for p := range done {
-			cleaned = append(cleaned, p.topic.name)
+			cleaned = append(cleaned, p.(*partition).topic.name)
 		}
 		return sorted(cleaned)
 	}

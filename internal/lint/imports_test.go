@@ -96,11 +96,12 @@ var rules = []rule{
 			return under(rel, "broker/internal/faults") || under(rel, "broker/internal/reqlog") ||
 				under(rel, "broker/internal/quota") || under(rel, "broker/internal/inspect") ||
 				under(rel, "broker/internal/fetchsession") || under(rel, "broker/internal/topicconfig") ||
-				under(rel, "broker/internal/brokerconfig")
+				under(rel, "broker/internal/brokerconfig") || under(rel, "broker/internal/cluster") ||
+				under(rel, "broker/internal/cleaner")
 		},
 		forbid: func(rel string) bool { return rel == "broker" || under(rel, "protocol") },
 		other:  func(string) bool { return false },
-		why:    "faults, the request log, quotas, inspection, fetch sessions and topic configs take decoded requests, answers, records and values; dispatch and connections are the broker's",
+		why:    "faults, the request log, quotas, inspection, fetch sessions, topic configs, the cluster's state and the log cleaner take decoded requests, answers, records and values; dispatch and connections are the broker's",
 	},
 	{
 		name:   "configs",
@@ -286,7 +287,7 @@ func TestImports(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "broker", "internal", "configs")); err == nil && covered["configs"] == 0 {
 		t.Error(`broker/internal/configs exists but rule "configs" covered none of its files`)
 	}
-	for _, dir := range []string{"faults", "reqlog", "quota", "inspect", "fetchsession", "topicconfig", "brokerconfig"} {
+	for _, dir := range []string{"faults", "reqlog", "quota", "inspect", "fetchsession", "topicconfig", "brokerconfig", "cluster", "cleaner"} {
 		if _, err := os.Stat(filepath.Join(root, "broker", "internal", dir)); err == nil && covered["control"] == 0 {
 			t.Errorf(`broker/internal/%s exists but rule "control" covered none of its files`, dir)
 		}
