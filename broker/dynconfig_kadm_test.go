@@ -371,3 +371,43 @@ func TestDynamicConfigsDiskFull(t *testing.T) {
 		t.Fatalf("topic retention %v", got)
 	}
 }
+
+// A topic inherits a cluster-default log.retention.ms; altering another of
+// its configs must keep that inheritance (it used to re-parse the topic's
+// overrides alone, so retention fell back to Kafka's 168 h until the next
+// dynamic change or a restart).
+func TestTopicAlterKeepsDynamicDefaults(t *testing.T) {
+	b := newTestBroker(t)
+	adm, _, ctx := dynAdmin(t, b)
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "inherits"); err != nil {
+		t.Fatal(err)
+	}
+	if err, msg := alterOne(t, ctx, adm, -1, kadm.SetConfig, "log.retention.ms", "1000"); err != nil {
+		t.Fatalf("cluster default: %v %s", err, msg)
+	}
+	retention := func(when string) {
+		t.Helper()
+		rcs, err := adm.DescribeTopicConfigs(ctx, "inherits")
+		if err != nil || rcs[0].Err != nil {
+			t.Fatalf("%s: describe: %v %v", when, err, rcs)
+		}
+		for _, c := range rcs[0].Configs {
+			if c.Key == "retention.ms" {
+				if deref(c.Value) != "1000" || c.Source != kmsg.ConfigSourceDynamicDefaultBrokerConfig {
+					t.Fatalf("%s: retention.ms = %s from %v, want 1000 from the dynamic cluster default", when, deref(c.Value), c.Source)
+				}
+				if got := b.lookupTopic("inherits", [16]byte{}).cfg.Load().Int64("retention.ms"); got != 1000 {
+					t.Fatalf("%s: the topic's applied retention.ms is %d, want 1000", when, got)
+				}
+				return
+			}
+		}
+		t.Fatalf("%s: retention.ms not described", when)
+	}
+	retention("before the alter")
+	rs, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "segment.ms", Value: kadm.StringPtr("3600000")}}, "inherits")
+	if err != nil || rs[0].Err != nil {
+		t.Fatalf("alter segment.ms: %v %v", err, rs)
+	}
+	retention("after altering segment.ms")
+}

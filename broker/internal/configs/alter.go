@@ -95,7 +95,9 @@ func (m *Manager) alterTopic(typ kmsg.ConfigResourceType, name string, dup, vali
 	if err != nil {
 		return kerr.InvalidConfig.Code, err
 	}
-	cfg, err := topicconfig.Parse(next)
+	// Parsed over the dynamic cluster defaults, as Rebase and a new
+	// topic are: the topic keeps inheriting what it does not override.
+	cfg, err := m.ParseTopic(next)
 	if err != nil {
 		return kerr.InvalidConfig.Code, err
 	}
