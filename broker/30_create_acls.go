@@ -26,42 +26,25 @@ func (b *Broker) handleCreateAcls(_ context.Context, req *protocol.Request) prot
 	r := req.Body.(*kmsg.CreateACLsRequest)
 	resp := r.ResponseKind().(*kmsg.CreateACLsResponse)
 	resp.Results = make([]kmsg.CreateACLsResponseResult, len(r.Creations))
+	bs := make([]acl.Binding, len(r.Creations))
 	for i := range resp.Results {
 		resp.Results[i] = kmsg.NewCreateACLsResponseResult()
+		bs[i] = acl.BindingOf(&r.Creations[i])
+		if b.acls == nil {
+			resp.Results[i].ErrorCode, resp.Results[i].ErrorMessage = kerr.SecurityDisabled.Code, kmsg.StringPtr(noAuthorizer)
+		}
 	}
 	if b.acls == nil {
-		for i := range resp.Results {
-			resp.Results[i].ErrorCode = kerr.SecurityDisabled.Code
-			resp.Results[i].ErrorMessage = kmsg.StringPtr(noAuthorizer)
-		}
 		return protocol.Reply{Response: resp}
 	}
-	var valid []acl.Binding
-	var at []int
-	for i, c := range r.Creations {
-		bd := aclBindingOf(c)
-		if err := bd.Validate(); err != nil {
-			b.logBad(req, "CreateAcls binding refused", "binding", bd.String(), "err", err)
-			resp.Results[i].ErrorCode = kerr.InvalidRequest.Code
-			resp.Results[i].ErrorMessage = kmsg.StringPtr(err.Error())
-			continue
+	errs, stored := b.acls.Create(bs)
+	b.aclResults(req, "CreateAcls binding", errs, stored, func(i int, code int16, msg *string) {
+		resp.Results[i].ErrorCode, resp.Results[i].ErrorMessage = code, msg
+	})
+	for i, err := range errs {
+		if err == nil {
+			b.log.Info("ACL created", "binding", bs[i].String())
 		}
-		valid = append(valid, bd)
-		at = append(at, i)
-	}
-	if len(valid) == 0 {
-		return protocol.Reply{Response: resp}
-	}
-	if err := b.acls.change(func(s *acl.Set) *acl.Set { return s.Create(valid) }); err != nil {
-		b.log.Error("storing ACLs failed", "err", err)
-		for _, i := range at {
-			resp.Results[i].ErrorCode = errCode(err)
-			resp.Results[i].ErrorMessage = kmsg.StringPtr(err.Error())
-		}
-		return protocol.Reply{Response: resp}
-	}
-	for _, bd := range valid {
-		b.log.Info("ACL created", "binding", bd.String())
 	}
 	return protocol.Reply{Response: resp}
 }

@@ -23,49 +23,23 @@ func (b *Broker) handleDeleteAcls(_ context.Context, req *protocol.Request) prot
 	r := req.Body.(*kmsg.DeleteACLsRequest)
 	resp := r.ResponseKind().(*kmsg.DeleteACLsResponse)
 	resp.Results = make([]kmsg.DeleteACLsResponseResult, len(r.Filters))
+	filters := make([]acl.Filter, len(r.Filters))
 	for i := range resp.Results {
 		resp.Results[i] = kmsg.NewDeleteACLsResponseResult()
+		filters[i] = acl.DeleteFilter(&r.Filters[i])
+		if b.acls == nil {
+			resp.Results[i].ErrorCode, resp.Results[i].ErrorMessage = kerr.SecurityDisabled.Code, kmsg.StringPtr(noAuthorizer)
+		}
 	}
 	if b.acls == nil {
-		for i := range resp.Results {
-			resp.Results[i].ErrorCode = kerr.SecurityDisabled.Code
-			resp.Results[i].ErrorMessage = kmsg.StringPtr(noAuthorizer)
-		}
 		return protocol.Reply{Response: resp}
 	}
-	var filters []acl.Filter
-	var at []int
-	for i, f := range r.Filters {
-		af := acl.Filter{ResourceType: f.ResourceType, Name: f.ResourceName, Pattern: f.ResourcePatternType,
-			Principal: f.Principal, Host: f.Host, Operation: f.Operation, Permission: f.PermissionType}
-		if err := af.Validate(); err != nil {
-			b.logBad(req, "DeleteAcls filter refused", "err", err)
-			resp.Results[i].ErrorCode = kerr.InvalidRequest.Code
-			resp.Results[i].ErrorMessage = kmsg.StringPtr(err.Error())
-			continue
-		}
-		filters = append(filters, af)
-		at = append(at, i)
-	}
-	if len(filters) == 0 {
-		return protocol.Reply{Response: resp}
-	}
-	var removed [][]acl.Binding
-	err := b.acls.change(func(s *acl.Set) *acl.Set {
-		next, rm := s.Delete(filters)
-		removed = rm
-		return next
+	removed, errs, stored := b.acls.Delete(filters)
+	b.aclResults(req, "DeleteAcls filter", errs, stored, func(i int, code int16, msg *string) {
+		resp.Results[i].ErrorCode, resp.Results[i].ErrorMessage = code, msg
 	})
-	if err != nil {
-		b.log.Error("storing ACLs failed", "err", err)
-		for _, i := range at {
-			resp.Results[i].ErrorCode = errCode(err)
-			resp.Results[i].ErrorMessage = kmsg.StringPtr(err.Error())
-		}
-		return protocol.Reply{Response: resp}
-	}
-	for j, i := range at {
-		for _, bd := range removed[j] {
+	for i, rm := range removed {
+		for _, bd := range rm {
 			m := kmsg.NewDeleteACLsResponseResultMatchingACL()
 			m.ResourceType, m.ResourceName, m.ResourcePatternType = bd.ResourceType, bd.Name, bd.Pattern
 			m.Principal, m.Host, m.Operation, m.PermissionType = bd.Principal, bd.Host, bd.Operation, bd.Permission

@@ -46,9 +46,9 @@ func (b *Broker) handleConsumerGroupHeartbeat(_ context.Context, req *protocol.R
 		// Other members' heartbeats resolve this member's regex too, so
 		// the filter decides from the immutable ACL set, not from the
 		// connection's (unsynchronized) cache.
-		principal, host := az.principal, az.host
+		principal, host := az.Principal(), az.Host()
 		cl.TopicVisible = func(topic string) bool {
-			return b.acls.set.Load().Authorize(principal, host, opDescribe, kmsg.ACLResourceTypeTopic, topic)
+			return b.acls.Set().Authorize(principal, host, opDescribe, kmsg.ACLResourceTypeTopic, topic)
 		}
 	}
 	return protocol.Reply{Response: b.groups.ConsumerGroupHeartbeat(cl, req.Body.(*kmsg.ConsumerGroupHeartbeatRequest))}

@@ -56,7 +56,7 @@ func FuzzACLRequests(f *testing.F) {
 				t.Fatalf("%d results for %d filters", len(r.Results), len(req.(*kmsg.DeleteACLsRequest).Filters))
 			}
 		}
-		for _, bd := range b.acls.set.Load().Bindings() {
+		for _, bd := range b.acls.Set().Bindings() {
 			if err := bd.Validate(); err != nil {
 				t.Fatalf("stored an invalid binding %v: %v", bd, err)
 			}

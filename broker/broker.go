@@ -193,7 +193,7 @@ type Broker struct {
 	// quotas are the client quotas (quotas.go); quotaThrottles counts
 	// throttled answers.
 	quotas *quota.Manager
-	acls   *aclManager // nil: no authorizer
+	acls   *acl.Store // nil: no authorizer
 	// cleanStart: the data dir's last broker closed cleanly (its marker
 	// was found), so the logs opened at start are durable as they are.
 	cleanStart bool
@@ -357,7 +357,7 @@ func (b *Broker) openStorage() (err error) {
 		}
 	}
 	if err == nil && b.cfg.Authorizer != nil {
-		b.acls, err = openACLs(b.fs, b.cfg.DataDir, *b.cfg.Authorizer)
+		b.acls, err = acl.Open(b.fs, b.cfg.DataDir, acl.Settings{SuperUsers: b.cfg.Authorizer.SuperUsers, AllowEveryoneIfNoACLFound: b.cfg.Authorizer.AllowEveryoneIfNoACLFound})
 	}
 	if err == nil {
 		err = b.configs.LoadDynamic() // before the topics, whose defaults they are
