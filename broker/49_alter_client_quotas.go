@@ -19,6 +19,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"slices"
 
@@ -33,62 +34,39 @@ func (b *Broker) handleAlterClientQuotas(_ context.Context, req *protocol.Reques
 	r := req.Body.(*kmsg.AlterClientQuotasRequest)
 	resp := r.ResponseKind().(*kmsg.AlterClientQuotasResponse)
 	resp.Version = req.Version
-	changes := map[string]quota.Change{}
-	var applied []int
-	for _, entry := range r.Entries {
+	entries := make([]quota.AlterEntry, len(r.Entries))
+	for i, entry := range r.Entries {
 		re := kmsg.NewAlterClientQuotasResponseEntry()
-		parts := make([]quota.Part, len(entry.Entity))
-		for i, e := range entry.Entity {
+		for _, e := range entry.Entity {
 			ee := kmsg.NewAlterClientQuotasResponseEntryEntity()
 			ee.Type, ee.Name = e.Type, e.Name
 			re.Entity = append(re.Entity, ee)
-			parts[i] = quota.Part{Type: e.Type, Name: e.Name}
+			entries[i].Parts = append(entries[i].Parts, quota.Part{Type: e.Type, Name: e.Name})
 		}
-		err := validateQuotaEntry(parts, entry.Ops)
-		if err != nil {
-			re.ErrorCode = kerr.InvalidRequest.Code
-			re.ErrorMessage = kmsg.StringPtr(err.Error())
-			b.logBad(req, "alter client quotas: entry rejected", "reason", err)
-		} else if !r.ValidateOnly {
-			ent, _ := quota.NewEntity(parts)
-			c := changes[ent.Key()]
-			c.Entity = ent
-			for _, op := range entry.Ops {
-				c.Ops = append(c.Ops, quota.Op{Key: op.Key, Value: op.Value, Remove: op.Remove})
-			}
-			changes[ent.Key()] = c
-			applied = append(applied, len(resp.Entries))
+		for _, op := range entry.Ops {
+			entries[i].Ops = append(entries[i].Ops, quota.Op{Key: op.Key, Value: op.Value, Remove: op.Remove})
 		}
 		resp.Entries = append(resp.Entries, re)
 	}
-	if len(changes) > 0 {
-		if err := b.quotas.Alter(changes); err != nil {
-			b.log.Error("alter client quotas: writing the quota file failed", "err", err)
-			for _, i := range applied {
-				resp.Entries[i].ErrorCode = errCode(err)
-				resp.Entries[i].ErrorMessage = kmsg.StringPtr(err.Error())
-			}
-		} else {
-			b.log.Info("client quotas altered", "entities", len(changes))
+	errs, applied, stored := b.quotas.AlterEntries(entries, r.ValidateOnly)
+	for i, err := range errs {
+		var inv *quota.InvalidError
+		switch {
+		case err == nil:
+		case errors.As(err, &inv):
+			resp.Entries[i].ErrorCode, resp.Entries[i].ErrorMessage = kerr.InvalidRequest.Code, kmsg.StringPtr(err.Error())
+			b.logBad(req, "alter client quotas: entry rejected", "reason", err)
+		default:
+			resp.Entries[i].ErrorCode, resp.Entries[i].ErrorMessage = errCode(err), kmsg.StringPtr(err.Error())
 		}
+	}
+	switch {
+	case stored != nil:
+		b.log.Error("alter client quotas: writing the quota file failed", "err", stored)
+	case applied > 0:
+		b.log.Info("client quotas altered", "entities", applied)
 	}
 	return protocol.Reply{Response: resp}
-}
-
-func validateQuotaEntry(parts []quota.Part, ops []kmsg.AlterClientQuotasRequestEntryOp) error {
-	ent, err := quota.NewEntity(parts)
-	if err != nil {
-		return err
-	}
-	for _, op := range ops {
-		if op.Remove {
-			continue
-		}
-		if err := quota.ValidateValue(ent, op.Key, op.Value); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func quotaValueKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

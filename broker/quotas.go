@@ -56,40 +56,21 @@ import (
 	"github.com/minikafka/minikafka/protocol"
 )
 
-// connQuota is one connection's resolved quotas (ConnInfo.Quota).
-type connQuota struct {
-	version      uint64
-	user, client string
-	limit        [quota.NumKinds]float64
-	sensors      [quota.NumKinds]*quota.Sensor
-	// mutationThrottle is set by the handler of a topic mutation for the
-	// request being served (Serve calls of a connection never overlap).
-	mutationThrottle time.Duration
-}
-
 // quotaUser is the name quotas know the connection's principal by.
 func (b *Broker) quotaUser(req *protocol.Request) string { return b.principalName(req) }
 
-func (b *Broker) connQuota(req *protocol.Request, now time.Time) *connQuota {
-	set := b.quotas.Set()
-	user := b.quotaUser(req)
+// connQuota is req's connection's quota.Conn (ConnInfo.Quota), resolved
+// anew when the quotas or the principal changed.
+func (b *Broker) connQuota(req *protocol.Request, now time.Time) *quota.Conn {
 	client := ""
 	if req.ClientID != nil {
 		client = *req.ClientID
 	}
-	cq, _ := req.Conn.Quota.(*connQuota)
-	if cq != nil && cq.version == set.Version && cq.user == user && cq.client == client {
-		return cq
+	cur, _ := req.Conn.Quota.(*quota.Conn)
+	cq := b.quotas.Conn(cur, b.quotaUser(req), client, now)
+	if cq != cur {
+		req.Conn.Quota = cq
 	}
-	cq = &connQuota{version: set.Version, user: user, client: client}
-	for k := range quota.NumKinds {
-		r := set.Resolve(k.Key(), user, client)
-		if r.Limit > 0 {
-			cq.limit[k] = r.Limit
-			cq.sensors[k] = b.quotas.Sensor(k, r.User, r.Client, now)
-		}
-	}
-	req.Conn.Quota = cq
 	return cq
 }
 
@@ -103,36 +84,23 @@ func exemptFromRequestQuota(key int16) bool {
 func (b *Broker) serveQuota(ctx context.Context, req *protocol.Request, a *api) protocol.Reply {
 	start := b.now()
 	cq := b.connQuota(req, start)
-	cq.mutationThrottle = 0
-	if fr, ok := req.Body.(*kmsg.FetchRequest); ok && cq.sensors[quota.Fetch] != nil {
-		// Kafka's getMaxValueInQuotaWindow: a fetch asks for at most
-		// what the quota allows over the window (KIP-74 still returns
-		// one batch if it is larger).
-		w := b.quotas.Window()
-		if most := cq.limit[quota.Fetch] * float64(w.Samples-1) * w.Size.Seconds(); most < float64(fr.MaxBytes) {
-			fr.MaxBytes = int32(max(most, 1))
-		}
+	cq.BeginRequest()
+	if fr, ok := req.Body.(*kmsg.FetchRequest); ok {
+		fr.MaxBytes = cq.FetchMaxBytes(b.quotas.Window(), fr.MaxBytes)
 	}
 	reply := b.handle(ctx, req, a)
 	now := b.now()
 	var reqThrottle time.Duration
-	if s := cq.sensors[quota.Request]; s != nil && !exemptFromRequestQuota(req.Key) {
-		// Percent of one thread over the window: nanoseconds × 100 / 1e9
-		// per second of the window (Kafka's nanosToPercentage).
-		pct := float64(now.Sub(start).Nanoseconds()) * 100 / 1e9
-		reqThrottle = min(s.Rate.Record(pct, cq.limit[quota.Request], now), b.quotas.Window().Size)
-		s.Touch(now)
+	if !exemptFromRequestQuota(req.Key) {
+		reqThrottle = cq.RecordRequest(now.Sub(start), b.quotas.Window(), now)
 	}
-	throttle := max(reqThrottle, cq.mutationThrottle)
+	throttle := max(reqThrottle, cq.MutationThrottle())
 	switch req.Key {
 	case 0:
-		if s := cq.sensors[quota.Produce]; s != nil {
-			throttle = max(throttle, s.Rate.Record(float64(req.Size), cq.limit[quota.Produce], now))
-			s.Touch(now)
-		}
+		throttle = max(throttle, cq.Record(quota.Produce, float64(req.Size), now))
 	case 1:
-		if s := cq.sensors[quota.Fetch]; s != nil {
-			return b.throttleFetch(req, reply, cq, s, throttle)
+		if cq.Limited(quota.Fetch) {
+			return b.throttleFetch(req, reply, cq, throttle)
 		}
 	}
 	return b.applyThrottle(req, reply, throttle)
@@ -178,7 +146,7 @@ func (b *Broker) applyThrottle(req *protocol.Request, reply protocol.Reply, d ti
 }
 
 // throttleFetch records a fetch's response size once it is known.
-func (b *Broker) throttleFetch(req *protocol.Request, reply protocol.Reply, cq *connQuota, s *quota.Sensor, reqThrottle time.Duration) protocol.Reply {
+func (b *Broker) throttleFetch(req *protocol.Request, reply protocol.Reply, cq *quota.Conn, reqThrottle time.Duration) protocol.Reply {
 	if reply.Err != nil {
 		return reply
 	}
@@ -189,9 +157,7 @@ func (b *Broker) throttleFetch(req *protocol.Request, reply protocol.Reply, cq *
 	finish := func(r kmsg.Response) (kmsg.Response, time.Duration) {
 		now := b.now()
 		size := float64(fetchResponseSize(r))
-		bw := s.Rate.Record(size, cq.limit[quota.Fetch], now)
-		s.Touch(now)
-		d := max(bw, reqThrottle)
+		d := max(cq.Record(quota.Fetch, size, now), reqThrottle)
 		if d <= 0 {
 			return r, 0
 		}
@@ -199,7 +165,7 @@ func (b *Broker) throttleFetch(req *protocol.Request, reply protocol.Reply, cq *
 		// quota) is answered empty (getThrottledResponse), so its bytes
 		// are taken back out of the fetch sensor; the client fetches the
 		// same offsets after the throttle.
-		s.Rate.Unrecord(size)
+		cq.Unrecord(quota.Fetch, size)
 		return throttledFetchResponse(r, incremental), d
 	}
 	if reply.Response != nil {
@@ -281,51 +247,25 @@ func (fb *fetchBody) SetThrottle(ms int32) {
 var errThrottlingQuota = errors.New("The throttling quota has been exceeded.")
 
 // mutationAllowed takes n partitions' worth of controller_mutation_rate
-// tokens for req (Kafka's ControllerMutationQuota): strict (the versions
-// that know THROTTLING_QUOTA_EXCEEDED) refuses when the bucket is already
-// empty, permissive only throttles. The throttle goes into the answer
-// through connQuota.mutationThrottle.
+// tokens for req (quota.Manager.Mutation); the throttle goes into the
+// answer through the connection's quota.Conn.
 func (b *Broker) mutationAllowed(req *protocol.Request, n int32, strict bool) bool {
 	if !b.quotas.On() || req.Conn == nil {
 		return true
 	}
-	cq, _ := req.Conn.Quota.(*connQuota)
-	if cq == nil || cq.sensors[quota.Mutation] == nil || cq.version != b.quotas.Set().Version {
-		return true
-	}
-	s, rate, now := cq.sensors[quota.Mutation], cq.limit[quota.Mutation], b.now()
-	s.Touch(now)
-	if strict {
-		if d := s.Bucket.Throttle(rate, now); d > 0 {
-			cq.mutationThrottle = max(cq.mutationThrottle, d)
-			return false
-		}
-	}
-	cq.mutationThrottle = max(cq.mutationThrottle, s.Bucket.Take(float64(n), rate, now))
-	return true
+	cq, _ := req.Conn.Quota.(*quota.Conn)
+	return b.quotas.Mutation(cq, n, strict, b.now())
 }
 
 // ConnectionThrottle records a new connection from remote against its
 // IP's connection_creation_rate quota and returns how long to hold it
 // before closing it unserved, 0 to serve it.
 func (b *Broker) ConnectionThrottle(remote net.Addr) time.Duration {
-	m := b.quotas
-	if !m.On() {
+	if !b.quotas.On() {
 		return 0
 	}
-	ip := remoteIP(remote)
-	limit := m.Set().ResolveIP(ip)
-	if limit <= 0 {
-		return 0
-	}
-	now := b.now()
-	s := m.ConnRate(ip, now)
-	s.Touch(now)
-	d := s.Rate.Record(1, limit, now)
+	d, limit := b.quotas.ConnectionThrottle(remoteIP(remote), b.now())
 	if d > 0 {
-		// A refused connection does not count against the next, as
-		// Kafka takes it back out of the IP's rate.
-		s.Rate.Unrecord(1)
 		b.quotaThrottles.Add(1)
 		b.rl.Info("connection over its IP's connection_creation_rate: closing it unserved", "client", remote.String(), "rate_limit", limit, "throttle", d)
 	}
