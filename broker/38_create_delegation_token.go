@@ -25,6 +25,7 @@ package broker
 
 import (
 	"context"
+	"log/slog"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -37,24 +38,18 @@ func (b *Broker) handleCreateDelegationToken(_ context.Context, req *protocol.Re
 	r := req.Body.(*kmsg.CreateDelegationTokenRequest)
 	resp := r.ResponseKind().(*kmsg.CreateDelegationTokenResponse)
 	requester := b.tokenPrincipal(req)
-	owner := requester
-	if r.OwnerPrincipalName != nil && *r.OwnerPrincipalName != "" {
-		owner = dtoken.Principal{Type: dtoken.UserType, Name: *r.OwnerPrincipalName}
-		if r.OwnerPrincipalType != nil {
-			owner.Type = *r.OwnerPrincipalType
-		}
-	}
+	owner := dtoken.OwnerOf(requester, r.OwnerPrincipalName, r.OwnerPrincipalType)
 	resp.PrincipalType, resp.PrincipalName = owner.Type, owner.Name
 	resp.TokenRequesterPrincipalType, resp.TokenRequesterPrincipalName = requester.Type, requester.Name
+	var renewers []dtoken.Principal
+	for _, rn := range r.Renewers {
+		renewers = append(renewers, dtoken.Principal{Type: rn.PrincipalType, Name: rn.PrincipalName})
+	}
 	refuse := func(code int16) protocol.Reply {
 		resp.ErrorCode = code
 		resp.IssueTimestamp, resp.ExpiryTimestamp, resp.MaxTimestamp = -1, -1, -1
 		resp.HMAC = []byte{}
 		return protocol.Reply{Response: resp}
-	}
-	var renewers []dtoken.Principal
-	for _, rn := range r.Renewers {
-		renewers = append(renewers, dtoken.Principal{Type: rn.PrincipalType, Name: rn.PrincipalName})
 	}
 	switch {
 	case !b.tokenRequestsAllowed(req):
@@ -65,16 +60,14 @@ func (b *Broker) handleCreateDelegationToken(_ context.Context, req *protocol.Re
 		resp.ErrorCode = kerr.DelegationTokenAuthDisabled.Code
 		return protocol.Reply{Response: resp}
 	}
+	// The controller's refusals carry no timestamps (zero), unlike the
+	// broker's own above (-1).
 	tok, err := b.tokens.Create(owner, requester, renewers, r.MaxLifetimeMillis)
-	if err != nil {
-		// The controller's refusals carry no timestamps (zero), unlike
-		// the broker's own above (-1).
-		resp.ErrorCode = b.tokenErrCode(req, "create", err)
-		return protocol.Reply{Response: resp}
+	if resp.ErrorCode = b.tokenErrCode(req, "create", err); err == nil {
+		resp.IssueTimestamp, resp.ExpiryTimestamp, resp.MaxTimestamp = tok.Issue, tok.Expiry, tok.Max
+		resp.TokenID, resp.HMAC = tok.ID, tok.HMAC
+		b.logRoutine(req, "delegation token created", "token_id", tok.ID, "owner", owner.String(), "requester", requester.String())
 	}
-	resp.IssueTimestamp, resp.ExpiryTimestamp, resp.MaxTimestamp = tok.Issue, tok.Expiry, tok.Max
-	resp.TokenID, resp.HMAC = tok.ID, tok.HMAC
-	b.logRoutine(req, "delegation token created", "token_id", tok.ID, "owner", owner.String(), "requester", requester.String())
 	return protocol.Reply{Response: resp}
 }
 
@@ -83,10 +76,22 @@ func (b *Broker) tokenPrincipal(req *protocol.Request) dtoken.Principal {
 	return dtoken.Principal{Type: dtoken.UserType, Name: b.principalName(req)}
 }
 
-// tokenRequestsAllowed is Kafka's allowTokenRequests: not over a
-// connection authenticated with a token, nor one without an authenticated
-// principal (PLAINTEXT, or TLS without a client certificate). The
-// embedding program's own requests are trusted.
+// tokenRefusal is the code refusing any token request before the manager
+// is asked (0: ask it): DELEGATION_TOKEN_REQUEST_NOT_ALLOWED as Kafka's
+// allowTokenRequests (not over a connection authenticated with a token,
+// nor one without an authenticated principal: PLAINTEXT, or TLS without a
+// client certificate; the embedding program's own requests are trusted),
+// then DELEGATION_TOKEN_AUTH_DISABLED without SASL.
+func (b *Broker) tokenRefusal(req *protocol.Request) int16 {
+	switch {
+	case !b.tokenRequestsAllowed(req):
+		return kerr.DelegationTokenRequestNotAllowed.Code
+	case b.tokens == nil:
+		return kerr.DelegationTokenAuthDisabled.Code
+	}
+	return 0
+}
+
 func (b *Broker) tokenRequestsAllowed(req *protocol.Request) bool {
 	if req.Conn == nil || !req.Conn.FromNetwork() {
 		return true
@@ -95,4 +100,19 @@ func (b *Broker) tokenRequestsAllowed(req *protocol.Request) bool {
 		return saslState(req.Conn).tokenID == ""
 	}
 	return req.Conn.TLS != nil && len(req.Conn.TLS.PeerCertificates) > 0
+}
+
+// tokenErrCode is the Kafka code of a token change's error (dtoken.Code);
+// a refusal is logged at debug, a failure to store at error.
+func (b *Broker) tokenErrCode(req *protocol.Request, what string, err error) int16 {
+	if err == nil {
+		return 0
+	}
+	code, refused := dtoken.Code(err)
+	if !refused {
+		b.logReq(slog.LevelError, req, "delegation token "+what+" failed", "err", err)
+		return errCode(err)
+	}
+	b.logRoutine(req, "delegation token "+what+" refused", "principal", b.tokenPrincipal(req).String(), "reason", err)
+	return code
 }

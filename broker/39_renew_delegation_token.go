@@ -29,15 +29,10 @@ import (
 func (b *Broker) handleRenewDelegationToken(_ context.Context, req *protocol.Request) protocol.Reply {
 	r := req.Body.(*kmsg.RenewDelegationTokenRequest)
 	resp := r.ResponseKind().(*kmsg.RenewDelegationTokenResponse)
-	switch {
-	case !b.tokenRequestsAllowed(req):
-		resp.ErrorCode, resp.ExpiryTimestamp = kerr.DelegationTokenRequestNotAllowed.Code, -1
-		return protocol.Reply{Response: resp}
-	case b.tokens == nil:
-		resp.ErrorCode = kerr.DelegationTokenAuthDisabled.Code
-		return protocol.Reply{Response: resp}
+	if resp.ErrorCode = b.tokenRefusal(req); resp.ErrorCode == 0 {
+		resp.ExpiryTimestamp, resp.ErrorCode = b.tokenChange(req, "renew", b.tokens.Renew, r.HMAC, r.RenewTimeMillis)
+	} else if resp.ErrorCode == kerr.DelegationTokenRequestNotAllowed.Code {
+		resp.ExpiryTimestamp = -1
 	}
-	exp, err := b.tokens.Renew(b.tokenPrincipal(req), r.HMAC, r.RenewTimeMillis)
-	resp.ErrorCode, resp.ExpiryTimestamp = b.tokenErrCode(req, "renew", err), exp
 	return protocol.Reply{Response: resp}
 }

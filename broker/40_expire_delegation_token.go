@@ -13,8 +13,6 @@ package broker
 
 import (
 	"context"
-	"errors"
-	"log/slog"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -26,38 +24,17 @@ import (
 func (b *Broker) handleExpireDelegationToken(_ context.Context, req *protocol.Request) protocol.Reply {
 	r := req.Body.(*kmsg.ExpireDelegationTokenRequest)
 	resp := r.ResponseKind().(*kmsg.ExpireDelegationTokenResponse)
-	switch {
-	case !b.tokenRequestsAllowed(req):
-		resp.ErrorCode, resp.ExpiryTimestamp = kerr.DelegationTokenRequestNotAllowed.Code, -1
-		return protocol.Reply{Response: resp}
-	case b.tokens == nil:
-		resp.ErrorCode = kerr.DelegationTokenAuthDisabled.Code
-		return protocol.Reply{Response: resp}
+	if resp.ErrorCode = b.tokenRefusal(req); resp.ErrorCode == 0 {
+		resp.ExpiryTimestamp, resp.ErrorCode = b.tokenChange(req, "expire", b.tokens.Expire, r.HMAC, r.ExpiryPeriodMillis)
+	} else if resp.ErrorCode == kerr.DelegationTokenRequestNotAllowed.Code {
+		resp.ExpiryTimestamp = -1
 	}
-	exp, err := b.tokens.Expire(b.tokenPrincipal(req), r.HMAC, r.ExpiryPeriodMillis)
-	resp.ErrorCode, resp.ExpiryTimestamp = b.tokenErrCode(req, "expire", err), exp
 	return protocol.Reply{Response: resp}
 }
 
-// tokenErrCode is the Kafka code of a token change's error; a refusal is
-// logged at debug, a failure to store at error.
-func (b *Broker) tokenErrCode(req *protocol.Request, what string, err error) int16 {
-	var code int16
-	switch {
-	case err == nil:
-		return 0
-	case errors.Is(err, dtoken.ErrNotFound):
-		code = kerr.DelegationTokenNotFound.Code
-	case errors.Is(err, dtoken.ErrExpired):
-		code = kerr.DelegationTokenExpired.Code
-	case errors.Is(err, dtoken.ErrOwnerMismatch):
-		code = kerr.DelegationTokenOwnerMismatch.Code
-	case errors.Is(err, dtoken.ErrPrincipalType):
-		code = kerr.InvalidPrincipalType.Code
-	default:
-		b.logReq(slog.LevelError, req, "delegation token "+what+" failed", "err", err)
-		return errCode(err)
-	}
-	b.logRoutine(req, "delegation token "+what+" refused", "principal", b.tokenPrincipal(req).String(), "reason", err)
-	return code
+// tokenChange renews or expires (change) the token with hmac for the
+// request's principal: the new expiry and the answer's code.
+func (b *Broker) tokenChange(req *protocol.Request, what string, change func(dtoken.Principal, []byte, int64) (int64, error), hmac []byte, period int64) (int64, int16) {
+	exp, err := change(b.tokenPrincipal(req), hmac, period)
+	return exp, b.tokenErrCode(req, what, err)
 }

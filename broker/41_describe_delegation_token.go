@@ -23,7 +23,6 @@ package broker
 import (
 	"context"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minikafka/minikafka/broker/internal/dtoken"
@@ -34,31 +33,22 @@ func (b *Broker) handleDescribeDelegationToken(_ context.Context, req *protocol.
 	r := req.Body.(*kmsg.DescribeDelegationTokenRequest)
 	resp := r.ResponseKind().(*kmsg.DescribeDelegationTokenResponse)
 	resp.TokenDetails = []kmsg.DescribeDelegationTokenResponseTokenDetail{}
-	switch {
-	case !b.tokenRequestsAllowed(req):
-		resp.ErrorCode = kerr.DelegationTokenRequestNotAllowed.Code
-		return protocol.Reply{Response: resp}
-	case b.tokens == nil:
-		resp.ErrorCode = kerr.DelegationTokenAuthDisabled.Code
-		return protocol.Reply{Response: resp}
-	case r.Owners != nil && len(r.Owners) == 0:
+	if resp.ErrorCode = b.tokenRefusal(req); resp.ErrorCode != 0 {
 		return protocol.Reply{Response: resp}
 	}
 	var owners []dtoken.Principal
+	if r.Owners != nil {
+		owners = make([]dtoken.Principal, 0, len(r.Owners))
+	}
 	for _, o := range r.Owners {
 		owners = append(owners, dtoken.Principal{Type: o.PrincipalType, Name: o.PrincipalName})
 	}
-	me := b.tokenPrincipal(req)
 	az := b.authorizer(req)
-	keep := func(t *dtoken.Token) bool {
-		if owners != nil && !anyOwnerOrRenewer(t, owners) {
-			return false
-		}
-		return t.OwnerOrRenewer(me) ||
-			az.visible(kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeDelegationToken, t.ID) ||
+	visible := func(t *dtoken.Token) bool {
+		return az.visible(kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeDelegationToken, t.ID) ||
 			az.visible(kmsg.ACLOperationDescribeTokens, kmsg.ACLResourceTypeUser, t.Owner.String())
 	}
-	for _, t := range b.tokens.Tokens(keep) {
+	for _, t := range b.tokens.Describe(b.tokenPrincipal(req), owners, visible) {
 		d := kmsg.NewDescribeDelegationTokenResponseTokenDetail()
 		d.PrincipalType, d.PrincipalName = t.Owner.Type, t.Owner.Name
 		d.TokenRequesterPrincipalType, d.TokenRequesterPrincipalName = t.Requester.Type, t.Requester.Name
@@ -72,13 +62,4 @@ func (b *Broker) handleDescribeDelegationToken(_ context.Context, req *protocol.
 		resp.TokenDetails = append(resp.TokenDetails, d)
 	}
 	return protocol.Reply{Response: resp}
-}
-
-func anyOwnerOrRenewer(t *dtoken.Token, ps []dtoken.Principal) bool {
-	for _, p := range ps {
-		if t.OwnerOrRenewer(p) {
-			return true
-		}
-	}
-	return false
 }
