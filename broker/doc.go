@@ -139,6 +139,49 @@
 // Kafka codes. The store's RWMutex is its own and is never held while
 // anything else runs.
 //
+// # Authorization
+//
+// The authorizer is broker/internal/acl: the bindings (acl.Store: the
+// immutable acl.Set in force behind an atomic pointer, replaced whole once
+// DataDir/acls holds the change), Kafka's StandardAuthorizer decision, the
+// per-connection decision cache (acl.Conn, kept in ConnInfo.Authz), the
+// checks that refuse a request whole before its handler
+// (acl.WholeRequestCheck) and the per-topic split of the requests a
+// coordinator answers whole (acl.Request.SplitTopics). It imports neither
+// broker nor protocol. The broker (acls.go) derives a connection's
+// principal (SASL user, mapped TLS subject or ANONYMOUS) and host, opens
+// one acl.Request per request (authz, which logs the denials acl reports
+// through acl.Denials), and hands SplitTopics the topic IDs and error
+// responses it needs (acl.Splitter); handlers 29–31 convert the requests
+// and answer. A decision takes no lock; acl.Store's alterMu is held only
+// across a change's file write, under no broker lock.
+//
+// # Delegation tokens
+//
+// Delegation tokens (KIP-48) are broker/internal/dtoken: the tokens, their
+// file, the SCRAM credentials a token logs in with (the SCRAM store asks
+// it as its sasl.TokenSource), who owns and may see or renew a token
+// (OwnerOf, Describe) and the Kafka code of each refusal (dtoken.Code). It
+// imports neither broker nor protocol. The broker keeps whether a
+// connection may ask for tokens at all (tokenRefusal: not over a token's
+// session or without an authenticated principal) and the authorizer's
+// checks, which it hands Describe as a function. dtoken.Manager.mu is a
+// leaf, held across the file write.
+//
+// # Client quotas
+//
+// Client quotas are broker/internal/quota: the quotas by entity, their
+// precedence, the windowed rates and token buckets, the file, the
+// AlterClientQuotas validation (Manager.AlterEntries) and a connection's
+// resolved quotas with what each request records against them
+// (quota.Conn, kept in ConnInfo.Quota; Manager.Mutation for
+// controller_mutation_rate, Manager.ConnectionThrottle for
+// connection_creation_rate). It imports neither broker nor protocol. The
+// broker (quotas.go) measures each request in serveQuota, puts the
+// throttle into the answer, holds the answer back for clients that do not
+// throttle themselves, mutes the connection and answers a throttled Fetch
+// empty. Lock order is under Concurrency.
+//
 // # Faults and the request log
 //
 // Fault injection is broker/internal/faults (the faults, their matching
@@ -193,9 +236,12 @@
 //	so is txn.Coordinator.mu, which the group coordinator may take under its
 //	group.mu (TxnOffsetPending), and txnShipper.mu, which a commit takes
 //	under txnState.mu (noteCommit, broker/uplink)
-//	Broker.adminMu → quota Bucket.mu (controller_mutation_rate, quotas.go);
+//	Broker.adminMu → quota Bucket.mu (controller_mutation_rate,
+//	quota.Manager.Mutation);
 //	quota.Manager.alterMu → the quota file write; quota.Manager.sensorMu,
 //	quota Rate.mu and Bucket.mu are otherwise leaves
+//	acl.Store.alterMu → the ACL file write; dtoken.Manager.mu → the token
+//	file write; both are taken under no other lock
 //
 // adminMu serializes topic creation, deletion, partition growth and config
 // changes (and their metadata writes). partition.mu serializes an

@@ -50,6 +50,12 @@
 //     broker nor protocol, tests included: they see topics, the share
 //     coordinator and the nodes through the interfaces they declare, and
 //     authorization stays in the broker's handlers.
+//   - The authorizer, broker/internal/acl (bindings, decisions, the
+//     per-connection decision cache, the whole-request and per-topic
+//     checks), and delegation tokens, broker/internal/dtoken, import
+//     neither broker nor protocol, tests included: they take decoded kmsg
+//     requests and principals and answer with decisions and Kafka codes;
+//     connections, principals' derivation and dispatch stay in the broker.
 //
 // internal/bench is not held to the storage rule: it is a benchmark
 // harness that runs the broker and kfake and drives them with kgo, a tool

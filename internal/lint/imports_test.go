@@ -110,6 +110,15 @@ var rules = []rule{
 		other:  func(string) bool { return false },
 		why:    "the config resources see the broker only through the interfaces they declare; authorization, dispatch and connections are the broker's",
 	},
+	{
+		name: "authorizer",
+		covers: func(rel string, test bool) bool {
+			return under(rel, "broker/internal/acl") || under(rel, "broker/internal/dtoken")
+		},
+		forbid: func(rel string) bool { return rel == "broker" || under(rel, "protocol") },
+		other:  func(string) bool { return false },
+		why:    "ACLs and delegation tokens take decoded requests and principals and give decisions and codes; connections and dispatch are the broker's",
+	},
 }
 
 // uplinkForbids is what broker/uplink, tests included, may not import of
@@ -292,6 +301,11 @@ func TestImports(t *testing.T) {
 			t.Errorf(`broker/internal/%s exists but rule "control" covered none of its files`, dir)
 		}
 	}
+	for _, dir := range []string{"acl", "dtoken"} {
+		if _, err := os.Stat(filepath.Join(root, "broker", "internal", dir)); err == nil && covered["authorizer"] == 0 {
+			t.Errorf(`broker/internal/%s exists but rule "authorizer" covered none of its files`, dir)
+		}
+	}
 	t.Logf("files checked per rule: %v", covered)
 }
 
@@ -353,6 +367,10 @@ import (
 		// storage helpers are fine; the broker and protocol are not.
 		"broker/internal/configs/c.go":      "package configs\n\nimport (\n\t\"example.com/m/broker/internal/brokerconfig\"\n\t\"example.com/m/internal/vfs\"\n\t\"github.com/twmb/franz-go/pkg/kmsg\"\n)\n",
 		"broker/internal/configs/c_test.go": "package configs\n\nimport \"example.com/m/protocol\"\n",
+		// ACLs and delegation tokens: kmsg, kerr and sasl are fine; the
+		// broker and protocol are not, in tests too.
+		"broker/internal/acl/a.go":         "package acl\n\nimport (\n\t\"example.com/m/protocol\"\n\t\"github.com/twmb/franz-go/pkg/kmsg\"\n)\n",
+		"broker/internal/dtoken/d_test.go": "package dtoken\n\nimport (\n\t\"example.com/m/broker\"\n\t\"example.com/m/broker/internal/sasl\"\n)\n",
 		// The uplink: franz-go, storage, internal helpers and its own
 		// subpackages are fine; the broker (internal coordinators
 		// included), protocol and the layers above are not, in tests too.
@@ -384,7 +402,9 @@ import (
 		got = append(got, v.String())
 	}
 	want := []string{
+		`broker/internal/acl/a.go:4: imports example.com/m/protocol (rule "authorizer")`,
 		`broker/internal/configs/c_test.go:3: imports example.com/m/protocol (rule "configs")`,
+		`broker/internal/dtoken/d_test.go:4: imports example.com/m/broker (rule "authorizer")`,
 		`broker/internal/faults/f.go:4: imports example.com/m/protocol (rule "control")`,
 		`broker/internal/groups/assign/a.go:3: imports example.com/m/protocol (rule "coordinator")`,
 		`broker/internal/groups/c_test.go:3: imports example.com/m/broker (rule "coordinator")`,

@@ -32,6 +32,34 @@
 // resource of this type" (KIP-679's idempotent producer check), as Kafka's
 // Authorizer.authorizeByResourceType does.
 //
+// # Requests
+//
+// Store keeps the Set in force behind an atomic pointer and makes each
+// change (Create, Delete: CreateAcls and DeleteAcls with their
+// validation) durable in the file before it decides anything; alterMu
+// serializes changes and is held only across the write. Describe is
+// DescribeAcls' filter and grouping.
+//
+// A connection's decisions are cached in its Conn by (operation, resource
+// type, name), valid for one principal and one Set version and cleared
+// past 4096 entries. Each request gets a Request from Conn.Begin: one Set
+// for the whole request, so a handler's checks agree with the check that
+// let it in. A nil *Request allows everything (the authorizer is off or
+// the request is the embedding program's own). Denials are reported once
+// per cached decision to the broker's Denials, which logs them.
+//
+// Kafka's KafkaApis refuses some requests whole before their handler (a
+// group, transactional ID or cluster operation; KIP-679's idempotent
+// producer; KIP-848's subscribed topics): WholeRequestCheck holds these
+// by API key and returns the request's error code. Requests a coordinator
+// answers whole but Kafka authorizes per topic (OffsetCommit,
+// TxnOffsetCommit, AddPartitionsToTxn, ...) are split by
+// Request.SplitTopics into the allowed topics, which the handler serves,
+// and the refused ones, merged back into its answer as
+// TOPIC_AUTHORIZATION_FAILED; the broker supplies topic IDs' names and
+// error responses (Splitter). The package imports neither broker nor
+// protocol (internal/lint checks that).
+//
 // # File format
 //
 // The bindings live in DataDir/acls, rewritten whole with

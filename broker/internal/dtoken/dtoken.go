@@ -21,6 +21,13 @@
 // delegation.token.expiry.check.interval.ms), until which Describe still
 // lists it, as Kafka's does.
 //
+// The broker's handlers ask the Manager and convert: OwnerOf picks a new
+// token's owner, Describe filters the tokens a principal may see (the
+// authorizer's part comes in as a function) and Code maps each refusal to
+// Kafka's error code. Whether a connection may ask for tokens at all (not
+// over a token's session) is the broker's. The package imports neither
+// broker nor protocol (internal/lint checks that).
+//
 // # The file
 //
 // DataDir/delegation_tokens.json (File), mode 0600, is rewritten whole and

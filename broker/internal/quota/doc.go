@@ -47,9 +47,20 @@
 // one per quota kind and tag pair (Sensor), one per IP for
 // connection_creation_rate (ConnRate), made at first use and swept when
 // idle for an hour, as Kafka expires them. Stats is their view for
-// /metrics. The broker's quotas.go resolves a connection's quotas, records
-// its requests and throttles its answers; the package imports neither
-// broker nor protocol (internal/lint checks that).
+// /metrics. AlterEntries is AlterClientQuotas: each entry validated
+// alone, the valid ones applied together through Alter.
+//
+// A Conn is one connection's quotas resolved for its user and client ID
+// under one Set version (Manager.Conn resolves it anew after a change):
+// the limit and sensor of each kind. The broker keeps it with the
+// connection and, for each request, records the handler's time
+// (RecordRequest), a produce's or fetch's bytes (Record, Unrecord for a
+// fetch answered empty) and a topic mutation's partitions
+// (Manager.Mutation), and puts the largest throttle into the answer;
+// Manager.ConnectionThrottle measures new connections per IP. The
+// broker's quotas.go holds the answers back and mutes the connection; the
+// package imports neither broker nor protocol (internal/lint checks
+// that).
 //
 // # File format
 //
