@@ -15,8 +15,6 @@ package broker
 
 import (
 	"context"
-	"slices"
-	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -35,66 +33,6 @@ func (b *Broker) handleElectLeaders(_ context.Context, req *protocol.Request) pr
 	}
 	b.adminMu.Lock()
 	defer b.adminMu.Unlock()
-	type target struct {
-		name  string
-		parts []int32
-	}
-	var targets []target
-	all := r.Topics == nil
-	if all {
-		for name, t := range b.topics.Load().byName {
-			tg := target{name: name}
-			for i := range t.partitions() {
-				tg.parts = append(tg.parts, int32(i))
-			}
-			targets = append(targets, tg)
-		}
-		slices.SortFunc(targets, func(a, b target) int { return strings.Compare(a.name, b.name) })
-	}
-	for _, rt := range r.Topics {
-		targets = append(targets, target{rt.Topic, rt.Partitions})
-	}
-	for _, tg := range targets {
-		st := kmsg.NewElectLeadersResponseTopic()
-		st.Topic = tg.name
-		changed := false
-		for _, i := range tg.parts {
-			sp := kmsg.NewElectLeadersResponseTopicPartition()
-			sp.Partition = i
-			p := b.partitionOf(tg.name, i)
-			if p == nil {
-				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-				sp.ErrorMessage = kmsg.StringPtr("The topic or partition does not exist on this broker")
-				st.Partitions = append(st.Partitions, sp)
-				continue
-			}
-			pl, code, msg := b.cl.Elect(p.place.Load(), r.ElectionType == 1)
-			if pl != nil {
-				b.changePlacement(p, pl)
-				if r.ElectionType == 1 {
-					b.log.Warn("unclean leader election", "topic", p.topic.name, "partition", p.index, "leader", pl.Leader)
-				}
-			}
-			if code == 0 {
-				changed = true
-			}
-			if all && code == kerr.ElectionNotNeeded.Code {
-				continue
-			}
-			sp.ErrorCode = code
-			if msg != "" {
-				sp.ErrorMessage = kmsg.StringPtr(msg)
-			}
-			st.Partitions = append(st.Partitions, sp)
-		}
-		if changed {
-			if err := b.persistPlacementLocked(b.lookupTopic(tg.name, [16]byte{})); err != nil {
-				b.log.Error("persisting elected leaders", "err", err)
-			}
-		}
-		if len(st.Partitions) > 0 || !all {
-			resp.Topics = append(resp.Topics, st)
-		}
-	}
+	resp.Topics = b.cl.ElectLeaders(clusterView{b}, r, b.log)
 	return protocol.Reply{Response: resp}
 }

@@ -28,36 +28,9 @@ func (b *Broker) handleAlterPartitionAssignments(_ context.Context, req *protoco
 	resp.AllowReplicationFactorChange = r.AllowReplicationFactorChange
 	b.adminMu.Lock()
 	defer b.adminMu.Unlock()
-	for _, rt := range r.Topics {
-		st := kmsg.NewAlterPartitionAssignmentsResponseTopic()
-		st.Topic = rt.Topic
-		t := b.lookupTopic(rt.Topic, [16]byte{})
-		changed := false
-		for _, rp := range rt.Partitions {
-			sp := kmsg.NewAlterPartitionAssignmentsResponseTopicPartition()
-			sp.Partition = rp.Partition
-			var cur *placement
-			p := b.partitionOf(rt.Topic, rp.Partition)
-			if p != nil {
-				cur = p.place.Load()
-			}
-			code, msg := b.cl.CheckReassignment(cur, rp.Replicas, req.Version < 1 || r.AllowReplicationFactorChange)
-			if code != 0 {
-				sp.ErrorCode, sp.ErrorMessage = code, &msg
-				b.logBad(req, "reassignment refused", "topic", rt.Topic, "partition", rp.Partition, "reason", msg)
-			} else if pl := b.cl.Reassigned(cur, rp.Replicas); b.changePlacement(p, pl) {
-				b.log.Info("partition reassigned", "topic", p.topic.name, "partition", p.index, "replicas", rp.Replicas, "leader", pl.Leader)
-				changed = true
-			}
-			st.Partitions = append(st.Partitions, sp)
-		}
-		if changed {
-			if err := b.persistPlacementLocked(t); err != nil {
-				b.log.Error("persisting reassignment", "err", err)
-			}
-		}
-		resp.Topics = append(resp.Topics, st)
-	}
+	resp.Topics = b.cl.Reassign(clusterView{b}, r, req.Version < 1 || r.AllowReplicationFactorChange, b.log, func(topic string, p int32, msg string) {
+		b.logBad(req, "reassignment refused", "topic", topic, "partition", p, "reason", msg)
+	})
 	return protocol.Reply{Response: resp}
 }
 

@@ -1,32 +1,14 @@
 package broker
 
-// The simulated cluster (Config.Nodes).
-//
-// One Broker can answer as several Kafka nodes: each node has its own
-// listeners (Listener.Node), and every partition has replicas, an ISR, a
-// leader and a leader epoch, kept in a placement. The data is stored once;
-// replicas are the cluster's view of it, so a stopped node loses nothing
-// and a replica that rejoins is caught up at once. What the simulation
-// reproduces is what clients see of a real cluster: requests sent to a
-// node that does not lead a partition, or does not coordinate a group or
-// transactional ID, are refused as Kafka refuses them, leaders and
-// coordinators move when nodes stop, and every leader change bumps the
-// partition's leader epoch, which is stamped into the batches appended
-// from then on and recorded (the epoch's first offset) for
-// OffsetForLeaderEpoch.
-//
-// Placements are persisted in topic.json, so leader epochs never go back
-// after a restart (clients refuse metadata with an older epoch). Node
-// up/down state and coordinator moves are not persisted: a restart starts
-// every node, as a whole cluster's restart would, and coordinators go back
-// to their default nodes.
+// The simulated cluster (Config.Nodes): broker/internal/cluster's doc
+// has the model. Here: routing requests by it, the embedding program's
+// cluster changes and the partitions as those changes see them.
 //
 // Placement changes are made under adminMu (they rewrite topic.json);
 // a leader change also takes the partition's mu, the lock appends stamp
 // the epoch under, so each epoch's first offset is exact.
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -108,29 +90,13 @@ func leaderEpochCode(p *partition, e int32) int16 {
 var ErrUnknownNode = cluster.ErrUnknownNode
 
 // NodeState is a node as Nodes reports it.
-type NodeState struct {
-	ID         int32
-	Rack       string
-	Up         bool
-	Controller bool
-}
+type NodeState = cluster.NodeState
 
 // Nodes lists the cluster's nodes.
-func (b *Broker) Nodes() []NodeState {
-	ctl := b.cl.Controller()
-	out := make([]NodeState, len(b.cl.Nodes()))
-	for i, n := range b.cl.Nodes() {
-		out[i] = NodeState{ID: n.ID, Rack: n.Rack, Up: b.cl.IsUp(n.ID), Controller: n.ID == ctl}
-	}
-	return out
-}
+func (b *Broker) Nodes() []NodeState { return b.cl.NodeStates() }
 
 // PartitionPlacement is a partition's replicas, ISR, leader and epoch.
-type PartitionPlacement struct {
-	Replicas, ISR []int32
-	Leader        int32
-	LeaderEpoch   int32
-}
+type PartitionPlacement = cluster.Where
 
 // Placement reports where a partition is.
 func (b *Broker) Placement(topic string, partition int32) (PartitionPlacement, error) {
@@ -138,28 +104,17 @@ func (b *Broker) Placement(topic string, partition int32) (PartitionPlacement, e
 	if err != nil {
 		return PartitionPlacement{}, err
 	}
-	pl := p.place.Load()
-	return PartitionPlacement{Replicas: slices.Clone(pl.Replicas), ISR: slices.Clone(pl.ISR), Leader: pl.Leader, LeaderEpoch: pl.Epoch}, nil
+	return p.place.Load().Where(), nil
 }
 
 // Coordinator is the node coordinating a group ("group") or a
 // transactional ID ("transaction").
 func (b *Broker) Coordinator(kind, key string) (int32, error) {
-	k, err := coordKind(kind)
+	k, err := cluster.KindOf(kind)
 	if err != nil {
 		return -1, err
 	}
 	return b.cl.Coordinator(k, key), nil
-}
-
-func coordKind(kind string) (int, error) {
-	switch kind {
-	case "group", "share":
-		return coordGroup, nil
-	case "transaction", "txn":
-		return coordTxn, nil
-	}
-	return 0, fmt.Errorf("broker: coordinator kind %q: want group or transaction", kind)
 }
 
 func (b *Broker) findPartition(topic string, partition int32) (*partition, error) {
@@ -207,24 +162,32 @@ func (b *Broker) persistPlacementLocked(t *topic) error {
 	return nil
 }
 
-// eachPartitionLocked calls f on every partition; the topics f changed are
-// persisted. The caller holds adminMu.
-func (b *Broker) eachPartitionLocked(f func(p *partition) bool) error {
-	var errs []error
-	for _, t := range b.topics.Load().byName {
-		changed := false
-		for _, p := range t.partitions() {
-			if f(p) {
-				changed = true
-			}
-		}
-		if changed {
-			if err := b.persistPlacementLocked(t); err != nil {
-				errs = append(errs, err)
-			}
-		}
+// clusterView is the broker's partitions as the cluster's changes see
+// them (cluster.Partitions); its user holds adminMu.
+type clusterView struct{ b *Broker }
+
+func (v clusterView) Topics() []string {
+	byName := v.b.topics.Load().byName
+	names := make([]string, 0, len(byName))
+	for name := range byName {
+		names = append(names, name)
 	}
-	return errors.Join(errs...)
+	return names
+}
+
+func (v clusterView) Placement(topic string, i int32) *placement {
+	if p := v.b.partitionOf(topic, i); p != nil {
+		return p.place.Load()
+	}
+	return nil
+}
+
+func (v clusterView) Set(topic string, i int32, pl *placement) bool {
+	return v.b.changePlacement(v.b.partitionOf(topic, i), pl)
+}
+
+func (v clusterView) Persist(topic string) error {
+	return v.b.persistPlacementLocked(v.b.lookupTopic(topic, [16]byte{}))
 }
 
 // StopNode takes a node down, as a broker that died: it leaves every ISR,
@@ -262,10 +225,8 @@ func (b *Broker) setNodeUp(id int32, up bool) error {
 		b.cl.MoveSlotsOff(id)
 		change = cluster.Stopped
 	}
-	return b.eachPartitionLocked(func(p *partition) bool {
-		pl := change(p.place.Load(), id)
-		return pl != nil && b.changePlacement(p, pl)
-	})
+	_, err := cluster.Apply(clusterView{b}, func(_ string, _ int32, cur *placement) *placement { return change(cur, id) })
+	return err
 }
 
 // MoveLeader makes node lead the partition, with a new leader epoch. The
@@ -310,7 +271,7 @@ func (b *Broker) SetISR(topic string, partition int32, isr []int32) error {
 // "group") or transactional ID ("transaction") and every other key that
 // hashes to the same coordinator partition.
 func (b *Broker) MoveCoordinator(kind, key string, node int32) error {
-	k, err := coordKind(kind)
+	k, err := cluster.KindOf(kind)
 	if err != nil {
 		return err
 	}
@@ -324,25 +285,13 @@ func (b *Broker) MoveCoordinator(kind, key string, node int32) error {
 }
 
 // electPreferredLocked makes each partition's first replica its leader
-// where it is an in-sync replica that is up (ElectLeaders PREFERRED, and
-// auto.leader.rebalance.enable), and puts every coordinator slot back on
-// its default node when that node is up. It returns the partitions whose
-// leader changed. The caller holds adminMu.
-func (b *Broker) electPreferredLocked(want func(p *partition) bool) ([]*partition, error) {
-	var moved []*partition
+// where it is an in-sync replica that is up (auto.leader.rebalance.enable),
+// and puts every coordinator slot back on its default node when that node
+// is up. It returns the partitions whose leader changed. The caller holds
+// adminMu.
+func (b *Broker) electPreferredLocked() ([]cluster.TopicPartition, error) {
 	b.cl.HomeSlots()
-	err := b.eachPartitionLocked(func(p *partition) bool {
-		if !want(p) {
-			return false
-		}
-		pl := b.cl.Preferred(p.place.Load())
-		if pl == nil {
-			return false
-		}
-		moved = append(moved, p)
-		return b.changePlacement(p, pl)
-	})
-	return moved, err
+	return cluster.Apply(clusterView{b}, func(_ string, _ int32, cur *placement) *placement { return b.cl.Preferred(cur) })
 }
 
 // notLeaderProduce fills a NOT_LEADER_OR_FOLLOWER produce answer as
@@ -409,7 +358,7 @@ func (b *Broker) leaderRebalanceLoop() {
 		case <-tick.C:
 		}
 		b.adminMu.Lock()
-		moved, err := b.electPreferredLocked(func(*partition) bool { return true })
+		moved, err := b.electPreferredLocked()
 		b.adminMu.Unlock()
 		if err != nil {
 			b.log.Error("auto leader rebalance", "err", err)

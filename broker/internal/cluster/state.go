@@ -82,6 +82,49 @@ func (pl *Placement) EpochAt(offset int64) int32 {
 // InISR reports whether node is an in-sync replica.
 func (pl *Placement) InISR(node int32) bool { return slices.Contains(pl.ISR, node) }
 
+// Where is a placement as the embedding program sees it (its slices
+// copies).
+type Where struct {
+	Replicas, ISR []int32
+	Leader        int32
+	LeaderEpoch   int32
+}
+
+// Where is pl's replicas, ISR, leader and epoch.
+func (pl *Placement) Where() Where {
+	return Where{Replicas: slices.Clone(pl.Replicas), ISR: slices.Clone(pl.ISR), Leader: pl.Leader, LeaderEpoch: pl.Epoch}
+}
+
+// NodeState is a node, whether it is up and whether it is the controller.
+type NodeState struct {
+	ID         int32
+	Rack       string
+	Up         bool
+	Controller bool
+}
+
+// NodeStates lists the nodes in the configured order.
+func (cs *State) NodeStates() []NodeState {
+	ctl := cs.Controller()
+	out := make([]NodeState, len(cs.nodes))
+	for i, n := range cs.nodes {
+		out[i] = NodeState{ID: n.ID, Rack: n.Rack, Up: cs.IsUp(n.ID), Controller: n.ID == ctl}
+	}
+	return out
+}
+
+// KindOf is the coordinator kind a control API names: "group" (or
+// "share") or "transaction" (or "txn").
+func KindOf(kind string) (int, error) {
+	switch kind {
+	case "group", "share":
+		return GroupCoordinator, nil
+	case "transaction", "txn":
+		return TxnCoordinator, nil
+	}
+	return 0, fmt.Errorf("broker: coordinator kind %q: want group or transaction", kind)
+}
+
 // Coordinator kinds: group and transaction coordinators are placed apart.
 const (
 	GroupCoordinator = iota
