@@ -151,61 +151,31 @@ func partitionFault(ctx context.Context, topic string, partition int32) int16 {
 }
 
 // splitProduce serves a produce request whose fault names one topic (and
-// maybe a partition): the partitions it names get code and are not
-// written; the others are handled as usual, so a paused partition does
-// not stall its neighbours in the same request.
+// maybe a partition): the partitions it names get its code and are not
+// written; the others are handled as usual (faults.SplitProduce).
 func (b *Broker) splitProduce(ctx context.Context, req *protocol.Request, a *api, f *Fault) protocol.Reply {
 	r := req.Body.(*kmsg.ProduceRequest)
 	id, _ := b.TopicID(f.Topic)
-	keep := *r
-	keep.Topics = nil
-	var hit []kmsg.ProduceResponseTopic
-	for _, t := range r.Topics {
-		if t.Topic != f.Topic && (id == [16]byte{} || t.TopicID != id) {
-			keep.Topics = append(keep.Topics, t)
-			continue
-		}
-		kt, ht := t, kmsg.NewProduceResponseTopic()
-		kt.Partitions = nil
-		ht.Topic, ht.TopicID = t.Topic, t.TopicID
-		for _, p := range t.Partitions {
-			if f.HasPartition && p.Partition != f.Partition {
-				kt.Partitions = append(kt.Partitions, p)
-				continue
-			}
-			hp := kmsg.NewProduceResponseTopicPartition()
-			hp.Partition, hp.ErrorCode = p.Partition, f.ErrorCode
-			ht.Partitions = append(ht.Partitions, hp)
-		}
-		if len(kt.Partitions) > 0 {
-			keep.Topics = append(keep.Topics, kt)
-		}
-		hit = append(hit, ht)
-	}
-	if len(keep.Topics) == 0 {
+	keep, hit := faults.SplitProduce(r, f, id)
+	if keep == nil {
 		if r.Acks == 0 {
 			return protocol.Reply{}
 		}
 		return protocol.Reply{Response: faults.Response(r, f.ErrorCode)}
 	}
 	sub := *req
-	sub.Body = &keep
+	sub.Body = keep
 	reply := b.dispatch(ctx, &sub, a)
-	add := func(resp kmsg.Response) {
-		if pr, ok := resp.(*kmsg.ProduceResponse); ok {
-			pr.Topics = append(pr.Topics, hit...)
-		}
-	}
 	switch {
 	case reply.Err != nil || r.Acks == 0:
 	case reply.Response != nil:
-		add(reply.Response)
+		faults.AddTopics(reply.Response, hit)
 	case reply.Wait != nil:
 		wait := reply.Wait
 		reply.Wait = func() (kmsg.Response, error) {
 			resp, err := wait()
 			if err == nil {
-				add(resp)
+				faults.AddTopics(resp, hit)
 			}
 			return resp, err
 		}

@@ -366,3 +366,47 @@ func requestTxnIDs(req kmsg.Request) []string {
 	}
 	return nil
 }
+
+// SplitProduce parts a produce request for a fault naming one topic (and
+// maybe a partition) of ID id (zero when unknown): keep is the request
+// without the partitions the fault names, nil when none is left; hit is
+// their answer, the fault's code, for AddTopics to join to the handler's
+// answer for keep. A paused partition so does not stall its neighbours in
+// the same request.
+func SplitProduce(r *kmsg.ProduceRequest, f *Fault, id [16]byte) (keep *kmsg.ProduceRequest, hit []kmsg.ProduceResponseTopic) {
+	k := *r
+	k.Topics = nil
+	for _, t := range r.Topics {
+		if t.Topic != f.Topic && (id == [16]byte{} || t.TopicID != id) {
+			k.Topics = append(k.Topics, t)
+			continue
+		}
+		kt, ht := t, kmsg.NewProduceResponseTopic()
+		kt.Partitions = nil
+		ht.Topic, ht.TopicID = t.Topic, t.TopicID
+		for _, p := range t.Partitions {
+			if f.HasPartition && p.Partition != f.Partition {
+				kt.Partitions = append(kt.Partitions, p)
+				continue
+			}
+			hp := kmsg.NewProduceResponseTopicPartition()
+			hp.Partition, hp.ErrorCode = p.Partition, f.ErrorCode
+			ht.Partitions = append(ht.Partitions, hp)
+		}
+		if len(kt.Partitions) > 0 {
+			k.Topics = append(k.Topics, kt)
+		}
+		hit = append(hit, ht)
+	}
+	if len(k.Topics) == 0 {
+		return nil, hit
+	}
+	return &k, hit
+}
+
+// AddTopics joins SplitProduce's hit topics to a produce answer.
+func AddTopics(resp kmsg.Response, hit []kmsg.ProduceResponseTopic) {
+	if pr, ok := resp.(*kmsg.ProduceResponse); ok {
+		pr.Topics = append(pr.Topics, hit...)
+	}
+}
