@@ -86,6 +86,14 @@
 // each partition's replicas, ISR, leader and leader epochs — is
 // broker/internal/cluster; a partition's placement is kept in
 // partition.place and in its topic's topic.json. The data is stored once.
+// The changes of placements — a node stopped or started, a leader moved,
+// an ISR set, ElectLeaders and auto.leader.rebalance.enable, reassignments
+// — and DescribeQuorum's answer are broker/internal/cluster's too: they
+// see the broker's partitions through cluster.Partitions (clusterView in
+// cluster.go, used under adminMu), whose Set stores a placement under
+// partition.mu with the epoch Placement.Follow gives it. The broker keeps
+// the routing (reqNode, leaderCode, routeCoordinated) and the control
+// API's methods.
 //
 // # Group coordinator
 //
@@ -98,6 +106,28 @@
 // require_stable question (TxnOffsetPending). Its locks are its own (see
 // its doc); none of the broker's locks is held while it runs, except that
 // a transaction's commit holds txnState.mu across CommitTransactionalOffsets.
+//
+// # Share groups
+//
+// The share-group coordinator (KIP-932) is broker/internal/share:
+// membership, share sessions, every share-partition's record state and its
+// file, and the reading of a ShareFetch's records: ReadRecords reads the
+// batches holding the acquired offsets, Fetch.Read cuts them to MaxBytes
+// and archives aborted transactions under read_committed, and FetchBody
+// writes the answer with one writev from pooled buffers. It sees the
+// broker through share.Broker and share.Records (shareView in share.go:
+// topic lookups, store reads, the aborted index, Changed channels, error
+// codes); the 76–79 and 90–92 files decode, check authorization and hand
+// it the request. Its lock order is under Concurrency.
+//
+// # Log cleaner
+//
+// The log cleaner is broker/internal/cleaner: its loop, the choice of the
+// partition to clean, and AbortedNeeded (whether an aborted transaction's
+// index entry must stay once compaction may have removed its marker).
+// cleaner.go hands it the compacted topics' partitions with the store each
+// uses now (a spool is never opened for it) and the transaction
+// coordinator's ForgetAborted.
 //
 // # Transaction coordinator
 //
@@ -190,7 +220,7 @@
 // broker or protocol. Serve asks each for its state with one atomic load
 // (nil when off) and keeps what needs dispatch and the connection:
 // serveFaults (faults.go) picks the fault that fires and acts before the
-// handler, splits a produce, hands Fetch, ListOffsets and
+// handler, splits a produce (faults.SplitProduce), hands Fetch, ListOffsets and
 // OffsetForLeaderEpoch a partition-scoped error through the context
 // (partitionFault), or wraps the handler's answer (Armed.Around);
 // serveLogged (reqlog.go) fills a reqlog.Entry and adds it when the
