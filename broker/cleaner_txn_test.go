@@ -9,7 +9,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/minikafka/minikafka/broker/internal/txn"
 	"github.com/minikafka/minikafka/internal/records"
 	"github.com/minikafka/minikafka/logstore"
 )
@@ -208,52 +207,4 @@ func TestCleanerRemovesTxnMarkers(t *testing.T) {
 		t.Fatalf("after restart %d markers, before %d", n, before)
 	}
 	check(b, listen(t, b), "after restart")
-}
-
-// abortedNeeded keeps an aborted-index entry whose marker is in the log,
-// or, if the marker is gone, while a data batch of the transaction is
-// (the marker was lost otherwise, and the entry still hides the data),
-// and drops it only when neither is left, as after compaction.
-func TestAbortedNeeded(t *testing.T) {
-	b := newTestBroker(t)
-	createTopic(t, b, "t", 1)
-	p := b.lookupTopic("t", [16]byte{}).partition(0)
-	txnData := func(pid int64) []byte {
-		bt, err := records.AppendBatch(nil, records.BatchSpec{Transactional: true, ProducerID: pid, ProducerEpoch: 0, BaseSequence: 0, FirstTimestamp: 1},
-			[]records.Record{{Key: []byte("k"), Value: []byte("v")}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return bt
-	}
-	plain := makeBatch(t, records.CodecNone, -1, 0, 0, testRec{key: []byte("k"), value: []byte("plain")})
-	for _, bt := range [][]byte{
-		txnData(7), txn.ControlBatch(7, 0, 0, false, time.Now()), // 0, 1: an aborted transaction and its marker
-		txnData(8), plain, // 2, 3: a transaction whose marker (at 3) was lost
-		plain, plain, // 4, 5: a transaction compacted away with its marker (at 5)
-	} {
-		if _, err := p.log.Append(bt); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := p.log.WaitDurable(testCtx(t), p.log.LogEndOffset()); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		a    abortedTxn
-		want bool
-	}{
-		{abortedTxn{PID: 7, First: 0, Last: 1}, true},
-		{abortedTxn{PID: 8, First: 2, Last: 3}, true},
-		{abortedTxn{PID: 9, First: 4, Last: 5}, false},
-		{abortedTxn{PID: 8, First: 4, Last: 5}, false},  // pid 8's data lies before first
-		{abortedTxn{PID: 9, First: 0, Last: 1}, false},  // the marker at 1 is pid 7's
-		{abortedTxn{PID: 8, First: 2, Last: 99}, true},  // marker beyond the log end (a lost tail), data left
-		{abortedTxn{PID: 9, First: 0, Last: 99}, false}, // marker and data lost
-		{abortedTxn{PID: 9, First: 50, Last: 99}, false},
-	} {
-		if got := abortedNeeded(p, c.a); got != c.want {
-			t.Errorf("abortedNeeded(%+v) = %v, want %v", c.a, got, c.want)
-		}
-	}
 }
