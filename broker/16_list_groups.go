@@ -14,7 +14,6 @@ package broker
 import (
 	"context"
 	"slices"
-	"strings"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -24,18 +23,7 @@ import (
 func (b *Broker) handleListGroups(_ context.Context, req *protocol.Request) protocol.Reply {
 	r := req.Body.(*kmsg.ListGroupsRequest)
 	resp := b.groups.ListGroups(r)
-	// Share groups (KIP-932): protocol type and group type "share".
-	for _, g := range b.share.Groups() {
-		if len(r.StatesFilter) > 0 && !slices.ContainsFunc(r.StatesFilter, func(s string) bool { return strings.EqualFold(s, g.State) }) {
-			continue
-		}
-		if len(r.TypesFilter) > 0 && !slices.ContainsFunc(r.TypesFilter, func(s string) bool { return strings.EqualFold(s, "share") }) {
-			continue
-		}
-		lg := kmsg.NewListGroupsResponseGroup()
-		lg.Group, lg.ProtocolType, lg.GroupState, lg.GroupType = g.Name, "share", g.State, "share"
-		resp.Groups = append(resp.Groups, lg)
-	}
+	resp.Groups = append(resp.Groups, b.share.ListGroups(r)...) // share groups (share.go)
 	if az := b.authorizer(req); az != nil && !az.visible(opDescribe, kmsg.ACLResourceTypeCluster, clusterName) {
 		kept := resp.Groups[:0]
 		for _, g := range resp.Groups {

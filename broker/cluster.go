@@ -196,7 +196,9 @@ func (v clusterView) Persist(topic string) error {
 // move to the next node that is up. Its listeners are the embedding
 // program's to close.
 func (b *Broker) StopNode(id int32) error {
-	return b.setNodeUp(id, false)
+	b.adminMu.Lock()
+	defer b.adminMu.Unlock()
+	return b.cl.SetNodeUp(clusterView{b}, id, false, b.log)
 }
 
 // StartNode brings a stopped node back: it rejoins the ISR of its
@@ -204,29 +206,9 @@ func (b *Broker) StopNode(id int32) error {
 // partitions that had no leader. Leadership of the others returns to it
 // through ElectLeaders or auto.leader.rebalance.enable.
 func (b *Broker) StartNode(id int32) error {
-	return b.setNodeUp(id, true)
-}
-
-func (b *Broker) setNodeUp(id int32, up bool) error {
 	b.adminMu.Lock()
 	defer b.adminMu.Unlock()
-	was, ok := b.cl.SetUp(id, up)
-	if !ok {
-		return b.cl.UnknownNode(id)
-	}
-	if was == up {
-		return nil
-	}
-	change := cluster.Started
-	if up {
-		b.log.Info("node started", "node", id)
-	} else {
-		b.log.Info("node stopped", "node", id)
-		b.cl.MoveSlotsOff(id)
-		change = cluster.Stopped
-	}
-	_, err := cluster.Apply(clusterView{b}, func(_ string, _ int32, cur *placement) *placement { return change(cur, id) })
-	return err
+	return b.cl.SetNodeUp(clusterView{b}, id, true, b.log)
 }
 
 // MoveLeader makes node lead the partition, with a new leader epoch. The

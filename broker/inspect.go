@@ -19,11 +19,7 @@ type PartitionOffsets struct {
 
 // PartitionOffsets reports a partition's offsets.
 func (b *Broker) PartitionOffsets(topic string, partition int32) (PartitionOffsets, error) {
-	t := b.lookupTopic(topic, [16]byte{})
-	if t == nil {
-		return PartitionOffsets{}, ErrUnknownPartition
-	}
-	p := t.partition(partition)
+	p := b.partitionOf(topic, partition)
 	if p == nil {
 		return PartitionOffsets{}, ErrUnknownPartition
 	}

@@ -16,11 +16,7 @@ import (
 // An offset below the log start reads from the log start; at or past the
 // end, nothing. The decoding is broker/internal/inspect's.
 func (b *Broker) ReadRecords(topic string, partition int32, offset int64, limit int, committed bool) (recs []*kgo.Record, next int64, err error) {
-	t := b.lookupTopic(topic, [16]byte{})
-	if t == nil {
-		return nil, offset, ErrUnknownPartition
-	}
-	p := t.partition(partition)
+	p := b.partitionOf(topic, partition)
 	if p == nil {
 		return nil, offset, ErrUnknownPartition
 	}

@@ -162,3 +162,26 @@ func (cs *State) Reassign(ps Partitions, r *kmsg.AlterPartitionAssignmentsReques
 	}
 	return out
 }
+
+// SetNodeUp stops (up false) or starts node id: its placements change as
+// Stopped or Started say, and a stopped node's coordinator slots move to
+// nodes that are up.
+func (cs *State) SetNodeUp(ps Partitions, id int32, up bool, log *slog.Logger) error {
+	was, ok := cs.SetUp(id, up)
+	if !ok {
+		return cs.UnknownNode(id)
+	}
+	if was == up {
+		return nil
+	}
+	change := Started
+	if up {
+		log.Info("node started", "node", id)
+	} else {
+		log.Info("node stopped", "node", id)
+		cs.MoveSlotsOff(id)
+		change = Stopped
+	}
+	_, err := Apply(ps, func(_ string, _ int32, cur *Placement) *Placement { return change(cur, id) })
+	return err
+}

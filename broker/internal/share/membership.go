@@ -332,3 +332,21 @@ func (c *Coordinator) Delete(name string) int16 {
 	delete(c.groups, name) // its configs stay, as Kafka keeps them apart from the group
 	return 0
 }
+
+// ListGroups is ListGroups' share groups (KIP-932: protocol type and group
+// type "share"), those its states and types filters keep.
+func (c *Coordinator) ListGroups(r *kmsg.ListGroupsRequest) []kmsg.ListGroupsResponseGroup {
+	var out []kmsg.ListGroupsResponseGroup
+	for _, g := range c.Groups() {
+		if len(r.StatesFilter) > 0 && !slices.ContainsFunc(r.StatesFilter, func(s string) bool { return strings.EqualFold(s, g.State) }) {
+			continue
+		}
+		if len(r.TypesFilter) > 0 && !slices.ContainsFunc(r.TypesFilter, func(s string) bool { return strings.EqualFold(s, "share") }) {
+			continue
+		}
+		lg := kmsg.NewListGroupsResponseGroup()
+		lg.Group, lg.ProtocolType, lg.GroupState, lg.GroupType = g.Name, "share", g.State, "share"
+		out = append(out, lg)
+	}
+	return out
+}
