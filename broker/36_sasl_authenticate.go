@@ -21,6 +21,7 @@ package broker
 
 import (
 	"context"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -46,7 +47,7 @@ func (b *Broker) handleSaslAuthenticate(_ context.Context, req *protocol.Request
 	}
 	resp.SASLAuthBytes = out
 	if done {
-		resp.SessionLifetimeMillis = b.sessionLifetimeMillis(st)
+		resp.SessionLifetimeMillis = st.LifetimeMillis(b.sasl.Lifetime(), time.Now())
 	}
 	return protocol.Reply{Response: resp}
 }

@@ -97,7 +97,7 @@ func (b *Broker) tokenRequestsAllowed(req *protocol.Request) bool {
 		return true
 	}
 	if b.saslApplies(req) {
-		return saslState(req.Conn).tokenID == ""
+		return saslState(req.Conn).TokenID == ""
 	}
 	return req.Conn.TLS != nil && len(req.Conn.TLS.PeerCertificates) > 0
 }

@@ -86,8 +86,8 @@ func (b *Broker) principalName(req *protocol.Request) string {
 		return "ANONYMOUS"
 	}
 	if b.saslApplies(req) {
-		if st := saslState(req.Conn); st.principal != "" {
-			return st.principal
+		if st := saslState(req.Conn); st.Principal != "" {
+			return st.Principal
 		}
 	}
 	if req.Conn.TLS != nil && len(req.Conn.TLS.PeerCertificates) > 0 {

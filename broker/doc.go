@@ -164,10 +164,12 @@
 // keeps what depends on connections and requests: the per-connection
 // state machine (sasl.go, run by saslGate before dispatch, its state in
 // protocol.ConnInfo.Auth), which opens a sasl.Exchange per authentication
-// and feeds it the client's tokens, session expiry and re-authentication,
-// and the handlers (17, 36, 50, 51), which turn the package's errors into
-// Kafka codes. The store's RWMutex is its own and is never held while
-// anything else runs.
+// and feeds it the client's tokens, and enforces the sasl.Session it keeps
+// beside (the session's end, re-authentication at most once a second, the
+// same principal), and the handlers (17, 36, 50, 51), which turn the
+// package's errors into Kafka codes. The store's RWMutex is its own and is
+// never held while anything else runs; a Session has no lock (one request
+// of a connection at a time).
 //
 // # Authorization
 //

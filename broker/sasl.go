@@ -22,8 +22,10 @@ package broker
 //
 // The mechanisms, the credentials derived at start and the SCRAM store
 // are broker/internal/sasl's (its doc says how each mechanism and the
-// store work); this file keeps the per-connection state machine, which
-// hands each token to a sasl.Exchange.
+// store work), and so are a session's rules (sasl.Session: its end, the
+// re-authentication pace, keeping the principal); this file keeps the
+// per-connection state machine, which hands each token to a
+// sasl.Exchange.
 //
 // Re-authentication (KIP-368). With SASLConfig.MaxReauth (Kafka's
 // connections.max.reauth.ms) > 0, a session ends that long after its
@@ -89,7 +91,7 @@ type OAuthConfig = sasl.OAuthConfig
 
 // minReauthInterval is Kafka's limit of one re-authentication a second
 // per connection.
-const minReauthInterval = time.Second
+const minReauthInterval = sasl.MinReauthInterval
 
 type saslPhase uint8
 
@@ -101,21 +103,18 @@ const (
 	saslReauthBadMech // re-authentication asked for another mechanism: the next frame closes
 )
 
-// saslConn is one connection's progress, in ConnInfo.Auth.
+// saslConn is one connection's progress, in ConnInfo.Auth; the session
+// its exchanges leave (principal, end, re-authentication pace) is
+// sasl.Session's.
 type saslConn struct {
-	phase  saslPhase
-	mech   string
-	framed bool // SaslHandshake v1: tokens come in SaslAuthenticate requests
-	user   string
-	ex     *sasl.Exchange // the exchange under way; nil between exchanges
-
-	principal  string    // the authenticated user, kept through re-authentication
-	reauth     bool      // the exchange under way is a re-authentication
-	expires    time.Time // end of the session; zero: never
-	lastReauth time.Time // start of the last re-authentication
-	badMech    string    // why saslReauthBadMech closes
-	tokenExp   time.Time // the credential's expiry (OAUTHBEARER, delegation token), which ends the session
-	tokenID    string    // the delegation token the session authenticated with; "" for a password
+	phase   saslPhase
+	mech    string
+	framed  bool // SaslHandshake v1: tokens come in SaslAuthenticate requests
+	user    string
+	ex      *sasl.Exchange // the exchange under way; nil between exchanges
+	reauth  bool           // the exchange under way is a re-authentication
+	badMech string         // why saslReauthBadMech closes
+	sasl.Session
 }
 
 func (st *saslConn) exchange() string {
@@ -223,18 +222,18 @@ func illegalStateResponse(req *protocol.Request) kmsg.Response {
 // checks): a SaslHandshake may begin a re-authentication; after the
 // session's end anything else closes the connection.
 func (b *Broker) sessionGate(req *protocol.Request, st *saslConn) (protocol.Reply, bool) {
-	if st.expires.IsZero() {
+	if !st.Ends() {
 		return protocol.Reply{}, true
 	}
 	now := time.Now()
-	if req.Key == 17 && (st.lastReauth.IsZero() || now.Sub(st.lastReauth) >= minReauthInterval) {
-		st.lastReauth, st.reauth, st.phase = now, true, saslHandshake
-		b.logRoutine(req, "SASL re-authentication begins", "mechanism", st.mech, "user", st.principal)
+	if req.Key == 17 && st.BeginReauth(now) {
+		st.reauth, st.phase = true, saslHandshake
+		b.logRoutine(req, "SASL re-authentication begins", "mechanism", st.mech, "user", st.Principal)
 		return protocol.Reply{}, true
 	}
-	if now.After(st.expires) {
+	if ago, expired := st.Expired(now); expired {
 		b.logReq(slog.LevelInfo, req, "SASL session expired without re-authentication; closing connection",
-			"mechanism", st.mech, "user", st.principal, "expired_ago", now.Sub(st.expires).Round(time.Millisecond))
+			"mechanism", st.mech, "user", st.Principal, "expired_ago", ago.Round(time.Millisecond))
 		return protocol.Reply{Err: errors.New("SASL session expired")}, false
 	}
 	return protocol.Reply{}, true
@@ -295,44 +294,23 @@ func (b *Broker) saslLogFailure(req *protocol.Request, st *saslConn, f *sasl.Fai
 		"mechanism", st.mech, "user", st.user, "reason", f.Reason)
 }
 
-// saslComplete ends a successful exchange: the session begins (and ends
-// MaxReauth later). A re-authentication must keep the user (Kafka's
-// principal).
+// saslComplete ends a successful exchange: the session begins
+// (sasl.Session.Complete, which refuses a re-authentication as another
+// user).
 func (b *Broker) saslComplete(req *protocol.Request, st *saslConn) *sasl.Failure {
-	if st.reauth && st.user != st.principal {
-		return &sasl.Failure{
-			Msg:    fmt.Sprintf("Cannot change principals during re-authentication from User.%s: User.%s", st.principal, st.user),
-			Reason: "re-authentication as another user (was " + st.principal + ")",
-		}
+	if f := st.Complete(st.ex, st.user, st.reauth, b.sasl.Lifetime(), time.Now()); f != nil {
+		return f
 	}
 	what := "SASL authenticated"
 	if st.reauth {
 		what = "SASL re-authenticated"
 	}
-	st.tokenExp, st.tokenID = st.ex.Expires(), st.ex.TokenID()
-	st.phase, st.ex, st.principal, st.reauth = saslDone, nil, st.user, false
-	st.expires = time.Time{}
-	if lt := b.sasl.Lifetime(); lt > 0 {
-		st.expires = time.Now().Add(lt)
-	}
-	// A token's expiry ends the session too (Kafka's credential lifetime).
-	if !st.tokenExp.IsZero() && (st.expires.IsZero() || st.tokenExp.Before(st.expires)) {
-		st.expires = st.tokenExp
-	}
+	st.phase, st.ex, st.reauth = saslDone, nil, false
 	req.Conn.SetAuthenticated()
 	// Request memory is shared fairly between principals, not connections.
 	req.Conn.SetBudgetOwner(st.user)
 	b.logRoutine(req, what, "mechanism", st.mech, "user", st.user, "session_lifetime", b.sasl.Lifetime())
 	return nil
-}
-
-// sessionLifetimeMillis is session_lifetime_ms for a completed exchange:
-// until the session's end, 0 without one.
-func (b *Broker) sessionLifetimeMillis(st *saslConn) int64 {
-	if st.tokenExp.IsZero() || st.expires.IsZero() {
-		return b.sasl.Lifetime().Milliseconds()
-	}
-	return max(time.Until(st.expires).Milliseconds(), 1)
 }
 
 // saslFailed is SaslAuthenticate's error answer; the connection closes

@@ -49,11 +49,16 @@
 //
 // Config.MaxReauth is Kafka's connections.max.reauth.ms (KIP-368): a
 // session lasts that long (Server.Lifetime) and an OAUTHBEARER session no
-// longer than its token (Exchange.Expires). The broker's state machine
-// enforces it: a re-authentication is a new Exchange on the same
-// connection, with the same mechanism, and must end with the same user;
-// after the session's end any other request closes the connection. Nothing
-// here keeps per-connection state between exchanges.
+// longer than its token (Exchange.Expires). A Session, which the broker
+// keeps per connection, holds what completed exchanges leave: the
+// principal, the delegation token used, the session's end and the last
+// re-authentication's start. Session.Complete begins (or renews) it and
+// refuses a re-authentication that ends with another user;
+// Session.BeginReauth allows one re-authentication a second;
+// Session.Expired and Session.LifetimeMillis answer for the end. The
+// broker's state machine enforces them: a re-authentication is a new
+// Exchange on the same connection, with the same mechanism, and after the
+// session's end any request but SaslHandshake closes the connection.
 //
 // # The SCRAM store's file
 //
