@@ -51,7 +51,7 @@ func (b *Broker) handleApiVersions(_ context.Context, req *protocol.Request) pro
 		resp.ApiKeys = append(resp.ApiKeys, k)
 	}
 	if req.Version >= 3 {
-		addFeatures(resp) // 57_update_features.go
+		b.addFeatures(resp) // 57_update_features.go
 	}
 	return protocol.Reply{Response: resp}
 }

@@ -2,18 +2,29 @@ package broker
 
 // UpdateFeatures v0–v2 and the features ApiVersions v3+ lists.
 //
-// The features are what this broker implements, fixed at build time:
 // group.version 1 (KIP-848 consumer groups) and share.version 1 (KIP-932
-// share groups), both finalized; transaction.version is listed as
-// supported up to 0 and not finalized, so clients keep the explicit
-// AddPartitionsToTxn/AddOffsetsToTxn flow (KIP-890 part 2 is only partly
-// here: Produce v12 adds partitions implicitly and EndTxn v5 bumps the
-// epoch, but TxnOffsetCommit does not add the offsets partition). Since a
-// level cannot be changed, UpdateFeatures accepts an update to the level
-// already finalized (a no-op) and refuses any other with
-// INVALID_UPDATE_VERSION naming the feature, as Kafka refuses a level
-// outside the supported range; an unknown feature is refused the same
-// way.
+// share groups) are what this broker implements, finalized and fixed:
+// UpdateFeatures accepts an update to the level already finalized (a
+// no-op) and refuses any other with INVALID_UPDATE_VERSION naming the
+// feature.
+//
+// transaction.version is supported 0–2 and finalized at 2, as Kafka 4.x
+// formats a new cluster (broker/internal/txn keeps the level, durably, in
+// its transaction log). At 2 (KIP-890 part 2) a client that sees it
+// finalized may use EndTxn v5 (the epoch bumped at every end, the new
+// producer ID and epoch in the answer), Produce v12+ adding partitions
+// to the transaction implicitly and TxnOffsetCommit v5 adding the group;
+// clients that do not (older versions) keep the explicit
+// AddPartitionsToTxn/AddOffsetsToTxn flow, request by request. Below 2
+// those three versions are UNSUPPORTED_VERSION, as Kafka answers them.
+// UpdateFeatures sets it, as Kafka's controller does: a lower level needs
+// the upgrade type SAFE_DOWNGRADE or UNSAFE_DOWNGRADE (v0: allow
+// downgrade), a level outside 0–2 or below 0 is refused with Kafka's
+// reasons, validate_only changes nothing, and when one update of a
+// request is refused none is applied. The finalized-features epoch grows
+// with every change.
+//
+// An unknown feature is refused with INVALID_UPDATE_VERSION.
 
 import (
 	"context"
@@ -22,6 +33,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minikafka/minikafka/broker/internal/txn"
 	"github.com/minikafka/minikafka/protocol"
 )
 
@@ -32,18 +44,23 @@ type feature struct {
 	finalized int16 // 0: not finalized (not listed as finalized)
 }
 
-var features = []feature{
+// fixedFeatures are the features whose level cannot change.
+var fixedFeatures = []feature{
 	{"group.version", 0, 1, 1},
 	{"share.version", 0, 1, 1},
-	{"transaction.version", 0, 0, 0},
 }
 
-// featuresEpoch is the finalized features' epoch: they never change.
-const featuresEpoch = 1
+const txnVersionFeature = "transaction.version"
+
+// features is what ApiVersions lists now.
+func (b *Broker) features() []feature {
+	return append(fixedFeatures[:len(fixedFeatures):len(fixedFeatures)],
+		feature{txnVersionFeature, 0, txn.MaxTxnVersion, b.txns.TxnVersion()})
+}
 
 // addFeatures lists the features in an ApiVersions v3+ answer.
-func addFeatures(resp *kmsg.ApiVersionsResponse) {
-	for _, f := range features {
+func (b *Broker) addFeatures(resp *kmsg.ApiVersionsResponse) {
+	for _, f := range b.features() {
 		sf := kmsg.NewApiVersionsResponseSupportedFeature()
 		sf.Name, sf.MinVersion, sf.MaxVersion = f.name, f.min, f.max
 		resp.SupportedFeatures = append(resp.SupportedFeatures, sf)
@@ -53,7 +70,7 @@ func addFeatures(resp *kmsg.ApiVersionsResponse) {
 			resp.FinalizedFeatures = append(resp.FinalizedFeatures, ff)
 		}
 	}
-	resp.FinalizedFeaturesEpoch = featuresEpoch
+	resp.FinalizedFeaturesEpoch = b.txns.FeaturesEpoch()
 }
 
 func (b *Broker) handleUpdateFeatures(_ context.Context, req *protocol.Request) protocol.Reply {
@@ -61,42 +78,75 @@ func (b *Broker) handleUpdateFeatures(_ context.Context, req *protocol.Request) 
 	resp := r.ResponseKind().(*kmsg.UpdateFeaturesResponse)
 	resp.Version = req.Version
 	var firstErr *string
+	txnLevel := int16(-1) // the transaction.version update, if any
 	for _, u := range r.FeatureUpdates {
 		res := kmsg.NewUpdateFeaturesResponseResult()
 		res.Feature = u.Feature
-		if msg := checkFeatureUpdate(u); msg != "" {
+		level, msg := b.checkFeatureUpdate(u, req.Version)
+		if msg != "" {
 			res.ErrorCode, res.ErrorMessage = kerr.InvalidUpdateVersion.Code, &msg
 			if firstErr == nil {
 				firstErr = &msg
 			}
-			b.logBad(req, "feature update refused", "feature", u.Feature, "level", u.MaxVersionLevel)
+			b.logBad(req, "feature update refused", "feature", u.Feature, "level", u.MaxVersionLevel, "reason", msg)
+		} else if u.Feature == txnVersionFeature {
+			txnLevel = level
 		}
 		resp.Results = append(resp.Results, res)
 	}
+	if firstErr == nil && !r.ValidateOnly && txnLevel >= 0 && txnLevel != b.txns.TxnVersion() {
+		if err := b.txns.SetTxnVersion(txnLevel); err != nil {
+			b.log.Error("finalizing transaction.version", "level", txnLevel, "err", err)
+			msg := "Unable to persist the feature update: " + err.Error()
+			firstErr = &msg
+			for i := range resp.Results {
+				resp.Results[i].ErrorCode, resp.Results[i].ErrorMessage = kerr.KafkaStorageError.Code, &msg
+			}
+			if req.Version >= 2 {
+				resp.ErrorCode, resp.ErrorMessage = kerr.KafkaStorageError.Code, &msg
+				resp.Results = nil
+			}
+			return protocol.Reply{Response: resp}
+		}
+		b.log.Info("transaction.version finalized", "level", txnLevel)
+	}
 	if req.Version >= 2 {
-		// v2 has no per-feature results: the first refusal is the answer.
+		// v2 has no per-feature results: the first refusal is the answer,
+		// worded as Kafka's controller words it.
 		resp.Results = nil
 		if firstErr != nil {
-			resp.ErrorCode, resp.ErrorMessage = kerr.InvalidUpdateVersion.Code, firstErr
+			msg := "The update failed for all features since the following feature had an error: " + *firstErr
+			resp.ErrorCode, resp.ErrorMessage = kerr.InvalidUpdateVersion.Code, &msg
 		}
 	}
 	return protocol.Reply{Response: resp}
 }
 
-// checkFeatureUpdate is why u cannot be applied, "" when it is a no-op.
-func checkFeatureUpdate(u kmsg.UpdateFeaturesRequestFeatureUpdate) string {
-	for _, f := range features {
+// checkFeatureUpdate is the level u asks for and why it cannot be
+// applied, "" when it can (or is a no-op).
+func (b *Broker) checkFeatureUpdate(u kmsg.UpdateFeaturesRequestFeatureUpdate, version int16) (int16, string) {
+	level := u.MaxVersionLevel
+	downgrade := u.UpgradeType == 2 || u.UpgradeType == 3 // SAFE_DOWNGRADE, UNSAFE_DOWNGRADE
+	if version == 0 {
+		level, downgrade = max(level, 0), u.AllowDowngrade // v0: below 1 removes the feature
+	}
+	for _, f := range b.features() {
 		if f.name != u.Feature {
 			continue
 		}
-		level := max(u.MaxVersionLevel, 0)
-		if level == f.finalized {
-			return ""
+		switch {
+		case level == f.finalized:
+			return level, ""
+		case level < 0:
+			return level, fmt.Sprintf("Invalid update version %d for feature %s. A feature version cannot be less than 0.", level, f.name)
+		case level > f.max:
+			return level, fmt.Sprintf("Invalid update version %d for feature %s. Local controller %d only supports versions %d-%d", level, f.name, b.cfg.NodeID, f.min, f.max)
+		case f.name != txnVersionFeature:
+			return level, fmt.Sprintf("Feature %s is fixed at level %d on minikafka; it cannot be changed to %d.", f.name, f.finalized, level)
+		case level < f.finalized && !downgrade:
+			return level, fmt.Sprintf("Invalid update version %d for feature %s. Can't downgrade the version of this feature without setting the upgrade type to either safe or unsafe downgrade.", level, f.name)
 		}
-		if level < f.min || level > f.max {
-			return fmt.Sprintf("Invalid update version %d for feature %s. Broker supports versions [%d, %d].", u.MaxVersionLevel, f.name, f.min, f.max)
-		}
-		return fmt.Sprintf("Feature %s is fixed at level %d on minikafka; it cannot be changed to %d.", f.name, f.finalized, u.MaxVersionLevel)
+		return level, ""
 	}
-	return fmt.Sprintf("Invalid update version for feature %s: this broker does not support it.", u.Feature)
+	return level, fmt.Sprintf("Invalid update version for feature %s: this broker does not support it.", u.Feature)
 }

@@ -51,7 +51,7 @@ func (b *Broker) handleDescribeProducers(_ context.Context, req *protocol.Reques
 				ap := kmsg.NewDescribeProducersResponseTopicPartitionActiveProducer()
 				ap.ProducerID, ap.ProducerEpoch, ap.LastSequence = pid, int32(ps.epoch), ps.lastSeq
 				ap.LastTimestamp = ps.updated.UnixMilli()
-				ap.CoordinatorEpoch = -1
+				ap.CoordinatorEpoch = ps.coordEpoch1 - 1
 				ap.CurrentTxnStartOffset = -1
 				if f, ok := open[pid]; ok {
 					ap.CurrentTxnStartOffset = f

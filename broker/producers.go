@@ -74,6 +74,10 @@ type producerState struct {
 	n       int // valid entries in batches, newest at (head-1)
 	head    int
 	updated time.Time
+	// coordEpoch is the coordinator epoch of the producer's last marker
+	// here, plus one (0: none), which an older coordinator's marker may
+	// not follow (WriteTxnMarkers).
+	coordEpoch1 int32
 }
 
 type seqBatch struct {
@@ -142,7 +146,7 @@ func (p *partition) recordSequence(h *records.BatchHeader, base, last, appendTim
 		st = &producerState{}
 		p.producers[h.ProducerID] = st
 	} else if st.epoch != h.ProducerEpoch {
-		*st = producerState{}
+		*st = producerState{coordEpoch1: st.coordEpoch1}
 	}
 	st.epoch = h.ProducerEpoch
 	st.lastSeq = lastSequence(h.BaseSequence, h.LastOffsetDelta)

@@ -303,8 +303,8 @@ func TestFeatures(t *testing.T) {
 	if fin["group.version"] != 1 || fin["share.version"] != 1 || resp.FinalizedFeaturesEpoch != 1 {
 		t.Fatalf("finalized %v epoch %d", fin, resp.FinalizedFeaturesEpoch)
 	}
-	if _, ok := fin["transaction.version"]; ok {
-		t.Fatal("transaction.version finalized, but TV2 is not implemented")
+	if fin["transaction.version"] != 2 {
+		t.Fatalf("transaction.version finalized at %d, want 2 (a new Kafka 4.x cluster's)", fin["transaction.version"])
 	}
 	for v := int16(0); v <= 2; v++ {
 		r := kmsg.NewPtrUpdateFeaturesRequest()

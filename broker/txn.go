@@ -127,7 +127,7 @@ func (p *partition) KeepsAborted(a txn.Aborted) bool { return p.local.b.storeOf(
 
 // AppendMarker appends a control batch under p.mu, judged against and
 // updating p's producer state as a produced batch is (txn.Partition).
-func (p *partition) AppendMarker(batch []byte, pid int64, epoch int16, checkEpoch bool, written func(marker int64)) (int64, error) {
+func (p *partition) AppendMarker(batch []byte, pid int64, epoch int16, coordinatorEpoch int32, check func(txn.MarkerProducer) error, written func(marker int64)) (int64, error) {
 	b := p.local.b
 	now := b.now()
 	st := b.storeOf(p) // before p.mu: opening a spool takes it
@@ -136,8 +136,15 @@ func (p *partition) AppendMarker(batch []byte, pid int64, epoch int16, checkEpoc
 	if !p.producersLoaded {
 		p.loadProducerState(b.log, now)
 	}
-	if ps := p.producers[pid]; checkEpoch && ps != nil && epoch < ps.epoch {
-		return 0, txn.ErrStaleMarkerEpoch
+	ps := p.producers[pid]
+	if check != nil {
+		mp := txn.MarkerProducer{CoordinatorEpoch: -1}
+		if ps != nil {
+			mp = txn.MarkerProducer{Known: true, Epoch: ps.epoch, CoordinatorEpoch: ps.coordEpoch1 - 1}
+		}
+		if err := check(mp); err != nil {
+			return 0, err
+		}
 	}
 	// A marker carries the leader epoch it is appended in, as batches do
 	// (00_produce.go): a consumer takes its epoch from the last batch.
@@ -146,9 +153,23 @@ func (p *partition) AppendMarker(batch []byte, pid int64, epoch int16, checkEpoc
 	if err != nil {
 		return 0, err
 	}
-	// A marker at a newer epoch fences older ones on this partition too.
-	if ps := p.producers[pid]; ps != nil && ps.epoch < epoch {
-		*ps = producerState{epoch: epoch, lastSeq: -1, updated: now}
+	// The producer's state takes the marker's epoch (a newer one fences
+	// the older ones here too) and coordinator epoch, as Kafka's does.
+	// A WriteTxnMarkers marker (checked) creates the state of a producer
+	// the partition had not seen; the coordinator's own do not, so that
+	// a producer whose batches left the scanned tail keeps being taken
+	// at any sequence after a restart.
+	switch {
+	case ps == nil && check != nil:
+		ps = &producerState{epoch: epoch, lastSeq: -1, updated: now}
+		p.producers[pid] = ps
+		p.producersGen++
+	case ps != nil && ps.epoch < epoch:
+		*ps = producerState{epoch: epoch, lastSeq: -1, updated: now, coordEpoch1: ps.coordEpoch1}
+		p.producersGen++
+	}
+	if ps != nil && ps.coordEpoch1 < coordinatorEpoch+1 {
+		ps.coordEpoch1 = coordinatorEpoch + 1
 		p.producersGen++
 	}
 	written(res.BaseOffset)

@@ -252,7 +252,16 @@ func TestTxnProtocolErrors(t *testing.T) {
 	// A transactional batch for a partition not in the transaction.
 	createTopic(t, b, "other", 1)
 	batch := txnBatch(t, pid, epoch+1, 0, "v")
-	wantCode(t, "produce outside txn", txnProduce(t, b, "x", "other", 0, batch).ErrorCode, kerr.InvalidTxnState)
+	// Kafka's verification: TRANSACTION_ABORTABLE from v11, with no
+	// message; INVALID_TXN_STATE before.
+	wantCode(t, "produce outside txn", txnProduce(t, b, "x", "other", 0, batch).ErrorCode, kerr.TransactionAbortable)
+	v10 := produceReq(10, -1, "other", [16]byte{}, 0, batch)
+	v10.TransactionID = kmsg.StringPtr("x")
+	r10 := serve(t, b, v10).(*kmsg.ProduceResponse).Topics[0].Partitions[0]
+	wantCode(t, "produce v10 outside txn", r10.ErrorCode, kerr.InvalidTxnState)
+	if r10.ErrorMessage == nil || *r10.ErrorMessage != "Partition was not added to the transaction" {
+		t.Fatalf("produce v10 outside txn: message %v", r10.ErrorMessage)
+	}
 	wantCode(t, "produce old epoch", txnProduce(t, b, "x", "e", 0, txnBatch(t, pid, epoch, 0, "v")).ErrorCode, kerr.InvalidProducerEpoch)
 	// Kafka refuses transactional records in a request without a
 	// transactional ID, whole request.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -79,15 +80,17 @@ type Partition interface {
 	// holding offset from on, until fn returns false; an offset outside
 	// the log is logstore.ErrOffsetOutOfRange.
 	EachBatchHeader(from int64, fn func(*records.BatchHeader) bool) error
-	// AppendMarker appends a control batch of producer pid at epoch, as
-	// a partition leader appends one: with checkEpoch it refuses a
-	// marker older than the producer's epoch on the partition
-	// (ErrStaleMarkerEpoch), and a newer epoch fences the producer's
-	// older ones there. Under the partition's lock, after the append, it
-	// calls written with the marker's offset, so that no produce sees the
-	// partition between the marker and the coordinator's bookkeeping.
-	// It returns the offset after the marker.
-	AppendMarker(batch []byte, pid int64, epoch int16, checkEpoch bool, written func(marker int64)) (end int64, err error)
+	// AppendMarker appends a control batch of producer pid at epoch,
+	// written by a coordinator at coordinatorEpoch, as a partition leader
+	// appends one. Under the partition's lock it first calls check (when
+	// not nil) with what the partition knows of the producer, which
+	// refuses the marker by returning an error; after the append the
+	// producer's state there takes the marker's epoch and coordinator
+	// epoch (a newer epoch fences the older ones), and written is called
+	// with the marker's offset, so that no produce sees the partition
+	// between the marker and the coordinator's bookkeeping. It returns
+	// the offset after the marker.
+	AppendMarker(batch []byte, pid int64, epoch int16, coordinatorEpoch int32, check func(MarkerProducer) error, written func(marker int64)) (end int64, err error)
 	// WaitDurable returns once everything before end is durable under
 	// the broker's sync policy.
 	WaitDurable(ctx context.Context, end int64) error
@@ -98,6 +101,18 @@ type Partition interface {
 	// Forwarded reports whether the partition's committed data goes
 	// upstream through the uplink.
 	Forwarded() bool
+}
+
+// MarkerProducer is what a partition knows of a producer when a marker
+// for it arrives.
+type MarkerProducer struct {
+	// Known: the partition has state for the producer; Epoch and
+	// CoordinatorEpoch are meaningful only then.
+	Known bool
+	Epoch int16
+	// CoordinatorEpoch is the coordinator epoch of the producer's last
+	// marker there, -1 if none.
+	CoordinatorEpoch int32
 }
 
 // Partitions finds partitions. The methods return a nil Partition when
@@ -177,6 +192,12 @@ type txnState struct {
 	pid       int64
 	epoch     int16
 	lastEpoch int16 // the epoch before the coordinator's last bump, -1 if none
+	// prevPID is the producer ID an EndTxn v5 replaced when the epochs
+	// ran out (-1 if none): its retry names it.
+	prevPID int64
+	// endBumped: the last bump was an EndTxn v5's (KIP-890), which an
+	// older EndTxn version never retries.
+	endBumped bool
 	timeout   time.Duration
 	state     State
 	start     time.Time
@@ -206,6 +227,12 @@ type Coordinator struct {
 
 	partTxns sync.Map // Partition → *partTxn
 
+	// txnVersion is the finalized transaction.version (KIP-890): 2 lets
+	// clients use the epoch bump per transaction and implicit adds.
+	txnVersion    atomic.Int32
+	featuresEpoch atomic.Int64
+	tvMu          sync.Mutex
+
 	closing chan struct{}
 	wg      sync.WaitGroup
 }
@@ -219,6 +246,12 @@ func New(cfg Config) (*Coordinator, error) {
 		pending: map[string]map[tpName]map[string]bool{}, closing: make(chan struct{})}
 	if err := c.recover(); err != nil {
 		return nil, err
+	}
+	c.txnVersion.Store(DefaultTxnVersion)
+	c.featuresEpoch.Store(1)
+	if cfg.Log.txnVersion >= 0 {
+		c.txnVersion.Store(int32(cfg.Log.txnVersion))
+		c.featuresEpoch.Store(max(cfg.Log.featuresEpoch, 1))
 	}
 	c.wg.Add(1)
 	go c.timeoutLoop()
@@ -261,6 +294,11 @@ func (ts *txnState) snapshot() *snapshot {
 		s.Groups = append(s.Groups, g)
 	}
 	sort.Strings(s.Groups)
+	if ts.prevPID >= 0 {
+		prev := ts.prevPID
+		s.PrevPID = &prev
+	}
+	s.EndBumped = ts.endBumped
 	for g, offs := range ts.offsets {
 		for tp, o := range offs {
 			s.Offsets = append(s.Offsets, offsetsRecord{Group: g, Topic: tp.topic, Partition: tp.part, Offset: o.Offset, Epoch: o.LeaderEpoch, Metadata: o.Metadata})
@@ -311,7 +349,11 @@ func (c *Coordinator) recover() error {
 	for _, s := range c.log.live {
 		ts := &txnState{id: s.ID, pid: s.PID, epoch: s.Epoch, lastEpoch: s.LastEpoch, timeout: time.Duration(s.TimeoutMs) * time.Millisecond,
 			state: s.State, start: time.UnixMilli(s.StartMs), updated: time.UnixMilli(s.UpdateMs), lastPrepare: time.UnixMilli(s.UpdateMs),
-			parts: map[tpKey]int64{}, groups: map[string]bool{}, offsets: map[string]map[tpName]groupstore.Offset{}}
+			parts: map[tpKey]int64{}, groups: map[string]bool{}, offsets: map[string]map[tpName]groupstore.Offset{},
+			prevPID: -1, endBumped: s.EndBumped}
+		if s.PrevPID != nil {
+			ts.prevPID = *s.PrevPID
+		}
 		for _, pr := range s.Parts {
 			if id, ok := parseTopicID(pr.Topic); ok {
 				ts.parts[tpKey{id, pr.Partition}] = pr.Start
@@ -617,10 +659,7 @@ func (c *Coordinator) abortTimedOut() {
 		switch {
 		case ts.state == Ongoing && now.Sub(ts.start) > ts.timeout:
 			c.slog.Info("aborting timed-out transaction", "transactional_id", ts.id, "producer_id", ts.pid, "epoch", ts.epoch)
-			if ts.epoch < maxEpoch {
-				ts.lastEpoch = ts.epoch
-				ts.epoch++
-			}
+			c.bump(ts)
 			if err := c.endTxn(ts, false); err != nil {
 				c.slog.Error("aborting timed-out transaction", "transactional_id", ts.id, "err", err)
 			}
@@ -648,6 +687,7 @@ func (c *Coordinator) bump(ts *txnState) {
 		ts.lastEpoch = ts.epoch
 		ts.epoch++
 	}
+	ts.endBumped = false
 }
 
 // bumpOrRenew bumps the epoch, or issues a new producer ID at epoch 0 when
@@ -665,6 +705,39 @@ func (c *Coordinator) bumpOrRenew(ts *txnState) error {
 	delete(c.byPID, ts.pid)
 	c.byPID[newPID] = ts
 	c.mu.Unlock()
-	ts.pid, ts.epoch, ts.lastEpoch = newPID, 0, -1
+	ts.pid, ts.epoch, ts.lastEpoch, ts.endBumped = newPID, 0, -1, false
 	return nil
 }
+
+// DefaultTxnVersion is transaction.version on a broker whose level was
+// never set: 2, as a new Kafka 4.x cluster finalizes it.
+const DefaultTxnVersion = 2
+
+// MaxTxnVersion is the highest transaction.version this coordinator
+// implements.
+const MaxTxnVersion = 2
+
+// TxnVersion is the finalized transaction.version.
+func (c *Coordinator) TxnVersion() int16 { return int16(c.txnVersion.Load()) }
+
+// SetTxnVersion finalizes transaction.version at level (0 to
+// MaxTxnVersion), durably. Transactions in flight keep the rules they
+// started with; requests from then on are judged by the new level.
+func (c *Coordinator) SetTxnVersion(level int16) error {
+	if level < 0 || level > MaxTxnVersion {
+		return fmt.Errorf("transaction.version %d outside [0, %d]", level, MaxTxnVersion)
+	}
+	c.tvMu.Lock() // orders the log record and the level alike
+	defer c.tvMu.Unlock()
+	epoch := c.featuresEpoch.Load() + 1
+	if err := c.log.append(true, record{TxnVersion: &level, FeaturesEpoch: epoch}); err != nil {
+		return err
+	}
+	c.txnVersion.Store(int32(level))
+	c.featuresEpoch.Store(epoch)
+	return nil
+}
+
+// FeaturesEpoch is the finalized features' epoch: 1, plus one per change
+// of transaction.version (the only feature whose level changes).
+func (c *Coordinator) FeaturesEpoch() int64 { return c.featuresEpoch.Load() }

@@ -36,6 +36,12 @@ type record struct {
 	Aborted []abortedRecord `json:"aborted,omitempty"`
 	// Removed names a transactional ID whose state was expired.
 	Removed string `json:"removed,omitempty"`
+	// TxnVersion is the finalized transaction.version, set by
+	// UpdateFeatures (absent: never set, the default applies).
+	TxnVersion *int16 `json:"tv,omitempty"`
+	// FeaturesEpoch goes with TxnVersion: the finalized features' epoch
+	// after that change.
+	FeaturesEpoch int64 `json:"features_epoch,omitempty"`
 }
 
 // snapshot is the persisted state of one transactional ID.
@@ -51,6 +57,12 @@ type snapshot struct {
 	Parts     []partRecord    `json:"parts,omitempty"`
 	Groups    []string        `json:"groups,omitempty"`
 	Offsets   []offsetsRecord `json:"offsets,omitempty"`
+	// PrevPID is the producer ID before an EndTxn v5 ran out of epochs
+	// and issued a new one (a retry of that EndTxn names it).
+	PrevPID *int64 `json:"prev_pid,omitempty"`
+	// EndBumped: the last epoch bump was an EndTxn v5's (KIP-890), so
+	// the previous epoch is no retry of an older EndTxn version.
+	EndBumped bool `json:"end_bumped,omitempty"`
 }
 
 type partRecord struct {
@@ -96,6 +108,10 @@ type Log struct {
 	// each transactional ID and the aborted index.
 	live    map[string]snapshot
 	aborted []abortedRecord
+	// txnVersion is the last TxnVersion record's level, -1 if none, and
+	// featuresEpoch its epoch.
+	txnVersion    int16
+	featuresEpoch int64
 }
 
 // track folds r into the live content. The caller holds mu (or has
@@ -111,6 +127,9 @@ func (tl *Log) track(r *record) {
 		delete(tl.live, r.Removed)
 	}
 	tl.aborted = append(tl.aborted, r.Aborted...)
+	if r.TxnVersion != nil {
+		tl.txnVersion, tl.featuresEpoch = *r.TxnVersion, r.FeaturesEpoch
+	}
 }
 
 func logName(gen uint64) string { return fmt.Sprintf("txn-%020d.log", gen) }
@@ -147,7 +166,7 @@ func openLog(fsys vfs.FS, dir string, sync bool, log *slog.Logger) (*Log, []reco
 		}
 	}
 	sort.Slice(gens, func(i, j int) bool { return gens[i] < gens[j] })
-	tl := &Log{fs: fsys, dir: dir, sync: sync, log: log}
+	tl := &Log{fs: fsys, dir: dir, sync: sync, log: log, txnVersion: -1}
 	if len(gens) == 0 {
 		if err := tl.create(1, nil); err != nil {
 			return nil, nil, err
@@ -329,6 +348,10 @@ func (tl *Log) maybeCompact(keep func(abortedRecord) bool) error {
 		s := tl.live[id]
 		recs = append(recs, record{Txn: &s})
 		n += 256 + int64(len(s.Parts)+len(s.Offsets))*64
+	}
+	if tl.txnVersion >= 0 {
+		tv := tl.txnVersion
+		recs = append(recs, record{TxnVersion: &tv, FeaturesEpoch: tl.featuresEpoch})
 	}
 	for i := 0; i < len(kept); i += 1024 {
 		recs = append(recs, record{Aborted: kept[i:min(i+1024, len(kept))]})

@@ -20,9 +20,13 @@ import (
 )
 
 // ErrStaleMarkerEpoch is a WriteTxnMarkers marker older than the
-// producer's epoch on the partition (INVALID_PRODUCER_EPOCH);
-// Partition.AppendMarker returns it.
+// producer's epoch on the partition (INVALID_PRODUCER_EPOCH).
 var ErrStaleMarkerEpoch = errors.New("marker epoch older than the producer's")
+
+// ErrCoordinatorFenced is a WriteTxnMarkers marker from a coordinator
+// epoch older than the producer's last marker on the partition
+// (TRANSACTION_COORDINATOR_FENCED).
+var ErrCoordinatorFenced = errors.New("marker coordinator epoch older than the producer's last")
 
 // ControlBatch builds a commit or abort marker.
 func ControlBatch(pid int64, epoch int16, coordinatorEpoch int32, commit bool, now time.Time) []byte {
@@ -72,25 +76,49 @@ func scanTxn(p Partition, pid int64, start int64) (first, marker int64, err erro
 	return first, marker, nil
 }
 
-// writeMarker appends a marker of coordinator epoch 0 for pid to p,
-// stamped at (the coordinator stamps every marker of one transaction with
-// the same time, which tells a transaction's markers apart from its
-// producer's others; the uplink relies on it), and updates p's open and
-// aborted sets. It returns the offset after the marker.
+// writeMarker appends the coordinator's own marker for pid to p, at
+// coordinator epoch 0 (this coordinator's only epoch), stamped at (the
+// coordinator stamps every marker of one transaction with the same time,
+// which tells a transaction's markers apart from its producer's others;
+// the uplink relies on it), and updates p's open and aborted sets. It
+// returns the offset after the marker.
 func (c *Coordinator) writeMarker(p Partition, pid int64, epoch int16, commit bool, at time.Time) (int64, error) {
-	end, _, _, err := c.writeMarkerChecked(p, pid, epoch, 0, commit, false, at)
+	end, _, _, err := c.writeMarkerChecked(p, pid, epoch, 0, commit, nil, at)
 	return end, err
 }
 
-// writeMarkerChecked is writeMarker for a marker from outside the
-// coordinator (WriteTxnMarkers): with checkEpoch it refuses one older than
-// the producer's epoch on p. It also returns the first offset of the
-// transaction the marker closed (-1 if none was open) and the marker's
-// offset.
-func (c *Coordinator) writeMarkerChecked(p Partition, pid int64, epoch int16, coordinatorEpoch int32, commit, checkEpoch bool, at time.Time) (end, first, marker int64, err error) {
+// markerCheck is how a partition leader judges a WriteTxnMarkers marker
+// against its producer state, as Kafka's does: an epoch older than the
+// producer's is INVALID_PRODUCER_EPOCH; a transaction version 2 marker
+// (KIP-1228) must be newer still, unless it repeats the epoch of a
+// marker that already closed the producer's transaction there (a retry);
+// then a coordinator epoch older than the last marker's is
+// TRANSACTION_COORDINATOR_FENCED. The partition calls it under its lock;
+// it takes the partition's transaction state (lock order: partition lock
+// → partTxn.mu).
+func (c *Coordinator) markerCheck(p Partition, pid int64, epoch int16, coordinatorEpoch int32, tv2 bool) func(MarkerProducer) error {
+	return func(mp MarkerProducer) error {
+		if !mp.Known {
+			return nil
+		}
+		if epoch < mp.Epoch || (tv2 && epoch == mp.Epoch && c.HoldsOpen(p, pid)) {
+			return ErrStaleMarkerEpoch
+		}
+		if mp.CoordinatorEpoch > coordinatorEpoch {
+			return ErrCoordinatorFenced
+		}
+		return nil
+	}
+}
+
+// writeMarkerChecked is writeMarker for any marker: check (nil for the
+// coordinator's own) may refuse it. It also returns the first offset of
+// the transaction the marker closed (-1 if none was open) and the
+// marker's offset.
+func (c *Coordinator) writeMarkerChecked(p Partition, pid int64, epoch int16, coordinatorEpoch int32, commit bool, check func(MarkerProducer) error, at time.Time) (end, first, marker int64, err error) {
 	batch := ControlBatch(pid, epoch, coordinatorEpoch, commit, at)
 	first, marker = -1, -1
-	end, err = p.AppendMarker(batch, pid, epoch, checkEpoch, func(base int64) {
+	end, err = p.AppendMarker(batch, pid, epoch, coordinatorEpoch, check, func(base int64) {
 		marker = base
 		pt := c.partState(p)
 		pt.mu.Lock()
@@ -139,10 +167,13 @@ func (c *Coordinator) WriteTxnMarkers(ctx context.Context, r *kmsg.WriteTxnMarke
 				case p == nil:
 					rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				default:
-					end, first, marker, err := c.writeMarkerChecked(p, m.ProducerID, m.ProducerEpoch, m.CoordinatorEpoch, m.Committed, true, c.now())
+					check := c.markerCheck(p, m.ProducerID, m.ProducerEpoch, m.CoordinatorEpoch, r.Version >= 2 && m.TransactionVersion >= 2)
+					end, first, marker, err := c.writeMarkerChecked(p, m.ProducerID, m.ProducerEpoch, m.CoordinatorEpoch, m.Committed, check, c.now())
 					switch {
 					case errors.Is(err, ErrStaleMarkerEpoch):
 						rp.ErrorCode = kerr.InvalidProducerEpoch.Code
+					case errors.Is(err, ErrCoordinatorFenced):
+						rp.ErrorCode = kerr.TransactionCoordinatorFenced.Code
 					case err != nil:
 						rp.ErrorCode = kerr.KafkaStorageError.Code
 						c.slog.Error("writing a transaction marker", "topic", mt.Topic, "partition", part, "producer_id", m.ProducerID, "err", err)

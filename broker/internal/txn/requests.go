@@ -4,6 +4,7 @@ package txn
 // API's behaviour and hand the decoded requests over.
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"sort"
@@ -31,10 +32,9 @@ func checkProducer(ts *txnState, pid int64, epoch int16, key, version int16) int
 	switch {
 	case ts.pid != pid:
 		return kerr.InvalidProducerIDMapping.Code
-	case epoch < ts.epoch:
+	case epoch != ts.epoch:
+		// Older or newer alike, as Kafka's coordinator compares them.
 		return fencedCode(key, version)
-	case epoch > ts.epoch:
-		return kerr.InvalidProducerEpoch.Code
 	}
 	return 0
 }
@@ -65,11 +65,17 @@ func (c *Coordinator) lookup(id string, pid int64, epoch int16, key, version int
 }
 
 // BeginProduce checks a transactional batch of producer pid at epoch for
-// p against its transaction and, for Produce v12+ (KIP-890), adds p to it
-// implicitly. On success it returns with the transaction locked (call the
+// p against its transaction and, for Produce v12+ (KIP-890, with
+// transaction.version 2 finalized; UNSUPPORTED_VERSION without), adds p to
+// it implicitly. A partition not in the transaction is what Kafka's
+// verification answers: TRANSACTION_ABORTABLE from v11, INVALID_TXN_STATE
+// before. On success it returns with the transaction locked (call the
 // returned func to release it after the append) so that an EndTxn cannot
 // slip between check and append.
 func (c *Coordinator) BeginProduce(p Partition, pid int64, epoch int16, version int16) (func(), int16, error) {
+	if version >= 12 && c.TxnVersion() < 2 {
+		return nil, kerr.UnsupportedVersion.Code, fmt.Errorf("transactional produce v%d needs transaction.version 2, finalized at %d", version, c.TxnVersion())
+	}
 	ts := c.getPID(pid)
 	if ts == nil {
 		return nil, kerr.InvalidProducerIDMapping.Code, fmt.Errorf("no transaction for producer %d", pid)
@@ -87,7 +93,11 @@ func (c *Coordinator) BeginProduce(p Partition, pid int64, epoch int16, version 
 		implicit := version >= 12 && (ts.state == Ongoing || ts.state == Empty || ts.state == CompleteCommit || ts.state == CompleteAbort)
 		if !implicit {
 			ts.mu.Unlock()
-			return nil, kerr.InvalidTxnState.Code, fmt.Errorf("partition %s-%d is not in the transaction of %q (state %s)", p.Topic(), p.Index(), ts.id, ts.state)
+			if version >= 11 {
+				// Kafka sends no message with this one.
+				return nil, kerr.TransactionAbortable.Code, nil
+			}
+			return nil, kerr.InvalidTxnState.Code, errors.New("Partition was not added to the transaction")
 		}
 		if err := c.addPartitions(ts, []Partition{p}); err != nil {
 			ts.mu.Unlock()
@@ -110,7 +120,7 @@ func (c *Coordinator) InitProducerID(id string, timeoutMs int32, pid int64, epoc
 	c.mu.Lock()
 	ts := c.txns[id]
 	if ts == nil {
-		ts = &txnState{id: id, pid: -1, lastEpoch: -1, parts: map[tpKey]int64{}, groups: map[string]bool{}, offsets: map[string]map[tpName]groupstore.Offset{}}
+		ts = &txnState{id: id, pid: -1, lastEpoch: -1, prevPID: -1, parts: map[tpKey]int64{}, groups: map[string]bool{}, offsets: map[string]map[tpName]groupstore.Offset{}}
 		c.txns[id] = ts
 	}
 	c.mu.Unlock()
@@ -156,8 +166,20 @@ func (c *Coordinator) InitProducerID(id string, timeoutMs int32, pid int64, epoc
 		}
 		return ts.pid, ts.epoch, 0, nil
 	}
+	if pid >= 0 && epoch != ts.epoch && epoch == ts.lastEpoch {
+		// A retry of the call that made the last bump (KIP-360): the
+		// current epoch, not bumped again, as Kafka answers it.
+		ts.timeout = timeout
+		if err := c.persist(ts, true); err != nil {
+			return -1, -1, kerr.KafkaStorageError.Code, err
+		}
+		return ts.pid, ts.epoch, 0, nil
+	}
 	if err := c.bumpOrRenew(ts); err != nil {
 		return -1, -1, kerr.KafkaStorageError.Code, err
+	}
+	if pid < 0 {
+		ts.lastEpoch = -1 // a new producer: nothing before it retries
 	}
 	ts.timeout, ts.state, ts.updated = timeout, Empty, now
 	if err := c.persist(ts, true); err != nil {
@@ -265,23 +287,46 @@ func (c *Coordinator) AddOffsetsToTxn(r *kmsg.AddOffsetsToTxnRequest, version in
 }
 
 // EndTxn commits or aborts the producer's transaction and sets resp's
-// producer ID and epoch on success; it returns the error code.
+// producer ID and epoch on success; it returns the error code. v5
+// (KIP-890, transaction.version 2; UNSUPPORTED_VERSION without) bumps the
+// epoch at every end, its markers carry the bumped epoch, and when the
+// epochs run out the answer names a new producer ID at epoch 0. Older
+// versions keep the epoch.
 func (c *Coordinator) EndTxn(r *kmsg.EndTxnRequest, version int16, resp *kmsg.EndTxnResponse) int16 {
+	if version >= 5 && c.TxnVersion() < 2 {
+		return kerr.UnsupportedVersion.Code
+	}
 	ts := c.get(r.TransactionalID)
 	if ts == nil {
 		return kerr.InvalidProducerIDMapping.Code
 	}
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
+	answer := func() int16 {
+		resp.ProducerID, resp.ProducerEpoch = ts.pid, ts.epoch
+		return 0
+	}
+	complete := ts.state == CompleteCommit || ts.state == CompleteAbort
+	done := (r.Commit && ts.state == CompleteCommit) || (!r.Commit && ts.state == CompleteAbort)
+	if version >= 5 {
+		// A retry of the v5 EndTxn that ended the last transaction names
+		// the epoch before its bump, or the producer ID it replaced.
+		retry := complete && ((ts.pid == r.ProducerID && r.ProducerEpoch+1 == ts.epoch) ||
+			(ts.prevPID >= 0 && ts.prevPID == r.ProducerID && r.ProducerEpoch == maxEpoch-1 && ts.epoch == 0))
+		if retry {
+			if done {
+				return answer()
+			}
+			return kerr.InvalidTxnState.Code
+		}
+	}
 	if ts.pid != r.ProducerID {
 		return kerr.InvalidProducerIDMapping.Code
 	}
-	done := (r.Commit && ts.state == CompleteCommit) || (!r.Commit && ts.state == CompleteAbort)
-	if done && (r.ProducerEpoch == ts.lastEpoch || (r.ProducerEpoch == ts.epoch && version < 5)) {
+	if version < 5 && done && (r.ProducerEpoch == ts.epoch || (r.ProducerEpoch == ts.lastEpoch && !ts.endBumped)) {
 		// A retry of the EndTxn that completed this (or, for an
 		// abort, the broker's timeout abort).
-		resp.ProducerID, resp.ProducerEpoch = ts.pid, ts.epoch
-		return 0
+		return answer()
 	}
 	prepared := (r.Commit && ts.state == PrepareCommit) || (!r.Commit && ts.state == PrepareAbort)
 	if prepared && (r.ProducerEpoch == ts.epoch || r.ProducerEpoch == ts.lastEpoch) {
@@ -291,8 +336,7 @@ func (c *Coordinator) EndTxn(r *kmsg.EndTxnRequest, version int16, resp *kmsg.En
 			c.slog.Error("end txn: completing", "transactional_id", ts.id, "err", err)
 			return coordinatorErrCode(err)
 		}
-		resp.ProducerID, resp.ProducerEpoch = ts.pid, ts.epoch
-		return 0
+		return answer()
 	}
 	if code := checkProducer(ts, r.ProducerID, r.ProducerEpoch, 26, version); code != 0 {
 		return code
@@ -311,20 +355,45 @@ func (c *Coordinator) EndTxn(r *kmsg.EndTxnRequest, version int16, resp *kmsg.En
 		}
 		// KIP-890: an abort with nothing produced still bumps the epoch.
 	}
-	epoch, lastEpoch := ts.epoch, ts.lastEpoch
+	pid, epoch, lastEpoch, endBumped := ts.pid, ts.epoch, ts.lastEpoch, ts.endBumped
+	nextPID := int64(-1)
 	if version >= 5 {
-		c.bump(ts) // the markers carry the new epoch, fencing the old one
+		if ts.epoch >= maxEpoch-1 {
+			// The bump takes the last epoch: the markers carry it, and
+			// the producer goes on under a new ID (Kafka's overflow).
+			var err error
+			if nextPID, err = c.cfg.ProducerIDs.Allocate(); err != nil {
+				c.slog.Error("end txn: allocating a producer id", "transactional_id", ts.id, "err", err)
+				return coordinatorErrCode(err)
+			}
+			ts.lastEpoch, ts.epoch = ts.epoch, maxEpoch
+		} else {
+			c.bump(ts) // the markers carry the new epoch, fencing the old one
+		}
+		ts.endBumped = true
 	}
 	if err := c.endTxn(ts, r.Commit); err != nil {
 		c.slog.Error("end txn", "transactional_id", ts.id, "err", err)
 		if ts.state != PrepareCommit && ts.state != PrepareAbort {
 			// The Prepare was not written: as if this EndTxn never came.
-			ts.epoch, ts.lastEpoch = epoch, lastEpoch
+			ts.epoch, ts.lastEpoch, ts.endBumped = epoch, lastEpoch, endBumped
 		}
 		return coordinatorErrCode(err)
 	}
-	resp.ProducerID, resp.ProducerEpoch = ts.pid, ts.epoch
-	return 0
+	if nextPID >= 0 {
+		c.mu.Lock()
+		delete(c.byPID, ts.pid)
+		c.byPID[nextPID] = ts
+		c.mu.Unlock()
+		ts.prevPID, ts.pid, ts.epoch, ts.lastEpoch = pid, nextPID, 0, -1
+		if err := c.persist(ts, true); err != nil {
+			c.slog.Error("end txn: recording the new producer id", "transactional_id", ts.id, "err", err)
+			return coordinatorErrCode(err)
+		}
+	} else if version >= 5 {
+		ts.prevPID = -1
+	}
+	return answer()
 }
 
 // TxnOffsetCommit stages the request's offsets in the producer's open
@@ -332,9 +401,17 @@ func (c *Coordinator) EndTxn(r *kmsg.EndTxnRequest, version int16, resp *kmsg.En
 // code.
 func (c *Coordinator) TxnOffsetCommit(r *kmsg.TxnOffsetCommitRequest, version int16, resp *kmsg.TxnOffsetCommitResponse) int16 {
 	code := c.cfg.Groups.ValidateTxnCommit(r, version)
+	if code == 0 && version >= 5 && c.TxnVersion() < 2 {
+		code = kerr.UnsupportedVersion.Code
+	}
 	var ts *txnState
 	if code == 0 {
 		ts, code = c.lookup(r.TransactionalID, r.ProducerID, r.ProducerEpoch, 28, version)
+		if code == kerr.ProducerFenced.Code {
+			// Kafka's group coordinator verifies the producer through
+			// the transaction coordinator and answers a fenced epoch so.
+			code = kerr.InvalidProducerEpoch.Code
+		}
 	}
 	// What the transaction held before: a write that fails (a full disk)
 	// leaves it so, as Kafka drops the pending offsets of a failed append.
@@ -353,9 +430,14 @@ func (c *Coordinator) TxnOffsetCommit(r *kmsg.TxnOffsetCommitRequest, version in
 		defer ts.mu.Unlock()
 		hadGroup, prevState, prevStart, prevUpdated = ts.groups[r.Group], ts.state, ts.start, ts.updated
 		if !ts.groups[r.Group] || ts.state != Ongoing {
-			if version < 5 || (ts.state != Ongoing && ts.state != Empty && ts.state != CompleteCommit && ts.state != CompleteAbort) {
+			switch {
+			case version == 4:
+				// Kafka's verification of a group not in the transaction,
+				// as the versions that know the code get it.
+				code = kerr.TransactionAbortable.Code
+			case version < 5 || (ts.state != Ongoing && ts.state != Empty && ts.state != CompleteCommit && ts.state != CompleteAbort):
 				code = kerr.InvalidTxnState.Code
-			} else {
+			default:
 				ts.groups[r.Group] = true
 				if ts.state != Ongoing {
 					ts.state, ts.start = Ongoing, c.now()
