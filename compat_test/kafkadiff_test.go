@@ -62,7 +62,7 @@ func TestKafkaDiff(t *testing.T) {
 		newDiffSide(t, ctx, "minikafka", mini.Addr()),
 	}
 
-	rows := append(append(kafkaDiffRows(), issue38DiffRows()...), dtokenDiffRows()...)
+	rows := append(append(append(kafkaDiffRows(), issue38DiffRows()...), dtokenDiffRows()...), txnV2DiffRows()...)
 	names := map[string]bool{}
 	for _, row := range rows {
 		names[row.name] = true

@@ -86,7 +86,8 @@ func (c *Coordinator) BeginProduce(p Partition, pid int64, epoch int16, version 
 		if code == kerr.ProducerFenced.Code {
 			code = kerr.InvalidProducerEpoch.Code
 		}
-		return nil, code, fmt.Errorf("producer %d epoch %d: current epoch %d", pid, epoch, ts.epoch)
+		// Kafka's verification sends no message with these.
+		return nil, code, nil
 	}
 	_, in := ts.parts[tpKey{p.TopicID(), p.Index()}]
 	if !in || ts.state != Ongoing {
@@ -310,8 +311,10 @@ func (c *Coordinator) EndTxn(r *kmsg.EndTxnRequest, version int16, resp *kmsg.En
 	done := (r.Commit && ts.state == CompleteCommit) || (!r.Commit && ts.state == CompleteAbort)
 	if version >= 5 {
 		// A retry of the v5 EndTxn that ended the last transaction names
-		// the epoch before its bump, or the producer ID it replaced.
-		retry := complete && ((ts.pid == r.ProducerID && r.ProducerEpoch+1 == ts.epoch) ||
+		// the epoch before its bump, or the producer ID it replaced. An
+		// epoch bumped otherwise (a new producer fencing this one, the
+		// timeout) takes no retry.
+		retry := complete && ((ts.pid == r.ProducerID && r.ProducerEpoch+1 == ts.epoch && ts.endBumped) ||
 			(ts.prevPID >= 0 && ts.prevPID == r.ProducerID && r.ProducerEpoch == maxEpoch-1 && ts.epoch == 0))
 		if retry {
 			if done {

@@ -63,6 +63,7 @@ public final class Suite {
         SCENARIOS.put("producer/idempotent", c -> Clients.producerMany(c, true));
         SCENARIOS.put("producer/plain", c -> Clients.producerMany(c, false));
         SCENARIOS.put("txn/commit-abort+isolation", Clients::txnIsolation);
+        SCENARIOS.put("txn/v2-epoch-per-transaction", TxnV2::epochPerTransaction);
         SCENARIOS.put("txn/consume-transform-produce/classic", c -> Clients.txnConsumeTransformProduce(c, "classic"));
         SCENARIOS.put("txn/consume-transform-produce/consumer", c -> Clients.txnConsumeTransformProduce(c, "consumer"));
         SCENARIOS.put("group/classic", c -> Clients.groupConsumeCommitResume(c, "classic"));
