@@ -1,47 +1,23 @@
 package broker
 
-// Client quotas (KIP-13, KIP-124, KIP-219, KIP-546, KIP-599), as Kafka's
-// ClientQuotaManager, ClientRequestQuotaManager and
-// ControllerMutationQuotaManager enforce them.
-//
-// The quotas (DescribeClientQuotas, AlterClientQuotas; package
-// broker/internal/quota for the model, the precedence and the file) are an
-// immutable quota.Set in an atomic pointer. With no quota set, a request
-// costs one atomic load (quota.Manager.On). With quotas, each network
-// request:
-//
-//   - resolves, once per connection and quota-set version (connQuota, in
-//     ConnInfo.Quota), the quota of its user (the SASL principal's name,
-//     ANONYMOUS without SASL) and client ID for each key, and the sensor
-//     shared by whoever the quota's entity covers;
-//   - records the time its handler took as a percentage of one thread
-//     against request_percentage (Kafka's request sensor; the throttle is
-//     capped at one window, as Kafka's ClientRequestQuotaManager caps it);
-//   - Produce records the request's size against producer_byte_rate;
-//     Fetch the response's size against consumer_byte_rate. A throttled
-//     Fetch (by either quota) is answered with no records (Kafka's
-//     getThrottledResponse) and its bytes are taken back out of the fetch
-//     sensor, as Kafka's handleFetchRequest does.
-//   - CreateTopics, DeleteTopics and CreatePartitions take one token per
-//     partition from the controller_mutation_rate bucket; for the versions
-//     that know THROTTLING_QUOTA_EXCEEDED (v6+, v5+, v3+) a topic that finds
-//     the bucket empty is refused with it (strict), older versions are
-//     only throttled (permissive).
+// Client quotas (KIP-13, KIP-124, KIP-219, KIP-546, KIP-599, KIP-612), as
+// Kafka's ClientQuotaManager, ClientRequestQuotaManager and
+// ControllerMutationQuotaManager enforce them. The quotas, their
+// precedence and what each request is measured against are
+// broker/internal/quota's (its doc, "Enforcement"). With no quota set, a
+// request costs one atomic load (quota.Manager.On); with quotas, each
+// network request goes through serveQuota, which measures it with its
+// connection's quota.Conn (ConnInfo.Quota).
 //
 // The largest throttle goes into the response's throttle_time_ms and the
 // connection is muted (not read) for that long (protocol ConnInfo.Mute).
 // For versions where the client throttles itself (kmsg's ThrottleResponse
 // "after response", KIP-219) the answer goes out at once; for older ones it
-// is held back for the throttle time, as Kafka held them.
-//
-// A fetch's max_bytes is cut to what the quota allows over the window
-// (Kafka's getMaxValueInQuotaWindow).
-//
-// connection_creation_rate (ip entities, KIP-612) is checked as a
-// connection is accepted (ConnectionThrottle, protocol.Config.ConnThrottle):
-// each new connection is recorded in its IP's windowed rate, and one that
-// takes the rate over the quota is not served and closed after the
-// throttle time, as Kafka's acceptor delays closing it.
+// is held back for the throttle time, as Kafka held them. A throttled
+// Fetch is answered with no records (Kafka's getThrottledResponse). A
+// connection over its IP's connection_creation_rate is not served and
+// closed after the throttle time (ConnectionThrottle,
+// protocol.Config.ConnThrottle), as Kafka's acceptor delays closing it.
 
 import (
 	"context"

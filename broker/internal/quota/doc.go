@@ -50,17 +50,37 @@
 // /metrics. AlterEntries is AlterClientQuotas: each entry validated
 // alone, the valid ones applied together through Alter.
 //
-// A Conn is one connection's quotas resolved for its user and client ID
-// under one Set version (Manager.Conn resolves it anew after a change):
-// the limit and sensor of each kind. The broker keeps it with the
-// connection and, for each request, records the handler's time
-// (RecordRequest), a produce's or fetch's bytes (Record, Unrecord for a
-// fetch answered empty) and a topic mutation's partitions
-// (Manager.Mutation), and puts the largest throttle into the answer;
-// Manager.ConnectionThrottle measures new connections per IP. The
-// broker's quotas.go holds the answers back and mutes the connection; the
-// package imports neither broker nor protocol (internal/lint checks
-// that).
+// # Enforcement
+//
+// A Conn is one connection's quotas (KIP-13, KIP-124, KIP-599), resolved
+// once per connection and Set version (Manager.Conn resolves it anew
+// after a change) for its user (the principal's name, ANONYMOUS without
+// one) and client ID: the limit of each kind and the sensor shared by
+// whoever the quota's entity covers. For each request the broker records
+// against it:
+//
+//   - the time its handler took, as a percent of one thread, against
+//     request_percentage (RecordRequest; the throttle is capped at one
+//     window, as Kafka's ClientRequestQuotaManager caps it); SASL and
+//     ApiVersions requests are exempt;
+//   - a Produce's size against producer_byte_rate, a Fetch's response
+//     size against consumer_byte_rate (Record); a throttled Fetch is
+//     answered with no records and its bytes are taken back out
+//     (Unrecord), as Kafka's handleFetchRequest does; a fetch's max_bytes
+//     is cut to what the quota allows over the window (FetchMaxBytes,
+//     Kafka's getMaxValueInQuotaWindow);
+//   - CreateTopics, DeleteTopics and CreatePartitions take one token per
+//     partition from the controller_mutation_rate bucket
+//     (Manager.Mutation): the versions that know THROTTLING_QUOTA_EXCEEDED
+//     are refused when the bucket is empty (strict), older ones only
+//     throttled (permissive).
+//
+// connection_creation_rate (ip entities, KIP-612) is measured as a
+// connection is accepted (Manager.ConnectionThrottle): one that takes its
+// IP's rate over the quota is refused and taken back out of the rate.
+// What a throttle does to the answer and the connection is the broker's
+// (quotas.go). The package imports neither broker nor protocol
+// (internal/lint checks that).
 //
 // # File format
 //
