@@ -216,17 +216,10 @@ func (b *Broker) StartNode(id int32) error {
 func (b *Broker) MoveLeader(topic string, partition, node int32) error {
 	b.adminMu.Lock()
 	defer b.adminMu.Unlock()
-	p, err := b.findPartition(topic, partition)
-	if err != nil {
+	if _, err := b.findPartition(topic, partition); err != nil {
 		return err
 	}
-	pl, err := b.cl.MovedLeader(p.place.Load(), node, topic, partition)
-	if pl == nil {
-		return err
-	}
-	b.changePlacement(p, pl)
-	b.log.Info("partition leader moved", "topic", topic, "partition", partition, "leader", node, "epoch", pl.Epoch)
-	return b.persistPlacementLocked(p.topic)
+	return b.cl.MoveLeader(clusterView{b}, topic, partition, node, b.log)
 }
 
 // SetISR sets a partition's in-sync replicas (a subset of its replicas
@@ -237,16 +230,10 @@ func (b *Broker) MoveLeader(topic string, partition, node int32) error {
 func (b *Broker) SetISR(topic string, partition int32, isr []int32) error {
 	b.adminMu.Lock()
 	defer b.adminMu.Unlock()
-	p, err := b.findPartition(topic, partition)
-	if err != nil {
+	if _, err := b.findPartition(topic, partition); err != nil {
 		return err
 	}
-	pl, err := b.cl.WithISR(p.place.Load(), isr, topic, partition)
-	if err != nil || !b.changePlacement(p, pl) {
-		return err
-	}
-	b.log.Info("partition ISR set", "topic", topic, "partition", partition, "isr", pl.ISR, "leader", pl.Leader)
-	return b.persistPlacementLocked(p.topic)
+	return b.cl.SetISR(clusterView{b}, topic, partition, isr, b.log)
 }
 
 // MoveCoordinator makes node coordinate key's slot: the group (kind

@@ -8,6 +8,7 @@ package cluster
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 
@@ -184,4 +185,48 @@ func (cs *State) SetNodeUp(ps Partitions, id int32, up bool, log *slog.Logger) e
 	}
 	_, err := Apply(ps, func(_ string, _ int32, cur *Placement) *Placement { return change(cur, id) })
 	return err
+}
+
+// MoveLeader makes node lead the partition, with a new leader epoch; node
+// must be an in-sync replica that is up. The partition must exist.
+func (cs *State) MoveLeader(ps Partitions, topic string, partition, node int32, log *slog.Logger) error {
+	if err := cs.Running(node); err != nil {
+		return err
+	}
+	cur := ps.Placement(topic, partition)
+	switch {
+	case !cur.InISR(node):
+		return fmt.Errorf("broker: node %d is not an in-sync replica of %s-%d (ISR %v)", node, topic, partition, cur.ISR)
+	case cur.Leader == node:
+		return nil
+	}
+	pl := cur.Clone()
+	pl.Leader = node
+	ps.Set(topic, partition, pl)
+	log.Info("partition leader moved", "topic", topic, "partition", partition, "leader", node, "epoch", pl.Epoch)
+	return ps.Persist(topic)
+}
+
+// SetISR makes isr (replicas that are up) the partition's in-sync
+// replicas, in replica order; a leader left out gives way to the first of
+// them, and an empty isr leaves the partition offline. The partition must
+// exist.
+func (cs *State) SetISR(ps Partitions, topic string, partition int32, isr []int32, log *slog.Logger) error {
+	cur := ps.Placement(topic, partition)
+	for _, r := range isr {
+		if !slices.Contains(cur.Replicas, r) {
+			return fmt.Errorf("broker: node %d is not a replica of %s-%d (replicas %v)", r, topic, partition, cur.Replicas)
+		}
+		if !cs.IsUp(r) {
+			return fmt.Errorf("broker: node %d is stopped", r)
+		}
+	}
+	pl := cur.Clone()
+	pl.ISR = InOrder(cur.Replicas, func(r int32) bool { return slices.Contains(isr, r) })
+	pl.leadFromISR()
+	if !ps.Set(topic, partition, pl) {
+		return nil
+	}
+	log.Info("partition ISR set", "topic", topic, "partition", partition, "isr", pl.ISR, "leader", pl.Leader)
+	return ps.Persist(topic)
 }

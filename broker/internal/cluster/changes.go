@@ -90,40 +90,6 @@ func Started(cur *Placement, id int32) *Placement {
 	return pl
 }
 
-// MovedLeader is cur led by node, which must be an in-sync replica that
-// is up; nil when it leads already. topic and partition name it in errors.
-func (cs *State) MovedLeader(cur *Placement, node int32, topic string, partition int32) (*Placement, error) {
-	if err := cs.Running(node); err != nil {
-		return nil, err
-	}
-	switch {
-	case !cur.InISR(node):
-		return nil, fmt.Errorf("broker: node %d is not an in-sync replica of %s-%d (ISR %v)", node, topic, partition, cur.ISR)
-	case cur.Leader == node:
-		return nil, nil
-	}
-	pl := cur.Clone()
-	pl.Leader = node
-	return pl, nil
-}
-
-// WithISR is cur with isr (replicas that are up) as its in-sync replicas,
-// in replica order; a leader left out gives way to the first of them.
-func (cs *State) WithISR(cur *Placement, isr []int32, topic string, partition int32) (*Placement, error) {
-	for _, r := range isr {
-		if !slices.Contains(cur.Replicas, r) {
-			return nil, fmt.Errorf("broker: node %d is not a replica of %s-%d (replicas %v)", r, topic, partition, cur.Replicas)
-		}
-		if !cs.IsUp(r) {
-			return nil, fmt.Errorf("broker: node %d is stopped", r)
-		}
-	}
-	pl := cur.Clone()
-	pl.ISR = InOrder(cur.Replicas, func(r int32) bool { return slices.Contains(isr, r) })
-	pl.leadFromISR()
-	return pl, nil
-}
-
 // Reassigned is cur moved to replicas at once (the data is shared): its
 // ISR the running ones, its leader kept if it is one of them.
 func (cs *State) Reassigned(cur *Placement, replicas []int32) *Placement {
