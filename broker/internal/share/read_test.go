@@ -46,8 +46,8 @@ func (m *memRecords) Read(_ string, _ int32, offset int64, _ int) ([]byte, *logs
 }
 
 func (m *memRecords) AbortedIn(string, int32, int64, int64) []Aborted { return m.aborted }
-func (m *memRecords) Changed(string, int32) <-chan struct{}          { return nil }
-func (m *memRecords) ErrorCode(error) int16                          { return -1 }
+func (m *memRecords) Changed(string, int32) <-chan struct{}           { return nil }
+func (m *memRecords) ErrorCode(error) int16                           { return -1 }
 
 // The batch cuts of a ShareFetch: by the last acquired offset, by
 // MaxBytes (the first batch whatever its size), and reading on until the
