@@ -97,7 +97,7 @@ type Config struct {
 	Logger *slog.Logger
 	// GroupInitialRebalanceDelay is group.initial.rebalance.delay.ms.
 	GroupInitialRebalanceDelay time.Duration
-	Groups                     GroupConfig // the other group coordinator settings (group.go)
+	Groups                     GroupConfig // the other group coordinator settings (groups.Settings)
 	// Now is the clock (tests); nil means time.Now.
 	Now func() time.Time
 	// RetentionCheckInterval is log.retention.check.interval.ms (default

@@ -17,7 +17,7 @@ import (
 )
 
 func newConfigs(b *Broker) *configs.Manager {
-	gc := b.cfg.Groups.withDefaults()
+	gc := b.cfg.Groups.WithDefaults()
 	return configs.New(configs.Config{
 		FS: b.fs, Dir: b.cfg.DataDir, Logger: b.log, Nodes: b.cl, Telemetry: b.telemetry, ErrCode: errCode,
 		ShareDefaults: share.ConfigNames(),
@@ -85,7 +85,7 @@ func (v configsView) Settings() configs.Settings {
 		Advertised: advertised, NodeID: b.cfg.NodeID, AutoCreateTopics: b.cfg.AutoCreateTopics,
 		DefaultReplicationFactor: b.cfg.DefaultReplicationFactor, DefaultPartitions: b.cfg.DefaultPartitions,
 		GroupInitialRebalanceDelay: b.cfg.GroupInitialRebalanceDelay, RetentionCheckInterval: b.cfg.RetentionCheckInterval,
-		DataDir: b.cfg.DataDir, Groups: b.cfg.Groups.brokerConfigs(),
+		DataDir: b.cfg.DataDir, Groups: b.cfg.Groups.BrokerConfigs(),
 	}
 }
 

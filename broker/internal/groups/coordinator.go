@@ -47,24 +47,17 @@ type Config struct {
 
 	// InitialRebalanceDelay is group.initial.rebalance.delay.ms.
 	InitialRebalanceDelay time.Duration
-	// OffsetsRetention is offsets.retention.minutes, checked every
-	// OffsetsRetentionCheckInterval.
-	OffsetsRetention, OffsetsRetentionCheckInterval time.Duration
-	// MinSessionTimeout and MaxSessionTimeout bound a classic member's
-	// session timeout (group.min/max.session.timeout.ms).
-	MinSessionTimeout, MaxSessionTimeout time.Duration
-	// ConsumerSessionTimeout and ConsumerHeartbeatInterval are
-	// group.consumer.session.timeout.ms and
-	// group.consumer.heartbeat.interval.ms (KIP-848 groups).
-	ConsumerSessionTimeout, ConsumerHeartbeatInterval time.Duration
-	// ConsumerMaxSize is group.consumer.max.size: a KIP-848 group of that
-	// many members refuses a new one (GROUP_MAX_SIZE_REACHED); 0 is no
-	// limit.
-	ConsumerMaxSize int
+	// Settings are Kafka's group settings, resolved (WithDefaults), but a
+	// zero ConsumerMaxSize is no limit. The coordinator reads offsets
+	// retention and its check interval, the classic session bounds, the
+	// KIP-848 session timeout and heartbeat interval and the KIP-848
+	// group size limit.
+	Settings
 	// GroupConfig, when set, returns a group's own config (the GROUP
 	// resource: consumer.session.timeout.ms and
-	// consumer.heartbeat.interval.ms override the two above for that
-	// group). It is called with a group's lock held.
+	// consumer.heartbeat.interval.ms override ConsumerSessionTimeout and
+	// ConsumerHeartbeatInterval for that group). It is called with a
+	// group's lock held.
 	GroupConfig func(group, name string) (string, bool)
 }
 
