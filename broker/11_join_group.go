@@ -30,7 +30,6 @@ package broker
 import (
 	"context"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minikafka/minikafka/broker/internal/groups"
@@ -38,20 +37,24 @@ import (
 )
 
 func (b *Broker) handleJoinGroup(ctx context.Context, req *protocol.Request) protocol.Reply {
-	if r := req.Body.(*kmsg.JoinGroupRequest); b.share.Exists(r.Group) { // one group ID namespace (share.go)
-		resp := r.ResponseKind().(*kmsg.JoinGroupResponse)
-		resp.ErrorCode, resp.Generation = kerr.GroupIDNotFound.Code, -1
+	r := req.Body.(*kmsg.JoinGroupRequest)
+	if b.share.Exists(r.Group) { // one group ID namespace (share.go)
 		b.logBad(req, "join of a share group's ID", "group", r.Group)
-		return protocol.Reply{Response: resp}
+		return protocol.Reply{Response: groups.RefuseJoin(r)}
 	}
-	resp, wait := b.groups.JoinGroup(ctx, groupClient(req), req.Body.(*kmsg.JoinGroupRequest))
+	return groupReply(b.groups.JoinGroup(ctx, groupClient(req), r))
+}
+
+// groupReply is the reply to a request the coordinator answers now (resp)
+// or, parked until its group moves on, with wait.
+func groupReply[T kmsg.Response](resp T, wait func() (T, error)) protocol.Reply {
 	if wait == nil {
 		return protocol.Reply{Response: resp}
 	}
 	return protocol.Reply{Wait: func() (kmsg.Response, error) {
 		resp, err := wait()
 		if err != nil {
-			return nil, err
+			return nil, err // not a typed nil in the interface
 		}
 		return resp, nil
 	}}

@@ -19,15 +19,5 @@ import (
 )
 
 func (b *Broker) handleSyncGroup(ctx context.Context, req *protocol.Request) protocol.Reply {
-	resp, wait := b.groups.SyncGroup(ctx, groupClient(req), req.Body.(*kmsg.SyncGroupRequest))
-	if wait == nil {
-		return protocol.Reply{Response: resp}
-	}
-	return protocol.Reply{Wait: func() (kmsg.Response, error) {
-		resp, err := wait()
-		if err != nil {
-			return nil, err
-		}
-		return resp, nil
-	}}
+	return groupReply(b.groups.SyncGroup(ctx, groupClient(req), req.Body.(*kmsg.SyncGroupRequest)))
 }

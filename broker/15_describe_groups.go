@@ -22,18 +22,5 @@ import (
 
 func (b *Broker) handleDescribeGroups(_ context.Context, req *protocol.Request) protocol.Reply {
 	r := req.Body.(*kmsg.DescribeGroupsRequest)
-	resp := b.groups.DescribeGroups(r)
-	if az := b.authorizer(req); az != nil {
-		for i := range resp.Groups {
-			g := &resp.Groups[i]
-			if !az.group(opDescribe, g.Group) {
-				d := kmsg.NewDescribeGroupsResponseGroup()
-				d.Group, d.ErrorCode = g.Group, errGroupAuth
-				*g = d
-				continue
-			}
-			g.AuthorizedOperations = az.authorizedOps(r.IncludeAuthorizedOperations, kmsg.ACLResourceTypeGroup, g.Group)
-		}
-	}
-	return protocol.Reply{Response: resp}
+	return protocol.Reply{Response: b.groups.DescribeGroups(r, groupAccess(b.authorizer(req)))}
 }

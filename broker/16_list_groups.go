@@ -13,7 +13,6 @@ package broker
 
 import (
 	"context"
-	"slices"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -22,23 +21,18 @@ import (
 
 func (b *Broker) handleListGroups(_ context.Context, req *protocol.Request) protocol.Reply {
 	r := req.Body.(*kmsg.ListGroupsRequest)
-	resp := b.groups.ListGroups(r)
-	resp.Groups = append(resp.Groups, b.share.ListGroups(r)...) // share groups (share.go)
-	if az := b.authorizer(req); az != nil && !az.visible(opDescribe, kmsg.ACLResourceTypeCluster, clusterName) {
-		kept := resp.Groups[:0]
-		for _, g := range resp.Groups {
-			if az.visible(opDescribe, kmsg.ACLResourceTypeGroup, g.Group) {
-				kept = append(kept, g)
-			}
+	// A principal without DESCRIBE on the cluster sees the groups it may
+	// DESCRIBE; each node lists the groups it coordinates (admin clients
+	// ask them all).
+	az := b.authorizer(req)
+	filter := az != nil && !az.visible(opDescribe, kmsg.ACLResourceTypeCluster, clusterName)
+	node, routed := b.reqNode(req)
+	var keep func(string) bool
+	if filter || routed {
+		keep = func(g string) bool {
+			return (!filter || az.visible(opDescribe, kmsg.ACLResourceTypeGroup, g)) &&
+				(!routed || b.cl.Coordinator(coordGroup, g) == node)
 		}
-		resp.Groups = kept
 	}
-	// Each node lists the groups it coordinates; admin clients ask them
-	// all.
-	if node, routed := b.reqNode(req); routed {
-		resp.Groups = slices.DeleteFunc(resp.Groups, func(g kmsg.ListGroupsResponseGroup) bool {
-			return b.cl.Coordinator(coordGroup, g.Group) != node
-		})
-	}
-	return protocol.Reply{Response: resp}
+	return protocol.Reply{Response: b.groups.ListGroups(r, b.share.ListGroups(r), keep)} // share groups (share.go)
 }

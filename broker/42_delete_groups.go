@@ -17,21 +17,11 @@ import (
 
 func (b *Broker) handleDeleteGroups(_ context.Context, req *protocol.Request) protocol.Reply {
 	r := req.Body.(*kmsg.DeleteGroupsRequest)
-	resp := r.ResponseKind().(*kmsg.DeleteGroupsResponse)
-	az := b.authorizer(req)
-	for _, name := range r.Groups {
-		rg := kmsg.NewDeleteGroupsResponseGroup()
-		rg.Group = name
-		if !az.group(opDelete, name) {
-			rg.ErrorCode = errGroupAuth
-			resp.Groups = append(resp.Groups, rg)
-			continue
+	share := func(name string) (int16, bool) { // a share group (share.go)
+		if !b.share.Exists(name) {
+			return 0, false
 		}
-		rg.ErrorCode = b.groups.DeleteGroup(name)
-		if b.share.Exists(name) {
-			rg.ErrorCode = b.share.Delete(name) // a share group (share.go)
-		}
-		resp.Groups = append(resp.Groups, rg)
+		return b.share.Delete(name), true
 	}
-	return protocol.Reply{Response: resp}
+	return protocol.Reply{Response: b.groups.DeleteGroups(r, groupAccess(b.authorizer(req)), share)}
 }

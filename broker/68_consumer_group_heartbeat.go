@@ -28,18 +28,16 @@ package broker
 import (
 	"context"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minikafka/minikafka/broker/internal/groups"
 	"github.com/minikafka/minikafka/protocol"
 )
 
 func (b *Broker) handleConsumerGroupHeartbeat(_ context.Context, req *protocol.Request) protocol.Reply {
 	if r := req.Body.(*kmsg.ConsumerGroupHeartbeatRequest); b.share.Exists(r.Group) { // one group ID namespace (share.go)
-		resp := r.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
-		resp.ErrorCode, resp.ErrorMessage = kerr.GroupIDNotFound.Code, kmsg.StringPtr("Group "+r.Group+" is not a consumer group.")
 		b.logBad(req, "consumer group heartbeat to a share group's ID", "group", r.Group)
-		return protocol.Reply{Response: resp}
+		return protocol.Reply{Response: groups.RefuseConsumerHeartbeat(r)}
 	}
 	cl := groupClient(req)
 	if az := b.authorizer(req); az != nil {

@@ -18,18 +18,5 @@ import (
 
 func (b *Broker) handleConsumerGroupDescribe(_ context.Context, req *protocol.Request) protocol.Reply {
 	r := req.Body.(*kmsg.ConsumerGroupDescribeRequest)
-	resp := b.groups.ConsumerGroupDescribe(r)
-	if az := b.authorizer(req); az != nil {
-		for i := range resp.Groups {
-			g := &resp.Groups[i]
-			if !az.group(opDescribe, g.Group) {
-				d := kmsg.NewConsumerGroupDescribeResponseGroup()
-				d.Group, d.ErrorCode = g.Group, errGroupAuth
-				*g = d
-				continue
-			}
-			g.AuthorizedOperations = az.authorizedOps(r.IncludeAuthorizedOperations, kmsg.ACLResourceTypeGroup, g.Group)
-		}
-	}
-	return protocol.Reply{Response: resp}
+	return protocol.Reply{Response: b.groups.ConsumerGroupDescribe(r, groupAccess(b.authorizer(req)))}
 }

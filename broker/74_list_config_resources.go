@@ -73,7 +73,7 @@ func (b *Broker) handleListConfigResources(_ context.Context, req *protocol.Requ
 		case resGroup:
 			lr := kmsg.NewPtrListGroupsRequest()
 			lr.Version = 5
-			for _, g := range b.groups.ListGroups(lr).Groups {
+			for _, g := range b.groups.ListGroups(lr, nil, nil).Groups {
 				add(g.Group, resGroup)
 			}
 			for _, g := range b.share.Groups() {

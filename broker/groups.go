@@ -7,6 +7,8 @@ package broker
 import (
 	"path"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/minikafka/minikafka/broker/internal/groups"
 )
 
@@ -62,3 +64,23 @@ type GroupConfig = groups.Settings
 
 // DefaultGroupConfig is Kafka's defaults.
 func DefaultGroupConfig() GroupConfig { return groups.DefaultSettings() }
+
+// groupAccess is a request's authz as the group coordinator asks it
+// (groups.Access); nil when nothing is to be checked.
+func groupAccess(az *authz) groups.Access {
+	if az == nil {
+		return nil
+	}
+	return groupAuthz{az}
+}
+
+type groupAuthz struct{ az *authz }
+
+func (g groupAuthz) Group(op kmsg.ACLOperation, name string) bool { return g.az.group(op, name) }
+func (g groupAuthz) Topic(op kmsg.ACLOperation, name string) bool { return g.az.topic(op, name) }
+func (g groupAuthz) TopicVisible(op kmsg.ACLOperation, name string) bool {
+	return g.az.topicVisible(op, name)
+}
+func (g groupAuthz) GroupOps(asked bool, name string) int32 {
+	return g.az.authorizedOps(asked, kmsg.ACLResourceTypeGroup, name)
+}

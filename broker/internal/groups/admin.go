@@ -1,6 +1,7 @@
 package groups
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -22,8 +23,10 @@ func authorizedOps(asked bool) int32 {
 	return -2147483648
 }
 
-// DescribeGroups describes classic groups.
-func (c *Coordinator) DescribeGroups(r *kmsg.DescribeGroupsRequest) *kmsg.DescribeGroupsResponse {
+// DescribeGroups describes classic groups. Under acc a group needs
+// DESCRIBE (GROUP_AUTHORIZATION_FAILED), and its authorized operations are
+// the principal's.
+func (c *Coordinator) DescribeGroups(r *kmsg.DescribeGroupsRequest, acc Access) *kmsg.DescribeGroupsResponse {
 	resp := r.ResponseKind().(*kmsg.DescribeGroupsResponse)
 	for _, name := range r.Groups {
 		rg := kmsg.NewDescribeGroupsResponseGroup()
@@ -75,12 +78,26 @@ func (c *Coordinator) DescribeGroups(r *kmsg.DescribeGroupsRequest) *kmsg.Descri
 		g.mu.Unlock()
 		resp.Groups = append(resp.Groups, rg)
 	}
+	if acc != nil {
+		for i := range resp.Groups {
+			g := &resp.Groups[i]
+			if !acc.Group(kmsg.ACLOperationDescribe, g.Group) {
+				d := kmsg.NewDescribeGroupsResponseGroup()
+				d.Group, d.ErrorCode = g.Group, errGroupAuth
+				*g = d
+				continue
+			}
+			g.AuthorizedOperations = acc.GroupOps(r.IncludeAuthorizedOperations, g.Group)
+		}
+	}
 	return resp
 }
 
-// ListGroups lists every group, with the filters of v4 (state) and v5
-// (type).
-func (c *Coordinator) ListGroups(r *kmsg.ListGroupsRequest) *kmsg.ListGroupsResponse {
+// ListGroups lists every group with the filters of v4 (state) and v5
+// (type), and then others (share groups, filtered by their coordinator).
+// keep, when set, leaves out the groups it refuses (those the principal may
+// not see, those another node coordinates).
+func (c *Coordinator) ListGroups(r *kmsg.ListGroupsRequest, others []kmsg.ListGroupsResponseGroup, keep func(group string) bool) *kmsg.ListGroupsResponse {
 	resp := r.ResponseKind().(*kmsg.ListGroupsResponse)
 	type entry struct{ name, protocolType, state, typ string }
 	seen := map[string]entry{}
@@ -118,6 +135,10 @@ func (c *Coordinator) ListGroups(r *kmsg.ListGroupsRequest) *kmsg.ListGroupsResp
 		lg.Group, lg.ProtocolType, lg.GroupState, lg.GroupType = e.name, e.protocolType, e.state, e.typ
 		resp.Groups = append(resp.Groups, lg)
 	}
+	resp.Groups = append(resp.Groups, others...)
+	if keep != nil {
+		resp.Groups = slices.DeleteFunc(resp.Groups, func(g kmsg.ListGroupsResponseGroup) bool { return !keep(g.Group) })
+	}
 	return resp
 }
 
@@ -128,6 +149,33 @@ func containsFold(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// DeleteGroups deletes groups without members, with their committed
+// offsets: NON_EMPTY_GROUP while members remain, GROUP_ID_NOT_FOUND for a
+// group with neither members nor offsets. Under acc a group needs DELETE
+// (GROUP_AUTHORIZATION_FAILED). other, when set, deletes a group of
+// another kind (a share group) by that name: its code, when it has one,
+// is the answer.
+func (c *Coordinator) DeleteGroups(r *kmsg.DeleteGroupsRequest, acc Access, other func(name string) (int16, bool)) *kmsg.DeleteGroupsResponse {
+	resp := r.ResponseKind().(*kmsg.DeleteGroupsResponse)
+	for _, name := range r.Groups {
+		rg := kmsg.NewDeleteGroupsResponseGroup()
+		rg.Group = name
+		if acc != nil && !acc.Group(kmsg.ACLOperationDelete, name) {
+			rg.ErrorCode = errGroupAuth
+			resp.Groups = append(resp.Groups, rg)
+			continue
+		}
+		rg.ErrorCode = c.DeleteGroup(name)
+		if other != nil {
+			if code, ok := other(name); ok {
+				rg.ErrorCode = code
+			}
+		}
+		resp.Groups = append(resp.Groups, rg)
+	}
+	return resp
 }
 
 // DeleteGroup deletes a group without members and its committed offsets;

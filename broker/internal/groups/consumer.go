@@ -803,6 +803,14 @@ func (g *group) validateConsumerCommit(memberID string, epoch int32, version int
 	return 0
 }
 
+// RefuseConsumerHeartbeat answers a ConsumerGroupHeartbeat naming a group
+// ID the share coordinator holds: GROUP_ID_NOT_FOUND with Kafka's message.
+func RefuseConsumerHeartbeat(r *kmsg.ConsumerGroupHeartbeatRequest) *kmsg.ConsumerGroupHeartbeatResponse {
+	resp := r.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+	resp.ErrorCode, resp.ErrorMessage = kerr.GroupIDNotFound.Code, kmsg.StringPtr("Group "+r.Group+" is not a consumer group.")
+	return resp
+}
+
 // ConsumerGroupHeartbeat handles a KIP-848 heartbeat: join (epoch 0),
 // heartbeat, or leave (epoch -1; -2 for a static member that will be back).
 func (c *Coordinator) ConsumerGroupHeartbeat(cl Client, r *kmsg.ConsumerGroupHeartbeatRequest) *kmsg.ConsumerGroupHeartbeatResponse {
@@ -831,7 +839,9 @@ func (c *Coordinator) ConsumerGroupHeartbeat(cl Client, r *kmsg.ConsumerGroupHea
 // ConsumerGroupDescribe describes KIP-848 groups: epochs, assignor, state
 // and members with their current and target assignments.
 // GROUP_ID_NOT_FOUND for unknown groups and classic groups with members.
-func (c *Coordinator) ConsumerGroupDescribe(r *kmsg.ConsumerGroupDescribeRequest) *kmsg.ConsumerGroupDescribeResponse {
+// Under acc a group needs DESCRIBE (GROUP_AUTHORIZATION_FAILED), and its
+// authorized operations are the principal's.
+func (c *Coordinator) ConsumerGroupDescribe(r *kmsg.ConsumerGroupDescribeRequest, acc Access) *kmsg.ConsumerGroupDescribeResponse {
 	resp := r.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)
 	for _, name := range r.Groups {
 		rg := kmsg.NewConsumerGroupDescribeResponseGroup()
@@ -883,6 +893,18 @@ func (c *Coordinator) ConsumerGroupDescribe(r *kmsg.ConsumerGroupDescribeRequest
 		}
 		g.mu.Unlock()
 		resp.Groups = append(resp.Groups, rg)
+	}
+	if acc != nil {
+		for i := range resp.Groups {
+			g := &resp.Groups[i]
+			if !acc.Group(kmsg.ACLOperationDescribe, g.Group) {
+				d := kmsg.NewConsumerGroupDescribeResponseGroup()
+				d.Group, d.ErrorCode = g.Group, errGroupAuth
+				*g = d
+				continue
+			}
+			g.AuthorizedOperations = acc.GroupOps(r.IncludeAuthorizedOperations, g.Group)
+		}
 	}
 	return resp
 }

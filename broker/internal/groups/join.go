@@ -8,6 +8,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
+// RefuseJoin answers a JoinGroup naming a group ID the share coordinator
+// holds (one namespace of group IDs): GROUP_ID_NOT_FOUND, as Kafka.
+func RefuseJoin(r *kmsg.JoinGroupRequest) *kmsg.JoinGroupResponse {
+	resp := r.ResponseKind().(*kmsg.JoinGroupResponse)
+	resp.ErrorCode, resp.Generation = kerr.GroupIDNotFound.Code, -1
+	return resp
+}
+
 // JoinGroup handles a classic JoinGroup. It answers at once (resp) or,
 // when the member must wait for the join phase to end, returns wait, which
 // blocks until the answer is ready, ctx ends or the client drains.

@@ -198,8 +198,17 @@ func (c *Coordinator) fetchOffsets(group string, topics map[string][]int32, orde
 	return out, 0
 }
 
-// OffsetFetch answers committed offsets, of one group (v0–v7) or several.
-func (c *Coordinator) OffsetFetch(r *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
+// OffsetFetch answers committed offsets, of one group (v0–v7) or several;
+// acc, when not nil, hides what the principal may not see
+// (authorizedOffsetFetch).
+func (c *Coordinator) OffsetFetch(r *kmsg.OffsetFetchRequest, acc Access) *kmsg.OffsetFetchResponse {
+	if acc != nil {
+		return c.authorizedOffsetFetch(r, acc)
+	}
+	return c.offsetFetch(r)
+}
+
+func (c *Coordinator) offsetFetch(r *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
 	resp := r.ResponseKind().(*kmsg.OffsetFetchResponse)
 	if r.Version >= 8 {
 		for _, rg := range r.Groups {
