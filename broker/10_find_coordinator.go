@@ -4,12 +4,12 @@ package broker
 //
 // Behavior: a group (key type 0) or transactional id (key type 1) is
 // coordinated by the node of its coordinator slot (cluster.go; the one
-// node when there is one). Other key types get INVALID_REQUEST. v4+
-// batches keys (CoordinatorKeys) and answers one coordinator per key. The
-// first group lookup creates __consumer_offsets, as in Kafka; if that
-// fails the answer is COORDINATOR_NOT_AVAILABLE, which clients retry.
-// With the authorizer on a key needs DESCRIBE on its group or
-// transactional ID (GROUP_ or TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
+// node when there is one); groups.FindCoordinator checks the key type and
+// shapes the answer (one key before v4, a batch from v4). The first group
+// lookup creates __consumer_offsets, as in Kafka; if that fails the answer
+// is COORDINATOR_NOT_AVAILABLE, which clients retry. With the authorizer on
+// a key needs DESCRIBE on its group or transactional ID (GROUP_ or
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
 
 import (
 	"context"

@@ -1,31 +1,9 @@
 package broker
 
-// JoinGroup v0–v9.
-//
-// Behavior:
-//   - A session timeout outside group.min.session.timeout.ms and
-//     group.max.session.timeout.ms (GroupConfig) is INVALID_SESSION_TIMEOUT.
-//   - An empty member id from a v4+ client without a group.instance.id is
-//     answered with MEMBER_ID_REQUIRED and a fresh id to rejoin with (the id
-//     is pending until it rejoins or its session timeout passes).
-//   - A new or changed member starts a rebalance; the response waits until
-//     every known member has rejoined or the rebalance timeout passes
-//     (members that did not rejoin are dropped). The first rebalance of an
-//     Empty group waits group.initial.rebalance.delay.ms
-//     (Config.GroupInitialRebalanceDelay).
-//   - A known member rejoining a Stable group with unchanged protocols (and
-//     not the leader) gets the current generation back without a rebalance.
-//   - Static members (group.instance.id): a rejoin with an unknown member id
-//     replaces the old id, which is fenced from then on
-//     (FENCED_INSTANCE_ID); if the group is Stable and the protocol the
-//     group would select is unchanged, no rebalance happens and the member
-//     gets its old assignment from SyncGroup.
-//   - The protocol is chosen by vote among the protocols every member
-//     supports; INCONSISTENT_GROUP_PROTOCOL if a joiner has none in common.
-//
-// Version notes: v1 adds the rebalance timeout (v0 uses the session
-// timeout), v5 the instance id, v7 the protocol type in the response, v9
-// SkipAssignment (always false here: the leader always assigns).
+// JoinGroup v0–v9: the group coordinator's (groups.Coordinator.JoinGroup
+// says how a join phase runs); an answer that waits for the join phase to
+// end is sent from the connection's writer (groupReply). The ID of a share
+// group is refused with GROUP_ID_NOT_FOUND.
 
 import (
 	"context"

@@ -1,14 +1,8 @@
 package broker
 
-// SyncGroup v0–v5.
-//
-// Behavior: in CompletingRebalance every member parks until the leader's
-// SyncGroup arrives with the assignment; then the group is Stable and every
-// member gets its part (an empty assignment if the leader gave none). In
-// Stable a member gets its current assignment at once. Errors as Kafka:
-// UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID, ILLEGAL_GENERATION,
-// REBALANCE_IN_PROGRESS (a new join phase began), and since v5
-// INCONSISTENT_GROUP_PROTOCOL when the protocol type or name do not match.
+// SyncGroup v0–v5: the group coordinator's (groups.Coordinator.SyncGroup);
+// a member waiting for its leader's assignment is answered from the
+// connection's writer (groupReply).
 
 import (
 	"context"

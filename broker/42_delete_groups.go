@@ -1,11 +1,9 @@
 package broker
 
-// DeleteGroups v0–v2.
-//
-// Behavior: deletes groups that have no members, with their committed
-// offsets. NON_EMPTY_GROUP while members remain, GROUP_ID_NOT_FOUND for a
-// group that has neither members nor offsets. With the authorizer on a
-// group needs DELETE (GROUP_AUTHORIZATION_FAILED).
+// DeleteGroups v0–v2: the group coordinator deletes groups without members
+// and their committed offsets (groups.Coordinator.DeleteGroups), the share
+// coordinator share groups. With the authorizer on a group needs DELETE
+// (GROUP_AUTHORIZATION_FAILED).
 
 import (
 	"context"

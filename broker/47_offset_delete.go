@@ -1,13 +1,6 @@
 package broker
 
-// OffsetDelete v0.
-//
-// Behavior: deletes a group's committed offsets for some partitions.
-// GROUP_ID_NOT_FOUND for an unknown group. While the group has members,
-// partitions of topics the members subscribe to (consumer protocol
-// metadata) get GROUP_SUBSCRIBED_TO_TOPIC; a non-empty group that does not
-// use the consumer protocol gets NON_EMPTY_GROUP. Unknown topics get
-// UNKNOWN_TOPIC_OR_PARTITION.
+// OffsetDelete v0: the group coordinator's (groups.Coordinator.OffsetDelete).
 
 import (
 	"context"

@@ -1,12 +1,8 @@
 package broker
 
-// ConsumerGroupDescribe v0–v1 (KIP-848).
-//
-// Behavior: epochs, assignor, state (Empty, Assigning, Reconciling,
-// Stable) and members with their current and target assignments.
-// GROUP_ID_NOT_FOUND for unknown groups and for classic groups with
-// members. With the authorizer on a group needs DESCRIBE
-// (GROUP_AUTHORIZATION_FAILED).
+// ConsumerGroupDescribe v0–v1 (KIP-848): the group coordinator's
+// (groups.Coordinator.ConsumerGroupDescribe). With the authorizer on a
+// group needs DESCRIBE (GROUP_AUTHORIZATION_FAILED).
 
 import (
 	"context"

@@ -98,10 +98,17 @@
 // # Group coordinator
 //
 // The group coordinator is broker/internal/groups: the classic and KIP-848
-// protocols, assignors and committed offsets. The broker opens it with the
-// rest of storage (groups.go: newGroupCoordinator) and shows it itself only
-// through groupsView; the group API files (08–16, 42, 47, 68, 69) hand it
-// decoded requests, and the transaction coordinator hands it a committed
+// protocols, assignors, committed offsets, the group answers (their
+// validation, their shape, the group APIs' behaviour documented on its
+// methods) and its settings (groups.Settings, which broker.GroupConfig
+// aliases). The broker opens it with the rest of storage (groups.go:
+// newGroupCoordinator) and shows it itself only through groupsView. The
+// group API files (08–16, 42, 47, 68, 69) are adapters: they decode,
+// refuse a share group's ID, route in a cluster (FindCoordinator's
+// locate, ListGroups' keep), and hand the coordinator the request with
+// the authorizer's word on the principal (groups.Access, groupAccess: nil
+// when nothing is checked), which it uses to refuse or hide groups and
+// topics in its answers. The transaction coordinator hands it a committed
 // transaction's offsets (CommitTransactionalOffsets) and answers its
 // require_stable question (TxnOffsetPending). Its locks are its own (see
 // its doc); none of the broker's locks is held while it runs, except that

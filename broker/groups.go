@@ -1,8 +1,8 @@
 package broker
 
-// The group coordinator's settings. The coordinator itself is
-// broker/internal/groups; the NN_*.go files for the group APIs hand it the
-// decoded requests.
+// The group coordinator, broker/internal/groups, as the broker opens it and
+// answers it (groupsView, groupAccess); the NN_*.go files for the group
+// APIs hand it the decoded requests.
 
 import (
 	"path"

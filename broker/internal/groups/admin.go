@@ -23,9 +23,15 @@ func authorizedOps(asked bool) int32 {
 	return -2147483648
 }
 
-// DescribeGroups describes classic groups. Under acc a group needs
-// DESCRIBE (GROUP_AUTHORIZATION_FAILED), and its authorized operations are
-// the principal's.
+// DescribeGroups (v0–v6) describes classic groups: state, protocol type,
+// chosen protocol and members (with their metadata and assignment once
+// Stable). A group the coordinator does not know is described as Dead with
+// no error, as Kafka does (v6: GROUP_ID_NOT_FOUND, KIP-1043); a group with
+// only committed offsets is Empty. KIP-848 consumer groups get
+// GROUP_ID_NOT_FOUND ("not a classic group"). v3+ returns authorized
+// operations only when asked (all operations without acc). Under acc a
+// group needs DESCRIBE (GROUP_AUTHORIZATION_FAILED), and its authorized
+// operations are the principal's.
 func (c *Coordinator) DescribeGroups(r *kmsg.DescribeGroupsRequest, acc Access) *kmsg.DescribeGroupsResponse {
 	resp := r.ResponseKind().(*kmsg.DescribeGroupsResponse)
 	for _, name := range r.Groups {
@@ -93,10 +99,14 @@ func (c *Coordinator) DescribeGroups(r *kmsg.DescribeGroupsRequest, acc Access) 
 	return resp
 }
 
-// ListGroups lists every group with the filters of v4 (state) and v5
-// (type), and then others (share groups, filtered by their coordinator).
-// keep, when set, leaves out the groups it refuses (those the principal may
-// not see, those another node coordinates).
+// ListGroups (v0–v5) lists every group the coordinator knows, including
+// groups that only have committed offsets (listed as Empty with no
+// protocol type, as Kafka lists groups loaded from __consumer_offsets),
+// and then others (share groups, filtered by their coordinator). KIP-848
+// groups have type "consumer" and their own states (Empty, Assigning,
+// Reconciling, Stable). v4 filters by state (case-insensitive), v5 by
+// type. keep, when set, leaves out the groups it refuses (those the
+// principal may not see, those another node coordinates).
 func (c *Coordinator) ListGroups(r *kmsg.ListGroupsRequest, others []kmsg.ListGroupsResponseGroup, keep func(group string) bool) *kmsg.ListGroupsResponse {
 	resp := r.ResponseKind().(*kmsg.ListGroupsResponse)
 	type entry struct{ name, protocolType, state, typ string }

@@ -811,8 +811,23 @@ func RefuseConsumerHeartbeat(r *kmsg.ConsumerGroupHeartbeatRequest) *kmsg.Consum
 	return resp
 }
 
-// ConsumerGroupHeartbeat handles a KIP-848 heartbeat: join (epoch 0),
-// heartbeat, or leave (epoch -1; -2 for a static member that will be back).
+// ConsumerGroupHeartbeat (v0–v1, KIP-848) joins (epoch 0), heartbeats,
+// and leaves (epoch -1; -2 for a static member that will be back) a
+// consumer group whose assignment the coordinator computes with the
+// uniform (sticky, balanced) or range assignor (reconcile). Errors as
+// Kafka: UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH, UNRELEASED_INSTANCE_ID,
+// GROUP_ID_NOT_FOUND when the group is a classic group with members,
+// INVALID_REQUEST for a malformed request (validateConsumerHeartbeat),
+// UNSUPPORTED_ASSIGNOR, INVALID_REGULAR_EXPRESSION. A member's topic names
+// and regex are two subscriptions, as in Kafka: it gets the union, and an
+// empty regex (librdkafka sends one beside its names) is no regex; the
+// regex matches only the topics cl.TopicVisible allows. The answer's
+// heartbeat interval is group.consumer.heartbeat.interval.ms (Settings), a
+// tenth of it while the group reconciles (a departure from Kafka, which
+// always sends the configured value; see heartbeatInterval).
+//
+// Version notes: v1 has the client choose the member id (required on
+// join) and adds regex subscriptions.
 func (c *Coordinator) ConsumerGroupHeartbeat(cl Client, r *kmsg.ConsumerGroupHeartbeatRequest) *kmsg.ConsumerGroupHeartbeatResponse {
 	if code, msg := validateConsumerHeartbeat(r); code != 0 {
 		resp := r.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
@@ -836,11 +851,12 @@ func (c *Coordinator) ConsumerGroupHeartbeat(cl Client, r *kmsg.ConsumerGroupHea
 	return g.consumerHeartbeat(r, cl)
 }
 
-// ConsumerGroupDescribe describes KIP-848 groups: epochs, assignor, state
-// and members with their current and target assignments.
-// GROUP_ID_NOT_FOUND for unknown groups and classic groups with members.
-// Under acc a group needs DESCRIBE (GROUP_AUTHORIZATION_FAILED), and its
-// authorized operations are the principal's.
+// ConsumerGroupDescribe (v0–v1, KIP-848) describes consumer groups:
+// epochs, assignor, state (Empty, Assigning, Reconciling, Stable) and
+// members with their current and target assignments. GROUP_ID_NOT_FOUND
+// for unknown groups and classic groups with members. Under acc a group
+// needs DESCRIBE (GROUP_AUTHORIZATION_FAILED), and its authorized
+// operations are the principal's.
 func (c *Coordinator) ConsumerGroupDescribe(r *kmsg.ConsumerGroupDescribeRequest, acc Access) *kmsg.ConsumerGroupDescribeResponse {
 	resp := r.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)
 	for _, name := range r.Groups {

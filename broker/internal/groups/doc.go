@@ -6,11 +6,15 @@
 // and group administration (DescribeGroups, ListGroups, DeleteGroups).
 //
 // It takes decoded kmsg requests and returns kmsg responses; the broker's
-// NN_*.go files are the thin adapters that hand them over. It knows the rest
-// of the broker only through the Broker interface it declares (topic names,
-// IDs and partition counts, topic deletion, pending transactional offsets)
-// and Config (storage, the clock, the logger, Kafka's group settings). It
-// imports neither broker nor protocol (internal/lint checks that).
+// NN_*.go files are the thin adapters that hand them over, and each
+// exported method documents the Kafka behaviour of its API. It knows the
+// rest of the broker only through the Broker interface it declares (topic
+// names, IDs and partition counts, topic deletion, pending transactional
+// offsets), Config (storage, the clock, the logger, Kafka's group settings
+// as Settings) and, per request, Access (what the authorizer lets the
+// principal do and see). It imports neither broker nor protocol
+// (internal/lint checks that). FindCoordinator's answer is shaped here too,
+// for groups and transactional IDs alike; the broker places the keys.
 // Transactions call CommitTransactionalOffsets when they commit, as Kafka's
 // transaction coordinator calls the group coordinator; nothing else writes
 // to its store.

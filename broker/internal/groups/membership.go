@@ -5,9 +5,18 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// Heartbeat keeps a classic member's session alive; it returns the error
-// code of the answer.
-func (c *Coordinator) Heartbeat(r *kmsg.HeartbeatRequest) int16 {
+// Heartbeat (v0–v4) keeps a classic member's session alive.
+// UNKNOWN_MEMBER_ID for unknown groups or members (and in Empty),
+// FENCED_INSTANCE_ID for a replaced static member, ILLEGAL_GENERATION for a
+// stale generation, REBALANCE_IN_PROGRESS while a join phase runs (the
+// client rejoins).
+func (c *Coordinator) Heartbeat(r *kmsg.HeartbeatRequest) *kmsg.HeartbeatResponse {
+	resp := r.ResponseKind().(*kmsg.HeartbeatResponse)
+	resp.ErrorCode = c.heartbeat(r)
+	return resp
+}
+
+func (c *Coordinator) heartbeat(r *kmsg.HeartbeatRequest) int16 {
 	g := c.get(r.Group)
 	if g == nil {
 		return kerr.UnknownMemberID.Code
@@ -36,7 +45,12 @@ func (c *Coordinator) Heartbeat(r *kmsg.HeartbeatRequest) int16 {
 	return 0
 }
 
-// LeaveGroup removes classic members, one (v0–v2) or a batch (v3+).
+// LeaveGroup (v0–v5) removes classic members (v0–v2 one member id; v3+ a
+// batch of members, each by member id and/or group.instance.id, with an
+// error per member), which starts a rebalance for the remaining members. A
+// member named by instance id alone is resolved to the current member with
+// that id; a member id that does not match the instance's current member
+// is FENCED_INSTANCE_ID; unknown members are UNKNOWN_MEMBER_ID.
 func (c *Coordinator) LeaveGroup(r *kmsg.LeaveGroupRequest) *kmsg.LeaveGroupResponse {
 	resp := r.ResponseKind().(*kmsg.LeaveGroupResponse)
 	members := r.Members

@@ -7,8 +7,34 @@ import (
 	"github.com/minikafka/minikafka/groupstore"
 )
 
-// OffsetCommit validates the committer and stores every valid partition's
-// offset in one groupstore change.
+// OffsetCommit (v0–v10) validates the committer as Kafka's classic
+// coordinator does, then stores every valid partition's offset in one
+// groupstore change (under fsync=always the answer waits for the fsync,
+// shared with concurrent commits).
+//   - generation < 0 and no members (a "simple" consumer, e.g. kadm or a
+//     manual-assignment client): accepted, creating the group if needed.
+//   - a group unknown to the coordinator with generation >= 0:
+//     ILLEGAL_GENERATION.
+//   - a replaced static member: FENCED_INSTANCE_ID; CompletingRebalance:
+//     REBALANCE_IN_PROGRESS; not a member: UNKNOWN_MEMBER_ID; wrong
+//     generation: ILLEGAL_GENERATION. Commits during PreparingRebalance from
+//     the current generation are accepted (clients commit while revoking).
+//   - per partition: UNKNOWN_TOPIC_OR_PARTITION for a missing topic or
+//     partition, OFFSET_METADATA_TOO_LARGE over offset.metadata.max.bytes;
+//     v10 names topics by id, and every partition of an id no topic has is
+//     UNKNOWN_TOPIC_ID (before any group check, as Kafka's KafkaApis
+//     answers it before the coordinator sees the request).
+//
+// Consumer (KIP-848) groups: the generation is the member epoch; the
+// member's current or previous epoch is accepted (as Kafka 4.3 accepts
+// commits racing an epoch bump), anything else is STALE_MEMBER_EPOCH (v9+)
+// or ILLEGAL_GENERATION.
+//
+// Version notes: v1 carries a per-partition commit timestamp, v2–v4 a
+// retention time (an explicit expiry), v6 the leader epoch, v7 the
+// instance id, v9 KIP-848 member epochs, v10 topic ids instead of names
+// (KIP-848; offsets are still stored by name, so a topic deleted and
+// recreated under the same name starts without them: deletion drops them).
 func (c *Coordinator) OffsetCommit(r *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
 	resp := r.ResponseKind().(*kmsg.OffsetCommitResponse)
 	code := c.validateCommit(r)
@@ -198,7 +224,17 @@ func (c *Coordinator) fetchOffsets(group string, topics map[string][]int32, orde
 	return out, 0
 }
 
-// OffsetFetch answers committed offsets, of one group (v0–v7) or several;
+// OffsetFetch (v0–v10) answers committed offsets (-1 and an empty metadata
+// string for partitions without one). Null topics (v2+) mean every
+// committed offset of the group. v8+ batches several groups. RequireStable
+// (v7+) answers UNSTABLE_OFFSET_COMMIT for a partition while an open
+// transaction holds an offset for it (Broker.TxnOffsetPending). v9 names
+// the member and its epoch for KIP-848 groups: UNKNOWN_MEMBER_ID or
+// STALE_MEMBER_EPOCH (the current or previous epoch passes). v10 names
+// topics by id: a requested id no topic has answers its partitions with
+// UNKNOWN_TOPIC_ID; a fetch of all offsets lists topics by their current
+// id and leaves out offsets of a name no topic has now.
+//
 // acc, when not nil, hides what the principal may not see
 // (authorizedOffsetFetch).
 func (c *Coordinator) OffsetFetch(r *kmsg.OffsetFetchRequest, acc Access) *kmsg.OffsetFetchResponse {
@@ -305,7 +341,12 @@ func (c *Coordinator) offsetFetch(r *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchR
 	return resp
 }
 
-// OffsetDelete deletes a group's committed offsets for some partitions.
+// OffsetDelete (v0) deletes a group's committed offsets for some
+// partitions. GROUP_ID_NOT_FOUND for an unknown group. While the group has
+// members, partitions of topics the members subscribe to (consumer
+// protocol metadata) get GROUP_SUBSCRIBED_TO_TOPIC; a non-empty group that
+// does not use the consumer protocol gets NON_EMPTY_GROUP. Unknown topics
+// get UNKNOWN_TOPIC_OR_PARTITION.
 func (c *Coordinator) OffsetDelete(r *kmsg.OffsetDeleteRequest) *kmsg.OffsetDeleteResponse {
 	resp := r.ResponseKind().(*kmsg.OffsetDeleteResponse)
 	g := c.get(r.Group)

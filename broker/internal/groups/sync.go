@@ -7,8 +7,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// SyncGroup handles a classic SyncGroup: at once (resp), or through wait
-// while the group waits for its leader's assignment (as JoinGroup).
+// SyncGroup (v0–v5) handles a classic SyncGroup: at once (resp), or
+// through wait while the group waits for its leader's assignment (as
+// JoinGroup). In CompletingRebalance every member parks until the leader's
+// SyncGroup arrives with the assignment; then the group is Stable and every
+// member gets its part (an empty assignment if the leader gave none). In
+// Stable a member gets its current assignment at once. Errors as Kafka:
+// UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID, ILLEGAL_GENERATION,
+// REBALANCE_IN_PROGRESS (a new join phase began), and since v5
+// INCONSISTENT_GROUP_PROTOCOL when the protocol type or name do not match.
 func (c *Coordinator) SyncGroup(ctx context.Context, cl Client, r *kmsg.SyncGroupRequest) (resp *kmsg.SyncGroupResponse, wait func() (*kmsg.SyncGroupResponse, error)) {
 	errResp := func(code int16) (*kmsg.SyncGroupResponse, func() (*kmsg.SyncGroupResponse, error)) {
 		resp := r.ResponseKind().(*kmsg.SyncGroupResponse)
