@@ -1,7 +1,6 @@
 package broker
 
-// AddPartitionsToTxn v0–v3 (the client versions; v4+ batch several
-// transactions for broker-to-broker verification and are not offered).
+// AddPartitionsToTxn v0–v5.
 //
 // Adds partitions to the producer's transaction, starting it if none is
 // open, and records durably (transaction log) where each partition's log
@@ -9,7 +8,14 @@ package broker
 // partition must exist (UNKNOWN_TOPIC_OR_PARTITION); if one does not, the
 // others are not added and get OPERATION_NOT_ATTEMPTED, as in Kafka.
 // Producer errors: INVALID_PRODUCER_ID_MAPPING for an unknown ID,
-// PRODUCER_FENCED (v2+; INVALID_PRODUCER_EPOCH before) for an old epoch.
+// PRODUCER_FENCED (v2+; INVALID_PRODUCER_EPOCH before) for another epoch.
+//
+// v4+ (KIP-890) is the form a partition leader sends the transaction
+// coordinator: several transactions per request, each either added to or,
+// with verify_only, checked (a partition not in the transaction is
+// TRANSACTION_ABORTABLE). It takes CLUSTER_ACTION on the cluster when the
+// authorizer is on (CLUSTER_AUTHORIZATION_FAILED). On one node the
+// produce path asks the coordinator directly, so only tools send it here.
 
 import (
 	"context"
@@ -24,6 +30,10 @@ func (b *Broker) handleAddPartitionsToTxn(_ context.Context, req *protocol.Reque
 	r := req.Body.(*kmsg.AddPartitionsToTxnRequest)
 	resp := r.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
 	resp.Version = req.Version
+	if req.Version >= 4 {
+		b.txns.AddPartitionsToTxns(r, resp)
+		return protocol.Reply{Response: resp}
+	}
 	if code := b.txns.AddPartitionsToTxn(r, req.Version, resp); code != 0 {
 		b.logBad(req, "add partitions to txn", "transactional_id", r.TransactionalID, "error", kerr.ErrorForCode(code))
 	}

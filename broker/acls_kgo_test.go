@@ -404,7 +404,7 @@ func TestACLEveryAPIChecks(t *testing.T) {
 	want := map[int16]int16{
 		0: topicAuth, 1: topicAuth, 2: topicAuth, 3: topicAuth, 8: groupAuth, 9: groupAuth, 10: groupAuth,
 		11: groupAuth, 12: groupAuth, 13: groupAuth, 14: groupAuth, 15: groupAuth, 16: listing,
-		19: topicAuth, 20: topicAuth, 21: topicAuth, 22: clusterAuth, 23: topicAuth, 24: txnAuth, 25: txnAuth,
+		19: topicAuth, 20: topicAuth, 21: topicAuth, 22: clusterAuth, 23: topicAuth, 24: clusterAuth /* v4+: CLUSTER_ACTION */, 25: txnAuth,
 		26: txnAuth, 27: clusterAuth, 28: txnAuth, 29: clusterAuth, 30: clusterAuth, 31: clusterAuth,
 		32: topicAuth, 33: topicAuth, 34: clusterAuth, 35: clusterAuth, 37: topicAuth, 42: groupAuth,
 		43: clusterAuth, 44: topicAuth, 45: clusterAuth, 46: clusterAuth, 47: groupAuth, 48: clusterAuth,

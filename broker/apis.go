@@ -50,7 +50,7 @@ func init() {
 		{21, 0, 2, (*Broker).handleDeleteRecords},  //
 		{22, 0, 5, (*Broker).handleInitProducerID}, //
 		{23, 0, 4, (*Broker).handleOffsetForLeaderEpoch},
-		{24, 0, 3, topicsAuthorized(opWrite, allOrNothing, (*Broker).handleAddPartitionsToTxn)}, // v4+ is broker-to-broker
+		{24, 0, 5, topicsAuthorized(opWrite, allOrNothing, (*Broker).handleAddPartitionsToTxn)}, // v4+ is broker-to-broker
 		{25, 0, 4, (*Broker).handleAddOffsetsToTxn},
 		{26, 0, 5, (*Broker).handleEndTxn},
 		{27, 1, 2, (*Broker).handleWriteTxnMarkers},                                         // v0 dropped in Kafka 4

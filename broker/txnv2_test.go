@@ -9,7 +9,9 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/minikafka/minikafka/internal/vfs"
 	"github.com/minikafka/minikafka/logstore"
@@ -350,3 +352,66 @@ func TestTxnV2EpochOverflow(t *testing.T) {
 }
 
 const maxProducerEpoch = 32767
+
+// AddPartitionsToTxn v4+, the broker-to-broker form: adds, or with
+// verify_only checks, several transactions at once; CLUSTER_ACTION with
+// the authorizer on.
+func TestAddPartitionsToTxnV5(t *testing.T) {
+	b := newTestBroker(t)
+	createTopic(t, b, "v5", 2)
+	ir := initTxn(t, b, "b2b", 5, 60000, -1, -1)
+	pid, e := ir.ProducerID, ir.ProducerEpoch
+	apt := func(id string, pid int64, epoch int16, verify bool, topic string, parts ...int32) []int16 {
+		t.Helper()
+		req := kmsg.NewPtrAddPartitionsToTxnRequest()
+		req.Version = 5
+		tr := kmsg.NewAddPartitionsToTxnRequestTransaction()
+		tr.TransactionalID, tr.ProducerID, tr.ProducerEpoch, tr.VerifyOnly = id, pid, epoch, verify
+		tr.Topics = []kmsg.AddPartitionsToTxnRequestTransactionTopic{{Topic: topic, Partitions: parts}}
+		req.Transactions = append(req.Transactions, tr)
+		resp := serve(t, b, req).(*kmsg.AddPartitionsToTxnResponse)
+		if resp.ErrorCode != 0 || len(resp.Transactions) != 1 || resp.Transactions[0].TransactionalID != id {
+			t.Fatalf("answer shape: %+v", resp)
+		}
+		var codes []int16
+		for _, p := range resp.Transactions[0].Topics[0].Partitions {
+			codes = append(codes, p.ErrorCode)
+		}
+		return codes
+	}
+	same := func(what string, got []int16, want ...error) {
+		t.Helper()
+		for i := range want {
+			wantCode(t, what, got[i], want[i])
+		}
+	}
+	same("verify before", apt("b2b", pid, e, true, "v5", 0, 1), kerr.TransactionAbortable, kerr.TransactionAbortable)
+	same("add", apt("b2b", pid, e, false, "v5", 0), nil)
+	same("verify after", apt("b2b", pid, e, true, "v5", 0, 1), nil, kerr.TransactionAbortable)
+	same("verify, future epoch", apt("b2b", pid, e+1, true, "v5", 0), kerr.ProducerFenced)
+	same("verify, other producer", apt("b2b", pid+7, e, true, "v5", 0), kerr.InvalidProducerIDMapping)
+	same("verify, unknown id", apt("b2b-none", pid, e, true, "v5", 0), kerr.InvalidProducerIDMapping)
+	same("add, unknown id", apt("b2b-none", pid, e, false, "v5", 0), kerr.InvalidProducerIDMapping)
+	same("verify, unknown topic", apt("b2b", pid, e, true, "nosuch", 0), kerr.UnknownTopicOrPartition)
+	if d := describeTxn(t, b, "b2b"); d.State != "Ongoing" || len(d.Topics) != 1 || len(d.Topics[0].Partitions) != 1 {
+		t.Fatalf("after the v5 add: %+v", d)
+	}
+	wantCode(t, "commit what v5 added", endTxnV(t, b, 4, "b2b", pid, e, true).ErrorCode, nil)
+
+	// With the authorizer on, v4+ needs CLUSTER_ACTION.
+	ab, addr := aclBroker(t)
+	createTopic(t, ab, "v5", 1)
+	req := kmsg.NewPtrAddPartitionsToTxnRequest()
+	req.Transactions = []kmsg.AddPartitionsToTxnRequestTransaction{{TransactionalID: "b2b", ProducerID: 1, ProducerEpoch: 0,
+		Topics: []kmsg.AddPartitionsToTxnRequestTransactionTopic{{Topic: "v5", Partitions: []int32{0}}}}}
+	vs := kversion.Stable()
+	vs.SetMaxKeyVersion(int16(kmsg.AddPartitionsToTxn), 5)
+	raw, err := userClient(t, addr, "alice", kgo.MaxVersions(vs)).Broker(1).Request(testCtx(t), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := raw.(*kmsg.AddPartitionsToTxnResponse)
+	if resp.Version != 5 || resp.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+		t.Fatalf("v%d without CLUSTER_ACTION: %v", resp.Version, kerr.ErrorForCode(resp.ErrorCode))
+	}
+}

@@ -100,6 +100,17 @@ func txnV2DiffRows() []diffRow {
 			out = append(out, "v4 old epoch", tx.offsets(4, 0))
 			return out
 		}},
+		{name: "AddPartitionsToTxn/v5 verify and add", raw: func(s *diffSide) any {
+			tx := s.newTxn("kd-tv2-b2b", "kd-tv2-b2b", 2)
+			var out []any
+			out = append(out, "verify before", tx.addV5(true, 0, 0, 1))
+			out = append(out, "add", tx.addV5(false, 0, 0))
+			out = append(out, "verify after", tx.addV5(true, 0, 0, 1))
+			out = append(out, "verify, future epoch", tx.addV5(true, 1, 0))
+			out = append(out, "described", tx.describe())
+			out = append(out, "commit v4", tx.end(4, 0, true))
+			return out
+		}},
 		{name: "WriteTxnMarkers/coordinator epoch", raw: func(s *diffSide) any {
 			tx := s.newTxn("kd-tv2-mk", "kd-tv2-mk", 2)
 			fake := tx.pid + 500000
@@ -298,6 +309,26 @@ func (tx *diffTxn) add(v int16, part int32, rel int16) any {
 	r.TransactionalID, r.ProducerID, r.ProducerEpoch = tx.id, tx.pid, tx.epoch+rel
 	r.Topics = []kmsg.AddPartitionsToTxnRequestTopic{{Topic: tx.topic, Partitions: []int32{part}}}
 	return errName(tx.s.pinned(r, v).(*kmsg.AddPartitionsToTxnResponse).Topics[0].Partitions[0].ErrorCode)
+}
+
+// addV5 is AddPartitionsToTxn v5 (the broker-to-broker form) for the
+// transaction's topic.
+func (tx *diffTxn) addV5(verify bool, rel int16, parts ...int32) any {
+	r := kmsg.NewPtrAddPartitionsToTxnRequest()
+	t := kmsg.NewAddPartitionsToTxnRequestTransaction()
+	t.TransactionalID, t.ProducerID, t.ProducerEpoch, t.VerifyOnly = tx.id, tx.pid, tx.epoch+rel, verify
+	t.Topics = []kmsg.AddPartitionsToTxnRequestTransactionTopic{{Topic: tx.topic, Partitions: parts}}
+	r.Transactions = append(r.Transactions, t)
+	resp := tx.s.pinned(r, 5).(*kmsg.AddPartitionsToTxnResponse)
+	out := map[string]any{"err": errName(resp.ErrorCode)}
+	for _, rt := range resp.Transactions {
+		for _, t := range rt.Topics {
+			for _, p := range t.Partitions {
+				out[fmt.Sprint(p.Partition)] = errName(p.ErrorCode)
+			}
+		}
+	}
+	return out
 }
 
 func (tx *diffTxn) offsets(v int16, rel int16) any {

@@ -120,7 +120,12 @@ var wholeRequestChecks = map[int16]Check{
 		}
 		return 0
 	},
-	24: txnCheck(func(r kmsg.Request) string { return r.(*kmsg.AddPartitionsToTxnRequest).TransactionalID }, nil), // v0-3
+	24: func(r *Request, req kmsg.Request) int16 {
+		if req.GetVersion() >= 4 { // broker-to-broker (KIP-890)
+			return clusterCheck(clusterActionOp)(r, req)
+		}
+		return txnCheck(func(r kmsg.Request) string { return r.(*kmsg.AddPartitionsToTxnRequest).TransactionalID }, nil)(r, req)
+	},
 	25: txnCheck(func(r kmsg.Request) string { return r.(*kmsg.AddOffsetsToTxnRequest).TransactionalID },
 		groupCheck(readOp, func(r kmsg.Request) string { return r.(*kmsg.AddOffsetsToTxnRequest).Group })),
 	26: txnCheck(func(r kmsg.Request) string { return r.(*kmsg.EndTxnRequest).TransactionalID }, nil),

@@ -238,6 +238,93 @@ func (c *Coordinator) AddPartitionsToTxn(r *kmsg.AddPartitionsToTxnRequest, vers
 	return code
 }
 
+// AddPartitionsToTxns is AddPartitionsToTxn v4+ (KIP-890), the form one
+// broker sends another's transaction coordinator for the transactions of
+// a produce: each transaction is added to as v3 adds, or with
+// verify_only checked, as Kafka's coordinator answers: its producer
+// (INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED for any other epoch), then
+// each partition NONE when it is in the open transaction and
+// TRANSACTION_ABORTABLE when not. An unknown partition makes the others
+// of its transaction OPERATION_NOT_ATTEMPTED, in both forms.
+func (c *Coordinator) AddPartitionsToTxns(r *kmsg.AddPartitionsToTxnRequest, resp *kmsg.AddPartitionsToTxnResponse) {
+	for _, tr := range r.Transactions {
+		sub := kmsg.NewPtrAddPartitionsToTxnRequest()
+		sub.TransactionalID, sub.ProducerID, sub.ProducerEpoch = tr.TransactionalID, tr.ProducerID, tr.ProducerEpoch
+		for _, t := range tr.Topics {
+			sub.Topics = append(sub.Topics, kmsg.AddPartitionsToTxnRequestTopic{Topic: t.Topic, Partitions: t.Partitions})
+		}
+		var one kmsg.AddPartitionsToTxnResponse
+		if tr.VerifyOnly {
+			c.verifyPartitions(sub, &one)
+		} else {
+			c.AddPartitionsToTxn(sub, 3, &one) // v3's errors: PRODUCER_FENCED
+		}
+		rt := kmsg.NewAddPartitionsToTxnResponseTransaction()
+		rt.TransactionalID = tr.TransactionalID
+		for _, t := range one.Topics {
+			tt := kmsg.NewAddPartitionsToTxnResponseTransactionTopic()
+			tt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				tp := kmsg.NewAddPartitionsToTxnResponseTransactionTopicPartition()
+				tp.Partition, tp.ErrorCode = p.Partition, p.ErrorCode
+				tt.Partitions = append(tt.Partitions, tp)
+			}
+			rt.Topics = append(rt.Topics, tt)
+		}
+		resp.Transactions = append(resp.Transactions, rt)
+	}
+}
+
+// verifyPartitions answers a verify_only transaction of
+// AddPartitionsToTxns in r's v3 form.
+func (c *Coordinator) verifyPartitions(r *kmsg.AddPartitionsToTxnRequest, resp *kmsg.AddPartitionsToTxnResponse) {
+	bad := false
+	for _, rt := range r.Topics {
+		for _, i := range rt.Partitions {
+			bad = bad || c.txnPartition(rt.Topic, i) == nil
+		}
+	}
+	code := int16(0)
+	in := map[tpKey]bool{}
+	if ts := c.get(r.TransactionalID); ts == nil {
+		code = kerr.InvalidProducerIDMapping.Code
+	} else {
+		ts.mu.Lock()
+		switch {
+		case ts.pid < 0 || ts.state == Dead || ts.pid != r.ProducerID:
+			code = kerr.InvalidProducerIDMapping.Code
+		case ts.epoch != r.ProducerEpoch:
+			code = kerr.ProducerFenced.Code
+		case ts.state == Ongoing:
+			for k := range ts.parts {
+				in[k] = true
+			}
+		}
+		ts.mu.Unlock()
+	}
+	for _, rt := range r.Topics {
+		st := kmsg.NewAddPartitionsToTxnResponseTopic()
+		st.Topic = rt.Topic
+		for _, i := range rt.Partitions {
+			sp := kmsg.NewAddPartitionsToTxnResponseTopicPartition()
+			sp.Partition = i
+			p := c.txnPartition(rt.Topic, i)
+			switch {
+			case p == nil:
+				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			case bad:
+				sp.ErrorCode = kerr.OperationNotAttempted.Code
+			case code != 0:
+				sp.ErrorCode = code
+			case !in[tpKey{p.TopicID(), p.Index()}]:
+				sp.ErrorCode = kerr.TransactionAbortable.Code
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+}
+
 // txnPartition is a partition a transaction may write: it exists and its
 // topic is not internal.
 func (c *Coordinator) txnPartition(topic string, i int32) Partition {
