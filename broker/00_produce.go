@@ -31,9 +31,11 @@ package broker
 //
 // Transactional batches need the request's transactional ID
 // (TRANSACTIONAL_ID_AUTHORIZATION_FAILED for the whole request without it,
-// as Kafka) and must belong to their producer's open transaction
-// (INVALID_TXN_STATE if the partition was not added, INVALID_PRODUCER_EPOCH
-// for a fenced epoch); Produce v12+ adds the partition implicitly (KIP-890).
+// as Kafka) and must belong to their producer's open transaction (a
+// partition not added is TRANSACTION_ABORTABLE from v11, INVALID_TXN_STATE
+// before; INVALID_PRODUCER_EPOCH for another epoch); Produce v12+ adds the
+// partition implicitly under transaction version 2 (KIP-890; see
+// broker/internal/txn's BeginProduce).
 // The batch's first offset holds the partition's last stable offset back
 // until the transaction ends (txn.go).
 //

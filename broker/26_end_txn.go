@@ -6,12 +6,23 @@ package broker
 // durable, a commit or abort marker (control batch) is appended to every
 // partition of the transaction, on commit the pending TxnOffsetCommit
 // offsets are written to the group store, and the client is answered once
-// the markers are durable (see broker/internal/txn). A retry of an EndTxn that already
-// completed (same decision, same or previous epoch) succeeds, which also
-// covers an abort of a transaction the broker aborted on timeout; the
-// opposite decision then is INVALID_TXN_STATE, as is ending a transaction
-// that never started (v0–v4). v5 (KIP-890) bumps the epoch on every EndTxn
-// and returns the new producer ID and epoch; an empty abort then succeeds.
+// the markers are durable (see broker/internal/txn). Up to v4 the epoch
+// stays: a retry (same decision, same epoch, or the epoch before the
+// broker's timeout abort) succeeds, the opposite decision is
+// INVALID_TXN_STATE, as is ending a transaction that never started, and
+// any other epoch is PRODUCER_FENCED (v2+).
+//
+// v5 is transaction version 2 (KIP-890 part 2; UNSUPPORTED_VERSION while
+// transaction.version is finalized below 2, 57_update_features.go): every
+// EndTxn bumps the epoch, the markers carry the bumped one (fencing the
+// old epoch on every partition) and the answer names the producer ID and
+// epoch to go on with; at the last epoch (32766) the markers take 32767
+// and the answer is a new producer ID at epoch 0. A retry names the epoch
+// before the bump (or the replaced producer ID) and gets the same answer;
+// the opposite decision then is INVALID_TXN_STATE, and an EndTxn v4 at
+// that epoch PRODUCER_FENCED. With nothing open, a commit is
+// INVALID_TXN_STATE and an abort bumps the epoch. These are the answers a
+// real Kafka 4.4 gave (compat_test/kafkadiff_txnv2_test.go).
 //
 // A transaction log or partition that cannot be written (a full disk)
 // answers NOT_COORDINATOR, as Kafka's transaction coordinator answers a

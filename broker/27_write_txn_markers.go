@@ -18,11 +18,18 @@ package broker
 // and the LSO moves past it. When the producer's transaction is one the
 // coordinator tracks, the partition simply has no open data any more: a
 // later EndTxn writes its own marker there as well, which is harmless,
-// and a later produce opens a new transaction on it. Coordinator epochs
-// are written into the marker but not checked (one coordinator, never
-// fenced), and forwarded topics, which take no transactions, answer
-// INVALID_TXN_STATE. The answer comes once the markers are durable under
-// the broker's sync policy, as EndTxn's.
+// and a later produce opens a new transaction on it.
+//
+// The coordinator epoch is checked as a partition leader checks it: older
+// than the one of the producer's last marker on the partition is
+// TRANSACTION_COORDINATOR_FENCED (after the epoch check), and the marker
+// keeps its own (DescribeProducers shows it; this broker's coordinator
+// writes epoch 0, as a fresh Kafka's). v2 (KIP-1228) carries the
+// transaction version: a TV2 marker must be newer than the producer's
+// epoch there, unless it repeats the epoch of one that already closed the
+// producer's transaction (a retry). Forwarded topics, which take no
+// transactions, answer INVALID_TXN_STATE. The answer comes once the
+// markers are durable under the broker's sync policy, as EndTxn's.
 
 import (
 	"context"

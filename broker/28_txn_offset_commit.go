@@ -9,10 +9,12 @@ package broker
 // it asks for stable offsets (require_stable). The committer is checked as
 // OffsetCommit checks it (v3+ carry the member ID and generation):
 // ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID, so a consumer
-// that lost its partitions in a rebalance cannot commit for them. Producer
-// errors as AddPartitionsToTxn (PRODUCER_FENCED from v3). The group must
-// have been added with AddOffsetsToTxn (INVALID_TXN_STATE otherwise),
-// except under KIP-890 (v5+), where the commit adds it.
+// that lost its partitions in a rebalance cannot commit for them. A wrong
+// producer ID is INVALID_PRODUCER_ID_MAPPING, any other epoch
+// INVALID_PRODUCER_EPOCH (what Kafka's verification answers). The group
+// must have been added with AddOffsetsToTxn (INVALID_TXN_STATE, from v4
+// TRANSACTION_ABORTABLE, otherwise), except under transaction version 2
+// (v5+, KIP-890; UNSUPPORTED_VERSION below it), where the commit adds it.
 //
 // v6 names topics by ID (the same change as OffsetCommit v10): every
 // partition of an ID no topic has is UNKNOWN_TOPIC_ID.

@@ -24,10 +24,17 @@
 // serializes every request of the ID and its transactional produces
 // (BeginProduce returns holding it). States, as Kafka names them:
 //
-//	Empty → Ongoing            AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit, a v12+ produce
+//	Empty → Ongoing            AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit v5, a v12+ produce
 //	Ongoing → PrepareCommit|PrepareAbort → CompleteCommit|CompleteAbort   EndTxn, the timeout, InitProducerId
 //	Complete* → Ongoing        the next transaction
 //	Empty|Complete* → Dead     idle past IDExpiry: removed
+//
+// Transaction version 2 (KIP-890 part 2) is negotiated per request, as
+// Kafka does: with transaction.version finalized at 2 (the default; the
+// level is a record of the transaction log), Produce v12+ and
+// TxnOffsetCommit v5 add to the transaction implicitly and EndTxn v5 bumps
+// the epoch (its markers carry the bumped one); older versions keep the
+// explicit adds and the epoch, whatever the level.
 //
 // EndTxn is synchronous: the Prepare state is fsynced to the transaction
 // log, a control batch is appended to every partition of the transaction,
@@ -58,8 +65,9 @@
 // [payload length u32][CRC32C of payload u32][payload], big-endian. A
 // payload is one JSON record: either the whole state of one transactional
 // ID ("txn": the newest record for an ID wins), entries of the aborted
-// index ("aborted": they accumulate), or the removal of an expired ID
-// ("removed"). Replay stops at the first frame that is short or fails its
+// index ("aborted": they accumulate), the removal of an expired ID
+// ("removed"), or the finalized transaction.version with its features
+// epoch ("tv", "features_epoch": the newest wins). Replay stops at the first frame that is short or fails its
 // CRC: that is a torn tail, truncated away and reported. A write torn by a
 // full disk is cut off and the next append retries; any other write or
 // fsync error is sticky. When the file has grown past max(1 MiB, 4x its
