@@ -58,12 +58,17 @@ func (b *Broker) features() []feature {
 		feature{txnVersionFeature, 0, txn.MaxTxnVersion, b.txns.TxnVersion()})
 }
 
-// addFeatures lists the features in an ApiVersions v3+ answer.
+// addFeatures lists the features in an ApiVersions v3+ answer. Before v4
+// a supported range starting at 0 is left out, as Kafka leaves it out
+// (KIP-1022: older clients take a minimum of 0 for a malformed range);
+// the finalized levels are listed all the same.
 func (b *Broker) addFeatures(resp *kmsg.ApiVersionsResponse) {
 	for _, f := range b.features() {
-		sf := kmsg.NewApiVersionsResponseSupportedFeature()
-		sf.Name, sf.MinVersion, sf.MaxVersion = f.name, f.min, f.max
-		resp.SupportedFeatures = append(resp.SupportedFeatures, sf)
+		if f.min > 0 || resp.Version >= 4 {
+			sf := kmsg.NewApiVersionsResponseSupportedFeature()
+			sf.Name, sf.MinVersion, sf.MaxVersion = f.name, f.min, f.max
+			resp.SupportedFeatures = append(resp.SupportedFeatures, sf)
+		}
 		if f.finalized > 0 {
 			ff := kmsg.NewApiVersionsResponseFinalizedFeature()
 			ff.Name, ff.MinVersionLevel, ff.MaxVersionLevel = f.name, f.finalized, f.finalized

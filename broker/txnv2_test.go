@@ -70,6 +70,11 @@ func txnVersionFinalized(t *testing.T, b *Broker) (level int16, epoch int64) {
 	t.Helper()
 	av := kmsg.NewPtrApiVersionsRequest()
 	av.Version, av.ClientSoftwareName, av.ClientSoftwareVersion = 3, "t", "1"
+	if v3 := serve(t, b, av).(*kmsg.ApiVersionsResponse); len(v3.SupportedFeatures) != 0 {
+		// Kafka lists no range starting at 0 before v4 (KIP-1022).
+		t.Fatalf("ApiVersions v3 lists supported features %+v", v3.SupportedFeatures)
+	}
+	av.Version = 4
 	resp := serve(t, b, av).(*kmsg.ApiVersionsResponse)
 	supported := false
 	for _, f := range resp.SupportedFeatures {

@@ -79,7 +79,8 @@ func TestKafkaDiff(t *testing.T) {
 			// started) answers with an error clients retry; so does this.
 			for try := 0; ; try++ {
 				got[i] = s.run(ctx, row)
-				if try == 50 || !strings.Contains(got[i], "COORDINATOR") {
+				if try == 50 || !strings.Contains(got[i], "COORDINATOR_LOAD_IN_PROGRESS") &&
+					!strings.Contains(got[i], "NOT_COORDINATOR") && !strings.Contains(got[i], "COORDINATOR_NOT_AVAILABLE") {
 					break
 				}
 				time.Sleep(200 * time.Millisecond)

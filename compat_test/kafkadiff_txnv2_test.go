@@ -24,8 +24,14 @@ func txnV2DiffRows() []diffRow {
 		{name: "TxnV2/features", raw: func(s *diffSide) any {
 			av := kmsg.NewPtrApiVersionsRequest()
 			av.ClientSoftwareName, av.ClientSoftwareVersion = "kd", "1"
-			r := s.pinned(av, 3).(*kmsg.ApiVersionsResponse)
 			out := map[string]any{}
+			// Before v4 no supported range starting at 0 is listed.
+			for _, f := range s.pinned(av, 3).(*kmsg.ApiVersionsResponse).SupportedFeatures {
+				if f.Name == "transaction.version" {
+					out["v3 supported"] = fmt.Sprintf("%d-%d", f.MinVersion, f.MaxVersion)
+				}
+			}
+			r := s.pinned(av, 4).(*kmsg.ApiVersionsResponse)
 			for _, f := range r.SupportedFeatures {
 				if f.Name == "transaction.version" {
 					out["supported"] = fmt.Sprintf("%d-%d", f.MinVersion, f.MaxVersion)
