@@ -228,10 +228,12 @@
 // the request log's ring is broker/internal/reqlog. Neither imports
 // broker or protocol. Serve asks each for its state with one atomic load
 // (nil when off) and keeps what needs dispatch and the connection:
-// serveFaults (faults.go) picks the fault that fires and acts before the
-// handler, splits a produce (faults.SplitProduce), hands Fetch, ListOffsets and
+// serveFaults (faults.go) picks the fault that fires and lets it act
+// (Armed.Serve, in faults: it drops the connection, answers with its
+// error, splits a produce, hands Fetch, ListOffsets and
 // OffsetForLeaderEpoch a partition-scoped error through the context
-// (partitionFault), or wraps the handler's answer (Armed.Around);
+// (partitionFault), calls its callback, or wraps the answer), handing the
+// broker's dispatch what it leaves to the handler;
 // serveLogged (reqlog.go) fills a reqlog.Entry and adds it when the
 // answer is ready. Their mutexes are leaves. Record inspection
 // (ReadRecords, for the control API) decodes a partition as a consumer

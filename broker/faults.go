@@ -80,105 +80,40 @@ func (b *Broker) topicIDOf(topic string) [16]byte {
 }
 
 // serveFaults is dispatch with faults set: the first fault that fires
-// acts.
+// acts (faults.Armed.Serve), dispatching through the handler what it
+// leaves to it.
 func (b *Broker) serveFaults(ctx context.Context, req *protocol.Request, a *api, active faults.Active) protocol.Reply {
 	if req.Conn == nil || !req.Conn.FromNetwork() {
 		// The embedding program's own requests (the control API's
 		// inspection and seeding) are not a client under test.
 		return b.dispatch(ctx, req, a)
 	}
-	ft := active.Pick(&faults.Request{Key: req.Key, Version: req.Version, ClientID: req.ClientID,
-		Listener: req.Conn.Listener, ConnID: req.Conn.ID, Body: req.Body, TopicID: b.topicIDOf})
+	rq := &faults.Request{Key: req.Key, Version: req.Version, ClientID: req.ClientID,
+		Listener: req.Conn.Listener, ConnID: req.Conn.ID, Body: req.Body, TopicID: b.topicIDOf}
+	ft := active.Pick(rq)
 	if ft == nil {
 		return b.dispatch(ctx, req, a)
 	}
-	f := ft.Fault()
 	b.logReq(levelFault, req, "fault fired", "fault", ft.ID())
-	if f.DropBefore {
-		req.Conn.Close()
-		return protocol.Reply{Err: faults.ErrDrop}
-	}
-	var reply protocol.Reply
-	switch {
-	case f.ErrorCode != 0 && f.Topic != "" && req.Key == 0:
-		reply = b.splitProduce(ctx, req, a, f)
-	case f.ErrorCode != 0 && f.Topic != "" && (req.Key == 1 || req.Key == 2 || req.Key == 23):
-		// Fetch, ListOffsets, OffsetForLeaderEpoch: the handler answers
-		// the fault's partitions with its code and serves the others
-		// (a Fetch answer is written from file bytes, so it cannot be
-		// split and merged afterwards as produce is).
-		reply = b.dispatch(faults.WithPartition(ctx, f), req, a)
-	case f.ErrorCode != 0:
-		reply = protocol.Reply{Response: faults.Response(req.Body, f.ErrorCode)}
-		if faults.IsAcks0(req.Body) {
-			reply = protocol.Reply{} // acks=0 gets no answer, error or not
+	var own protocol.Reply
+	ans := ft.Serve(ctx, rq, func(ctx context.Context, body kmsg.Request) faults.Answer {
+		r := req
+		if body != req.Body { // the part of a produce the fault leaves
+			sub := *req
+			sub.Body = body
+			r = &sub
 		}
-	case f.Callback != nil:
-		next := func() (kmsg.Response, error) {
-			r := b.dispatch(ctx, req, a)
-			if r.Wait != nil {
-				return r.Wait()
-			}
-			return r.Response, r.Err
-		}
-		resp, err := f.Callback(req.Body, next)
-		if err != nil {
-			req.Conn.Close()
-			return protocol.Reply{Err: err}
-		}
-		if resp != nil {
-			resp.SetVersion(req.Version)
-		}
-		reply = protocol.Reply{Response: resp}
-	default:
-		reply = b.dispatch(ctx, req, a)
+		own = b.dispatch(ctx, r, a)
+		return faults.Answer{Response: own.Response, Wait: own.Wait, Err: own.Err}
+	}, req.Conn.Close)
+	if ans == nil {
+		return own
 	}
-	if reply.Err != nil || (reply.Response == nil && reply.Wait == nil) || !ft.ShapesAnswer() {
-		return reply
-	}
-	answer := reply.Wait
-	if answer == nil {
-		resp := reply.Response
-		answer = func() (kmsg.Response, error) { return resp, nil }
-	}
-	return protocol.Reply{Wait: ft.Around(ctx, answer, req.Conn.Close)}
+	return protocol.Reply{Response: ans.Response, Wait: ans.Wait, Err: ans.Err}
 }
 
 // partitionFault is the error code an injected fault gives the partition
 // in a Fetch, ListOffsets or OffsetForLeaderEpoch, 0 when none.
 func partitionFault(ctx context.Context, topic string, partition int32) int16 {
 	return faults.PartitionCode(ctx, topic, partition)
-}
-
-// splitProduce serves a produce request whose fault names one topic (and
-// maybe a partition): the partitions it names get its code and are not
-// written; the others are handled as usual (faults.SplitProduce).
-func (b *Broker) splitProduce(ctx context.Context, req *protocol.Request, a *api, f *Fault) protocol.Reply {
-	r := req.Body.(*kmsg.ProduceRequest)
-	id, _ := b.TopicID(f.Topic)
-	keep, hit := faults.SplitProduce(r, f, id)
-	if keep == nil {
-		if r.Acks == 0 {
-			return protocol.Reply{}
-		}
-		return protocol.Reply{Response: faults.Response(r, f.ErrorCode)}
-	}
-	sub := *req
-	sub.Body = keep
-	reply := b.dispatch(ctx, &sub, a)
-	switch {
-	case reply.Err != nil || r.Acks == 0:
-	case reply.Response != nil:
-		faults.AddTopics(reply.Response, hit)
-	case reply.Wait != nil:
-		wait := reply.Wait
-		reply.Wait = func() (kmsg.Response, error) {
-			resp, err := wait()
-			if err == nil {
-				faults.AddTopics(resp, hit)
-			}
-			return resp, err
-		}
-	}
-	return reply
 }
