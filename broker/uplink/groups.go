@@ -41,6 +41,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/minikafka/minikafka/internal/vfs"
 )
 
 // offsetSync maps local offsets [Local, Local+Len) to upstream offsets
@@ -126,7 +128,7 @@ func offsetSyncsPath(spoolDir string) string { return spoolDir + ".offset-syncs"
 // loadSyncs reads the persisted syncs; a damaged file only costs
 // translations of old offsets.
 func (f *Forwarder) loadSyncs() {
-	data, err := readFile(f.u.env.FS, f.syncsPath)
+	data, err := vfs.ReadFile(f.u.env.FS, f.syncsPath)
 	if errors.Is(err, fs.ErrNotExist) {
 		return
 	}

@@ -58,7 +58,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"io/fs"
 	"os"
 
@@ -165,7 +164,7 @@ func decodeJournal(data []byte) (*inFlight, uint64, error) {
 // journal is reported and ignored: the forwarder then starts as a new
 // producer, which at worst duplicates the in-flight batch.
 func (f *Forwarder) loadInFlight() *inFlight {
-	data, err := readFile(f.u.env.FS, f.journal)
+	data, err := vfs.ReadFile(f.u.env.FS, f.journal)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -320,13 +319,3 @@ func (f *Forwarder) setProducer(p upProducer) {
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
-// readFile reads a whole state file.
-func readFile(fsys vfs.FS, name string) ([]byte, error) {
-	f, err := fsys.OpenFile(name, os.O_RDONLY, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(f)
-}

@@ -19,6 +19,8 @@ package uplink
 import (
 	"errors"
 	"io/fs"
+
+	"github.com/minikafka/minikafka/internal/vfs"
 )
 
 func producersPath(spoolDir string) string { return spoolDir + ".producers" }
@@ -45,7 +47,7 @@ func (f *Forwarder) saveProducers() error {
 // producer state. A damaged file is reported and ignored (the broker's
 // rebuild from the spool's tail still runs).
 func (f *Forwarder) useSpool() {
-	data, err := readFile(f.u.env.FS, f.producersPath)
+	data, err := vfs.ReadFile(f.u.env.FS, f.producersPath)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		f.u.log.Error("forwarding: unreadable producer state; rebuilding it from the spool's tail only", "file", f.producersPath, "err", err)
 	}

@@ -75,3 +75,13 @@ func writeFile(fsys FS, name string, data []byte, perm os.FileMode, sync bool) e
 	}
 	return err
 }
+
+// ReadFile reads the whole of name from fsys, as os.ReadFile does.
+func ReadFile(fsys FS, name string) ([]byte, error) {
+	f, err := fsys.OpenFile(name, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}

@@ -3,9 +3,7 @@ package acl
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path"
 	"sync"
 	"sync/atomic"
@@ -36,7 +34,7 @@ func Open(fsys vfs.FS, dir string, st Settings) (*Store, error) {
 		}
 	}
 	s := &Store{fs: fsys, file: path.Join(dir, FileName)}
-	data, err := readFile(fsys, s.file)
+	data, err := vfs.ReadFile(fsys, s.file)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		s.set.Store(NewSet(nil, 1, st))
@@ -50,15 +48,6 @@ func Open(fsys vfs.FS, dir string, st Settings) (*Store, error) {
 	}
 	s.set.Store(NewSet(bs, 1, st))
 	return s, nil
-}
-
-func readFile(fsys vfs.FS, name string) ([]byte, error) {
-	f, err := fsys.OpenFile(name, os.O_RDONLY, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(f)
 }
 
 // Set is the bindings in force.

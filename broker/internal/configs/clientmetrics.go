@@ -57,7 +57,7 @@ func (m *Manager) clientMetricsPath() string { return path.Join(m.cfg.Dir, Clien
 // is missing) and hands them to the telemetry registry.
 func (m *Manager) LoadClientMetrics() error {
 	set := subscriptions{}
-	data, err := readFile(m.cfg.FS, m.clientMetricsPath())
+	data, err := vfs.ReadFile(m.cfg.FS, m.clientMetricsPath())
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:

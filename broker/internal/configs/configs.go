@@ -2,9 +2,7 @@ package configs
 
 import (
 	"errors"
-	"io"
 	"log/slog"
-	"os"
 	"sync/atomic"
 	"time"
 
@@ -105,13 +103,4 @@ func codeOr(err error, def int16) int16 {
 		return ce.code
 	}
 	return def
-}
-
-func readFile(fsys vfs.FS, name string) ([]byte, error) {
-	f, err := fsys.OpenFile(name, os.O_RDONLY, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(f)
 }

@@ -42,7 +42,7 @@ func (m *Manager) Dynamic() *brokerconfig.State { return m.dyn.Load() }
 // empty set. The broker calls it before loading the topics, so that they
 // start with the dynamic defaults.
 func (m *Manager) LoadDynamic() error {
-	data, err := readFile(m.cfg.FS, m.dynPath())
+	data, err := vfs.ReadFile(m.cfg.FS, m.dynPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		m.dyn.Store(&brokerconfig.State{Version: 1})
 		return nil

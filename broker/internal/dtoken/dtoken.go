@@ -58,9 +58,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path"
 	"slices"
 	"strings"
@@ -175,7 +173,7 @@ func Open(fsys vfs.FS, dir string, cfg Config) (*Manager, error) {
 	if m.expiryTime == 0 {
 		m.expiryTime = DefaultExpiryTime.Milliseconds()
 	}
-	data, err := readFile(fsys, m.file)
+	data, err := vfs.ReadFile(fsys, m.file)
 	var f fileV1
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -225,15 +223,6 @@ func Open(fsys vfs.FS, dir string, cfg Config) (*Manager, error) {
 		}
 	}
 	return m, nil
-}
-
-func readFile(fsys vfs.FS, name string) ([]byte, error) {
-	f, err := fsys.OpenFile(name, os.O_RDONLY, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(f)
 }
 
 // add indexes t, computing its HMAC. REQUIRES: m.mu held (or m unshared).

@@ -3,9 +3,7 @@ package quota
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path"
 	"slices"
 	"strings"
@@ -79,7 +77,7 @@ type Manager struct {
 // error, which stops the broker's start.
 func Open(fsys vfs.FS, dir string, w Window) (*Manager, error) {
 	m := &Manager{fs: fsys, file: path.Join(dir, FileName), window: w.Normalize(), sensors: map[sensorKey]*Sensor{}, connRates: map[string]*Sensor{}}
-	data, err := readFile(fsys, m.file)
+	data, err := vfs.ReadFile(fsys, m.file)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		m.set.Store(NewSet(nil, 1))
@@ -94,15 +92,6 @@ func Open(fsys vfs.FS, dir string, w Window) (*Manager, error) {
 	m.set.Store(s)
 	m.on.Store(!s.Empty())
 	return m, nil
-}
-
-func readFile(fsys vfs.FS, name string) ([]byte, error) {
-	f, err := fsys.OpenFile(name, os.O_RDONLY, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(f)
 }
 
 // On reports whether any quota is set: one atomic load, all that

@@ -29,9 +29,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path"
 	"slices"
 	"sort"
@@ -104,7 +102,7 @@ func OpenStore(fsys vfs.FS, dir string, srv *Server) (*Store, error) {
 	if srv != nil {
 		s.startup = srv.scram
 	}
-	data, err := readFile(fsys, s.file)
+	data, err := vfs.ReadFile(fsys, s.file)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		s.changes, err = map[storeKey]*Cred{}, nil
@@ -115,15 +113,6 @@ func OpenStore(fsys vfs.FS, dir string, srv *Server) (*Store, error) {
 		return nil, fmt.Errorf("loading SCRAM credentials from %s: %w", s.file, err)
 	}
 	return s, nil
-}
-
-func readFile(fsys vfs.FS, name string) ([]byte, error) {
-	f, err := fsys.OpenFile(name, os.O_RDONLY, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(f)
 }
 
 // Get is user's credential for mech, nil if it has none.
