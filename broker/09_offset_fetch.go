@@ -12,6 +12,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minikafka/minikafka/broker/internal/errresp"
 	"github.com/minikafka/minikafka/protocol"
 )
 
@@ -19,7 +20,7 @@ func (b *Broker) handleOffsetFetch(_ context.Context, req *protocol.Request) pro
 	r := req.Body.(*kmsg.OffsetFetchRequest)
 	az := b.authorizer(req)
 	if req.Version < 8 && !az.group(opDescribe, r.Group) {
-		return protocol.Reply{Response: errorResponse(r, errGroupAuth)}
+		return protocol.Reply{Response: errresp.For(r, errGroupAuth)}
 	}
 	return protocol.Reply{Response: b.groups.OffsetFetch(r, groupAccess(az))}
 }

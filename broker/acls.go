@@ -26,6 +26,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minikafka/minikafka/broker/internal/acl"
+	"github.com/minikafka/minikafka/broker/internal/errresp"
 	"github.com/minikafka/minikafka/protocol"
 )
 
@@ -206,7 +207,7 @@ func (b *Broker) serveAuthorized(ctx context.Context, req *protocol.Request, a *
 	if check := acl.WholeRequestCheck(req.Key); check != nil {
 		if az := b.authorizer(req); az != nil {
 			if code := check(&az.Request, req.Body); code != 0 {
-				return protocol.Reply{Response: errorResponse(req.Body, code)}
+				return protocol.Reply{Response: errresp.For(req.Body, code)}
 			}
 			ca := connAuthzOf(req.Conn)
 			ca.serving = az
@@ -258,7 +259,7 @@ func (s splitter) TopicName(id [16]byte) (string, bool) {
 }
 
 func (splitter) ErrorResponse(req kmsg.Request, code int16) kmsg.Response {
-	return errorResponse(req, code)
+	return errresp.For(req, code)
 }
 
 const (

@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minikafka/minikafka/broker/internal/cluster"
+	"github.com/minikafka/minikafka/broker/internal/errresp"
 	"github.com/minikafka/minikafka/protocol"
 )
 
@@ -303,7 +304,7 @@ func (b *Broker) routeCoordinated(req *protocol.Request) (protocol.Reply, bool) 
 	for _, k := range keys {
 		if c := b.cl.Coordinator(kind, k); c != node {
 			b.logRoutine(req, "not the coordinator", "key", k, "node", node, "coordinator", c)
-			return protocol.Reply{Response: errorResponse(req.Body, kerr.NotCoordinator.Code)}, true
+			return protocol.Reply{Response: errresp.For(req.Body, kerr.NotCoordinator.Code)}, true
 		}
 	}
 	return protocol.Reply{}, false

@@ -6,6 +6,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minikafka/minikafka/broker/internal/errresp"
 )
 
 // populate gives every array of a request struct one element (itself
@@ -68,7 +70,7 @@ func TestErrorResponseEveryAPI(t *testing.T) {
 			req := kmsg.RequestForKey(a.key)
 			req.SetVersion(v)
 			populate(reflect.ValueOf(req).Elem(), 0)
-			resp := errorResponse(req, code)
+			resp := errresp.For(req, code)
 			if resp.Key() != a.key || resp.GetVersion() != v {
 				t.Fatalf("%s v%d: response key %d v%d", kmsg.NameForKey(a.key), v, resp.Key(), resp.GetVersion())
 			}
@@ -88,14 +90,14 @@ func TestErrorResponseEveryAPI(t *testing.T) {
 	p := kmsg.NewPtrProduceRequest()
 	p.Version = 9
 	p.Topics = []kmsg.ProduceRequestTopic{{Topic: "t", Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: 3, Records: []byte{1}}, {Partition: 5}}}}
-	pr := errorResponse(p, code).(*kmsg.ProduceResponse)
+	pr := errresp.For(p, code).(*kmsg.ProduceResponse)
 	if len(pr.Topics) != 1 || pr.Topics[0].Topic != "t" || len(pr.Topics[0].Partitions) != 2 ||
 		pr.Topics[0].Partitions[1].Partition != 5 || pr.Topics[0].Partitions[1].ErrorCode != code || pr.Topics[0].Partitions[0].LogStartOffset != -1 {
 		t.Fatalf("produce error response %+v", pr)
 	}
 	g := kmsg.NewPtrDescribeGroupsRequest()
 	g.Groups = []string{"g1", "g2"}
-	gr := errorResponse(g, code).(*kmsg.DescribeGroupsResponse)
+	gr := errresp.For(g, code).(*kmsg.DescribeGroupsResponse)
 	if len(gr.Groups) != 2 || gr.Groups[1].Group != "g2" || gr.Groups[1].ErrorCode != code {
 		t.Fatalf("describe groups error response %+v", gr)
 	}
@@ -120,7 +122,7 @@ func FuzzErrorResponse(f *testing.F) {
 		if req.ReadFrom(body) != nil {
 			return
 		}
-		resp := errorResponse(req, kerr.IllegalSaslState.Code)
+		resp := errresp.For(req, kerr.IllegalSaslState.Code)
 		back := req.ResponseKind()
 		back.SetVersion(version)
 		if err := back.ReadFrom(resp.AppendTo(nil)); err != nil {

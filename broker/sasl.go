@@ -11,7 +11,7 @@ package broker
 // Before the handshake, any other request closes the connection without an
 // answer (a second ApiVersions too, as in Kafka). After SaslHandshake v1,
 // a request other than SaslAuthenticate gets its own error response with
-// ILLEGAL_SASL_STATE (Kafka's getErrorResponse, errorResponse here), then
+// ILLEGAL_SASL_STATE (Kafka's getErrorResponse, errresp.For here), then
 // the connection closes. SaslHandshake v1 is followed by
 // SaslAuthenticate requests; v0 by bare size-prefixed tokens (protocol's
 // raw mode). An unknown mechanism is answered UNSUPPORTED_SASL_MECHANISM
@@ -55,6 +55,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minikafka/minikafka/broker/internal/errresp"
 	"github.com/minikafka/minikafka/broker/internal/sasl"
 	"github.com/minikafka/minikafka/protocol"
 )
@@ -215,7 +216,7 @@ func illegalStateResponse(req *protocol.Request) kmsg.Response {
 		resp.ErrorCode = kerr.IllegalSaslState.Code
 		return resp
 	}
-	return errorResponse(req.Body, kerr.IllegalSaslState.Code)
+	return errresp.For(req.Body, kerr.IllegalSaslState.Code)
 }
 
 // sessionGate serves an authenticated connection (Kafka's SocketServer

@@ -51,7 +51,7 @@ var (
 )
 
 // Response is req's response with code where Kafka puts it for a fault
-// (the broker's errorResponse, for SASL, sets every code, top level
+// (errresp.For, for SASL, sets every code, top level
 // included).
 func Response(req kmsg.Request, code int16) kmsg.Response {
 	resp := req.ResponseKind()

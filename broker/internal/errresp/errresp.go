@@ -1,4 +1,8 @@
-package broker
+// Package errresp builds an error answer for any request from kmsg's
+// structs alone: the broker sends one when a request arrives where it may
+// not be served (mid SASL exchange, a group refused whole, a node that is
+// not the coordinator) and the request's own response type is the answer.
+package errresp
 
 import (
 	"reflect"
@@ -6,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// errorResponse is req's own response type answering code, shaped like
+// For is req's own response type answering code, shaped like
 // Kafka's AbstractRequest.getErrorResponse: a top-level error code where the
 // response has one, and the items the request named (topics, partitions,
 // groups, resources) echoed back with the code in each. Kafka sends this
@@ -17,7 +21,7 @@ import (
 // function per API: a response array whose request twin has the same field
 // name gets one element per request element, with the same-named key fields
 // (names, ids, partition numbers) copied, recursively.
-func errorResponse(req kmsg.Request, code int16) kmsg.Response {
+func For(req kmsg.Request, code int16) kmsg.Response {
 	resp := req.ResponseKind()
 	resp.SetVersion(req.GetVersion())
 	fillError(reflect.ValueOf(resp).Elem(), reflect.ValueOf(req).Elem(), code)
