@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/minikafka/minikafka/broker/internal/acl"
+	"github.com/minikafka/minikafka/broker/internal/cleanstop"
 	"github.com/minikafka/minikafka/broker/internal/cluster"
 	"github.com/minikafka/minikafka/broker/internal/configs"
 	"github.com/minikafka/minikafka/broker/internal/dtoken"
@@ -198,7 +199,7 @@ type Broker struct {
 	// was found), so the logs opened at start are durable as they are.
 	cleanStart bool
 	// cleanListings are the partition directories' file names as the
-	// last Close left them (from the marker; cleanshutdown.go), used and
+	// last Close left them (from the marker; broker/internal/cleanstop), used and
 	// dropped at start.
 	cleanListings  map[string][]string
 	mapping        *acl.MappingRules
@@ -366,7 +367,7 @@ func (b *Broker) openStorage() (err error) {
 		err = b.configs.LoadClientMetrics()
 	}
 	if err == nil {
-		b.cleanStart, b.cleanListings, err = b.takeCleanShutdown()
+		b.cleanStart, b.cleanListings, err = cleanstop.Take(b.fs, b.cfg.DataDir, b.log)
 	}
 	if err == nil {
 		err = b.loadTopics()
@@ -375,7 +376,7 @@ func (b *Broker) openStorage() (err error) {
 		b.cleanStart, b.cleanListings = false, nil
 	}
 	if err == nil {
-		err = b.dropCleanShutdown()
+		err = cleanstop.Drop(b.fs, b.cfg.DataDir)
 	}
 	wg.Wait()
 	if err = errors.Join(err, idErr, groupErr, txErr); err == nil {
@@ -734,7 +735,7 @@ func (b *Broker) Close() error {
 		errs = append(errs, err)
 		b.closeErr = errors.Join(errs...)
 		if b.closeErr == nil {
-			b.closeErr = b.markCleanShutdown(listings)
+			b.closeErr = cleanstop.Mark(b.fs, b.cfg.DataDir, listings)
 		}
 	})
 	return b.closeErr
@@ -767,11 +768,11 @@ func (b *Broker) closeLogs() (map[string][]string, error) {
 					continue
 				}
 				// For the clean-shutdown marker: the next start need
-				// not list the directory (cleanshutdown.go); without a
+				// not list the directory (broker/internal/cleanstop); without a
 				// listing, it does.
 				if names, err := b.fs.ReadDir(p.log.Dir()); err == nil {
 					mu.Lock()
-					listings[b.listingKey(p.log.Dir())] = names
+					listings[cleanstop.Key(b.cfg.DataDir, p.log.Dir())] = names
 					mu.Unlock()
 				}
 			}

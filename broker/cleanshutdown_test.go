@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/minikafka/minikafka/broker/internal/cleanstop"
 	"github.com/minikafka/minikafka/internal/records"
 	"github.com/minikafka/minikafka/internal/vfs"
 	"github.com/minikafka/minikafka/logstore"
@@ -20,7 +21,7 @@ import (
 func TestCleanShutdownMarker(t *testing.T) {
 	mem := vfs.NewMem()
 	cfg := Config{DataDir: "/data", FS: mem, NodeID: 1, DefaultPartitions: 1, Sync: logstore.SyncPolicy{Mode: logstore.SyncAlways}}
-	marker := "/data/" + cleanShutdownFile
+	marker := "/data/" + cleanstop.File
 	b, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -169,9 +170,9 @@ func TestCleanShutdownListings(t *testing.T) {
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
-	data, _ := readFile(mem, "/data/"+cleanShutdownFile)
+	data, _ := readFile(mem, "/data/"+cleanstop.File)
 	data[len(data)-3] ^= 1
-	if err := vfs.WriteFileAtomic(mem, "/data/"+cleanShutdownFile, data, 0o644); err != nil {
+	if err := vfs.WriteFileAtomic(mem, "/data/"+cleanstop.File, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	fsys.partitionReads.Store(0)

@@ -65,7 +65,7 @@
 // DataDir/clean_shutdown is written after a Close without errors and
 // removed at the next start: it says the logs are durable as they are, and
 // carries each partition directory's listing so the start need not read
-// 10 000 directories (cleanshutdown.go has its format).
+// 10 000 directories (broker/internal/cleanstop has its format).
 // Idempotent-producer sequence state is in memory per
 // partition (the last five batches of each producer, as Kafka keeps), one
 // implementation whatever the store. After a restart it is rebuilt from the

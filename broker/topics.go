@@ -16,6 +16,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/minikafka/minikafka/broker/internal/cleanstop"
 	"github.com/minikafka/minikafka/broker/internal/cluster"
 	"github.com/minikafka/minikafka/broker/internal/topicconfig"
 	"github.com/minikafka/minikafka/internal/topicname"
@@ -348,8 +349,8 @@ func (b *Broker) openPartition(t *topic, i int32) (*partition, error) {
 		Files:  b.files,
 
 		CleanShutdown:    b.cleanStart,
-		Listing:          b.cleanListings[b.listingKey(dir)],
-		SmallActiveBytes: smallActiveBytes,
+		Listing:          b.cleanListings[cleanstop.Key(b.cfg.DataDir, dir)],
+		SmallActiveBytes: cleanstop.SmallActiveBytes,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("broker: opening %s-%d: %w", t.name, i, err)

@@ -1,6 +1,5 @@
-package broker
-
-// The clean-shutdown marker, as Kafka's .kafka_cleanshutdown: Close writes
+// Package cleanstop is the clean-shutdown marker, as Kafka's
+// .kafka_cleanshutdown: the broker's Close writes
 // DataDir/clean_shutdown (durably) once every partition log closed without
 // error, which means every log file is durable as it is. The next start
 // finds it, opens the logs knowing that (logstore.Options.CleanShutdown: a
@@ -22,14 +21,23 @@ package broker
 // The first line alone (a marker from before the listings, or with a
 // listing that does not parse) still marks a clean shutdown; partitions
 // without a listing read their directory.
+//
+// The package owns the file and its format; the broker decides when to
+// write it (Mark, after every log closed), take it (Take, before the logs
+// open) and drop it (Drop, once they are open), and hands each log its
+// listing (Key).
+package cleanstop
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"io/fs"
+	"log/slog"
 	"maps"
+	"os"
 	"path"
 	"slices"
 	"strconv"
@@ -45,10 +53,10 @@ const (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// listingKey names a partition directory in the marker: relative to the
-// data dir, so a data dir moved as a whole keeps its listings.
-func (b *Broker) listingKey(dir string) string {
-	return strings.TrimPrefix(strings.TrimPrefix(dir, b.cfg.DataDir), "/")
+// Key names a partition directory in the marker: relative to the data
+// dir, so a data dir moved as a whole keeps its listings.
+func Key(dataDir, dir string) string {
+	return strings.TrimPrefix(strings.TrimPrefix(dir, dataDir), "/")
 }
 
 // encodeCleanMarker is the marker's content for listings.
@@ -95,29 +103,30 @@ func decodeCleanMarker(data []byte) (map[string][]string, error) {
 	return listings, nil
 }
 
-const cleanShutdownFile = "clean_shutdown"
+// File is the marker's name in the data dir.
+const File = "clean_shutdown"
 
-// smallActiveBytes is logstore's SmallActiveBytes for every partition:
+// SmallActiveBytes is logstore's SmallActiveBytes for every partition:
 // below it an active segment is rescanned at open rather than indexed at
 // Close (10 000 partitions of 128 KiB each would be 1.25 GiB to read
 // after a restart; of a few records each, next to nothing).
-const smallActiveBytes = 128 << 10
+const SmallActiveBytes = 128 << 10
 
-func (b *Broker) cleanShutdownPath() string { return path.Join(b.cfg.DataDir, cleanShutdownFile) }
+func markerPath(dataDir string) string { return path.Join(dataDir, File) }
 
-// markCleanShutdown writes the marker, with the partitions' listings,
-// after a Close without errors.
-func (b *Broker) markCleanShutdown(listings map[string][]string) error {
-	if err := vfs.WriteFileAtomic(b.fs, b.cleanShutdownPath(), encodeCleanMarker(listings), 0o644); err != nil {
+// Mark writes the marker, with the partitions' listings, after a Close
+// without errors.
+func Mark(fsys vfs.FS, dataDir string, listings map[string][]string) error {
+	if err := vfs.WriteFileAtomic(fsys, markerPath(dataDir), encodeCleanMarker(listings), 0o644); err != nil {
 		return fmt.Errorf("broker: writing the clean-shutdown marker: %w", err)
 	}
 	return nil
 }
 
-// takeCleanShutdown reports whether the marker is there, and the
-// partition listings it carries.
-func (b *Broker) takeCleanShutdown() (bool, map[string][]string, error) {
-	data, err := readFile(b.fs, b.cleanShutdownPath())
+// Take reports whether the marker is there, and the partition listings
+// it carries; listings it cannot trust are logged to log and left out.
+func Take(fsys vfs.FS, dataDir string, log *slog.Logger) (bool, map[string][]string, error) {
+	data, err := readFile(fsys, markerPath(dataDir))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return false, nil, nil
@@ -126,22 +135,31 @@ func (b *Broker) takeCleanShutdown() (bool, map[string][]string, error) {
 	}
 	listings, err := decodeCleanMarker(data)
 	if err != nil {
-		b.log.Warn("clean-shutdown marker: partition listings unusable; listing every partition directory", "err", err)
+		log.Warn("clean-shutdown marker: partition listings unusable; listing every partition directory", "err", err)
 	}
 	return true, listings, nil
 }
 
-// dropCleanShutdown removes the marker, durably, once the logs are open.
-func (b *Broker) dropCleanShutdown() error {
-	err := b.fs.Remove(b.cleanShutdownPath())
+// Drop removes the marker, durably, once the logs are open.
+func Drop(fsys vfs.FS, dataDir string) error {
+	err := fsys.Remove(markerPath(dataDir))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err == nil {
-		err = b.fs.SyncDir(b.cfg.DataDir)
+		err = fsys.SyncDir(dataDir)
 	}
 	if err != nil {
 		return fmt.Errorf("broker: removing the clean-shutdown marker: %w", err)
 	}
 	return nil
+}
+
+func readFile(fsys vfs.FS, name string) ([]byte, error) {
+	f, err := fsys.OpenFile(name, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
 }
