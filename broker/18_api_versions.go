@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minikafka/minikafka/broker/internal/features"
 	"github.com/minikafka/minikafka/protocol"
 )
 
@@ -51,7 +52,7 @@ func (b *Broker) handleApiVersions(_ context.Context, req *protocol.Request) pro
 		resp.ApiKeys = append(resp.ApiKeys, k)
 	}
 	if req.Version >= 3 {
-		b.addFeatures(resp) // 57_update_features.go
+		features.AddTo(resp, b.txns)
 	}
 	return protocol.Reply{Response: resp}
 }

@@ -1,6 +1,8 @@
-package broker
-
-// UpdateFeatures v0–v2 and the features ApiVersions v3+ lists.
+// Package features is the features table: what ApiVersions v3+ lists
+// (AddTo) and what UpdateFeatures v0–v2 may change (Update). The levels
+// that change live with their owner, behind Levels: transaction.version
+// is the transaction coordinator's, which persists it in its log. The
+// broker's UpdateFeatures handler only decodes and logs.
 //
 // group.version 1 (KIP-848 consumer groups) and share.version 1 (KIP-932
 // share groups) are what this broker implements, finalized and fixed:
@@ -25,17 +27,25 @@ package broker
 // with every change.
 //
 // An unknown feature is refused with INVALID_UPDATE_VERSION.
+package features
 
 import (
-	"context"
 	"fmt"
+	"log/slog"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minikafka/minikafka/broker/internal/txn"
-	"github.com/minikafka/minikafka/protocol"
 )
+
+// Levels is the finalized levels that can change and their epoch: the
+// transaction coordinator's (txn.Coordinator).
+type Levels interface {
+	TxnVersion() int16
+	SetTxnVersion(level int16) error
+	FeaturesEpoch() int64
+}
 
 // feature is one row of what ApiVersions advertises.
 type feature struct {
@@ -53,17 +63,17 @@ var fixedFeatures = []feature{
 const txnVersionFeature = "transaction.version"
 
 // features is what ApiVersions lists now.
-func (b *Broker) features() []feature {
+func features(l Levels) []feature {
 	return append(fixedFeatures[:len(fixedFeatures):len(fixedFeatures)],
-		feature{txnVersionFeature, 0, txn.MaxTxnVersion, b.txns.TxnVersion()})
+		feature{txnVersionFeature, 0, txn.MaxTxnVersion, l.TxnVersion()})
 }
 
-// addFeatures lists the features in an ApiVersions v3+ answer. Before v4
+// AddTo lists the features in an ApiVersions v3+ answer. Before v4
 // a supported range starting at 0 is left out, as Kafka leaves it out
 // (KIP-1022: older clients take a minimum of 0 for a malformed range);
 // the finalized levels are listed all the same.
-func (b *Broker) addFeatures(resp *kmsg.ApiVersionsResponse) {
-	for _, f := range b.features() {
+func AddTo(resp *kmsg.ApiVersionsResponse, l Levels) {
+	for _, f := range features(l) {
 		if f.min > 0 || resp.Version >= 4 {
 			sf := kmsg.NewApiVersionsResponseSupportedFeature()
 			sf.Name, sf.MinVersion, sf.MaxVersion = f.name, f.min, f.max
@@ -75,47 +85,49 @@ func (b *Broker) addFeatures(resp *kmsg.ApiVersionsResponse) {
 			resp.FinalizedFeatures = append(resp.FinalizedFeatures, ff)
 		}
 	}
-	resp.FinalizedFeaturesEpoch = b.txns.FeaturesEpoch()
+	resp.FinalizedFeaturesEpoch = l.FeaturesEpoch()
 }
 
-func (b *Broker) handleUpdateFeatures(_ context.Context, req *protocol.Request) protocol.Reply {
-	r := req.Body.(*kmsg.UpdateFeaturesRequest)
+// Update answers an UpdateFeatures request of the given version, applying
+// it to l unless it is validate-only or one of its updates is refused;
+// refused is told of each refusal, log of what was finalized or failed.
+func Update(r *kmsg.UpdateFeaturesRequest, version int16, nodeID int32, l Levels, log *slog.Logger, refused func(feature string, level int16, reason string)) *kmsg.UpdateFeaturesResponse {
 	resp := r.ResponseKind().(*kmsg.UpdateFeaturesResponse)
-	resp.Version = req.Version
+	resp.Version = version
 	var firstErr *string
 	txnLevel := int16(-1) // the transaction.version update, if any
 	for _, u := range r.FeatureUpdates {
 		res := kmsg.NewUpdateFeaturesResponseResult()
 		res.Feature = u.Feature
-		level, msg := b.checkFeatureUpdate(u, req.Version)
+		level, msg := checkUpdate(u, version, nodeID, l)
 		if msg != "" {
 			res.ErrorCode, res.ErrorMessage = kerr.InvalidUpdateVersion.Code, &msg
 			if firstErr == nil {
 				firstErr = &msg
 			}
-			b.logBad(req, "feature update refused", "feature", u.Feature, "level", u.MaxVersionLevel, "reason", msg)
+			refused(u.Feature, u.MaxVersionLevel, msg)
 		} else if u.Feature == txnVersionFeature {
 			txnLevel = level
 		}
 		resp.Results = append(resp.Results, res)
 	}
-	if firstErr == nil && !r.ValidateOnly && txnLevel >= 0 && txnLevel != b.txns.TxnVersion() {
-		if err := b.txns.SetTxnVersion(txnLevel); err != nil {
-			b.log.Error("finalizing transaction.version", "level", txnLevel, "err", err)
+	if firstErr == nil && !r.ValidateOnly && txnLevel >= 0 && txnLevel != l.TxnVersion() {
+		if err := l.SetTxnVersion(txnLevel); err != nil {
+			log.Error("finalizing transaction.version", "level", txnLevel, "err", err)
 			msg := "Unable to persist the feature update: " + err.Error()
 			firstErr = &msg
 			for i := range resp.Results {
 				resp.Results[i].ErrorCode, resp.Results[i].ErrorMessage = kerr.KafkaStorageError.Code, &msg
 			}
-			if req.Version >= 2 {
+			if version >= 2 {
 				resp.ErrorCode, resp.ErrorMessage = kerr.KafkaStorageError.Code, &msg
 				resp.Results = nil
 			}
-			return protocol.Reply{Response: resp}
+			return resp
 		}
-		b.log.Info("transaction.version finalized", "level", txnLevel)
+		log.Info("transaction.version finalized", "level", txnLevel)
 	}
-	if req.Version >= 2 {
+	if version >= 2 {
 		// v2 has no per-feature results: the first refusal is the answer,
 		// worded as Kafka's controller words it.
 		resp.Results = nil
@@ -124,18 +136,18 @@ func (b *Broker) handleUpdateFeatures(_ context.Context, req *protocol.Request) 
 			resp.ErrorCode, resp.ErrorMessage = kerr.InvalidUpdateVersion.Code, &msg
 		}
 	}
-	return protocol.Reply{Response: resp}
+	return resp
 }
 
-// checkFeatureUpdate is the level u asks for and why it cannot be
-// applied, "" when it can (or is a no-op).
-func (b *Broker) checkFeatureUpdate(u kmsg.UpdateFeaturesRequestFeatureUpdate, version int16) (int16, string) {
+// checkUpdate is the level u asks for and why it cannot be applied, ""
+// when it can (or is a no-op).
+func checkUpdate(u kmsg.UpdateFeaturesRequestFeatureUpdate, version int16, nodeID int32, l Levels) (int16, string) {
 	level := u.MaxVersionLevel
 	downgrade := u.UpgradeType == 2 || u.UpgradeType == 3 // SAFE_DOWNGRADE, UNSAFE_DOWNGRADE
 	if version == 0 {
 		level, downgrade = max(level, 0), u.AllowDowngrade // v0: below 1 removes the feature
 	}
-	for _, f := range b.features() {
+	for _, f := range features(l) {
 		if f.name != u.Feature {
 			continue
 		}
@@ -145,7 +157,7 @@ func (b *Broker) checkFeatureUpdate(u kmsg.UpdateFeaturesRequestFeatureUpdate, v
 		case level < 0:
 			return level, fmt.Sprintf("Invalid update version %d for feature %s. A feature version cannot be less than 0.", level, f.name)
 		case level > f.max:
-			return level, fmt.Sprintf("Invalid update version %d for feature %s. Local controller %d only supports versions %d-%d", level, f.name, b.cfg.NodeID, f.min, f.max)
+			return level, fmt.Sprintf("Invalid update version %d for feature %s. Local controller %d only supports versions %d-%d", level, f.name, nodeID, f.min, f.max)
 		case f.name != txnVersionFeature:
 			return level, fmt.Sprintf("Feature %s is fixed at level %d on minikafka; it cannot be changed to %d.", f.name, f.finalized, level)
 		case level < f.finalized && !downgrade:
