@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minikafka/minikafka/broker/internal/topics"
 	"github.com/minikafka/minikafka/protocol"
 )
 
@@ -28,14 +29,7 @@ func (b *Broker) handleDeleteTopics(_ context.Context, req *protocol.Request) pr
 	r := req.Body.(*kmsg.DeleteTopicsRequest)
 	resp := r.ResponseKind().(*kmsg.DeleteTopicsResponse)
 	resp.Version = req.Version
-	reqs := r.Topics
-	if req.Version < 6 {
-		reqs = make([]kmsg.DeleteTopicsRequestTopic, len(r.TopicNames))
-		for i := range r.TopicNames {
-			reqs[i] = kmsg.NewDeleteTopicsRequestTopic()
-			reqs[i].Topic = &r.TopicNames[i]
-		}
-	}
+	reqs := topics.DeleteRequested(r, req.Version)
 	az := b.authorizer(req)
 	b.adminMu.Lock()
 	defer b.adminMu.Unlock()
@@ -77,7 +71,7 @@ func (b *Broker) handleDeleteTopics(_ context.Context, req *protocol.Request) pr
 		if t != nil {
 			name := t.name
 			st.Topic, st.TopicID = &name, t.id
-			if derr := b.deleteTopic(t); errors.Is(derr, errTopicNotDeleted) {
+			if derr := b.deleteTopic(t); errors.Is(derr, topics.ErrNotDeleted) {
 				// Gone from the table, but it may be back after a
 				// restart: not acknowledged.
 				st.ErrorCode, err = kerr.KafkaStorageError.Code, derr

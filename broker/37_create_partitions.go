@@ -2,10 +2,8 @@ package broker
 
 // CreatePartitions v0–v3.
 //
-// Grows a topic to Count partitions. Unknown topic:
-// UNKNOWN_TOPIC_OR_PARTITION; a topic named twice: INVALID_REQUEST; Count
-// not above the current count: INVALID_PARTITIONS; an assignment that is
-// not one [this node] list per new partition: INVALID_REPLICA_ASSIGNMENT.
+// Grows a topic to Count partitions; what may be asked is checked by
+// broker/internal/topics (CheckGrow, whose doc has Kafka's rules).
 // ValidateOnly answers without creating. With the authorizer on a topic
 // needs ALTER (TOPIC_AUTHORIZATION_FAILED). Partitions that cannot be
 // written (a full disk) are KAFKA_STORAGE_ERROR and leave the topic as it
@@ -14,12 +12,11 @@ package broker
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minikafka/minikafka/broker/internal/topics"
 	"github.com/minikafka/minikafka/protocol"
 )
 
@@ -54,34 +51,14 @@ func (b *Broker) handleCreatePartitions(_ context.Context, req *protocol.Request
 }
 
 func (b *Broker) createPartitions(req *protocol.Request, rt *kmsg.CreatePartitionsRequestTopic, dup, validateOnly bool) (int16, error) {
-	if dup {
-		return kerr.InvalidRequest.Code, errors.New("Duplicate topic name.")
-	}
 	t := b.lookupTopic(rt.Topic, [16]byte{})
-	if t == nil {
-		return kerr.UnknownTopicOrPartition.Code, fmt.Errorf("unknown topic %s", rt.Topic)
+	cur, rf := int32(-1), 0
+	if t != nil && !dup {
+		cur, rf = int32(len(t.partitions())), len(t.partitions()[0].place.Load().Replicas)
 	}
-	cur := int32(len(t.partitions()))
-	switch {
-	case rt.Count < cur:
-		return kerr.InvalidPartitions.Code, fmt.Errorf("The topic %s currently has %d partition(s); %d would not be an increase.", rt.Topic, cur, rt.Count)
-	case rt.Count == cur:
-		return kerr.InvalidPartitions.Code, fmt.Errorf("Topic already has %d partition(s).", cur)
-	case rt.Count > maxPartitionsPerTopic:
-		return kerr.InvalidPartitions.Code, fmt.Errorf("%d partitions: at most %d per topic are supported", rt.Count, maxPartitionsPerTopic)
-	}
-	var place [][]int32
-	if rt.Assignment != nil {
-		if int32(len(rt.Assignment)) != rt.Count-cur {
-			return kerr.InvalidReplicaAssignment.Code, fmt.Errorf("increasing the number of partitions by %d but %d assignments provided", rt.Count-cur, len(rt.Assignment))
-		}
-		rf := len(t.partitions()[0].place.Load().Replicas)
-		for _, a := range rt.Assignment {
-			if err := b.checkReplicas(a.Replicas, rf); err != nil {
-				return kerr.InvalidReplicaAssignment.Code, err
-			}
-			place = append(place, a.Replicas)
-		}
+	place, code, err := topics.CheckGrow(b.cl, rt, dup, cur, rf)
+	if code != 0 {
+		return code, err
 	}
 	if validateOnly {
 		return 0, nil

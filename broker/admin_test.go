@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minikafka/minikafka/broker/internal/topicconfig"
+	"github.com/minikafka/minikafka/broker/internal/topics"
 	"github.com/minikafka/minikafka/internal/records"
 )
 
@@ -45,7 +46,7 @@ func TestCreateTopicsValidation(t *testing.T) {
 		{"bad enum", topicSpec{"z", 1, 1, nil, []string{"cleanup.policy", "shred"}}, kerr.InvalidConfig},
 		{"assignment and count", topicSpec{"z", 2, -1, [][]int32{{1}}, nil}, kerr.InvalidRequest},
 		{"assignment to other node", topicSpec{"z", -1, -1, [][]int32{{2}}, nil}, kerr.InvalidReplicaAssignment},
-		{"too many partitions", topicSpec{"z", maxPartitionsPerTopic + 1, 1, nil, nil}, kerr.InvalidPartitions},
+		{"too many partitions", topicSpec{"z", topics.MaxPartitions + 1, 1, nil, nil}, kerr.InvalidPartitions},
 		{"max length ok", topicSpec{ok249, 1, 1, nil, nil}, nil},
 		{"defaults", topicSpec{"d", -1, -1, nil, nil}, nil},
 		{"assignment", topicSpec{"a", -1, -1, [][]int32{{1}, {1}}, nil}, nil},

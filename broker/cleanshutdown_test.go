@@ -200,32 +200,3 @@ func TestCleanShutdownListings(t *testing.T) {
 		t.Errorf("%d partition directories read after a crash, want 8", n)
 	}
 }
-
-// The marker's listings survive encoding, and no marker content makes
-// decoding panic or return listings whose checksum does not hold.
-func FuzzDecodeCleanMarker(f *testing.F) {
-	f.Add(encodeCleanMarker(map[string][]string{"topics/a/0": {"00000000000000000000.log", "logstart"}, "topics/a/1": {}}))
-	f.Add([]byte("minikafka clean shutdown\n"))
-	f.Add([]byte("minikafka clean shutdown 2\ncrc32c 00000000\n"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		listings, err := decodeCleanMarker(data)
-		if err != nil && listings != nil {
-			t.Fatal("listings returned with an error")
-		}
-		if listings == nil {
-			return
-		}
-		again, err := decodeCleanMarker(encodeCleanMarker(listings))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for dir, names := range listings {
-			if strings.ContainsAny(dir, "\t\n") {
-				continue
-			}
-			if !slices.Equal(again[dir], names) {
-				t.Fatalf("%q: %q after a round trip, want %q", dir, again[dir], names)
-			}
-		}
-	})
-}

@@ -240,6 +240,35 @@
 // would in broker/internal/inspect, which reads the store and the aborted
 // transactions through inspectPartition (inspect_records.go).
 //
+// # Topic administration, features, the shutdown marker, error answers
+//
+// Topic administration apart from the table is broker/internal/topics:
+// the files of a topic (Scan reads every topic.json and sweeps the debris
+// of interrupted creates and deletes, WriteMeta, RemoveDir with its
+// full-disk fallback and topics.ErrNotDeleted), new IDs, a partition's
+// placement after a restart (Restore), the parallel open of partition
+// logs (Parallel), and the rules of CreateTopics and CreatePartitions
+// (ValidateCreate, CheckGrow). It asks the broker back through
+// topics.Admin (topicsAdmin: whether a topic exists, configs over the
+// dynamic defaults, creating __consumer_offsets) and is called under
+// adminMu; it takes no lock of its own. The broker keeps the topic table,
+// the partitions and their logs, the authorizer's checks, quotas and the
+// answers (topics.go and handlers 19, 20, 21, 37); topic lookups on the
+// produce and fetch path never reach the package.
+//
+// The features table (what ApiVersions v3+ lists, what UpdateFeatures may
+// change and its answers) is broker/internal/features; the levels that
+// change are the transaction coordinator's, which it reaches through
+// features.Levels (txn.Coordinator implements it and persists
+// transaction.version in its log; the coordinator's own locks apply).
+// The clean-shutdown marker (its file, format and the listings' keys) is
+// broker/internal/cleanstop: broker.go takes it before the logs open,
+// drops it once they are, and marks it after a Close without errors; it
+// holds no state. A request's own error answer built from kmsg alone
+// (ILLEGAL_SASL_STATE mid-exchange, a group refused whole, a node that is
+// not the coordinator) is broker/internal/errresp's For. None of the four
+// imports broker or protocol (internal/lint's rule "admin").
+//
 // # Concurrency
 //
 // protocol calls Serve on each connection's reader goroutine, in request

@@ -1,40 +1,26 @@
 package broker
 
 import (
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path"
-	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/minikafka/minikafka/broker/internal/cleanstop"
-	"github.com/minikafka/minikafka/broker/internal/cluster"
 	"github.com/minikafka/minikafka/broker/internal/topicconfig"
+	"github.com/minikafka/minikafka/broker/internal/topics"
 	"github.com/minikafka/minikafka/internal/topicname"
 	"github.com/minikafka/minikafka/internal/vfs"
 	"github.com/minikafka/minikafka/logstore"
 )
 
-// On-disk layout under DataDir:
-//
-//	cluster_id                    the cluster ID, written once
-//	producer_ids                  next unallocated producer ID block
-//	topics/<id-hex>/topic.json    topicMeta: name, ID, partition count, configs
-//	topics/<id-hex>/<partition>/  one logstore.Log per partition
-//
-// Directories are named by topic ID so a topic deleted and re-created under
-// the same name never meets the old one's files. topic.json is replaced
-// atomically (tmp, fsync, rename, fsync dir); a topic directory without it
-// is debris from an interrupted create or delete and is removed on start.
+// The files of a topic, its on-disk layout and the rules of creating
+// one are broker/internal/topics'; the table, partitions and logs are here.
 
 // Internal topics. __consumer_offsets is created, as Kafka creates it, when
 // groups are first used (FindCoordinator for a group, or a Metadata or
@@ -44,11 +30,9 @@ import (
 // five fsyncs, which every minikafkatest.New pays. Committed offsets are
 // kept by groupstore, not in this log, so it stays empty. Clients may not
 // produce to internal topics (INVALID_TOPIC_EXCEPTION) nor delete them.
-const offsetsTopic = "__consumer_offsets"
+const offsetsTopic = topics.OffsetsTopic
 
-func isInternalTopic(name string) bool {
-	return name == offsetsTopic || name == "__transaction_state"
-}
+func isInternalTopic(name string) bool { return topics.IsInternal(name) }
 
 // ensureOffsetsTopic creates __consumer_offsets (one partition, compacted,
 // as Kafka's) if it does not exist yet.
@@ -140,91 +124,30 @@ type partition struct {
 	fwd   atomic.Pointer[forwarder]
 }
 
-// topicMeta is the persisted form of a topic.
-type topicMeta struct {
-	Version    int               `json:"version"`
-	Name       string            `json:"name"`
-	ID         string            `json:"id"`
-	Partitions int32             `json:"partitions"`
-	Configs    map[string]string `json:"configs,omitempty"`
-	// Placement is each partition's replicas, ISR, leader and leader
-	// epochs (cluster.go); absent while the topic has never had more
-	// than the one node's placement at epoch 0.
-	Placement []*placement `json:"placement,omitempty"`
-}
-
 func (b *Broker) topicsDir() string { return path.Join(b.cfg.DataDir, "topics") }
 
 // validateTopicName applies Kafka's Topic.validate rules.
 func validateTopicName(name string) error { return topicname.Validate(name) }
 
 // uuidString is Kafka's printed form of a UUID: unpadded base64url.
-func uuidString(u [16]byte) string { return base64.RawURLEncoding.EncodeToString(u[:]) }
-
-func newTopicID() ([16]byte, error) {
-	for {
-		var u [16]byte
-		if _, err := rand.Read(u[:]); err != nil {
-			return u, err
-		}
-		// Kafka reserves the zero UUID and the one with only the last
-		// bit set (METADATA_TOPIC_ID); base64 forms starting with '-'
-		// are avoided too since they read as flags on a command line.
-		if u != ([16]byte{}) && u != [16]byte{15: 1} && uuidString(u)[0] != '-' {
-			return u, nil
-		}
-	}
-}
+func uuidString(u [16]byte) string { return topics.UUIDString(u) }
 
 // loadTopics opens every persisted topic and its partition logs.
 func (b *Broker) loadTopics() error {
-	names, err := b.fs.ReadDir(b.topicsDir())
+	found, err := topics.Scan(b.fs, b.topicsDir(), b.log)
 	if err != nil {
-		return fmt.Errorf("broker: listing topics: %w", err)
+		return err
 	}
 	tt := b.topics.Load().clone()
 	var loads []topicLoad
-	for _, dn := range names {
-		dir := path.Join(b.topicsDir(), dn)
-		if strings.HasSuffix(dn, ".tmp") || strings.HasSuffix(dn, ".deleted") {
-			if err := b.fs.RemoveAll(dir); err != nil {
-				return fmt.Errorf("broker: removing debris %s: %w", dir, err)
-			}
-			continue
-		}
-		data, err := readFile(b.fs, path.Join(dir, "topic.json"))
-		if errors.Is(err, os.ErrNotExist) {
-			b.log.Warn("removing topic directory without topic.json (interrupted create)", "dir", dir)
-			if err := b.fs.RemoveAll(dir); err != nil {
-				return fmt.Errorf("broker: removing debris %s: %w", dir, err)
-			}
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("broker: reading %s: %w", dir, err)
-		}
-		var m topicMeta
-		if err := json.Unmarshal(data, &m); err != nil {
-			return fmt.Errorf("broker: decoding %s/topic.json: %w", dir, err)
-		}
-		if m.Version != 1 {
-			return fmt.Errorf("broker: %s/topic.json: unsupported version %d", dir, m.Version)
-		}
-		idb, err := hex.DecodeString(m.ID)
-		if err != nil || len(idb) != 16 || m.ID != dn {
-			return fmt.Errorf("broker: %s/topic.json: bad topic id %q", dir, m.ID)
-		}
-		cfg, err := topicconfig.Parse(m.Configs)
-		if err != nil {
-			return fmt.Errorf("broker: %s/topic.json: %w", dir, err)
-		}
-		t := &topic{name: m.Name, id: [16]byte(idb), dir: dir}
-		t.cfg.Store(cfg)
+	for _, f := range found {
+		t := &topic{name: f.Name, id: f.ID, dir: f.Dir}
+		t.cfg.Store(f.Cfg)
 		ps := make([]*partition, 0)
 		t.parts.Store(&ps)
 		tt.byName[t.name] = t
 		tt.byID[t.id] = t
-		loads = append(loads, topicLoad{t, make([]*partition, m.Partitions), m.Placement})
+		loads = append(loads, topicLoad{t, make([]*partition, f.Partitions), f.Placement})
 	}
 	b.topics.Store(tt)
 	if err := b.openPartitions(loads); err != nil {
@@ -236,33 +159,10 @@ func (b *Broker) loadTopics() error {
 			if i < len(l.placed) {
 				saved = l.placed[i]
 			}
-			p.place.Store(b.restorePlacement(l.t, int32(i), saved, p))
+			p.place.Store(topics.Restore(b.cl, b.log, l.t.name, int32(i), saved, func() int64 { return p.store().logEnd() }))
 		}
 	}
 	return nil
-}
-
-// restorePlacement is a partition's placement at start: the saved one
-// with every node up (a whole cluster restarts), without replicas on
-// nodes no longer configured; a partition left with none is placed anew.
-// A leader that cannot stay gives way with a new epoch.
-func (b *Broker) restorePlacement(t *topic, i int32, saved *placement, p *partition) *placement {
-	if saved == nil || len(saved.Epochs) == 0 {
-		return b.cl.NewPlacement([]int32{b.cl.Nodes()[0].ID})
-	}
-	pl := saved.Clone()
-	pl.Replicas = cluster.InOrder(saved.Replicas, func(r int32) bool { return b.cl.Index(r) >= 0 })
-	if len(pl.Replicas) == 0 {
-		pl.Replicas = b.cl.AssignReplicas(t.name, i, i+1, 1)[0]
-		b.log.Warn("partition's replicas are not nodes of this cluster; placed anew", "topic", t.name, "partition", i, "was", saved.Replicas, "now", pl.Replicas)
-	}
-	pl.ISR = slices.Clone(pl.Replicas)
-	if !slices.Contains(pl.Replicas, pl.Leader) {
-		pl.Leader = pl.Replicas[0]
-		pl.Epoch++
-		pl.Epochs = append(pl.Epochs, cluster.EpochStart{Epoch: pl.Epoch, Start: p.store().logEnd()})
-	}
-	return pl
 }
 
 // topicLoad is a topic whose partitions loadTopics opens.
@@ -272,10 +172,6 @@ type topicLoad struct {
 	placed []*placement // from topic.json
 }
 
-// openWorkers is how many partition logs recover at once: recovery is
-// mostly small file reads and directory listings, which overlap well.
-const openWorkers = 16
-
 // openPartitions opens every partition of loads in parallel and installs
 // them; if one fails, the ones opened are closed and the first error is
 // returned.
@@ -284,43 +180,17 @@ func (b *Broker) openPartitions(loads []topicLoad) error {
 		l *topicLoad
 		i int32
 	}
-	jobs := make(chan job)
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		firstErr error
-		failed   atomic.Bool
-	)
-	for range openWorkers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range jobs {
-				if failed.Load() {
-					continue
-				}
-				p, err := b.openPartition(j.l.t, j.i)
-				if err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = err
-					}
-					mu.Unlock()
-					failed.Store(true)
-					continue
-				}
-				j.l.parts[j.i] = p // each slot written by one worker
-			}
-		}()
-	}
+	var jobs []job
 	for li := range loads {
 		for i := range loads[li].parts {
-			jobs <- job{&loads[li], int32(i)}
+			jobs = append(jobs, job{&loads[li], int32(i)})
 		}
 	}
-	close(jobs)
-	wg.Wait()
-	if firstErr != nil {
+	if err := topics.Parallel(len(jobs), func(n int) error {
+		p, err := b.openPartition(jobs[n].l.t, jobs[n].i)
+		jobs[n].l.parts[jobs[n].i] = p // each slot written by one worker
+		return err
+	}); err != nil {
 		for _, l := range loads {
 			for _, p := range l.parts {
 				if p != nil {
@@ -328,7 +198,7 @@ func (b *Broker) openPartitions(loads []topicLoad) error {
 				}
 			}
 		}
-		return firstErr
+		return err
 	}
 	for _, l := range loads {
 		ps := l.parts
@@ -362,21 +232,12 @@ func (b *Broker) openPartition(t *topic, i int32) (*partition, error) {
 }
 
 func (b *Broker) writeTopicMeta(t *topic, ps []*partition, configs map[string]string) error {
-	m := topicMeta{Version: 1, Name: t.name, ID: hex.EncodeToString(t.id[:]), Partitions: int32(len(ps)), Configs: configs}
-	for _, p := range ps {
-		if pl := p.place.Load(); b.cl.Multi() || pl.Epoch > 0 {
-			m.Placement = make([]*placement, len(ps))
-			for i, p := range ps {
-				m.Placement[i] = p.place.Load()
-			}
-			break
-		}
+	places := make([]*placement, len(ps))
+	for i, p := range ps {
+		places[i] = p.place.Load()
 	}
-	data, err := json.MarshalIndent(&m, "", "  ")
-	if err != nil {
-		return err
-	}
-	return vfs.WriteFileAtomic(b.fs, path.Join(t.dir, "topic.json"), data, 0o644)
+	return topics.WriteMeta(b.fs, t.dir, &topics.Meta{Version: 1, Name: t.name, ID: hex.EncodeToString(t.id[:]),
+		Partitions: int32(len(ps)), Configs: configs, Placement: topics.Placements(b.cl.Multi(), places)})
 }
 
 // createTopic creates and registers a topic; the caller holds adminMu and
@@ -386,14 +247,14 @@ func (b *Broker) writeTopicMeta(t *topic, ps []*partition, configs map[string]st
 // default replication factor (replicationFactor).
 func (b *Broker) createTopic(name string, nparts int32, configs map[string]string, cfg *topicconfig.Config, replicas [][]int32) (*topic, error) {
 	if replicas == nil {
-		replicas = b.cl.AssignReplicas(name, 0, nparts, b.replicationFactor(name))
+		replicas = b.cl.AssignReplicas(name, 0, nparts, b.topicSettings().ReplicationFactor(name))
 	}
 	b.metadataChanges.Add(1) // DescribeQuorum's high watermark
-	id, err := newTopicID()
+	id, err := topics.NewID()
 	if err != nil {
 		return nil, err
 	}
-	t := &topic{name: name, id: id, dir: path.Join(b.topicsDir(), hex.EncodeToString(id[:]))}
+	t := &topic{name: name, id: id, dir: topics.Dir(b.topicsDir(), id)}
 	t.cfg.Store(cfg)
 	if err := b.fs.MkdirAll(t.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("broker: creating %s: %w", t.dir, err)
@@ -429,12 +290,8 @@ func (b *Broker) createTopic(name string, nparts int32, configs map[string]strin
 	return t, nil
 }
 
-// errTopicNotDeleted marks a deletion that may not survive a restart: the
-// topic's directory could be neither renamed nor stripped of topic.json.
-var errTopicNotDeleted = errors.New("broker: the topic's deletion is not durable")
-
 // deleteTopic removes a topic; the caller holds adminMu. An error wrapping
-// errTopicNotDeleted means the topic may come back at the next start; any
+// topics.ErrNotDeleted means the topic may come back at the next start; any
 // other is leftover data, swept then.
 func (b *Broker) deleteTopic(t *topic) error {
 	b.metadataChanges.Add(1) // DescribeQuorum's high watermark
@@ -442,40 +299,17 @@ func (b *Broker) deleteTopic(t *topic) error {
 	delete(tt.byName, t.name)
 	delete(tt.byID, t.id)
 	b.topics.Store(tt)
-	// Rename first so a crash mid-removal never resurrects a partial
-	// topic: the .deleted directory is swept on the next start.
-	gone := t.dir + ".deleted"
 	var errs []error
 	for _, p := range t.partitions() {
 		if err := p.log.Close(); err != nil && !errors.Is(err, logstore.ErrClosed) {
 			errs = append(errs, err)
 		}
 	}
-	if err := b.fs.Rename(t.dir, gone); err != nil {
-		// A full disk can refuse even a rename (the directory may need
-		// a block for the new name); unlinking topic.json needs none,
-		// and without it the directory is debris at the next start.
-		if rerr := b.fs.Remove(path.Join(t.dir, "topic.json")); rerr != nil {
-			errs = append(errs, fmt.Errorf("%w: %w (and removing topic.json: %w)", errTopicNotDeleted, err, rerr))
-		} else {
-			if err := b.fs.SyncDir(t.dir); err != nil {
-				errs = append(errs, fmt.Errorf("%w: %w", errTopicNotDeleted, err))
-			}
-			if err := b.fs.RemoveAll(t.dir); err != nil {
-				errs = append(errs, err)
-			}
-			b.spaceFreed()
-		}
-	} else {
-		if err := b.fs.SyncDir(b.topicsDir()); err != nil {
-			errs = append(errs, err)
-		}
-		if err := b.fs.RemoveAll(gone); err != nil {
-			errs = append(errs, err)
-		} else {
-			b.spaceFreed()
-		}
+	freed, err := topics.RemoveDir(b.fs, b.topicsDir(), t.dir)
+	if freed {
+		b.spaceFreed()
 	}
+	errs = append(errs, err)
 	b.topicDeleted(t.name, t.id)
 	return errors.Join(errs...)
 }

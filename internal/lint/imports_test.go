@@ -119,6 +119,16 @@ var rules = []rule{
 		other:  func(string) bool { return false },
 		why:    "ACLs and delegation tokens take decoded requests and principals and give decisions and codes; connections and dispatch are the broker's",
 	},
+	{
+		name: "admin",
+		covers: func(rel string, test bool) bool {
+			return under(rel, "broker/internal/errresp") || under(rel, "broker/internal/cleanstop") ||
+				under(rel, "broker/internal/features") || under(rel, "broker/internal/topics")
+		},
+		forbid: func(rel string) bool { return rel == "broker" || under(rel, "protocol") },
+		other:  func(string) bool { return false },
+		why:    "error answers, the clean-shutdown marker, the features table and topic administration take decoded requests, files and values; dispatch, connections and the topic table are the broker's",
+	},
 }
 
 // uplinkForbids is what broker/uplink, tests included, may not import of
@@ -301,6 +311,11 @@ func TestImports(t *testing.T) {
 			t.Errorf(`broker/internal/%s exists but rule "control" covered none of its files`, dir)
 		}
 	}
+	for _, dir := range []string{"errresp", "cleanstop", "features", "topics"} {
+		if _, err := os.Stat(filepath.Join(root, "broker", "internal", dir)); err == nil && covered["admin"] == 0 {
+			t.Errorf(`broker/internal/%s exists but rule "admin" covered none of its files`, dir)
+		}
+	}
 	for _, dir := range []string{"acl", "dtoken"} {
 		if _, err := os.Stat(filepath.Join(root, "broker", "internal", dir)); err == nil && covered["authorizer"] == 0 {
 			t.Errorf(`broker/internal/%s exists but rule "authorizer" covered none of its files`, dir)
@@ -371,6 +386,10 @@ import (
 		// broker and protocol are not, in tests too.
 		"broker/internal/acl/a.go":         "package acl\n\nimport (\n\t\"example.com/m/protocol\"\n\t\"github.com/twmb/franz-go/pkg/kmsg\"\n)\n",
 		"broker/internal/dtoken/d_test.go": "package dtoken\n\nimport (\n\t\"example.com/m/broker\"\n\t\"example.com/m/broker/internal/sasl\"\n)\n",
+		// Topic administration, features, the marker, error answers:
+		// kmsg and storage are fine; the broker and protocol are not.
+		"broker/internal/features/f.go":    "package features\n\nimport (\n\t\"example.com/m/protocol\"\n\t\"github.com/twmb/franz-go/pkg/kmsg\"\n)\n",
+		"broker/internal/topics/t_test.go": "package topics\n\nimport (\n\t\"example.com/m/broker\"\n\t\"example.com/m/logstore\"\n)\n",
 		// The uplink: franz-go, storage, internal helpers and its own
 		// subpackages are fine; the broker (internal coordinators
 		// included), protocol and the layers above are not, in tests too.
@@ -406,12 +425,14 @@ import (
 		`broker/internal/configs/c_test.go:3: imports example.com/m/protocol (rule "configs")`,
 		`broker/internal/dtoken/d_test.go:4: imports example.com/m/broker (rule "authorizer")`,
 		`broker/internal/faults/f.go:4: imports example.com/m/protocol (rule "control")`,
+		`broker/internal/features/f.go:4: imports example.com/m/protocol (rule "admin")`,
 		`broker/internal/groups/assign/a.go:3: imports example.com/m/protocol (rule "coordinator")`,
 		`broker/internal/groups/c_test.go:3: imports example.com/m/broker (rule "coordinator")`,
 		`broker/internal/oauth/o.go:3: imports example.com/m/broker (rule "sasl")`,
 		`broker/internal/reqlog/r_test.go:3: imports example.com/m/broker (rule "control")`,
 		`broker/internal/sasl/s.go:6: imports github.com/twmb/franz-go/pkg/kmsg (rule "sasl")`,
 		`broker/internal/sasl/s_test.go:3: imports example.com/m/protocol (rule "sasl")`,
+		`broker/internal/topics/t_test.go:4: imports example.com/m/broker (rule "admin")`,
 		`broker/internal/txn/t.go:5: imports example.com/m/protocol (rule "txn coordinator")`,
 		`broker/internal/txn/t_test.go:3: imports example.com/m/broker (rule "txn coordinator")`,
 		`broker/uplink/sub/s.go:3: imports example.com/m/protocol (rule "uplink")`,
@@ -444,6 +465,9 @@ import (
 	}
 	if covered["control"] != 3 {
 		t.Errorf("control rule covered %d files, want 3", covered["control"])
+	}
+	if covered["admin"] != 2 {
+		t.Errorf("admin rule covered %d files, want 2", covered["admin"])
 	}
 	if covered["configs"] != 2 {
 		t.Errorf("configs rule covered %d files, want 2", covered["configs"])
