@@ -4,8 +4,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path"
 	"strconv"
 	"sync"
@@ -363,11 +361,4 @@ func (b *Broker) lookupTopic(name string, id [16]byte) *topic {
 	return tt.byID[id]
 }
 
-func readFile(fsys vfs.FS, name string) ([]byte, error) {
-	f, err := fsys.OpenFile(name, os.O_RDONLY, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(f)
-}
+func readFile(fsys vfs.FS, name string) ([]byte, error) { return vfs.ReadFile(fsys, name) }

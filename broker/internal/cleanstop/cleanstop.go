@@ -33,11 +33,9 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"io/fs"
 	"log/slog"
 	"maps"
-	"os"
 	"path"
 	"slices"
 	"strconv"
@@ -126,7 +124,7 @@ func Mark(fsys vfs.FS, dataDir string, listings map[string][]string) error {
 // Take reports whether the marker is there, and the partition listings
 // it carries; listings it cannot trust are logged to log and left out.
 func Take(fsys vfs.FS, dataDir string, log *slog.Logger) (bool, map[string][]string, error) {
-	data, err := readFile(fsys, markerPath(dataDir))
+	data, err := vfs.ReadFile(fsys, markerPath(dataDir))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return false, nil, nil
@@ -153,13 +151,4 @@ func Drop(fsys vfs.FS, dataDir string) error {
 		return fmt.Errorf("broker: removing the clean-shutdown marker: %w", err)
 	}
 	return nil
-}
-
-func readFile(fsys vfs.FS, name string) ([]byte, error) {
-	f, err := fsys.OpenFile(name, os.O_RDONLY, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(f)
 }

@@ -31,7 +31,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path"
@@ -109,7 +108,7 @@ func Scan(fsys vfs.FS, topicsDir string, log *slog.Logger) ([]Found, error) {
 			}
 			continue
 		}
-		data, err := readFile(fsys, path.Join(dir, "topic.json"))
+		data, err := vfs.ReadFile(fsys, path.Join(dir, "topic.json"))
 		if errors.Is(err, os.ErrNotExist) {
 			log.Warn("removing topic directory without topic.json (interrupted create)", "dir", dir)
 			if err := fsys.RemoveAll(dir); err != nil {
@@ -260,13 +259,4 @@ func Parallel(n int, open func(i int) error) error {
 	close(jobs)
 	wg.Wait()
 	return firstErr
-}
-
-func readFile(fsys vfs.FS, name string) ([]byte, error) {
-	f, err := fsys.OpenFile(name, os.O_RDONLY, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(f)
 }
