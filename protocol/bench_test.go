@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -97,6 +99,61 @@ func BenchmarkFrameRead(b *testing.B) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(processCPU()-cpu0)/float64(sent), "CPU-ns/B")
+}
+
+// BenchmarkFrameReadHuge: produce frames of 17-34 MiB, the requests kgo
+// sends to a topic of 1000 partitions (one batch per partition, grown as
+// the producer speeds up), two connections at a time, each replaced by a
+// new one (untrusted: its first frame is read in growth mode) every four
+// frames, as mkbench's runs do. faults/MiB is the page faults the process
+// took per MiB read: a huge frame read into fresh memory faults in and
+// zeroes every page (issue 33's 1000-partition produce CPU).
+func BenchmarkFrameReadHuge(b *testing.B) {
+	resp := kmsg.NewPtrProduceResponse()
+	resp.Version = 9
+	h := HandlerFunc(func(_ context.Context, req *Request) Reply { return Reply{Response: resp} })
+	s := startServer(b, Config{}, h)
+	sizes := []int{17 << 20, 23 << 20, 28 << 20, 34 << 20}
+	frames := make([][]byte, len(sizes))
+	var total int64
+	for i, n := range sizes {
+		frames[i] = produceFrame(int32(i), n)
+		total += int64(len(frames[i]))
+	}
+	b.SetBytes(total / int64(len(frames)))
+	var ru0, ru1 syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	cpu0 := processCPU()
+	b.ResetTimer()
+	var sent atomic.Int64
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(next.Load()), 7))
+			for next.Load() < int64(b.N) {
+				c := dial(b, s)
+				c.SetDeadline(time.Time{})
+				for k := 0; k < 4 && next.Add(1) <= int64(b.N); k++ {
+					f := frames[rng.IntN(len(frames))]
+					if _, err := c.Write(f); err != nil {
+						b.Error(err)
+						return
+					}
+					mustReadFrame(b, c)
+					sent.Add(int64(len(f)))
+				}
+				c.Close()
+			}
+		}()
+	}
+	wg.Wait()
+	b.StopTimer()
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	b.ReportMetric(float64(processCPU()-cpu0)/float64(sent.Load()), "CPU-ns/B")
+	b.ReportMetric(float64(ru1.Minflt-ru0.Minflt)/(float64(sent.Load())/(1<<20)), "faults/MiB")
 }
 
 // processCPU is the process's user+system CPU time so far.

@@ -450,10 +450,15 @@ func (c *conn) readFrame(br *bufio.Reader, size int, raw bool) ([]byte, frameMem
 		return nil, mem, c.bodyErr(err, size, br.Buffered())
 	}
 	// A huge Produce frame's buffer is mapped outside the heap (mapFrame):
-	// its handler keeps none of its bytes, so it can be unmapped.
+	// its handler keeps none of its bytes, so it can be unmapped. So is a
+	// growing one's, so that each step grows the mapping (regrow) instead
+	// of copying into fresh memory that faults in page by page.
 	h.mapOK = !raw && int16(binary.BigEndian.Uint16(head)) == produceKey
+	whole := int64(bufCap(size))
+	here := br.Buffered() + queuedBytes(c.tcp)
+	full := c.trusted || here >= size/2
 	alloc := func(n int64) []byte {
-		if h.mapOK && n > keepLarge {
+		if h.mapOK && (n > keepLarge || !full) {
 			if b, ok := mapFrame(int(n)); ok {
 				h.addMapped(b)
 				return b[:0]
@@ -461,9 +466,6 @@ func (c *conn) readFrame(br *bufio.Reader, size int, raw bool) ([]byte, frameMem
 		}
 		return make([]byte, 0, n)
 	}
-	whole := int64(bufCap(size))
-	here := br.Buffered() + queuedBytes(c.tcp)
-	full := c.trusted || here >= size/2
 	want := whole
 	if !full {
 		// Twice what is here: a body that stops now holds that much.
@@ -514,10 +516,16 @@ func (c *conn) readFrame(br *bufio.Reader, size int, raw bool) ([]byte, frameMem
 				next = whole // overdrawn: the whole frame was granted
 			}
 			if nb == nil {
-				nb = alloc(g)
+				if grown, ok := h.regrow(frame, g); ok {
+					nb = grown[:len(frame)]
+				} else {
+					nb = append(alloc(g), frame...)
+					h.outgrow(frame)
+				}
+			} else {
+				nb = append(nb, frame...)
+				h.outgrow(frame)
 			}
-			nb = append(nb, frame...)
-			h.outgrow(frame)
 			frame = nb
 			if next == whole {
 				h.readingWhole(c.evictStalled)

@@ -1,0 +1,145 @@
+package protocol
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// mappedFrame charges and maps a produce frame buffer of n bytes for a new
+// hold, as readFrame does when no cached buffer fits, and fills it with fill.
+func mappedFrame(t *testing.T, b *Budget, n int64, fill byte) (*hold, []byte) {
+	t.Helper()
+	h := b.newHold(new(int))
+	h.mapOK = true
+	buf, g, err := h.acquire(context.Background(), nil, n, n, true)
+	if err != nil || buf != nil || g != n {
+		t.Fatalf("acquire %d: buf %d bytes, granted %d, %v; want a fresh charge", n, cap(buf), g, err)
+	}
+	m, ok := mapFrame(int(n))
+	if !ok {
+		t.Fatal("mapFrame failed")
+	}
+	h.addMapped(m)
+	m = m[:n]
+	for i := range m {
+		m[i] = fill
+	}
+	h.finish()
+	return h, m
+}
+
+// TestBudgetGrowsCachedMappedBuffer: a produce frame larger than every
+// cached buffer is handed the largest cached mapped one grown to its size,
+// with its pages (the bytes the last frame left are still there) and
+// exactly its size charged; frames that may not be mapped are not.
+func TestBudgetGrowsCachedMappedBuffer(t *testing.T) {
+	b := NewBudget(100 << 20)
+	h, m := mappedFrame(t, b, 20<<20, 0xab)
+	h.release(m)
+	if got := b.InUse(); got != 20<<20 {
+		t.Fatalf("after release: %d charged, want the 20 MiB cached buffer", got)
+	}
+
+	other := b.newHold(new(int)) // not a Produce frame: never a mapped buffer
+	if buf, _, _ := other.acquire(context.Background(), nil, 30<<20, 30<<20, true); buf != nil {
+		t.Fatal("a frame that may not be mapped got the cached mapped buffer")
+	}
+	other.release(nil)
+
+	h2 := b.newHold(new(int))
+	h2.mapOK = true
+	buf, g, err := h2.acquire(context.Background(), nil, 30<<20, 30<<20, true)
+	if err != nil || g != 30<<20 || cap(buf) != 30<<20 {
+		t.Fatalf("acquire 30 MiB: cap %d, granted %d, %v; want the cached buffer grown to 30 MiB", cap(buf), g, err)
+	}
+	if got := b.InUse(); got != 30<<20 {
+		t.Fatalf("grown: %d charged, want 30 MiB", got)
+	}
+	buf = buf[:30<<20]
+	if buf[0] != 0xab || buf[20<<20-1] != 0xab || buf[20<<20] != 0 {
+		t.Fatalf("grown buffer: bytes %x %x %x; want the old pages then zeroes", buf[0], buf[20<<20-1], buf[20<<20])
+	}
+	h2.finish()
+	h2.release(buf)
+	if got := b.InUse(); got != 30<<20 {
+		t.Fatalf("after release: %d charged, want the 30 MiB cached buffer", got)
+	}
+	b.mu.Lock()
+	n := len(b.cached)
+	b.mu.Unlock()
+	if n != 1 {
+		t.Fatalf("%d cached buffers, want 1", n)
+	}
+}
+
+// TestBudgetGrowDropsOtherCached: growing the cached mapped buffer past
+// the limit first drops the other cached buffers; when even that does not
+// make room, the frame is charged afresh as before.
+func TestBudgetGrowDropsOtherCached(t *testing.T) {
+	b := NewBudget(40 << 20)
+	h1, m1 := mappedFrame(t, b, 20<<20, 1)
+	h2, m2 := mappedFrame(t, b, 10<<20, 2)
+	h1.release(m1)
+	h2.release(m2)
+	h := b.newHold(new(int))
+	h.mapOK = true
+	buf, g, err := h.acquire(context.Background(), nil, 35<<20, 35<<20, true)
+	if err != nil || g != 35<<20 || cap(buf) != 35<<20 || buf[:1][0] != 1 {
+		t.Fatalf("acquire 35 MiB: cap %d, granted %d, %v; want the 20 MiB buffer grown", cap(buf), g, err)
+	}
+	if got := b.InUse(); got != 35<<20 {
+		t.Fatalf("%d charged, want 35 MiB (the 10 MiB buffer dropped)", got)
+	}
+	h.release(nil)
+	if got := b.InUse(); got != 0 {
+		t.Fatalf("after release: %d charged, want 0", got)
+	}
+}
+
+// TestGrowingProduceFrameIntact: a large produce frame whose body arrives
+// slowly on a new connection is read in growth mode, its mapped buffer
+// grown in place step by step; the handler sees every byte as sent.
+func TestGrowingProduceFrameIntact(t *testing.T) {
+	const size = 24 << 20
+	records := make([]byte, size)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range records {
+		records[i] = byte(rng.Uint32())
+	}
+	got := make(chan bool, 1)
+	s := startServer(t, Config{}, HandlerFunc(func(_ context.Context, req *Request) Reply {
+		pr := req.Body.(*kmsg.ProduceRequest)
+		got <- bytes.Equal(pr.Topics[0].Partitions[0].Records, records)
+		resp := kmsg.NewPtrProduceResponse()
+		resp.Version = req.Version
+		return Reply{Response: resp}
+	}))
+	req := kmsg.NewPtrProduceRequest()
+	req.Version, req.Acks = 9, 1
+	tp := kmsg.NewProduceRequestTopic()
+	tp.Topic = "t"
+	p := kmsg.NewProduceRequestTopicPartition()
+	p.Records = records
+	tp.Partitions = append(tp.Partitions, p)
+	req.Topics = append(req.Topics, tp)
+	f := frame(1, nil, req)
+	c := dial(t, s)
+	c.SetDeadline(time.Now().Add(30 * time.Second))
+	// A little at first, so the frame starts small and grows.
+	send(t, c, f[:100<<10])
+	time.Sleep(50 * time.Millisecond)
+	for rest := f[100<<10:]; len(rest) > 0; {
+		k := min(len(rest), 1<<20)
+		send(t, c, rest[:k])
+		rest = rest[k:]
+	}
+	mustReadFrame(t, c)
+	if !<-got {
+		t.Fatal("the handler saw different record bytes than were sent")
+	}
+}
