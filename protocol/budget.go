@@ -112,8 +112,8 @@ type hold struct {
 	// lastRead is the unix-nano time bytes last arrived for the frame.
 	lastRead atomic.Int64
 	// mapped are the frame's buffers that came from mapFrame (only
-	// Produce frames, whose bytes the handler does not keep: over
-	// keepLarge, or growing) or were grown by remapFrame: they are
+	// Produce frames, whose bytes the handler does not keep, over
+	// keepLarge or growing to it) or were grown by remapFrame: they are
 	// unmapped when given back. Guarded by b.mu.
 	mapped [][]byte
 	// mapOK: the frame is a Produce request, whose buffer may be mapped.

@@ -450,15 +450,16 @@ func (c *conn) readFrame(br *bufio.Reader, size int, raw bool) ([]byte, frameMem
 		return nil, mem, c.bodyErr(err, size, br.Buffered())
 	}
 	// A huge Produce frame's buffer is mapped outside the heap (mapFrame):
-	// its handler keeps none of its bytes, so it can be unmapped. So is a
-	// growing one's, so that each step grows the mapping (regrow) instead
-	// of copying into fresh memory that faults in page by page.
+	// its handler keeps none of its bytes, so it can be unmapped. So are
+	// the smaller buffers a huge frame grows through, so that each step
+	// grows the mapping (regrow) instead of copying into fresh memory that
+	// faults in page by page. Smaller frames keep the heap's warm memory.
 	h.mapOK = !raw && int16(binary.BigEndian.Uint16(head)) == produceKey
 	whole := int64(bufCap(size))
 	here := br.Buffered() + queuedBytes(c.tcp)
 	full := c.trusted || here >= size/2
 	alloc := func(n int64) []byte {
-		if h.mapOK && (n > keepLarge || !full) {
+		if h.mapOK && (n > keepLarge || !full && whole > keepLarge) {
 			if b, ok := mapFrame(int(n)); ok {
 				h.addMapped(b)
 				return b[:0]
