@@ -3,20 +3,18 @@ package broker
 // DeleteTopics v0–v6.
 //
 // Deletes by name (v0–v5 TopicNames, v6 Topics[].Name) or by ID (v6
-// Topics[].TopicID). Unknown names: UNKNOWN_TOPIC_OR_PARTITION; unknown IDs:
-// UNKNOWN_TOPIC_ID; both or neither given, or an internal topic:
-// INVALID_REQUEST. With the authorizer on a topic needs DELETE
-// (TOPIC_AUTHORIZATION_FAILED, before existence for a name). Deletion closes
-// the partition logs (waking long-polling fetches), removes the data and
-// calls the OnTopicDeleted hooks before answering. On a full disk the
-// deletion still works (it frees space; if the directory cannot be renamed,
-// its topic.json is unlinked instead); only one that might not survive a
-// restart is answered KAFKA_STORAGE_ERROR.
+// Topics[].TopicID); which topic an entry names and the refusals before
+// deletion are broker/internal/topics' ResolveDelete (its doc has Kafka's
+// rules). Deletion closes the partition logs (waking long-polling
+// fetches), removes the data and calls the OnTopicDeleted hooks before
+// answering. On a full disk the deletion still works (it frees space; if
+// the directory cannot be renamed, its topic.json is unlinked instead);
+// only one that might not survive a restart is answered
+// KAFKA_STORAGE_ERROR.
 
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -36,33 +34,14 @@ func (b *Broker) handleDeleteTopics(_ context.Context, req *protocol.Request) pr
 	for _, rt := range reqs {
 		st := kmsg.NewDeleteTopicsResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
-		var err error
-		hasName, hasID := rt.Topic != nil && *rt.Topic != "", rt.TopicID != ([16]byte{})
-		var t *topic
-		switch {
-		case hasName && hasID, !hasName && !hasID:
-			st.ErrorCode, err = kerr.InvalidRequest.Code, fmt.Errorf("give exactly one of topic name and topic ID")
-		case hasName && !az.topic(opDelete, *rt.Topic):
-			st.ErrorCode, err = errTopicAuth, errAuthorizationFailed
-		case hasName:
-			if t = b.lookupTopic(*rt.Topic, [16]byte{}); t == nil {
-				st.ErrorCode, err = kerr.UnknownTopicOrPartition.Code, fmt.Errorf("unknown topic %s", *rt.Topic)
-			}
-		default:
-			if t = b.lookupTopic("", rt.TopicID); t == nil {
-				st.ErrorCode, err = kerr.UnknownTopicID.Code, fmt.Errorf("unknown topic ID %s", uuidString(rt.TopicID))
-			} else if !az.topic(opDelete, t.name) {
-				// Without DESCRIBE the name is not revealed, as Kafka.
-				if az.topicVisible(opDescribe, t.name) {
-					name := t.name
-					st.Topic = &name
-				}
-				st.ErrorCode, err, t = errTopicAuth, errAuthorizationFailed, nil
-			}
+		name, shown, code, err := topics.ResolveDelete(&rt, topicsDeleting{b, az})
+		if shown != nil {
+			st.Topic = shown
 		}
-		if t != nil && isInternalTopic(t.name) {
-			st.ErrorCode, err = kerr.InvalidRequest.Code, fmt.Errorf("internal topic %s cannot be deleted", t.name)
-			t = nil
+		st.ErrorCode = code
+		var t *topic
+		if code == 0 {
+			t = b.lookupTopic(name, [16]byte{})
 		}
 		if t != nil && !b.mutationAllowed(req, int32(len(t.partitions())), req.Version >= 5) {
 			st.ErrorCode, err = kerr.ThrottlingQuotaExceeded.Code, errThrottlingQuota
@@ -92,4 +71,26 @@ func (b *Broker) handleDeleteTopics(_ context.Context, req *protocol.Request) pr
 		resp.Topics = append(resp.Topics, st)
 	}
 	return protocol.Reply{Response: resp}
+}
+
+// topicsDeleting is the broker and a request's authorizer as
+// DeleteTopics' resolution sees them (topics.Deleting).
+type topicsDeleting struct {
+	b  *Broker
+	az *authz
+}
+
+func (d topicsDeleting) Exists(name string) bool      { return d.b.lookupTopic(name, [16]byte{}) != nil }
+func (d topicsDeleting) MayDescribe(name string) bool { return d.az.topicVisible(opDescribe, name) }
+func (d topicsDeleting) NameOf(id [16]byte) string {
+	if t := d.b.lookupTopic("", id); t != nil {
+		return t.name
+	}
+	return ""
+}
+func (d topicsDeleting) MayDelete(name string) error {
+	if !d.az.topic(opDelete, name) {
+		return errAuthorizationFailed
+	}
+	return nil
 }

@@ -207,3 +207,52 @@ func TestParallel(t *testing.T) {
 		t.Fatalf("DeleteRequested: %+v", got)
 	}
 }
+
+type deleting struct{ denied, hidden string }
+
+func (d deleting) NameOf(id [16]byte) string {
+	return map[[16]byte]string{{1}: "a", {2}: "secret", {3}: OffsetsTopic}[id]
+}
+func (d deleting) Exists(name string) bool {
+	return name == "a" || name == "secret" || name == OffsetsTopic
+}
+func (d deleting) MayDelete(name string) error {
+	if name == "secret" || name == d.denied {
+		return errors.New("denied")
+	}
+	return nil
+}
+func (d deleting) MayDescribe(name string) bool { return name != d.hidden }
+
+// ResolveDelete alone: exactly one of name and ID, DELETE before
+// existence for a name, the name of a denied ID shown only with DESCRIBE,
+// internal topics refused.
+func TestResolveDelete(t *testing.T) {
+	str := func(s string) *string { return &s }
+	for _, c := range []struct {
+		name  *string
+		id    [16]byte
+		d     deleting
+		want  int16
+		shown bool
+	}{
+		{nil, [16]byte{}, deleting{}, kerr.InvalidRequest.Code, false},
+		{str("a"), [16]byte{1}, deleting{}, kerr.InvalidRequest.Code, false},
+		{str("nope"), [16]byte{}, deleting{denied: "nope"}, kerr.TopicAuthorizationFailed.Code, false},
+		{str("nope"), [16]byte{}, deleting{}, kerr.UnknownTopicOrPartition.Code, false},
+		{nil, [16]byte{9}, deleting{}, kerr.UnknownTopicID.Code, false},
+		{nil, [16]byte{2}, deleting{}, kerr.TopicAuthorizationFailed.Code, true},
+		{nil, [16]byte{2}, deleting{hidden: "secret"}, kerr.TopicAuthorizationFailed.Code, false},
+		{nil, [16]byte{3}, deleting{}, kerr.InvalidRequest.Code, false},
+		{str(OffsetsTopic), [16]byte{}, deleting{}, kerr.InvalidRequest.Code, false},
+		{nil, [16]byte{1}, deleting{}, 0, false},
+		{str("a"), [16]byte{}, deleting{}, 0, false},
+	} {
+		rt := kmsg.NewDeleteTopicsRequestTopic()
+		rt.Topic, rt.TopicID = c.name, c.id
+		name, shown, code, err := ResolveDelete(&rt, c.d)
+		if code != c.want || (shown != nil) != c.shown || (code == 0) != (err == nil) || (code == 0 && name != "a") {
+			t.Errorf("%v %v %+v: %q %v %d %v, want code %d shown %v", c.name, c.id, c.d, name, shown, code, err, c.want, c.shown)
+		}
+	}
+}

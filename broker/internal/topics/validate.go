@@ -260,3 +260,51 @@ func DeleteRequested(r *kmsg.DeleteTopicsRequest, version int16) []kmsg.DeleteTo
 	}
 	return reqs
 }
+
+// Deleting is the broker as DeleteTopics' resolution sees it, under its
+// adminMu.
+type Deleting interface {
+	// NameOf is the name of the topic with that ID, "" for none.
+	NameOf(id [16]byte) string
+	Exists(name string) bool
+	// MayDelete is nil when the client may delete the topic, else the
+	// refusal (TOPIC_AUTHORIZATION_FAILED); MayDescribe whether it may
+	// learn the topic's name.
+	MayDelete(name string) error
+	MayDescribe(name string) bool
+}
+
+// ResolveDelete is the topic one DeleteTopics entry deletes, or why not:
+// exactly one of name and ID (else INVALID_REQUEST); for a name, DELETE
+// before existence (TOPIC_AUTHORIZATION_FAILED, then
+// UNKNOWN_TOPIC_OR_PARTITION); for an ID, UNKNOWN_TOPIC_ID, then DELETE,
+// with the name revealed (shown) only to a client that may describe it,
+// as Kafka; an internal topic is INVALID_REQUEST.
+func ResolveDelete(rt *kmsg.DeleteTopicsRequestTopic, d Deleting) (name string, shown *string, code int16, err error) {
+	hasName, hasID := rt.Topic != nil && *rt.Topic != "", rt.TopicID != ([16]byte{})
+	switch {
+	case hasName && hasID, !hasName && !hasID:
+		return "", nil, kerr.InvalidRequest.Code, fmt.Errorf("give exactly one of topic name and topic ID")
+	case hasName:
+		if err := d.MayDelete(*rt.Topic); err != nil {
+			return "", nil, kerr.TopicAuthorizationFailed.Code, err
+		}
+		if name = *rt.Topic; !d.Exists(name) {
+			return "", nil, kerr.UnknownTopicOrPartition.Code, fmt.Errorf("unknown topic %s", name)
+		}
+	default:
+		if name = d.NameOf(rt.TopicID); name == "" {
+			return "", nil, kerr.UnknownTopicID.Code, fmt.Errorf("unknown topic ID %s", UUIDString(rt.TopicID))
+		}
+		if err := d.MayDelete(name); err != nil {
+			if d.MayDescribe(name) {
+				shown = &name
+			}
+			return "", shown, kerr.TopicAuthorizationFailed.Code, err
+		}
+	}
+	if IsInternal(name) {
+		return "", nil, kerr.InvalidRequest.Code, fmt.Errorf("internal topic %s cannot be deleted", name)
+	}
+	return name, nil, 0, nil
+}
