@@ -53,6 +53,7 @@ func main() {
 	})
 	kafka := flag.String("kafka", "", "also race Apache Kafka: a `script` taking PORT DATA_DIR CONTROLLER_PORT [key=value...] (scripts/kafka-broker.sh) in the produce-*, compression, latency, consume and share runs")
 	kafkaWarmMiB := flag.Int64("kafka-warmup-mib", 64, "MiB produced to Apache Kafka after each start, not measured (JVM warm-up)")
+	pauseIdle := flag.Bool("pause-idle", false, "stop (SIGSTOP) the other brokers while one is measured, continue them after (an idle JVM's background CPU otherwise inflates the others' figures on 2 cores)")
 	rdshare := flag.String("librdkafka-share", "", "in the share scenario, also read with librdkafka's share consumer: the `binary` internal/bench/cmd/rdshare/build.sh prints")
 	out := flag.String("o", "", "also write the markdown table to this `file`")
 	quiet := flag.Bool("q", false, "no per-run progress on stderr")
@@ -60,13 +61,13 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, *scenario, *runs, *produceMiB, *consumeMiB, *latRate, *latFor, *dir, *mkBin, *kfBin, mkArgs, others, *kafka, *kafkaWarmMiB, *rdshare, *out, *quiet); err != nil {
+	if err := run(ctx, *scenario, *runs, *produceMiB, *consumeMiB, *latRate, *latFor, *dir, *mkBin, *kfBin, mkArgs, others, *kafka, *kafkaWarmMiB, *rdshare, *pauseIdle, *out, *quiet); err != nil {
 		fmt.Fprintf(os.Stderr, "mkbench: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, scenario string, runs int, produceMiB, consumeMiB int64, latRate int, latFor time.Duration, dir, mkBin, kfBin string, mkArgs []string, others []bench.NamedCmd, kafka string, kafkaWarmMiB int64, rdshare, out string, quiet bool) error {
+func run(ctx context.Context, scenario string, runs int, produceMiB, consumeMiB int64, latRate int, latFor time.Duration, dir, mkBin, kfBin string, mkArgs []string, others []bench.NamedCmd, kafka string, kafkaWarmMiB int64, rdshare string, pauseIdle bool, out string, quiet bool) error {
 	tmp, err := os.MkdirTemp(dir, "mkbench-")
 	if err != nil {
 		return err
@@ -97,6 +98,7 @@ func run(ctx context.Context, scenario string, runs int, produceMiB, consumeMiB 
 		Kafka:           bench.Cmd{Path: kafka},
 		KafkaWarmup:     kafkaWarmMiB << 20,
 		LibrdkafkaShare: rdshare,
+		PauseIdle:       pauseIdle,
 		Scenarios:       strings.Split(scenario, ","),
 		Runs:            runs,
 		ProduceBytes:    produceMiB << 20,
