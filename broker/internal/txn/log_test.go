@@ -131,3 +131,44 @@ func TestLogResumesAfterDiskFull(t *testing.T) {
 		t.Fatalf("reopened txn log holds %v, want [after before]", ids)
 	}
 }
+
+// The finalized transaction.version survives a compaction (it is live
+// content, not history) and a reopen; the newest record wins.
+func TestTxnLogKeepsTxnVersion(t *testing.T) {
+	fs := vfs.NewMem()
+	tl, err := OpenLog(fs, "/tx", true, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, level := range []int16{0, 1} {
+		l := level
+		if err := tl.append(true, record{TxnVersion: &l, FeaturesEpoch: int64(i + 2)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Enough superseded state of one ID to make the log worth compacting.
+	pad := strings.Repeat("x", 4096)
+	for i := 0; tl.size < 2<<20; i++ {
+		if err := tl.append(false, record{Txn: &snapshot{ID: "churn", PID: int64(i), Offsets: []offsetsRecord{{Group: "g", Topic: pad}}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gen := tl.gen
+	if err := tl.maybeCompact(func(abortedRecord) bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	if tl.gen == gen {
+		t.Fatalf("not compacted: generation %d, %d bytes", tl.gen, tl.size)
+	}
+	if err := tl.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tl, err = OpenLog(fs, "/tx", true, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tl.Close()
+	if tl.txnVersion != 1 || tl.featuresEpoch != 3 {
+		t.Fatalf("after compaction and reopen: transaction.version %d, features epoch %d; want 1, 3", tl.txnVersion, tl.featuresEpoch)
+	}
+}
