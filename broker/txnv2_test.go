@@ -7,6 +7,7 @@ package broker
 
 import (
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -419,4 +420,43 @@ func TestAddPartitionsToTxnV5(t *testing.T) {
 	if resp.Version != 5 || resp.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
 		t.Fatalf("v%d without CLUSTER_ACTION: %v", resp.Version, kerr.ErrorForCode(resp.ErrorCode))
 	}
+}
+
+// A new producer fences a TV2 transaction as Kafka does: the abort
+// markers carry the next epoch and the new producer gets the one after,
+// so the old producer's EndTxn v5 at its epoch is no retry. A transaction
+// the timeout aborted, bumping once, takes its producer's abort as one.
+func TestTxnV2FencingAndTimeout(t *testing.T) {
+	b := newTestBroker(t)
+	createTopic(t, b, "f", 1)
+	ir := initTxn(t, b, "f", 5, 60000, -1, -1)
+	pid, e := ir.ProducerID, ir.ProducerEpoch
+	wantCode(t, "produce", txnProduceV(t, b, 12, "f", "f", 0, txnBatch(t, pid, e, 0, "zombie")).ErrorCode, nil)
+	if r := initTxn(t, b, "f", 5, 60000, -1, -1); r.ErrorCode != 0 || r.ProducerID != pid || r.ProducerEpoch != e+2 {
+		t.Fatalf("the new producer: %v %d/%d, want %d/%d", kerr.ErrorForCode(r.ErrorCode), r.ProducerID, r.ProducerEpoch, pid, e+2)
+	}
+	if p, _ := producerOn(t, b, "f", 0, pid); p.ProducerEpoch != int32(e+1) || p.CurrentTxnStartOffset != -1 {
+		t.Fatalf("the fenced transaction's marker: %+v, want epoch %d", p, e+1)
+	}
+	wantCode(t, "the old producer commits", endTxnV(t, b, 5, "f", pid, e, true).ErrorCode, kerr.ProducerFenced)
+	wantCode(t, "the old producer aborts", endTxnV(t, b, 5, "f", pid, e, false).ErrorCode, kerr.ProducerFenced)
+	if d := describeTxn(t, b, "f"); d.State != "Empty" || d.ProducerEpoch != e+2 {
+		t.Fatalf("after the fencing: %+v", d)
+	}
+
+	ir = initTxn(t, b, "slow", 5, 100, -1, -1)
+	pid, e = ir.ProducerID, ir.ProducerEpoch
+	wantCode(t, "produce", txnProduceV(t, b, 12, "slow", "f", 0, txnBatch(t, pid, e, 0, "late")).ErrorCode, nil)
+	deadline := time.Now().Add(10 * time.Second)
+	for describeTxn(t, b, "slow").State != "CompleteAbort" {
+		if time.Now().After(deadline) {
+			t.Fatalf("not aborted on timeout: %+v", describeTxn(t, b, "slow"))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	wantCode(t, "commit after the timeout", endTxnV(t, b, 5, "slow", pid, e, true).ErrorCode, kerr.InvalidTxnState)
+	if er := endTxnV(t, b, 5, "slow", pid, e, false); er.ErrorCode != 0 || er.ProducerEpoch != e+1 {
+		t.Fatalf("abort after the timeout: %v epoch %d, want %d", kerr.ErrorForCode(er.ErrorCode), er.ProducerEpoch, e+1)
+	}
+	wantCode(t, "the next transaction", txnProduceV(t, b, 12, "slow", "f", 0, txnBatch(t, pid, e+1, 0, "again")).ErrorCode, nil)
 }

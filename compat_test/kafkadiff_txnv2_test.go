@@ -93,6 +93,17 @@ func txnV2DiffRows() []diffRow {
 			out = append(out, "described", tx.describe())
 			return out
 		}},
+		{name: "TxnV2/a new producer fences", raw: func(s *diffSide) any {
+			tx := s.newTxn("kd-tv2-fence", "kd-tv2-fence", 1)
+			var out []any
+			out = append(out, "produce", tx.produce(12, 0, 0, 0))
+			out = append(out, "new producer", tx.initNew())
+			out = append(out, "fenced transaction's marker", tx.producerOn(0))
+			out = append(out, "old producer commits", tx.end(5, 0, true))
+			out = append(out, "old producer aborts", tx.end(5, 0, false))
+			out = append(out, "described", tx.describe())
+			return out
+		}},
 		{name: "TxnV2/TxnOffsetCommit", raw: func(s *diffSide) any {
 			tx := s.newTxn("kd-tv2-off", "kd-tv2-off", 1)
 			var out []any
@@ -276,6 +287,23 @@ func (tx *diffTxn) init(rel int16) any {
 	r.ProducerID, r.ProducerEpoch = tx.pid, tx.epoch+rel
 	resp := tx.s.pinned(r, 5).(*kmsg.InitProducerIDResponse)
 	return map[string]any{"err": errName(resp.ErrorCode), "epoch": tx.rel(resp.ProducerEpoch)}
+}
+
+// initNew is InitProducerId from a new producer of the same
+// transactional ID, retried as a client retries CONCURRENT_TRANSACTIONS
+// (Kafka's answer while it fences an open transaction).
+func (tx *diffTxn) initNew() any {
+	for try := 0; ; try++ {
+		r := kmsg.NewPtrInitProducerIDRequest()
+		r.TransactionalID, r.TransactionTimeoutMillis = &tx.id, 60000
+		r.ProducerID, r.ProducerEpoch = -1, -1
+		resp := tx.s.pinned(r, 5).(*kmsg.InitProducerIDResponse)
+		if resp.ErrorCode != kerr.ConcurrentTransactions.Code || try == 100 {
+			tx.settle()
+			return map[string]any{"err": errName(resp.ErrorCode), "epoch": tx.rel(resp.ProducerEpoch), "same pid": resp.ProducerID == tx.pid}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 func (tx *diffTxn) describe() map[string]any {

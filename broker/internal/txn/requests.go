@@ -157,11 +157,22 @@ func (c *Coordinator) InitProducerID(id string, timeoutMs int32, pid int64, epoc
 			return -1, -1, kerr.ConcurrentTransactions.Code, err
 		}
 	case Ongoing:
+		// As Kafka: the open transaction's producer is fenced first (its
+		// abort markers carry the bumped epoch), then the new producer
+		// gets an epoch of its own. Kafka answers the first step with
+		// CONCURRENT_TRANSACTIONS and bumps again on the retry; here both
+		// happen in this call.
 		c.bump(ts)
 		if err := c.endTxn(ts, false); err != nil {
 			return -1, -1, kerr.ConcurrentTransactions.Code, err
 		}
-		ts.timeout = timeout
+		if err := c.bumpOrRenew(ts); err != nil {
+			return -1, -1, kerr.KafkaStorageError.Code, err
+		}
+		if pid < 0 {
+			ts.lastEpoch = -1
+		}
+		ts.timeout, ts.state, ts.updated = timeout, Empty, c.now()
 		if err := c.persist(ts, true); err != nil {
 			return -1, -1, kerr.KafkaStorageError.Code, err
 		}
@@ -398,10 +409,11 @@ func (c *Coordinator) EndTxn(r *kmsg.EndTxnRequest, version int16, resp *kmsg.En
 	done := (r.Commit && ts.state == CompleteCommit) || (!r.Commit && ts.state == CompleteAbort)
 	if version >= 5 {
 		// A retry of the v5 EndTxn that ended the last transaction names
-		// the epoch before its bump, or the producer ID it replaced. An
-		// epoch bumped otherwise (a new producer fencing this one, the
-		// timeout) takes no retry.
-		retry := complete && ((ts.pid == r.ProducerID && r.ProducerEpoch+1 == ts.epoch && ts.endBumped) ||
+		// the epoch before its bump, or the producer ID it replaced; so
+		// does the abort of a transaction the timeout aborted (bumping
+		// once), as Kafka takes it. A producer a new one fenced is two
+		// epochs behind (InitProducerID).
+		retry := complete && ((ts.pid == r.ProducerID && r.ProducerEpoch+1 == ts.epoch) ||
 			(ts.prevPID >= 0 && ts.prevPID == r.ProducerID && r.ProducerEpoch == maxEpoch-1 && ts.epoch == 0))
 		if retry {
 			if done {
