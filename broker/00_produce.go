@@ -224,7 +224,7 @@ func (b *Broker) handleProduce(ctx context.Context, req *protocol.Request) proto
 // filling sp. It returns the error code, the offset after the batch (for
 // waitDurable) and an error describing a failure. Local and forwarded
 // partitions take the same path; the idempotence check is the partition's
-// (producers.go), whichever store the batch lands in.
+// (producers.State), whichever store the batch lands in.
 func (b *Broker) produceTo(p *partition, st partitionStore, batch []byte, acks int16, sp *kmsg.ProduceResponseTopicPartition, now time.Time, version int16, node int32, routed bool) (int16, int64, error) {
 	cfg := p.topic.cfg.Load()
 	if acks == -1 && cfg.MinInsync > 1 {
@@ -303,18 +303,18 @@ func (b *Broker) produceTo(p *partition, st partitionStore, batch []byte, acks i
 		records.SetPartitionLeaderEpoch(batch, p.place.Load().Epoch)
 	}
 	if idempotent {
-		if !p.producersLoaded {
+		if !p.producers.Loaded() {
 			p.loadProducerState(b.log, now)
 		}
-		dup, code := p.checkSequence(&h)
+		dup, code := p.producers.Check(&h)
 		if code != 0 {
 			return code, 0, fmt.Errorf("producer %d epoch %d sequence %d", h.ProducerID, h.ProducerEpoch, h.BaseSequence)
 		}
 		if dup != nil {
-			sp.BaseOffset = dup.firstOffset
-			sp.LogAppendTime = dup.appendTime
+			sp.BaseOffset = dup.FirstOffset
+			sp.LogAppendTime = dup.AppendTime
 			sp.LogStartOffset = st.logStart()
-			return 0, dup.lastOffs + 1, nil
+			return 0, dup.LastOffset + 1, nil
 		}
 	}
 	txnOpened := h.IsTransactional() && b.txns.Producing(p, h.ProducerID, st.logEnd())
@@ -327,7 +327,7 @@ func (b *Broker) produceTo(p *partition, st partitionStore, batch []byte, acks i
 		return errCode(err), 0, err
 	}
 	if idempotent {
-		p.recordSequence(&h, res.BaseOffset, res.LastOffset, res.AppendTimeMs, now)
+		p.producers.Record(&h, res.BaseOffset, res.LastOffset, res.AppendTimeMs, now)
 	}
 	sp.BaseOffset = res.BaseOffset
 	sp.LogAppendTime = res.AppendTimeMs

@@ -51,7 +51,7 @@ func (b *Broker) handleInitProducerID(_ context.Context, req *protocol.Request) 
 			b.logBad(req, "init producer id", "transactional_id", *r.TransactionalID, "error", kerr.ErrorForCode(resp.ErrorCode), "err", err)
 		}
 	default:
-		id, err := b.producers.allocate()
+		id, err := b.producers.Allocate()
 		if err != nil {
 			resp.ErrorCode = kerr.CoordinatorLoadInProgress.Code
 			b.log.Error("allocating producer id", "err", err)

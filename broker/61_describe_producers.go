@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minikafka/minikafka/broker/internal/producers"
 	"github.com/minikafka/minikafka/protocol"
 )
 
@@ -44,20 +45,20 @@ func (b *Broker) handleDescribeProducers(_ context.Context, req *protocol.Reques
 			}
 			open := b.txns.OpenTransactions(p)
 			p.mu.Lock()
-			if !p.producersLoaded {
+			if !p.producers.Loaded() {
 				p.loadProducerState(b.log, b.now())
 			}
-			for pid, ps := range p.producers {
+			p.producers.Each(func(pid int64, ps *producers.Entry) {
 				ap := kmsg.NewDescribeProducersResponseTopicPartitionActiveProducer()
-				ap.ProducerID, ap.ProducerEpoch, ap.LastSequence = pid, int32(ps.epoch), ps.lastSeq
-				ap.LastTimestamp = ps.updated.UnixMilli()
-				ap.CoordinatorEpoch = ps.coordEpoch1 - 1
+				ap.ProducerID, ap.ProducerEpoch, ap.LastSequence = pid, int32(ps.Epoch), ps.LastSeq
+				ap.LastTimestamp = ps.Updated.UnixMilli()
+				ap.CoordinatorEpoch = ps.CoordinatorEpoch()
 				ap.CurrentTxnStartOffset = -1
 				if f, ok := open[pid]; ok {
 					ap.CurrentTxnStartOffset = f
 				}
 				sp.ActiveProducers = append(sp.ActiveProducers, ap)
-			}
+			})
 			p.mu.Unlock()
 			st.Partitions = append(st.Partitions, sp)
 		}

@@ -37,6 +37,8 @@ import (
 	"github.com/minikafka/minikafka/broker/internal/faults"
 	"github.com/minikafka/minikafka/broker/internal/fetchsession"
 	"github.com/minikafka/minikafka/broker/internal/groups"
+	"github.com/minikafka/minikafka/broker/internal/listeners"
+	"github.com/minikafka/minikafka/broker/internal/producers"
 	"github.com/minikafka/minikafka/broker/internal/quota"
 	"github.com/minikafka/minikafka/broker/internal/reqlog"
 	"github.com/minikafka/minikafka/broker/internal/sasl"
@@ -158,16 +160,14 @@ type Broker struct {
 	files           *logstore.FileCache
 
 	clusterID string
-	advHost   atomic.Pointer[string]
-	advPort   atomic.Int32
-	listeners atomic.Pointer[[]Listener] // nil: the one listener above
+	lis       listeners.Set // advertised address, named listeners (broker/internal/listeners)
 
 	// topics is a copy-on-write table: readers load it without locking,
 	// writers replace it while holding adminMu.
 	topics  atomic.Pointer[topicTable]
 	adminMu sync.Mutex
 
-	producers *producerIDs
+	producers *producers.IDs
 
 	groups *groups.Coordinator
 	share  *share.Coordinator // share groups (KIP-932), share.go
@@ -271,8 +271,7 @@ func New(cfg Config) (*Broker, error) {
 	if b.cl, err = cluster.New(nodes); err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
-	b.advHost.Store(&cfg.AdvertisedHost)
-	b.advPort.Store(cfg.AdvertisedPort)
+	b.lis.SetAdvertised(cfg.AdvertisedHost, cfg.AdvertisedPort)
 	if len(cfg.Listeners) > 0 {
 		if err := b.SetListeners(cfg.Listeners); err != nil {
 			return nil, err
@@ -333,7 +332,7 @@ func (b *Broker) openStorage() (err error) {
 	}()
 	b.telemetry = telemetry.New(telemetry.Config{Metrics: b.cfg.ClientMetrics, Interval: b.cfg.ClientMetricsInterval, MaxBytes: b.cfg.TelemetryMaxBytes})
 	b.configs = newConfigs(b)
-	b.producers, err = openProducerIDs(b.fs, path.Join(b.cfg.DataDir, "producer_ids"))
+	b.producers, err = producers.OpenIDs(b.fs, path.Join(b.cfg.DataDir, "producer_ids"))
 	if err == nil {
 		if b.scram, err = sasl.OpenStore(b.fs, b.cfg.DataDir, b.sasl); err != nil {
 			err = fmt.Errorf("broker: %w", err)
@@ -414,116 +413,39 @@ func (b *Broker) openStorage() (err error) {
 
 // SetAdvertised changes the address Metadata and DescribeCluster hand out;
 // used after binding port 0.
-func (b *Broker) SetAdvertised(host string, port int32) {
-	b.advHost.Store(&host)
-	b.advPort.Store(port)
-}
+func (b *Broker) SetAdvertised(host string, port int32) { b.lis.SetAdvertised(host, port) }
 
 // Advertised returns the advertised host and port (the first listener's).
-func (b *Broker) Advertised() (string, int32) { return *b.advHost.Load(), b.advPort.Load() }
+func (b *Broker) Advertised() (string, int32) { return b.lis.Advertised() }
 
 // Listener is one named listener as clients see it (an entry of Kafka's
 // advertised.listeners and listener.security.protocol.map).
-type Listener struct {
-	// Name matches protocol.Config.ListenerName of the listener's server.
-	Name string
-	// Host and Port are the advertised address.
-	Host string
-	Port int32
-	// SASL requires connections on this listener to authenticate
-	// (SASL_PLAINTEXT, SASL_SSL); it needs Config.SASL.
-	SASL bool
-	// Node is the node the listener belongs to (protocol.Config.Node of
-	// its server); every node of a cluster has the same listener names.
-	Node int32
-}
+type Listener = listeners.Listener
 
 // SetListeners replaces the listeners (after binding port 0); the first
 // one also becomes Advertised.
-func (b *Broker) SetListeners(ls []Listener) error {
-	type key struct {
-		name string
-		node int32
-	}
-	seen := map[key]bool{}
-	for _, l := range ls {
-		switch {
-		case seen[key{l.Name, l.Node}]:
-			return fmt.Errorf("broker: listener %q given twice (node %d)", l.Name, l.Node)
-		case l.SASL && b.sasl == nil:
-			return fmt.Errorf("broker: listener %q requires SASL but no SASL users are configured", l.Name)
-		}
-		seen[key{l.Name, l.Node}] = true
-	}
-	if len(ls) == 0 {
-		b.listeners.Store(nil)
-		return nil
-	}
-	ls = slices.Clone(ls)
-	b.listeners.Store(&ls)
-	b.SetAdvertised(ls[0].Host, ls[0].Port)
-	return nil
-}
+func (b *Broker) SetListeners(ls []Listener) error { return b.lis.Set(ls, b.sasl != nil) }
 
 // Listeners returns the listeners set by Config.Listeners or
 // SetListeners; nil with the single Advertised listener.
-func (b *Broker) Listeners() []Listener {
-	if p := b.listeners.Load(); p != nil {
-		return slices.Clone(*p)
-	}
-	return nil
-}
+func (b *Broker) Listeners() []Listener { return b.lis.List() }
 
 // listener finds the listener req came in on.
 func (b *Broker) listener(req *protocol.Request) (Listener, bool) {
-	p := b.listeners.Load()
-	if p == nil || req.Conn == nil {
+	if req.Conn == nil {
 		return Listener{}, false
 	}
-	for _, l := range *p {
-		if l.Name == req.Conn.Listener && (l.Node == req.Conn.Node || !b.cl.Multi()) {
-			return l, true
-		}
-	}
-	return Listener{}, false
+	return b.lis.Find(req.Conn.Listener, req.Conn.Node, b.cl.Multi())
 }
 
-// nodeAddr is node's advertised address on the listener named name, or
-// on its first listener when it has none of that name.
-func (b *Broker) nodeAddr(node int32, name string) (string, int32, bool) {
-	p := b.listeners.Load()
-	if p == nil {
-		if node == b.cl.Nodes()[0].ID {
-			h, port := b.Advertised()
-			return h, port, true
-		}
-		return "", -1, false
-	}
-	var first *Listener
-	for i, l := range *p {
-		if l.Node != node && b.cl.Multi() {
-			continue
-		}
-		if l.Name == name {
-			return l.Host, l.Port, true
-		}
-		if first == nil {
-			first = &(*p)[i]
-		}
-	}
-	if first == nil {
-		return "", -1, false
-	}
-	return first.Host, first.Port, true
-}
-
-// addrFor is node's address for clients of req's listener.
+// addrFor is node's address for clients of req's listener (on its first
+// listener when it has none of that name).
 func (b *Broker) addrFor(req *protocol.Request, node int32) (string, int32, bool) {
 	name := ""
 	if req != nil && req.Conn != nil {
 		name = req.Conn.Listener
 	}
-	return b.nodeAddr(node, name)
+	return b.lis.NodeAddr(node, name, b.cl.Nodes()[0].ID, b.cl.Multi())
 }
 
 // AdvertisedFor is the address to hand out in answer to req: its
@@ -537,16 +459,13 @@ func (b *Broker) AdvertisedFor(req *protocol.Request) (string, int32) {
 	return b.Advertised()
 }
 
-// listenerWantsSASL reports whether req's listener requires SASL: with
-// Listeners set, only those marked SASL do (a connection of an unknown
-// listener must authenticate, failing closed); without, every connection
-// does when Config.SASL is set.
+// listenerWantsSASL reports whether req's listener requires SASL
+// (listeners.Set.WantsSASL).
 func (b *Broker) listenerWantsSASL(req *protocol.Request) bool {
-	if b.listeners.Load() == nil {
-		return true
+	if req.Conn == nil {
+		return b.lis.WantsSASL("", 0, false, b.cl.Multi())
 	}
-	l, ok := b.listener(req)
-	return !ok || l.SASL
+	return b.lis.WantsSASL(req.Conn.Listener, req.Conn.Node, true, b.cl.Multi())
 }
 
 // NodeID is this broker's node ID.

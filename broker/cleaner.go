@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/minikafka/minikafka/broker/internal/cleaner"
+	"github.com/minikafka/minikafka/broker/internal/producers"
 	"github.com/minikafka/minikafka/internal/records"
 	"github.com/minikafka/minikafka/logstore"
 )
@@ -24,7 +25,7 @@ func (b *Broker) newCleaner() *cleaner.Cleaner {
 	return cleaner.New(cleaner.Config{
 		Backoff:        b.cfg.CleanerBackoff,
 		MapBytes:       b.cfg.CleanerDedupeBufferSize,
-		ProducerExpiry: producerExpiry,
+		ProducerExpiry: producers.Expiry,
 		Now:            b.now,
 		Logger:         b.log,
 		Partitions:     b.compactedPartitions,
@@ -81,5 +82,5 @@ func (l cleanLog) EachBatchHeader(o logstore.ReadOptions, fn func(*records.Batch
 		return err
 	}
 	defer rr.Release()
-	return eachBatchHeader(rr, fn)
+	return producers.EachBatchHeader(rr, fn)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/minikafka/minikafka/broker/internal/producers"
 	"github.com/minikafka/minikafka/internal/records"
 	"github.com/minikafka/minikafka/logstore"
 )
@@ -22,7 +23,7 @@ func logMarkers(t *testing.T, l *logstore.Log) map[int64]int64 {
 		t.Fatal(err)
 	}
 	defer rr.Release()
-	if err := eachBatchHeader(rr, func(h *records.BatchHeader) bool {
+	if err := producers.EachBatchHeader(rr, func(h *records.BatchHeader) bool {
 		if h.IsControl() {
 			out[h.BaseOffset] = h.ProducerID
 		}

@@ -44,7 +44,7 @@
 // watermark, the end a produce waits to be durable), as logstore's; the
 // forwarder converts the spool's inclusive sequence numbers. Who owns what:
 // the partition (topics.go) owns its store and its idempotent-producer
-// state (producers.go); the store owns the records and their offsets; the
+// state (a producers.State, below); the store owns the records and their offsets; the
 // transaction coordinator (txn.go) owns the partition's open and aborted
 // transactions, from which a log's last stable offset is computed. What
 // manages the log as such (retention, DeleteRecords, DescribeLogDirs
@@ -66,14 +66,18 @@
 // removed at the next start: it says the logs are durable as they are, and
 // carries each partition directory's listing so the start need not read
 // 10 000 directories (broker/internal/cleanstop has its format).
-// Idempotent-producer sequence state is in memory per
-// partition (the last five batches of each producer, as Kafka keeps), one
-// implementation whatever the store. After a restart it is rebuilt from the
-// batch headers of the store's last few thousand offsets: lazily, at a
-// partition's first idempotent produce, from a log; when the spool is
-// opened, for a forwarded partition. A producer not seen there has no
-// state and its next sequence is accepted, as Kafka does when it has no
-// state for a producer.
+// Idempotent-producer state is broker/internal/producers: a
+// producers.State per partition, held by value in the partition and used
+// under partition.mu (the last five batches of each producer, as Kafka
+// keeps; the sequence check and record, expiry, a forwarded partition's
+// snapshot beside its spool), one implementation whatever the store, and
+// producers.IDs, the producer_ids reservation. It knows nothing of
+// partitions: after a restart, State.Rebuild reads the batch headers of
+// the store's last few thousand offsets through the store's
+// eachBatchHeader, lazily at a partition's first idempotent produce from a
+// log, when the spool is opened for a forwarded partition. A producer not
+// seen there has no state and its next sequence is accepted, as Kafka does
+// when it has no state for a producer.
 //
 // # A simulated cluster
 //
@@ -161,7 +165,11 @@
 // first (Listener.SASL; a connection of an unknown listener must, failing
 // closed). Without Config.Listeners there is one listener at
 // AdvertisedHost:AdvertisedPort and Config.SASL applies to every
-// connection. TLS is the protocol server's, per listener.
+// connection. TLS is the protocol server's, per listener. The advertised
+// address, the listeners and the choice of a node's address are
+// broker/internal/listeners (a listeners.Set, atomic pointers replaced
+// whole; Listener is its type); the broker hands it the listener name and
+// node of a request's connection and whether the cluster has several nodes.
 //
 // # SASL
 //
@@ -302,7 +310,7 @@
 //	Broker.adminMu → share.Coordinator.mu (group configs, deleted topics)
 //	share.Coordinator.mu → the group coordinator's locks (OtherGroup, under
 //	ShareGroupDescribe); partition stores are read under it lock-free
-//	Broker.hookMu and producerIDs.mu are leaves (nothing is taken under them);
+//	Broker.hookMu and producers.IDs.mu are leaves (nothing is taken under them);
 //	so is txn.Coordinator.mu, which the group coordinator may take under its
 //	group.mu (TxnOffsetPending), and txnShipper.mu, which a commit takes
 //	under txnState.mu (noteCommit, broker/uplink)

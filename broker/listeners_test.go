@@ -2,7 +2,6 @@ package broker
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -47,18 +46,5 @@ func TestAdvertisedForListener(t *testing.T) {
 				m.Brokers[0].Host, m.Brokers[0].Port, f.Coordinators[0].Host, f.Coordinators[0].Port,
 				d.Brokers[0].Host, d.Brokers[0].Port, c.host, c.port)
 		}
-	}
-}
-
-func TestSetListenersErrors(t *testing.T) {
-	b := newTestBroker(t)
-	if err := b.SetListeners([]Listener{{Name: "A"}, {Name: "A"}}); err == nil || !strings.Contains(err.Error(), `"A" given twice`) {
-		t.Errorf("duplicate: %v", err)
-	}
-	if err := b.SetListeners([]Listener{{Name: "A", SASL: true}}); err == nil || !strings.Contains(err.Error(), "no SASL users") {
-		t.Errorf("SASL without users: %v", err)
-	}
-	if b.Listeners() != nil {
-		t.Errorf("a failed SetListeners left %v", b.Listeners())
 	}
 }

@@ -14,8 +14,8 @@ package broker
 // serves until a later use opens it, as before there was a store.)
 //
 // Idempotent-producer state is not the store's: it lives in the partition
-// (producers.go) under partition.mu, one implementation for both stores,
-// rebuilt from whichever store holds the partition (eachBatchHeader).
+// (a producers.State) under partition.mu, one implementation for both
+// stores, rebuilt from whichever store holds the partition (eachBatchHeader).
 //
 // Offset convention at this boundary: Kafka offsets throughout (a spooled
 // batch's offset is its spool sequence number). Ends are exclusive, as
@@ -36,6 +36,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/minikafka/minikafka/broker/internal/producers"
 	"github.com/minikafka/minikafka/internal/records"
 	"github.com/minikafka/minikafka/logstore"
 )
@@ -210,7 +211,7 @@ func (s *logStore) eachBatchHeader(from int64, fn func(*records.BatchHeader) boo
 		return err
 	}
 	defer rr.Release()
-	return eachBatchHeader(rr, fn)
+	return producers.EachBatchHeader(rr, fn)
 }
 
 func (s *logStore) cleanState(now time.Time, minLag time.Duration, maxOffset int64) logstore.CleanState {

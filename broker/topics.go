@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/minikafka/minikafka/broker/internal/cleanstop"
+	"github.com/minikafka/minikafka/broker/internal/producers"
 	"github.com/minikafka/minikafka/broker/internal/topicconfig"
 	"github.com/minikafka/minikafka/broker/internal/topics"
 	"github.com/minikafka/minikafka/internal/topicname"
@@ -104,16 +105,10 @@ type partition struct {
 	// producer state, so that a sequence is judged against the log it
 	// lands in.
 	mu        sync.Mutex
-	producers map[int64]*producerState
+	producers producers.State
 	// place is where the partition is in the cluster (cluster.go):
 	// replaced whole, under adminMu and, when the leader changes, mu.
 	place atomic.Pointer[placement]
-	// producersGen counts changes to producers, so a forwarded partition
-	// saves its state only when it moved (uplink_adapter.go).
-	producersGen uint64
-	// producersLoaded: producer state was rebuilt from the log's tail
-	// (lazily, at the first idempotent produce after open).
-	producersLoaded bool
 
 	// local is the store over log; fwd is set, once, when the partition
 	// is forwarded upstream: its records then live in the forwarder's
@@ -224,7 +219,7 @@ func (b *Broker) openPartition(t *topic, i int32) (*partition, error) {
 		return nil, fmt.Errorf("broker: opening %s-%d: %w", t.name, i, err)
 	}
 	_ = rep // logstore logs what recovery dropped
-	p := &partition{topic: t, index: i, log: l, producers: map[int64]*producerState{}}
+	p := &partition{topic: t, index: i, log: l}
 	p.local = logStore{b: b, p: p}
 	return p, nil
 }

@@ -71,9 +71,6 @@ func (c *txnCoordinator) offsetPending(group, topic string, part int32) bool {
 	return c.OffsetPending(group, topic, part)
 }
 
-// Allocate is producerIDs as the coordinator's txn.ProducerIDs.
-func (pi *producerIDs) Allocate() (int64, error) { return pi.allocate() }
-
 // txnPartitions is the broker's topics as the coordinator finds
 // partitions (txn.Partitions).
 type txnPartitions struct{ b *Broker }
@@ -133,14 +130,14 @@ func (p *partition) AppendMarker(batch []byte, pid int64, epoch int16, coordinat
 	st := b.storeOf(p) // before p.mu: opening a spool takes it
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.producersLoaded {
+	if !p.producers.Loaded() {
 		p.loadProducerState(b.log, now)
 	}
-	ps := p.producers[pid]
+	ps := p.producers.Get(pid)
 	if check != nil {
 		mp := txn.MarkerProducer{CoordinatorEpoch: -1}
 		if ps != nil {
-			mp = txn.MarkerProducer{Known: true, Epoch: ps.epoch, CoordinatorEpoch: ps.coordEpoch1 - 1}
+			mp = txn.MarkerProducer{Known: true, Epoch: ps.Epoch, CoordinatorEpoch: ps.CoordinatorEpoch()}
 		}
 		if err := check(mp); err != nil {
 			return 0, err
@@ -153,25 +150,9 @@ func (p *partition) AppendMarker(batch []byte, pid int64, epoch int16, coordinat
 	if err != nil {
 		return 0, err
 	}
-	// The producer's state takes the marker's epoch (a newer one fences
-	// the older ones here too) and coordinator epoch, as Kafka's does.
 	// A WriteTxnMarkers marker (checked) creates the state of a producer
-	// the partition had not seen; the coordinator's own do not, so that
-	// a producer whose batches left the scanned tail keeps being taken
-	// at any sequence after a restart.
-	switch {
-	case ps == nil && check != nil:
-		ps = &producerState{epoch: epoch, lastSeq: -1, updated: now}
-		p.producers[pid] = ps
-		p.producersGen++
-	case ps != nil && ps.epoch < epoch:
-		*ps = producerState{epoch: epoch, lastSeq: -1, updated: now, coordEpoch1: ps.coordEpoch1}
-		p.producersGen++
-	}
-	if ps != nil && ps.coordEpoch1 < coordinatorEpoch+1 {
-		ps.coordEpoch1 = coordinatorEpoch + 1
-		p.producersGen++
-	}
+	// the partition had not seen (producers.State.Marker).
+	p.producers.Marker(pid, epoch, coordinatorEpoch, check != nil, now)
 	written(res.BaseOffset)
 	return res.LastOffset + 1, nil
 }

@@ -268,9 +268,9 @@ func (fp fwdPartition) UseSpool(f *uplink.Forwarder, producers []byte) (uint64, 
 	p.fwd.Store(&forwarder{f: f, b: fp.b, p: p})
 	var err error
 	if producers != nil {
-		err = p.loadProducers(producers)
+		err = p.producers.Restore(producers)
 	}
-	gen := p.producersGen
+	gen := p.producers.Gen()
 	p.loadProducerState(fp.b.log, fp.b.now())
 	return gen, err
 }
@@ -279,68 +279,10 @@ func (fp fwdPartition) Producers(gen uint64, known bool) ([]byte, uint64) {
 	p := fp.p
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if known && p.producersGen == gen {
+	if known && p.producers.Gen() == gen {
 		return nil, gen
 	}
-	return p.snapshotProducers(), p.producersGen
-}
-
-// A forwarded partition's producer state as the uplink saves it beside
-// the spool (<spool dir>.producers): JSON, pid → producerSnapshot.
-type producerSnapshot struct {
-	Epoch     int16           `json:"epoch"`
-	LastSeq   int32           `json:"last_seq"`
-	Batches   []batchSnapshot `json:"batches"` // oldest first
-	UpdatedMs int64           `json:"updated_ms"`
-}
-
-type batchSnapshot struct {
-	FirstSeq    int32 `json:"first_seq"`
-	LastSeq     int32 `json:"last_seq"`
-	FirstOffset int64 `json:"first_offset"`
-	LastOffset  int64 `json:"last_offset"`
-	AppendTime  int64 `json:"append_time"`
-}
-
-// snapshotProducers encodes p's producer state; the caller holds p.mu.
-func (p *partition) snapshotProducers() []byte {
-	m := make(map[int64]producerSnapshot, len(p.producers))
-	for pid, st := range p.producers {
-		s := producerSnapshot{Epoch: st.epoch, LastSeq: st.lastSeq, UpdatedMs: st.updated.UnixMilli()}
-		for i := 0; i < st.n; i++ {
-			b := st.batches[(st.head-st.n+i+len(st.batches))%len(st.batches)]
-			s.Batches = append(s.Batches, batchSnapshot{b.firstSeq, b.lastSeq, b.firstOffset, b.lastOffs, b.appendTime})
-		}
-		m[pid] = s
-	}
-	data, _ := json.Marshal(m)
-	return data
-}
-
-// loadProducers puts a saved producer state into p before its spool's
-// tail is scanned; the caller holds p.mu. Nothing is loaded when data
-// does not decode.
-func (p *partition) loadProducers(data []byte) error {
-	var m map[int64]producerSnapshot
-	if err := json.Unmarshal(data, &m); err != nil {
-		return err
-	}
-	if p.producers == nil {
-		p.producers = map[int64]*producerState{}
-	}
-	for pid, s := range m {
-		st := &producerState{epoch: s.Epoch, lastSeq: s.LastSeq, updated: time.UnixMilli(s.UpdatedMs)}
-		for _, b := range s.Batches {
-			if st.n == len(st.batches) {
-				break
-			}
-			st.batches[st.head] = seqBatch{firstSeq: b.FirstSeq, lastSeq: b.LastSeq, firstOffset: b.FirstOffset, lastOffs: b.LastOffset, appendTime: b.AppendTime}
-			st.head = (st.head + 1) % len(st.batches)
-			st.n++
-		}
-		p.producers[pid] = st
-	}
-	return nil
+	return p.producers.Snapshot(), p.producers.Gen()
 }
 
 // txnKey names a committed transaction: its producer ID and the timestamp

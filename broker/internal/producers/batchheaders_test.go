@@ -1,4 +1,4 @@
-package broker
+package producers
 
 import (
 	"encoding/binary"
@@ -6,16 +6,22 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/minikafka/minikafka/internal/records"
 	"github.com/minikafka/minikafka/internal/vfs"
 	"github.com/minikafka/minikafka/logstore"
 )
 
-// eachBatchHeader walks header to header, takes a header-only (emptied)
+// EachBatchHeader walks header to header, takes a header-only (emptied)
 // batch, stops when told, and reports a length shorter than a header.
 func TestEachBatchHeader(t *testing.T) {
-	one := makeBatch(t, records.CodecNone, 7, 0, 0, testRec{value: []byte("v")})
+	one, err := records.AppendBatch(nil, records.BatchSpec{
+		Codec: records.CodecNone, FirstTimestamp: time.Now().UnixMilli(), ProducerID: 7, ProducerEpoch: 0, BaseSequence: 0,
+	}, []records.Record{{Value: []byte("v")}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	empty := append([]byte(nil), one[:records.BatchHeaderLen]...)
 	binary.BigEndian.PutUint32(empty[8:], uint32(records.BatchHeaderLen-12)) // Length: header only
 	short := append([]byte(nil), one...)
@@ -34,7 +40,7 @@ func TestEachBatchHeader(t *testing.T) {
 		defer f.Close()
 		rr := &logstore.ReadResult{Ranges: []logstore.Range{{File: f, Len: int64(len(data))}}}
 		var sizes []int64
-		err = eachBatchHeader(rr, func(h *records.BatchHeader) bool {
+		err = EachBatchHeader(rr, func(h *records.BatchHeader) bool {
 			sizes = append(sizes, int64(h.Size()))
 			return len(sizes) < stopAfter
 		})
