@@ -17,7 +17,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"sync"
@@ -46,7 +45,7 @@ const idBlock = 1000
 // OpenIDs reads the reservation file at p (absent: IDs start at 0).
 func OpenIDs(fsys vfs.FS, p string) (*IDs, error) {
 	pi := &IDs{fs: fsys, path: p}
-	data, err := readFile(fsys, p)
+	data, err := vfs.ReadFile(fsys, p)
 	switch {
 	case err == nil && len(data) == 8:
 		pi.next = int64(binary.BigEndian.Uint64(data))
@@ -57,15 +56,6 @@ func OpenIDs(fsys vfs.FS, p string) (*IDs, error) {
 		return nil, fmt.Errorf("broker: reading %s: %w", p, err)
 	}
 	return pi, nil
-}
-
-func readFile(fsys vfs.FS, name string) ([]byte, error) {
-	f, err := fsys.OpenFile(name, os.O_RDONLY, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(f)
 }
 
 // Allocate returns a fresh producer ID.
