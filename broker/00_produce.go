@@ -6,9 +6,9 @@ package broker
 // none, with INVALID_RECORD since v3). The batch is validated before it is
 // stored as sent: framing and CRC (CORRUPT_MESSAGE), size against the
 // topic's max.message.bytes (MESSAGE_TOO_LARGE), then the records
-// (produce_validate.go): every record decoded and checked, compressed ones
+// (broker/internal/recordcheck): every record decoded and checked, compressed ones
 // by streaming in bounded memory, unless Config.PassCompressedRecords opts
-// out for compressed batches (doc.go, "Compressed produce"). Per-record problems
+// out for compressed batches (recordcheck's doc). Per-record problems
 // (keyless record on a compacted topic, timestamp outside
 // message.timestamp.{before,after}.max.ms) reject the batch with
 // INVALID_RECORD or INVALID_TIMESTAMP and, from v8, record_errors.
@@ -55,6 +55,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minikafka/minikafka/broker/internal/recordcheck"
 	"github.com/minikafka/minikafka/internal/records"
 	"github.com/minikafka/minikafka/logstore"
 	"github.com/minikafka/minikafka/protocol"
@@ -63,7 +64,7 @@ import (
 // maxDecompressedBatch bounds what one compressed batch may inflate to
 // while its records are validated (at least this, or 4x the topic's
 // max.message.bytes if larger). Producers batch far less than this.
-const maxDecompressedBatch = 64 << 20
+const maxDecompressedBatch = recordcheck.MaxDecompressed
 
 type produceWait struct {
 	st  partitionStore
@@ -260,13 +261,13 @@ func (b *Broker) produceTo(p *partition, st partitionStore, batch []byte, acks i
 	if h.Compression() == records.CodecZstd && version < 7 {
 		return kerr.UnsupportedCompressionType.Code, 0, fmt.Errorf("produce requests with version %d are not allowed to use ZStandard compression", version)
 	}
-	if batch, err = b.validateBatchRecords(&h, batch, p, st.decodesBatches(), cfg, now); err != nil {
-		if rve, ok := err.(*recordValidationError); ok {
+	if batch, err = recordcheck.Check(&h, batch, p.topic.name, p.index, b.cfg.PassCompressedRecords, st.decodesBatches(), cfg, now); err != nil {
+		if rve, ok := err.(*recordcheck.Error); ok {
 			if version >= 8 {
-				rve.fill(sp)
+				rve.Fill(sp)
 			}
 			sp.LogStartOffset = st.logStart()
-			return rve.code, 0, err
+			return rve.Code, 0, err
 		}
 		return errCode(err), 0, err
 	}

@@ -125,7 +125,7 @@ type Config struct {
 	// whole subject DN).
 	SSLPrincipalMappingRules string
 	// PassCompressedRecords opts out of checking the records inside
-	// compressed produce batches (produce_validate.go): they are stored
+	// compressed produce batches (broker/internal/recordcheck): they are stored
 	// after header, CRC and stream-header checks only, so a batch that
 	// consumers cannot decode may be acknowledged. Compacted and forwarded
 	// topics are always fully validated.

@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minikafka/minikafka/broker/internal/recordcheck"
 	"github.com/minikafka/minikafka/broker/internal/topicconfig"
 	"github.com/minikafka/minikafka/internal/records"
 	"github.com/minikafka/minikafka/logstore"
@@ -177,7 +178,6 @@ func BenchmarkValidateVsDecode(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p := &partition{topic: &topic{name: "t"}}
 	for _, codec := range []records.Codec{records.CodecLZ4, records.CodecZstd, records.CodecSnappy, records.CodecGzip} {
 		body := kgoCompress(b, codec, raw)
 		batch, err := records.AppendBody(nil, h, codec, body)
@@ -190,11 +190,7 @@ func BenchmarkValidateVsDecode(b *testing.B) {
 		}
 		decode := codecDecoder(b, codec, len(raw))
 		validate := func() {
-			v := batchValidation{h: &bh, cfg: cfg, p: p, nowMs: time.Now().UnixMilli()}
-			it := scanPool.Scan(bh, batch[records.BatchHeaderLen:], v.inflateLimit())
-			err := v.check(it)
-			it.Close()
-			if err != nil {
+			if _, err := recordcheck.Check(&bh, batch, "t", 0, false, false, cfg, time.Now()); err != nil {
 				b.Fatal(err)
 			}
 		}

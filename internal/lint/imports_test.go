@@ -132,11 +132,12 @@ var rules = []rule{
 	{
 		name: "partition state",
 		covers: func(rel string, test bool) bool {
-			return under(rel, "broker/internal/producers") || under(rel, "broker/internal/listeners")
+			return under(rel, "broker/internal/producers") || under(rel, "broker/internal/listeners") ||
+				under(rel, "broker/internal/recordcheck")
 		},
 		forbid: func(rel string) bool { return rel == "broker" || under(rel, "protocol") },
 		other:  func(string) bool { return false },
-		why:    "idempotent-producer state and the listeners take batch headers, listener names and nodes; partitions, requests and connections are the broker's",
+		why:    "idempotent-producer state, record validation and the listeners take batch headers, topic configs, listener names and nodes; partitions, requests and connections are the broker's",
 	},
 }
 
@@ -330,7 +331,7 @@ func TestImports(t *testing.T) {
 			t.Errorf(`broker/internal/%s exists but rule "authorizer" covered none of its files`, dir)
 		}
 	}
-	for _, dir := range []string{"producers", "listeners"} {
+	for _, dir := range []string{"producers", "listeners", "recordcheck"} {
 		if _, err := os.Stat(filepath.Join(root, "broker", "internal", dir)); err == nil && covered["partition state"] == 0 {
 			t.Errorf(`broker/internal/%s exists but rule "partition state" covered none of its files`, dir)
 		}
@@ -406,8 +407,9 @@ import (
 		"broker/internal/topics/t_test.go": "package topics\n\nimport (\n\t\"example.com/m/broker\"\n\t\"example.com/m/logstore\"\n)\n",
 		// Producer state and listeners: kerr, records and logstore are
 		// fine; the broker and protocol are not, in tests too.
-		"broker/internal/producers/p.go":      "package producers\n\nimport (\n\t\"example.com/m/logstore\"\n\t\"example.com/m/protocol\"\n\t\"github.com/twmb/franz-go/pkg/kerr\"\n)\n",
-		"broker/internal/listeners/l_test.go": "package listeners\n\nimport \"example.com/m/broker\"\n",
+		"broker/internal/producers/p.go":        "package producers\n\nimport (\n\t\"example.com/m/logstore\"\n\t\"example.com/m/protocol\"\n\t\"github.com/twmb/franz-go/pkg/kerr\"\n)\n",
+		"broker/internal/recordcheck/r_test.go": "package recordcheck\n\nimport \"example.com/m/broker\"\n",
+		"broker/internal/listeners/l_test.go":   "package listeners\n\nimport \"example.com/m/broker\"\n",
 		// The uplink: franz-go, storage, internal helpers and its own
 		// subpackages are fine; the broker (internal coordinators
 		// included), protocol and the layers above are not, in tests too.
@@ -449,6 +451,7 @@ import (
 		`broker/internal/listeners/l_test.go:3: imports example.com/m/broker (rule "partition state")`,
 		`broker/internal/oauth/o.go:3: imports example.com/m/broker (rule "sasl")`,
 		`broker/internal/producers/p.go:5: imports example.com/m/protocol (rule "partition state")`,
+		`broker/internal/recordcheck/r_test.go:3: imports example.com/m/broker (rule "partition state")`,
 		`broker/internal/reqlog/r_test.go:3: imports example.com/m/broker (rule "control")`,
 		`broker/internal/sasl/s.go:6: imports github.com/twmb/franz-go/pkg/kmsg (rule "sasl")`,
 		`broker/internal/sasl/s_test.go:3: imports example.com/m/protocol (rule "sasl")`,
@@ -492,7 +495,7 @@ import (
 	if covered["configs"] != 2 {
 		t.Errorf("configs rule covered %d files, want 2", covered["configs"])
 	}
-	if covered["partition state"] != 2 {
-		t.Errorf("partition state rule covered %d files, want 2", covered["partition state"])
+	if covered["partition state"] != 3 {
+		t.Errorf("partition state rule covered %d files, want 3", covered["partition state"])
 	}
 }

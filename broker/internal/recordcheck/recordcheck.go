@@ -1,37 +1,8 @@
-package broker
-
-// Record-level validation of produced batches, and the passthrough of
-// compressed ones (see "Compressed produce" in doc.go).
-//
-// A batch that reaches validateBatchRecords has passed records.Validate
-// (length, magic, CRC32C, codec, count vs last offset delta) and the
-// header rules in produceTo (control bit, producer id/sequence). Then
-// every record is checked, compressed or not, by streaming through the
-// batch (records.Scanner: the codec's output walked in place, a block or
-// a small buffer at a time, key, value and header bytes skipped as
-// Kafka's skipKeyValueIterator does, at most scanPool.Slots() batches
-// inflating at once, each slot keeping its own decoders), so a batch
-// consumers cannot decode is never acknowledged. A topic whose
-// compression.type differs from the producer's codec decodes the body
-// once into memory (bounded by inflateLimit and recompressSlots), checks
-// the records there and compresses them again. The opt-out,
-// Config.PassCompressedRecords, keeps the old passthrough for compressed
-// batches of topics that are neither compacted nor forwarded:
-// records.CheckFrame on the codec's stream header, and the timestamp rules
-// on the header's first and max timestamps; only if those look out of
-// range are the records decoded, to name exactly the offending ones as
-// Kafka does.
-//
-// Per-record problems are collected for the whole batch and reported
-// together, as Kafka's LogValidator (processRecordErrors) does: the batch
-// is rejected with INVALID_TIMESTAMP if any record's timestamp is out of
-// range, else INVALID_RECORD, and Produce v8+ carries record_errors (batch
-// index + message) and Kafka's error_message. A record that cannot be
-// decoded at all fails the whole batch without per-record errors
-// (INVALID_RECORD, or CORRUPT_MESSAGE when the body does not decompress).
+package recordcheck
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"time"
@@ -43,42 +14,47 @@ import (
 	"github.com/minikafka/minikafka/internal/records"
 )
 
-// recordError is one entry of a Produce response's record_errors.
-type recordError struct {
-	index int32
-	msg   string
+// MaxDecompressed bounds what one compressed batch may inflate to when the
+// topic's max.message.bytes is smaller than a quarter of it: a zip bomb
+// stops there (CORRUPT_MESSAGE) instead of taking memory.
+const MaxDecompressed = 64 << 20
+
+// RecordError is one entry of a Produce response's record_errors.
+type RecordError struct {
+	Index int32
+	Msg   string
 }
 
-// recordValidationError is Kafka's RecordValidationException: the batch is
-// rejected because of the listed records.
-type recordValidationError struct {
-	code    int16 // INVALID_RECORD or INVALID_TIMESTAMP
-	records []recordError
+// Error is Kafka's RecordValidationException: the batch is rejected
+// because of the listed records.
+type Error struct {
+	Code    int16 // INVALID_RECORD or INVALID_TIMESTAMP
+	Records []RecordError
 }
 
-func (e *recordValidationError) Error() string {
-	if e.code == kerr.InvalidTimestamp.Code {
+func (e *Error) Error() string {
+	if e.Code == kerr.InvalidTimestamp.Code {
 		return "One or more records have been rejected due to invalid timestamp"
 	}
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "One or more records have been rejected due to %d record errors in total, and only showing the first three errors at most: [", len(e.records))
-	for i, r := range e.records[:min(3, len(e.records))] {
+	fmt.Fprintf(&sb, "One or more records have been rejected due to %d record errors in total, and only showing the first three errors at most: [", len(e.Records))
+	for i, r := range e.Records[:min(3, len(e.Records))] {
 		if i > 0 {
 			sb.WriteString(", ")
 		}
-		fmt.Fprintf(&sb, "RecordError(batchIndex=%d, message='%s')", r.index, r.msg)
+		fmt.Fprintf(&sb, "RecordError(batchIndex=%d, message='%s')", r.Index, r.Msg)
 	}
 	sb.WriteString("]")
 	return sb.String()
 }
 
-// fill puts the record errors into a v8+ partition response.
-func (e *recordValidationError) fill(sp *kmsg.ProduceResponseTopicPartition) {
-	sp.ErrorRecords = make([]kmsg.ProduceResponseTopicPartitionErrorRecord, len(e.records))
-	for i, r := range e.records {
+// Fill puts the record errors into a v8+ partition response.
+func (e *Error) Fill(sp *kmsg.ProduceResponseTopicPartition) {
+	sp.ErrorRecords = make([]kmsg.ProduceResponseTopicPartitionErrorRecord, len(e.Records))
+	for i, r := range e.Records {
 		er := kmsg.NewProduceResponseTopicPartitionErrorRecord()
-		er.RelativeOffset = r.index
-		m := r.msg
+		er.RelativeOffset = r.Index
+		m := r.Msg
 		er.ErrorMessage = &m
 		sp.ErrorRecords[i] = er
 	}
@@ -88,25 +64,28 @@ func (e *recordValidationError) fill(sp *kmsg.ProduceResponseTopicPartition) {
 type batchValidation struct {
 	h         *records.BatchHeader
 	cfg       *topicconfig.Config
-	p         *partition
+	topic     string
+	partition int32
 	nowMs     int64
 	compacted bool // every record needs a key, so batches are always decoded
 }
 
-// validateBatchRecords applies the record-level rules to a batch whose
-// header is valid, decompressing only when it must (see the file comment),
-// and returns the batch to store: batch itself, or, when the topic's
-// compression.type differs from the producer's codec, the batch rebuilt in
-// that codec from records decoded once for both jobs.
-// storeDecodes is the partition store's decodesBatches: a batch its store
-// will decode later (the forwarder merges small batches) must decode now,
-// or it would be dropped after we acknowledged it.
-func (b *Broker) validateBatchRecords(h *records.BatchHeader, batch []byte, p *partition, storeDecodes bool, cfg *topicconfig.Config, now time.Time) ([]byte, error) {
-	v := batchValidation{h: h, cfg: cfg, p: p, nowMs: now.UnixMilli(), compacted: cfg.Compacts()}
+// Check applies the record-level rules to a batch of topic's partition
+// whose header is valid, decompressing only when it must (see the package
+// comment), and returns the batch to store: batch itself, or, when the
+// topic's compression.type differs from the producer's codec, the batch
+// rebuilt in that codec from records decoded once for both jobs. pass is
+// the broker's opt-out of checking compressed records. storeDecodes is the
+// partition store's decodesBatches: a batch its store will decode later
+// (the forwarder merges small batches) must decode now, or it would be
+// dropped after we acknowledged it. A rejection for the records' sake is
+// an *Error.
+func Check(h *records.BatchHeader, batch []byte, topic string, partition int32, pass, storeDecodes bool, cfg *topicconfig.Config, now time.Time) ([]byte, error) {
+	v := batchValidation{h: h, cfg: cfg, topic: topic, partition: partition, nowMs: now.UnixMilli(), compacted: cfg.Compacts()}
 	if cfg.Recompress && h.Compression() != cfg.Codec {
 		return v.recompress(batch)
 	}
-	if h.Compression() != records.CodecNone && !v.compacted && b.cfg.PassCompressedRecords && !storeDecodes {
+	if h.Compression() != records.CodecNone && !v.compacted && pass && !storeDecodes {
 		if err := records.CheckFrame(h.Compression(), batch[records.BatchHeaderLen:]); err != nil {
 			return nil, err
 		}
@@ -123,7 +102,7 @@ func (b *Broker) validateBatchRecords(h *records.BatchHeader, batch []byte, p *p
 
 // inflateLimit is how far a batch may decompress.
 func (v *batchValidation) inflateLimit() int {
-	return max(maxDecompressedBatch, 4*int(v.cfg.MaxMessageBytes))
+	return max(MaxDecompressed, 4*int(v.cfg.MaxMessageBytes))
 }
 
 // headerTimestampsOK reports whether no record can break the timestamp
@@ -162,13 +141,13 @@ func (v *batchValidation) timestampError(ts int64) string {
 func outOfRange(now, ts, beforeMax, afterMax int64) bool {
 	diff := now - ts // cannot overflow for real clocks; saturate anyway
 	if ts < 0 && diff < 0 {
-		diff = maxInt64
+		diff = math.MaxInt64
 	}
 	return diff > beforeMax || -diff > afterMax
 }
 
 // tp names the partition as Kafka's messages do ("topic-partition").
-func (v *batchValidation) tp() string { return fmt.Sprintf("%s-%d", v.p.topic.name, v.p.index) }
+func (v *batchValidation) tp() string { return fmt.Sprintf("%s-%d", v.topic, v.partition) }
 
 // scanPool bounds the batches decompressed at once across the process,
 // and with them the decompression scratch (records.ScanPool).
@@ -179,16 +158,16 @@ var scanPool = records.NewScanPool(0)
 // errors.
 func (v *batchValidation) check(it *records.Scanner) error {
 	h, cfg := v.h, v.cfg
-	var errs []recordError
+	var errs []RecordError
 	anyTimestamp := false
 	for i := int32(0); it.Next(); i++ {
 		r := it.Record()
 		if r.OffsetDelta != i {
-			errs = append(errs, recordError{i, fmt.Sprintf("Inner record at index %d of the record batch has offset delta %d; offset deltas must count up from 0 in topic partition %s", i, r.OffsetDelta, v.tp())})
+			errs = append(errs, RecordError{i, fmt.Sprintf("Inner record at index %d of the record batch has offset delta %d; offset deltas must count up from 0 in topic partition %s", i, r.OffsetDelta, v.tp())})
 			continue
 		}
 		if v.compacted && r.KeyLen < 0 {
-			errs = append(errs, recordError{i, "Compacted topic cannot accept message without key in topic partition " + v.tp()})
+			errs = append(errs, RecordError{i, "Compacted topic cannot accept message without key in topic partition " + v.tp()})
 			continue
 		}
 		ts := h.FirstTimestamp + r.TimestampDelta
@@ -198,12 +177,12 @@ func (v *batchValidation) check(it *records.Scanner) error {
 		switch v.timestampError(ts) {
 		case "range":
 			anyTimestamp = true
-			errs = append(errs, recordError{i, fmt.Sprintf("Timestamp %d of message with offset %d is out of range. The timestamp should be within [%d, %d]",
+			errs = append(errs, RecordError{i, fmt.Sprintf("Timestamp %d of message with offset %d is out of range. The timestamp should be within [%d, %d]",
 				ts, h.BaseOffset+int64(r.OffsetDelta), satSub(v.nowMs, cfg.TsBeforeMax), satAdd(v.nowMs, cfg.TsAfterMax))})
 		case "type":
 			anyTimestamp = true
 			// Kafka prints the record as DefaultRecord.toString does.
-			errs = append(errs, recordError{i, fmt.Sprintf("Invalid timestamp type in message DefaultRecord(offset=%d, timestamp=%d, key=%d bytes, value=%d bytes). Producer should not set timestamp type to LogAppendTime.",
+			errs = append(errs, RecordError{i, fmt.Sprintf("Invalid timestamp type in message DefaultRecord(offset=%d, timestamp=%d, key=%d bytes, value=%d bytes). Producer should not set timestamp type to LogAppendTime.",
 				h.BaseOffset+int64(r.OffsetDelta), ts, max(0, r.KeyLen), max(0, r.ValueLen))})
 		}
 	}
@@ -217,19 +196,19 @@ func (v *batchValidation) check(it *records.Scanner) error {
 	if anyTimestamp {
 		code = kerr.InvalidTimestamp.Code
 	}
-	return &recordValidationError{code: code, records: errs}
+	return &Error{Code: code, Records: errs}
 }
 
 func satAdd(a, b int64) int64 {
-	if b > 0 && a > maxInt64-b {
-		return maxInt64
+	if b > 0 && a > math.MaxInt64-b {
+		return math.MaxInt64
 	}
 	return a + b
 }
 
 func satSub(a, b int64) int64 {
-	if b > 0 && a < -maxInt64+b {
-		return -maxInt64 - 1
+	if b > 0 && a < -math.MaxInt64+b {
+		return -math.MaxInt64 - 1
 	}
 	return a - b
 }
