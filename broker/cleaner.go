@@ -26,9 +26,11 @@ func (b *Broker) newCleaner() *cleaner.Cleaner {
 		Backoff:        b.cfg.CleanerBackoff,
 		MapBytes:       b.cfg.CleanerDedupeBufferSize,
 		ProducerExpiry: producers.Expiry,
-		Now:            b.now,
-		Logger:         b.log,
-		Partitions:     b.compactedPartitions,
+		// b.now is read when the cleaner asks, not when it starts: tests
+		// replace it after New (as they did before the cleaner moved).
+		Now:        func() time.Time { return b.now() },
+		Logger:     b.log,
+		Partitions: b.compactedPartitions,
 		ForgetAborted: func(key any, ms []logstore.TxnMarker) {
 			b.txns.ForgetAborted(key.(*partition), ms)
 		},
