@@ -278,6 +278,10 @@ func (b *Budget) tryLocked(h *hold, n int64, wantBuf, mapOK bool) ([]byte, int64
 	return nil, 0, false
 }
 
+// remapFrame is mremapFrame; a test replaces it to take the paths where a
+// mapping cannot grow (the frame is then copied into a new buffer).
+var remapFrame = mremapFrame
+
 // growCachedLocked hands h the largest cached mapped buffer grown to n
 // bytes (remapFrame), if the growth fits the budget once the other cached
 // buffers are dropped. Its pages are kept: a fresh mapping of a huge frame
@@ -295,27 +299,25 @@ func (b *Budget) growCachedLocked(h *hold, n int64) ([]byte, bool) {
 	if g < 0 {
 		return nil, false
 	}
-	grow := b.cached[g].buf
-	extra := n - int64(cap(grow))
+	extra := n - int64(cap(b.cached[g].buf))
 	small := b.small.Load()
 	for i := len(b.cached) - 1; i >= 0 && b.used+small+extra > b.limit; i-- {
-		if &b.cached[i].buf[:1][0] != &grow[:1][0] {
-			b.dropCachedLocked(i)
+		if i == g {
+			continue
+		}
+		b.dropCachedLocked(i)
+		if i < g {
+			g-- // dropping shifted it down
 		}
 	}
 	if b.used+small+extra > b.limit {
 		return nil, false
 	}
-	buf, ok := remapFrame(grow, int(n))
+	buf, ok := remapFrame(b.cached[g].buf, int(n))
 	if !ok {
-		return nil, false
+		return nil, false // the old mapping stands, still cached
 	}
-	for i, c := range b.cached {
-		if &c.buf[:1][0] == &grow[:1][0] {
-			b.cached = append(b.cached[:i], b.cached[i+1:]...)
-			break
-		}
-	}
+	b.cached = append(b.cached[:g], b.cached[g+1:]...)
 	b.used += extra
 	h.mapped = append(h.mapped, buf)
 	h.charged += n

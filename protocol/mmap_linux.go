@@ -16,9 +16,10 @@ func mapFrame(n int) ([]byte, bool) {
 
 func unmapFrame(b []byte) { unix.Munmap(b[:cap(b)]) }
 
-// remapFrame grows a buffer from mapFrame to n bytes, keeping its pages
-// (the kernel may move the mapping); b must not be used afterwards.
-func remapFrame(b []byte, n int) ([]byte, bool) {
+// mremapFrame grows a buffer from mapFrame to n bytes, keeping its pages
+// (the kernel may move the mapping); b must not be used afterwards. On
+// failure b is unchanged.
+func mremapFrame(b []byte, n int) ([]byte, bool) {
 	nb, err := unix.Mremap(b[:cap(b)], n, unix.MREMAP_MAYMOVE)
 	if err != nil {
 		return nil, false

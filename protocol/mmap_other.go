@@ -6,4 +6,4 @@ func mapFrame(n int) ([]byte, bool) { return nil, false }
 
 func unmapFrame([]byte) {}
 
-func remapFrame([]byte, int) ([]byte, bool) { return nil, false }
+func mremapFrame([]byte, int) ([]byte, bool) { return nil, false }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -78,26 +79,55 @@ func TestBudgetGrowsCachedMappedBuffer(t *testing.T) {
 }
 
 // TestBudgetGrowDropsOtherCached: growing the cached mapped buffer past
-// the limit first drops the other cached buffers; when even that does not
-// make room, the frame is charged afresh as before.
+// the limit first drops the other cached buffers, wherever they stand in
+// the cache; when even that does not make room (a frame larger than the
+// whole budget), the frame is charged afresh as before, alone.
 func TestBudgetGrowDropsOtherCached(t *testing.T) {
-	b := NewBudget(40 << 20)
-	h1, m1 := mappedFrame(t, b, 20<<20, 1)
-	h2, m2 := mappedFrame(t, b, 10<<20, 2)
-	h1.release(m1)
-	h2.release(m2)
-	h := b.newHold(new(int))
-	h.mapOK = true
-	buf, g, err := h.acquire(context.Background(), nil, 35<<20, 35<<20, true)
-	if err != nil || g != 35<<20 || cap(buf) != 35<<20 || buf[:1][0] != 1 {
-		t.Fatalf("acquire 35 MiB: cap %d, granted %d, %v; want the 20 MiB buffer grown", cap(buf), g, err)
-	}
-	if got := b.InUse(); got != 35<<20 {
-		t.Fatalf("%d charged, want 35 MiB (the 10 MiB buffer dropped)", got)
-	}
-	h.release(nil)
-	if got := b.InUse(); got != 0 {
-		t.Fatalf("after release: %d charged, want 0", got)
+	for _, tc := range []struct {
+		name      string
+		cacheBig  bool  // cache the 20 MiB buffer before the 10 MiB one
+		want      int64 // the frame's size
+		grown     bool  // the 20 MiB buffer is handed over grown
+		charged   int64 // charged while the frame holds its buffer
+		remaining int   // cached buffers left meanwhile
+	}{
+		{"other cached after it", true, 35 << 20, true, 35 << 20, 0},
+		{"other cached before it", false, 35 << 20, true, 35 << 20, 0},
+		{"larger than the budget", true, 50 << 20, false, 50 << 20, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := NewBudget(40 << 20)
+			sizes, fills := []int64{20 << 20, 10 << 20}, []byte{1, 2}
+			if !tc.cacheBig {
+				sizes, fills = []int64{10 << 20, 20 << 20}, []byte{2, 1}
+			}
+			h1, m1 := mappedFrame(t, b, sizes[0], fills[0])
+			h2, m2 := mappedFrame(t, b, sizes[1], fills[1])
+			h1.release(m1)
+			h2.release(m2)
+			h := b.newHold(new(int))
+			h.mapOK = true
+			buf, g, err := h.acquire(context.Background(), nil, tc.want, tc.want, true)
+			if err != nil || g != tc.want {
+				t.Fatalf("acquire %d: granted %d, %v", tc.want, g, err)
+			}
+			if tc.grown && (cap(buf) != int(tc.want) || buf[:1][0] != 1) {
+				t.Fatalf("cap %d; want the 20 MiB buffer grown to %d", cap(buf), tc.want)
+			}
+			if !tc.grown && buf != nil {
+				t.Fatalf("handed a %d-byte buffer; want a fresh charge", cap(buf))
+			}
+			b.mu.Lock()
+			n := len(b.cached)
+			b.mu.Unlock()
+			if got := b.InUse(); got != tc.charged || n != tc.remaining {
+				t.Fatalf("%d charged and %d cached; want %d and %d", got, n, tc.charged, tc.remaining)
+			}
+			h.release(nil)
+			if got := b.InUse(); got != 0 {
+				t.Fatalf("after release: %d charged, want 0", got)
+			}
+		})
 	}
 }
 
@@ -105,6 +135,24 @@ func TestBudgetGrowDropsOtherCached(t *testing.T) {
 // slowly on a new connection is read in growth mode, its mapped buffer
 // grown in place step by step; the handler sees every byte as sent.
 func TestGrowingProduceFrameIntact(t *testing.T) {
+	sendGrowingProduce(t)
+}
+
+// TestGrowingProduceFrameRemapFails: when a mapping cannot grow (mremap
+// refused), each step copies the frame into a new buffer instead, and the
+// handler still sees every byte as sent.
+func TestGrowingProduceFrameRemapFails(t *testing.T) {
+	var refused atomic.Int32
+	remapFrame = func([]byte, int) ([]byte, bool) { refused.Add(1); return nil, false }
+	t.Cleanup(func() { remapFrame = mremapFrame })
+	sendGrowingProduce(t)
+	if refused.Load() == 0 {
+		t.Fatal("the frame never tried to grow its mapping: the fallback was not exercised")
+	}
+}
+
+func sendGrowingProduce(t *testing.T) {
+	t.Helper()
 	const size = 24 << 20
 	records := make([]byte, size)
 	rng := rand.New(rand.NewPCG(3, 4))
