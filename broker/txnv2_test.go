@@ -399,6 +399,7 @@ func TestAddPartitionsToTxnV5(t *testing.T) {
 	same("verify, unknown id", apt("b2b-none", pid, e, true, "v5", 0), kerr.InvalidProducerIDMapping)
 	same("add, unknown id", apt("b2b-none", pid, e, false, "v5", 0), kerr.InvalidProducerIDMapping)
 	same("verify, unknown topic", apt("b2b", pid, e, true, "nosuch", 0), kerr.UnknownTopicOrPartition)
+	same("verify, an unknown partition beside a known one", apt("b2b", pid, e, true, "v5", 0, 99), kerr.OperationNotAttempted, kerr.UnknownTopicOrPartition)
 	if d := describeTxn(t, b, "b2b"); d.State != "Ongoing" || len(d.Topics) != 1 || len(d.Topics[0].Partitions) != 1 {
 		t.Fatalf("after the v5 add: %+v", d)
 	}

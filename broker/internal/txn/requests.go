@@ -228,25 +228,32 @@ func (c *Coordinator) AddPartitionsToTxn(r *kmsg.AddPartitionsToTxnRequest, vers
 			ts.mu.Unlock()
 		}
 	}
+	c.answerEach(r, resp, bad, func(Partition) int16 { return code })
+	return code
+}
+
+// answerEach fills resp with an answer for each partition of r:
+// UNKNOWN_TOPIC_OR_PARTITION for one no transaction may write, and when
+// any is (bad) OPERATION_NOT_ATTEMPTED for the others; else code(p).
+func (c *Coordinator) answerEach(r *kmsg.AddPartitionsToTxnRequest, resp *kmsg.AddPartitionsToTxnResponse, bad bool, code func(Partition) int16) {
 	for _, rt := range r.Topics {
 		st := kmsg.NewAddPartitionsToTxnResponseTopic()
 		st.Topic = rt.Topic
 		for _, i := range rt.Partitions {
 			sp := kmsg.NewAddPartitionsToTxnResponseTopicPartition()
 			sp.Partition = i
-			switch {
-			case c.txnPartition(rt.Topic, i) == nil:
+			switch p := c.txnPartition(rt.Topic, i); {
+			case p == nil:
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			case bad:
 				sp.ErrorCode = kerr.OperationNotAttempted.Code
 			default:
-				sp.ErrorCode = code
+				sp.ErrorCode = code(p)
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
-	return code
 }
 
 // AddPartitionsToTxns is AddPartitionsToTxn v4+ (KIP-890), the form one
@@ -313,27 +320,12 @@ func (c *Coordinator) verifyPartitions(r *kmsg.AddPartitionsToTxnRequest, resp *
 		}
 		ts.mu.Unlock()
 	}
-	for _, rt := range r.Topics {
-		st := kmsg.NewAddPartitionsToTxnResponseTopic()
-		st.Topic = rt.Topic
-		for _, i := range rt.Partitions {
-			sp := kmsg.NewAddPartitionsToTxnResponseTopicPartition()
-			sp.Partition = i
-			p := c.txnPartition(rt.Topic, i)
-			switch {
-			case p == nil:
-				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-			case bad:
-				sp.ErrorCode = kerr.OperationNotAttempted.Code
-			case code != 0:
-				sp.ErrorCode = code
-			case !in[tpKey{p.TopicID(), p.Index()}]:
-				sp.ErrorCode = kerr.TransactionAbortable.Code
-			}
-			st.Partitions = append(st.Partitions, sp)
+	c.answerEach(r, resp, bad, func(p Partition) int16 {
+		if code == 0 && !in[tpKey{p.TopicID(), p.Index()}] {
+			return kerr.TransactionAbortable.Code
 		}
-		resp.Topics = append(resp.Topics, st)
-	}
+		return code
+	})
 }
 
 // txnPartition is a partition a transaction may write: it exists and its
