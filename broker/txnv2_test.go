@@ -25,6 +25,16 @@ func endTxnV(t *testing.T, b *Broker, version int16, id string, pid int64, epoch
 	return serve(t, b, req).(*kmsg.EndTxnResponse)
 }
 
+// addPartitionV3 adds one partition to id's transaction the explicit way
+// (AddPartitionsToTxn v3) and returns the partition's code.
+func addPartitionV3(t *testing.T, b *Broker, id string, pid int64, epoch int16, topic string, part int32) int16 {
+	t.Helper()
+	req := kmsg.NewPtrAddPartitionsToTxnRequest()
+	req.Version, req.TransactionalID, req.ProducerID, req.ProducerEpoch = 3, id, pid, epoch
+	req.Topics = []kmsg.AddPartitionsToTxnRequestTopic{{Topic: topic, Partitions: []int32{part}}}
+	return serve(t, b, req).(*kmsg.AddPartitionsToTxnResponse).Topics[0].Partitions[0].ErrorCode
+}
+
 func txnProduceV(t *testing.T, b *Broker, version int16, id, topic string, part int32, batch []byte) kmsg.ProduceResponseTopicPartition {
 	t.Helper()
 	req := produceReq(version, -1, topic, [16]byte{}, part, batch)
@@ -190,10 +200,7 @@ func TestTxnV2Answers(t *testing.T) {
 	// The older flow on the same ID, after TV2 transactions: a partition
 	// not added is refused by version, EndTxn v4 keeps the epoch.
 	wantCode(t, "produce v11 not added", txnProduceV(t, b, 11, "v2", "a", 1, txnBatch(t, pid, e, 0, "x")).ErrorCode, kerr.TransactionAbortable)
-	ap := kmsg.NewPtrAddPartitionsToTxnRequest()
-	ap.Version, ap.TransactionalID, ap.ProducerID, ap.ProducerEpoch = 3, "v2", pid, e
-	ap.Topics = []kmsg.AddPartitionsToTxnRequestTopic{{Topic: "a", Partitions: []int32{1}}}
-	wantCode(t, "add v3", serve(t, b, ap).(*kmsg.AddPartitionsToTxnResponse).Topics[0].Partitions[0].ErrorCode, nil)
+	wantCode(t, "add v3", addPartitionV3(t, b, "v2", pid, e, "a", 1), nil)
 	wantCode(t, "produce v11 added", txnProduceV(t, b, 11, "v2", "a", 1, txnBatch(t, pid, e, 0, "c3")).ErrorCode, nil)
 	wantCode(t, "commit v4", endTxnV(t, b, 4, "v2", pid, e, true).ErrorCode, nil)
 	wantCode(t, "commit v4 retried", endTxnV(t, b, 4, "v2", pid, e, true).ErrorCode, nil)
@@ -249,10 +256,7 @@ func TestTxnVersionFeature(t *testing.T) {
 	wantCode(t, "produce v12 at TV0", txnProduceV(t, b, 12, "t0", "a", 0, txnBatch(t, pid, e, 0, "x")).ErrorCode, kerr.UnsupportedVersion)
 	wantCode(t, "offsets v5 at TV0", txnOffsetCommitV(t, b, 5, "t0", "g", pid, e, "a", 1), kerr.UnsupportedVersion)
 	wantCode(t, "end v5 at TV0", endTxnV(t, b, 5, "t0", pid, e, false).ErrorCode, kerr.UnsupportedVersion)
-	ap := kmsg.NewPtrAddPartitionsToTxnRequest()
-	ap.Version, ap.TransactionalID, ap.ProducerID, ap.ProducerEpoch = 3, "t0", pid, e
-	ap.Topics = []kmsg.AddPartitionsToTxnRequestTopic{{Topic: "a", Partitions: []int32{0}}}
-	wantCode(t, "add v3", serve(t, b, ap).(*kmsg.AddPartitionsToTxnResponse).Topics[0].Partitions[0].ErrorCode, nil)
+	wantCode(t, "add v3", addPartitionV3(t, b, "t0", pid, e, "a", 0), nil)
 	wantCode(t, "produce v11", txnProduceV(t, b, 11, "t0", "a", 0, txnBatch(t, pid, e, 0, "x")).ErrorCode, nil)
 	wantCode(t, "commit v4", endTxnV(t, b, 4, "t0", pid, e, true).ErrorCode, nil)
 
