@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -182,5 +183,42 @@ func TestIDs(t *testing.T) {
 	}
 	if _, err := OpenIDs(vfs.Default, p); err == nil {
 		t.Error("a 1-byte file opened")
+	}
+}
+
+// A reservation that fails to reach the disk hands out no ID: the
+// failure is the caller's (INIT_PRODUCER_ID answers a storage error), the
+// next Allocate tries again, and after a reopen no ID handed out before
+// is handed out again.
+func TestIDsReservationFails(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "producer_ids")
+	fault := &vfs.FailNth{Op: vfs.OpSync, N: 2} // the second reservation's fsync
+	fsys := vfs.NewFaultFS(vfs.Default, fault)
+	ids, err := OpenIDs(fsys, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int64
+	for range idBlock {
+		id, err := ids.Allocate()
+		if err != nil {
+			t.Fatalf("allocate %d: %v", len(got), err)
+		}
+		got = append(got, id)
+	}
+	if _, err := ids.Allocate(); !errors.Is(err, vfs.ErrInjected) || !fault.Fired() {
+		t.Fatalf("allocate past the first block with its fsync failing: %v, want the injected error", err)
+	}
+	id, err := ids.Allocate()
+	if err != nil || id != idBlock {
+		t.Fatalf("allocate after the failure: %d %v, want %d", id, err, idBlock)
+	}
+	got = append(got, id)
+	ids, err = OpenIDs(vfs.Default, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, err := ids.Allocate(); err != nil || slices.Contains(got, id) {
+		t.Fatalf("after reopen: %d %v, an ID already handed out", id, err)
 	}
 }
