@@ -450,6 +450,9 @@ func (h *hold) outgrow(old []byte) {
 // charged to h by acquire; buf's own charge is given back, as outgrow
 // does. False if buf is not mapped or the mapping cannot grow.
 func (h *hold) regrow(buf []byte, n int64) ([]byte, bool) {
+	if !h.mapOK {
+		return nil, false // never mapped: no need to take the lock to look
+	}
 	b := h.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
