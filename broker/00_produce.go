@@ -336,10 +336,6 @@ func (b *Broker) produceTo(p *partition, st partitionStore, batch []byte, acks i
 	return 0, res.LastOffset + 1, nil
 }
 
-var errBadTimestamp = errors.New("record timestamp out of range")
-
-const maxInt64 = 1<<63 - 1
-
 // hasTransactionalBatch reports whether any partition's records start with
 // a transactional batch (what Kafka's ProduceRequest looks at).
 func hasTransactionalBatch(r *kmsg.ProduceRequest) bool {

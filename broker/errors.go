@@ -29,8 +29,6 @@ func errCode(err error) int16 {
 		return kerr.InvalidRecord.Code
 	case errors.Is(err, records.ErrTooLarge):
 		return kerr.MessageTooLarge.Code
-	case errors.Is(err, errBadTimestamp):
-		return kerr.InvalidTimestamp.Code
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return kerr.RequestTimedOut.Code
 	}

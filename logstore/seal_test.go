@@ -90,15 +90,6 @@ func slicesContains(s []string, v string) bool {
 	return false
 }
 
-func fileBytes(t *testing.T, fsys vfs.FS, name string) []byte {
-	t.Helper()
-	b, err := readFile(fsys, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // A roll does not wait for the old segment's fsync: with that fsync stuck,
 // appends roll on and the seal finishes once it returns.
 func TestRollOffAppendPath(t *testing.T) {

@@ -2,7 +2,6 @@ package records
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 
@@ -41,8 +40,6 @@ const snappyOut = 32 << 10
 // streaming costs several times more CPU, and every xerial chunk and most
 // producers' whole-batch blocks are this small. Larger blocks stream.
 const snappyWhole = 1 << 20
-
-var errSnappyCorrupt = errors.New("snappy: corrupt input")
 
 type snappyStream struct {
 	rest   []byte // xerial: the chunks not yet started

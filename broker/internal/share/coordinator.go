@@ -122,7 +122,6 @@ type group struct {
 	assignment  map[string]map[[16]byte][]int32 // the target, by member
 	parts       map[tp]*partition
 	sessions    map[sessionKey]*session
-	configs     map[string]string
 }
 
 // Coordinator holds every share group. One mutex guards it all: share

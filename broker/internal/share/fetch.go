@@ -148,7 +148,6 @@ type Target struct {
 	TopicID   [16]byte
 	Topic     string
 	Partition int32
-	out       *kmsg.ShareFetchResponseTopicPartition
 }
 
 // Acquired is records acquired for a ShareFetch on one partition, from
