@@ -254,7 +254,8 @@ func openStore(fsys vfs.FS, dir string, sync bool) (*store, []frame, int64, erro
 	if len(data) < headerLen {
 		// New (or torn before its header was synced): start it.
 		data = fileHeader()
-		if err := f.Truncate(0); err == nil {
+		err = f.Truncate(0)
+		if err == nil {
 			_, err = f.WriteAt(data, 0)
 		}
 		if err == nil {

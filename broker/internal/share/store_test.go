@@ -2,6 +2,7 @@ package share
 
 import (
 	"bytes"
+	"errors"
 	"path"
 	"reflect"
 	"testing"
@@ -86,6 +87,30 @@ func TestStoreTruncatesTornTail(t *testing.T) {
 	st.close()
 	if _, fr, _, _ = openStore(fsys, "/d", true); len(fr) != 5 {
 		t.Fatalf("after append: %d frames", len(fr))
+	}
+}
+
+// A new state file whose header cannot be written is an error at open,
+// not a file left without its header (which the next start would refuse
+// as not a share state file); opening again once the disk is back works.
+func TestStoreHeaderWriteFails(t *testing.T) {
+	mem := vfs.NewMem()
+	for _, op := range []vfs.Op{vfs.OpTruncate, vfs.OpWrite, vfs.OpSync} {
+		fault := &vfs.FailNth{Op: op, N: 1}
+		if _, _, _, err := openStore(vfs.NewFaultFS(mem, fault), "/d", true); !errors.Is(err, vfs.ErrInjected) || !fault.Fired() {
+			t.Fatalf("%v failing while the header is written: open gave %v, want the injected error", op, err)
+		}
+	}
+	st, fr, _, err := openStore(mem, "/d", true)
+	if err != nil || len(fr) != 0 {
+		t.Fatalf("open once the disk is back: %v, %d frames", err, len(fr))
+	}
+	if err := st.write(sampleFrames()...); err != nil {
+		t.Fatal(err)
+	}
+	st.close()
+	if _, fr, _, err = openStore(mem, "/d", true); err != nil || len(fr) != 4 {
+		t.Fatalf("reopen: %v, %d frames", err, len(fr))
 	}
 }
 
