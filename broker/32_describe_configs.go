@@ -44,12 +44,12 @@ func (b *Broker) handleDescribeConfigs(_ context.Context, req *protocol.Request)
 	for _, rr := range r.Resources {
 		sr := kmsg.NewDescribeConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
-		var err error
 		if code := az.configResource(opDescribeConfigs, rr.ResourceType, rr.ResourceName); code != 0 {
-			sr.ErrorCode, err = code, errAuthorizationFailed
+			sr.ErrorCode = code
 			resp.Resources = append(resp.Resources, sr)
 			continue
 		}
+		var err error
 		sr.Configs, sr.ErrorCode, err = b.configs.Describe(rr.ResourceType, rr.ResourceName, rr.ConfigNames, r.IncludeSynonyms, r.IncludeDocumentation)
 		if rr.ResourceType == kmsg.ConfigResourceTypeTopic && sr.ErrorCode == 0 {
 			if t := b.lookupTopic(rr.ResourceName, [16]byte{}); t != nil {

@@ -336,7 +336,7 @@ func (s *State) Snapshot() []byte {
 		e := snapshot{Epoch: st.Epoch, LastSeq: st.LastSeq, UpdatedMs: st.Updated.UnixMilli()}
 		for i := 0; i < st.n; i++ {
 			b := st.batches[(st.head-st.n+i+len(st.batches))%len(st.batches)]
-			e.Batches = append(e.Batches, batchSnapshot{b.FirstSeq, b.LastSeq, b.FirstOffset, b.LastOffset, b.AppendTime})
+			e.Batches = append(e.Batches, batchSnapshot(b))
 		}
 		m[pid] = e
 	}
@@ -360,7 +360,7 @@ func (s *State) Restore(data []byte) error {
 			if st.n == len(st.batches) {
 				break
 			}
-			st.batches[st.head] = Batch{FirstSeq: b.FirstSeq, LastSeq: b.LastSeq, FirstOffset: b.FirstOffset, LastOffset: b.LastOffset, AppendTime: b.AppendTime}
+			st.batches[st.head] = Batch(b)
 			st.head = (st.head + 1) % len(st.batches)
 			st.n++
 		}
