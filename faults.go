@@ -202,14 +202,6 @@ func (s *StorageFaults) Inject(op vfs.Op, path string, n int) (int, error) {
 	return n, nil
 }
 
-// WithStorageFaults puts the data dir behind StorageFaults switches
-// (Broker.StorageFaults; over the control API POST /v1/storage), for tests
-// of how clients fare when the broker's disk fails. Every file operation
-// pays one atomic load per switch; leave it off in production.
-func WithStorageFaults() Option {
-	return optionFunc(func(c *config) { c.storageFaults = true })
-}
-
 // StorageFaults returns the switches of a broker started
 // WithStorageFaults, nil otherwise.
 func (b *Broker) StorageFaults() *StorageFaults { return b.storage }

@@ -85,23 +85,6 @@ func (b *Broker) ForwardGroupOffsets() []uplink.GroupOffsetSync { return b.brk.F
 // condition (no hook on the produce path).
 const waitPoll = time.Millisecond
 
-// waitLimit bounds the Wait methods whose context has no deadline
-// (WithWaitTimeout).
-type waitLimit struct {
-	timeout  time.Duration // 0: none
-	deadline time.Time     // zero: none
-}
-
-// WithWaitTimeout bounds every Wait method (WaitTopic, WaitHighWatermark,
-// WaitGroupStable, WaitLagZero, WaitTransaction) called with a context
-// that has no deadline of its own: it gives up after timeout, or at
-// deadline if that comes first, with an error saying what it last saw.
-// Zero values mean no bound (the default: a wait lasts as long as its
-// context). minikafkatest.New sets it from the test's deadline.
-func WithWaitTimeout(timeout time.Duration, deadline time.Time) Option {
-	return optionFunc(func(c *config) { c.waitLimit = waitLimit{timeout, deadline} })
-}
-
 // waitFor returns nil once cond holds, or an error naming what was awaited
 // and the last state seen when ctx ends or the broker's wait limit passes.
 func (b *Broker) waitFor(ctx context.Context, what string, cond func() (bool, string)) error {

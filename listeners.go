@@ -242,61 +242,6 @@ func isUnspecified(host string) bool {
 	return ip != nil && ip.IsUnspecified()
 }
 
-// listenerPlans resolves the configured listeners: WithListeners' specs, or
-// the single listener of WithListenAddr, named after its security protocol
-// as Kafka's default listener is.
-func (c *config) listenerPlans(sec securitySettings) ([]ListenerSpec, error) {
-	if !c.listeners.set {
-		proto := Plaintext
-		switch {
-		case sec.tls != nil && sec.sasl != nil:
-			proto = SASLSSL
-		case sec.tls != nil:
-			proto = SSL
-		case sec.sasl != nil:
-			proto = SASLPlaintext
-		}
-		addr := c.listenAddr
-		if c.listener != nil {
-			addr = c.listener.Addr().String()
-		}
-		return []ListenerSpec{{Name: proto, Addr: addr, Advertised: c.advertisedAddr, Security: proto}}, nil
-	}
-	var errs []error
-	if c.listener != nil {
-		errs = append(errs, errors.New("WithListener and WithListeners cannot be combined"))
-	}
-	if c.advertisedAddr != "" {
-		errs = append(errs, errors.New("WithAdvertisedAddr and WithListeners cannot be combined: set ListenerSpec.Advertised"))
-	}
-	specs := slices.Clone(c.listeners.specs)
-	if err := checkListeners(specs); err != nil {
-		errs = append(errs, err)
-	}
-	usesTLS, usesSASL := false, false
-	for _, s := range specs {
-		wantTLS, wantSASL := s.Security == SSL || s.Security == SASLSSL, strings.HasPrefix(s.Security, "SASL_")
-		if wantTLS && sec.tls == nil {
-			errs = append(errs, fmt.Errorf("listener %s is %s but WithTLS gives no certificate", s.Name, s.Security))
-		}
-		if wantSASL && sec.sasl == nil {
-			errs = append(errs, fmt.Errorf("listener %s is %s but WithSASL gives no users", s.Name, s.Security))
-		}
-		usesTLS, usesSASL = usesTLS || wantTLS, usesSASL || wantSASL
-	}
-	// Refused rather than ignored: whoever set them expects them used.
-	if sec.tls != nil && !usesTLS {
-		errs = append(errs, errors.New("WithTLS is given but no listener is SSL or SASL_SSL"))
-	}
-	if sec.sasl != nil && !usesSASL {
-		errs = append(errs, errors.New("WithSASL is given but no listener is SASL_PLAINTEXT or SASL_SSL"))
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("minikafka: invalid options: %w", err)
-	}
-	return specs, nil
-}
-
 // advertise picks the host and port Metadata hands out for a listener
 // bound to listenAddr.
 func advertise(listenAddr, advertisedAddr string, bound *net.TCPAddr) (string, int) {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -15,14 +14,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minikafka/minikafka/broker"
-	"github.com/minikafka/minikafka/broker/uplink"
-	"github.com/minikafka/minikafka/internal/vfs"
-	"github.com/minikafka/minikafka/logstore"
 	"github.com/minikafka/minikafka/protocol"
 )
-
-// memDataDir is the data dir's path inside the in-memory filesystem.
-const memDataDir = "/minikafka"
 
 // closeGrace bounds how long Close waits for requests already read (a
 // long-poll fetch, an acks=all produce waiting for fsync) before it closes
@@ -159,70 +152,6 @@ func (st *starting) release() {
 	}
 }
 
-// settings is the configuration once checked, with the defaults that
-// depend on other options filled in.
-type settings struct {
-	sync    logstore.SyncPolicy
-	uplink  *uplink.Config
-	sec     securitySettings
-	plans   []ListenerSpec
-	log     *slog.Logger
-	fsys    vfs.FS // nil: the OS filesystem
-	dataDir string // absolute on the OS filesystem, memDataDir in memory
-	// storage, with WithStorageFaults, switches the filesystem the broker
-	// is given (brokerFS wraps fsys, or the OS, in them).
-	storage  *StorageFaults
-	brokerFS vfs.FS
-}
-
-// resolve checks the options group by group (general, uplink, security,
-// listeners), returning the first failing group's errors, and fills in
-// the defaults that depend on several options.
-func (c *config) resolve() (settings, error) {
-	var s settings
-	var err error
-	if s.sync, err = c.validate(); err != nil {
-		return s, err
-	}
-	if s.uplink, err = c.uplink.build(); err != nil {
-		return s, err
-	}
-	if s.sec, err = c.security.build(); err != nil {
-		return s, err
-	}
-	if s.plans, err = c.listenerPlans(s.sec); err != nil { // listeners.go
-		return s, err
-	}
-	s.log = c.logger
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
-	}
-	s.fsys, s.dataDir = c.fs, c.dataDir
-	switch {
-	case s.dataDir == "":
-		s.dataDir = memDataDir
-		if s.fsys == nil {
-			s.fsys = vfs.NewMem()
-		}
-	case s.fsys == nil:
-		// Absolute, so what we report and what we use stay the same
-		// if the program changes directory later.
-		if abs, err := filepath.Abs(s.dataDir); err == nil {
-			s.dataDir = abs
-		}
-	}
-	s.brokerFS = s.fsys
-	if c.storageFaults {
-		s.storage = &StorageFaults{}
-		base := s.fsys
-		if base == nil {
-			base = vfs.OS{}
-		}
-		s.brokerFS = vfs.NewFaultFS(base, s.storage)
-	}
-	return s, nil
-}
-
 // lock takes the data dir's lock when the data is on the OS filesystem
 // (flock cannot lock a directory of another FS).
 func (st *starting) lock(s settings) error {
@@ -282,7 +211,7 @@ func (st *starting) openBroker(c *config, s settings) error {
 		CleanerBackoff:               c.cleaner.backoff,
 		CleanerDedupeBufferSize:      c.cleaner.dedupeBytes,
 
-		// The group coordinator settings (options_groups.go).
+		// The group coordinator settings (WithGroup*, WithOffsets*).
 		Groups: c.groups.GroupConfig,
 	})
 	if err != nil {
