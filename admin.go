@@ -1,8 +1,9 @@
 package minikafka
 
 // The control API (WithAdminAddr, -admin-addr): JSON over HTTP for tests
-// written in any language to steer the broker — faults (admin_faults.go),
-// inspection (admin_inspect.go), seeding and waits (admin_seed.go). It has a listener of
+// written in any language to steer the broker: faults (admin_faults.go),
+// inspection (admin_inspect.go), seeding and waits (admin_seed.go), the
+// simulated cluster (admin_cluster.go). It has a listener of
 // its own, off by default, because it can break the broker on purpose:
 // it binds loopback unless told otherwise, and anywhere else it needs a
 // bearer token (WithAdminToken). It also serves /healthz and /metrics so a
@@ -13,6 +14,7 @@ package minikafka
 // and 5xx for the broker's, so a bad request never takes anything down.
 
 import (
+	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -21,10 +23,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"sync"
+	"strconv"
 	"time"
-
-	"golang.org/x/net/netutil"
 )
 
 // adminRoute is one endpoint: pattern is a net/http ServeMux pattern
@@ -77,17 +77,8 @@ func decodeBody(r *http.Request, v any) error {
 	return nil
 }
 
-// adminSide is the control API's listener.
-type adminSide struct {
-	ln   net.Listener
-	srv  *http.Server
-	done chan struct{}
-	once sync.Once
-}
-
-// listenAdmin binds the control API and serves it on b; nil when off. It
-// runs once b is ready, so every route may use it.
-func listenAdmin(cfg adminConfig, b *Broker) (*adminSide, error) {
+// listenAdmin binds the control API and serves h on it; nil when off.
+func listenAdmin(cfg adminConfig, h http.Handler, log *slog.Logger) (*httpServer, error) {
 	if cfg.addr == "" {
 		return nil, nil
 	}
@@ -99,22 +90,9 @@ func listenAdmin(cfg adminConfig, b *Broker) (*adminSide, error) {
 	if err != nil {
 		return nil, fmt.Errorf("minikafka: admin: listen on %s: %w", addr, err)
 	}
-	a := &adminSide{ln: ln, done: make(chan struct{})}
-	a.srv = &http.Server{
-		Handler:           adminHandler(b, cfg.token),
-		ReadHeaderTimeout: httpReadHeaderTimeout,
-		// No write timeout: waits and held faults answer late on purpose
-		// (each bounds itself with its own deadline).
-		ReadTimeout:    httpReadTimeout,
-		IdleTimeout:    httpIdleTimeout,
-		MaxHeaderBytes: httpMaxHeaderBytes,
-		ErrorLog:       slog.NewLogLogger(b.log.Handler(), slog.LevelDebug),
-	}
-	go func() {
-		defer close(a.done)
-		_ = a.srv.Serve(netutil.LimitListener(ln, maxHTTPConns))
-	}()
-	return a, nil
+	// No write timeout: waits and held faults answer late on purpose
+	// (each bounds itself with its own deadline).
+	return serveHTTP(ln, h, 0, log), nil
 }
 
 // adminHandler is the mux of every route, behind the token check.
@@ -176,21 +154,28 @@ func writeAdminJSON(w http.ResponseWriter, status int, v any) {
 	_ = enc.Encode(v)
 }
 
-// stop closes the listener; requests in flight get a short grace.
-func (a *adminSide) stop() {
-	if a == nil {
-		return
+func pathPartition(r *http.Request) (int32, error) {
+	p, err := strconv.ParseInt(r.PathValue("partition"), 10, 32)
+	if err != nil || p < 0 {
+		return 0, badRequest("partition %q: want a non-negative integer", r.PathValue("partition"))
 	}
-	a.once.Do(func() { shutdownHTTP(a.srv, a.done, time.Second) })
+	return int32(p), nil
 }
 
-func (a *adminSide) addr() net.Addr {
-	if a == nil {
-		return nil
-	}
-	return a.ln.Addr()
-}
+// maxAdminWait bounds a wait's timeout so a forgotten request does not
+// hold a connection for ever.
+const maxAdminWait = 10 * time.Minute
 
-// AdminAddr is the bound address of the control API (WithAdminAddr), nil
-// without it.
-func (b *Broker) AdminAddr() net.Addr { return b.admin.addr() }
+// waitBody runs wait under the request's timeout_ms (required, at most
+// maxAdminWait); a timeout is 408 naming what was awaited.
+func waitBody(r *http.Request, timeoutMs int64, wait func(ctx context.Context) error) (any, error) {
+	if timeoutMs <= 0 || time.Duration(timeoutMs)*time.Millisecond > maxAdminWait {
+		return nil, badRequest("want 0 < timeout_ms <= %d", maxAdminWait.Milliseconds())
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), time.Duration(timeoutMs)*time.Millisecond)
+	defer cancel()
+	if err := wait(ctx); err != nil {
+		return nil, &adminError{http.StatusRequestTimeout, err.Error()}
+	}
+	return map[string]bool{"ok": true}, nil
+}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strconv"
-	"time"
 
 	"github.com/minikafka/minikafka/broker"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -21,14 +19,6 @@ func init() {
 		adminRoute{"GET /v1/groups/{group}/lag/{topic}", adminGroupLag},
 		adminRoute{"POST /v1/wait/high-watermark", adminWaitHighWatermark},
 	)
-}
-
-func pathPartition(r *http.Request) (int32, error) {
-	p, err := strconv.ParseInt(r.PathValue("partition"), 10, 32)
-	if err != nil || p < 0 {
-		return 0, badRequest("partition %q: want a non-negative integer", r.PathValue("partition"))
-	}
-	return int32(p), nil
 }
 
 type partitionJSON struct {
@@ -123,10 +113,6 @@ func adminGroupLag(b *Broker, r *http.Request) (any, error) {
 	}
 	return out, nil
 }
-
-// maxAdminWait bounds a wait's timeout so a forgotten request does not
-// hold a connection for ever.
-const maxAdminWait = 10 * time.Minute
 
 func adminWaitHighWatermark(b *Broker, r *http.Request) (any, error) {
 	var in struct {

@@ -215,20 +215,6 @@ func adminSeed(b *Broker, r *http.Request) (any, error) {
 	return out, nil
 }
 
-// waitBody runs wait under the request's timeout_ms (required, at most
-// maxAdminWait); a timeout is 408 naming what was awaited.
-func waitBody(r *http.Request, timeoutMs int64, wait func(ctx context.Context) error) (any, error) {
-	if timeoutMs <= 0 || time.Duration(timeoutMs)*time.Millisecond > maxAdminWait {
-		return nil, badRequest("want 0 < timeout_ms <= %d", maxAdminWait.Milliseconds())
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), time.Duration(timeoutMs)*time.Millisecond)
-	defer cancel()
-	if err := wait(ctx); err != nil {
-		return nil, &adminError{http.StatusRequestTimeout, err.Error()}
-	}
-	return map[string]bool{"ok": true}, nil
-}
-
 func adminWaitTopic(b *Broker, r *http.Request) (any, error) {
 	var in struct {
 		Topic     string `json:"topic"`

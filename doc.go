@@ -209,3 +209,17 @@
 //   - [Broker.Coordinator]: the node coordinating a group or transactional ID.
 //   - [Broker.Placement]: a partition's replicas, ISR, leader and epoch.
 package minikafka
+
+// The files of this package, from the top; a file uses only files on its
+// own line or below:
+//   - start.go: Start's steps, the only file that knows every part.
+//   - admin.go and admin_*.go: the control API, the methods below as JSON.
+//   - seed.go, faults.go, inspect.go, console.go, cluster.go, lock_*.go: the Broker's
+//     methods, each over package broker's own, and the data dir's lock.
+//   - minikafka.go: the Broker, its addresses and Close.
+//   - schemaregistry.go, http.go, metrics.go: what is served beside the
+//     Kafka listeners; each is handed what it serves and knows no Broker.
+//   - config.go: the checks across options, and the settings Start uses.
+//   - options.go: every option, the value it takes and the field it sets.
+//   - inprocess.go, httpserve.go, storagefaults.go, listeners.go: the parts
+//     the others share.

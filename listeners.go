@@ -277,25 +277,6 @@ type boundListener struct {
 	node       int32 // the cluster node it belongs to (WithNodes)
 }
 
-// bindListeners binds every planned listener, the one of WithListener
-// (st.own) when given. What it bound is in st.lns also when it fails, for
-// release to close.
-//
-// With several nodes, each node gets every planned listener, node i's on
-// the planned port plus i (port 0 stays 0: a free port each), advertised
-// likewise.
-func (st *starting) bindListeners(plans []ListenerSpec, sec securitySettings, nodes int, firstID int32) error {
-	for i := range nodes {
-		for _, p := range plans {
-			p.Addr, p.Advertised = shiftPort(p.Addr, i), shiftPort(p.Advertised, i)
-			if err := st.bindListener(p, sec, firstID+int32(i), len(plans) > 1); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 // shiftPort adds i to addr's port unless it is 0 or absent.
 func shiftPort(addr string, i int) string {
 	if i == 0 || addr == "" {
@@ -312,50 +293,8 @@ func shiftPort(addr string, i int) string {
 	return net.JoinHostPort(host, strconv.Itoa(n+i))
 }
 
-func (st *starting) bindListener(p ListenerSpec, sec securitySettings, node int32, named bool) error {
-	ln := st.own
-	st.own = nil // adopted: closed with st.lns from now on
-	if ln == nil {
-		var err error
-		if ln, err = net.Listen("tcp", p.Addr); err != nil {
-			if named {
-				return fmt.Errorf("minikafka: listen on %s (listener %s): %w", p.Addr, p.Name, err)
-			}
-			return fmt.Errorf("minikafka: listen on %s: %w", p.Addr, err)
-		}
-	}
-	bound, _ := ln.Addr().(*net.TCPAddr)
-	if bound == nil {
-		bound = &net.TCPAddr{}
-	}
-	bl := boundListener{spec: p, ln: ln, node: node}
-	bl.host, bl.port = advertise(p.Addr, p.Advertised, bound)
-	if p.Security == SSL || p.Security == SASLSSL {
-		bl.tls = sec.tls
-	}
-	if strings.HasPrefix(p.Security, "SASL_") {
-		bl.preAuthMax = sec.preAuthMax
-	}
-	st.lns = append(st.lns, bl)
-	return nil
-}
-
 func closeListeners(ls []boundListener) {
 	for _, l := range ls {
 		l.ln.Close()
 	}
-}
-
-// Listeners returns every listener with its bound and advertised address,
-// in the order configured.
-func (b *Broker) Listeners() []ListenerInfo { return slices.Clone(b.listeners) }
-
-// Listener returns the listener named name (case insensitive).
-func (b *Broker) Listener(name string) (ListenerInfo, bool) {
-	for _, l := range b.listeners {
-		if strings.EqualFold(l.Name, name) {
-			return l, true
-		}
-	}
-	return ListenerInfo{}, false
 }

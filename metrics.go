@@ -33,9 +33,7 @@ type metrics struct {
 	produceBytes atomic.Uint64 // record batch bytes in produce requests
 	fetchBytes   atomic.Uint64 // fetch response bytes
 
-	ln   net.Listener
-	http *http.Server
-	done chan struct{}
+	server *httpServer // WithMetricsAddr's endpoint; nil without
 }
 
 func newMetrics(brk *broker.Broker) *metrics { return &metrics{next: brk, brk: brk} }
@@ -106,34 +104,24 @@ func (m *metrics) start(addr string, srvs ...*protocol.Server) error {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 		m.writeTo(w)
 	})
-	m.ln, m.done = ln, make(chan struct{})
-	m.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		defer close(m.done)
-		_ = m.http.Serve(ln) // ErrServerClosed after stop
-	}()
+	m.server = serveHTTP(ln, mux, httpWriteTimeout, nil)
 	return nil
 }
 
 // stop closes the endpoint (idempotent).
 func (m *metrics) stop() {
-	if m == nil || m.http == nil {
-		return
+	if m != nil {
+		m.server.stop(2 * time.Second)
 	}
-	shutdownHTTP(m.http, m.done, 2*time.Second)
 }
 
 // addr is the endpoint's bound address, nil when off.
 func (m *metrics) addr() net.Addr {
-	if m == nil || m.ln == nil {
+	if m == nil {
 		return nil
 	}
-	return m.ln.Addr()
+	return m.server.addr()
 }
-
-// MetricsAddr is the bound address of the metrics endpoint, nil when
-// WithMetricsAddr was not given.
-func (b *Broker) MetricsAddr() net.Addr { return b.metrics.addr() }
 
 // writeTo writes every metric in the Prometheus text format.
 func (m *metrics) writeTo(w io.Writer) {

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"strconv"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minikafka/minikafka/broker"
@@ -29,17 +29,17 @@ type Broker struct {
 	log        *slog.Logger
 	listen     net.Addr
 	advertised string
-	dataDir    string        // "" in memory
-	metrics    *metrics      // metrics.go
-	http       *httpSide     // http.go; nil without WithHTTPAddr
-	admin      *adminSide    // admin.go; nil without WithAdminAddr
-	registry   *registrySide // schemaregistry.go; nil without WithSchemaRegistry
+	dataDir    string // "" in memory
+	metrics    *metrics
+	http       *httpSide     // nil without WithHTTPAddr
+	admin      *httpServer   // the control API (admin.go); nil without WithAdminAddr
+	registry   *registrySide // nil without WithSchemaRegistry
 	started    time.Time
 	osDataDir  string         // dataDir when it is on the OS filesystem
 	storage    *StorageFaults // WithStorageFaults; nil without
-	waitLimit  waitLimit      // inspect.go
+	waitLimit  waitLimit
 
-	listeners []ListenerInfo     // listeners.go
+	listeners []ListenerInfo
 	srvs      []*protocol.Server // one per listener (of every node); srv is the first
 
 	nodeMu  sync.Mutex
@@ -49,242 +49,6 @@ type Broker struct {
 	unlock    func() // releases the data dir lock
 	closeOnce sync.Once
 	closeErr  error
-}
-
-// Start recovers the storage, binds the listener and starts serving. It
-// returns once clients can connect. ctx bounds startup only: cancelling it
-// later does not stop the broker (Close does).
-func Start(ctx context.Context, opts ...Option) (_ *Broker, err error) {
-	c := defaultConfig()
-	for _, o := range opts {
-		if o != nil {
-			o.apply(&c)
-		}
-	}
-	// The broker owns WithListener's listener from here on, so a failed
-	// Start closes it too.
-	st := &starting{own: c.listener}
-	defer func() {
-		if err != nil {
-			st.release()
-		}
-	}()
-
-	s, err := c.resolve()
-	if err != nil {
-		return nil, err
-	}
-	// Bind first: a busy port fails fast, before storage recovery.
-	if err = st.bindListeners(s.plans, s.sec, c.cluster.count(), c.nodeID); err != nil {
-		return nil, err
-	}
-	// Before recovery, so /healthz answers and /readyz says 503 meanwhile.
-	if st.http, err = listenHTTP(c.http, s.log); err != nil {
-		return nil, err
-	}
-	if err = ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err = st.lock(s); err != nil {
-		return nil, err
-	}
-	if err = st.openBroker(&c, s); err != nil {
-		return nil, err
-	}
-	b, err := st.serve(&c, s)
-	if err != nil {
-		return nil, err
-	}
-	// After Serve started: Close waits for it.
-	if err = b.metrics.start(c.metricsAddr, b.srvs...); err != nil {
-		return nil, err
-	}
-	if err = b.createTopics(ctx, c.topics); err != nil {
-		return nil, err
-	}
-	if err = ctx.Err(); err != nil {
-		return nil, err
-	}
-	// Before the console, which shows the registry's subjects.
-	if b.registry, err = startRegistry(c.schemaRegistry, c.authorizer, b); err != nil {
-		return nil, err
-	}
-	if err = b.http.attach(b); err != nil { // ready from here on
-		return nil, err
-	}
-	if b.admin, err = listenAdmin(c.admin, b); err != nil {
-		return nil, err
-	}
-	if b.admin != nil {
-		b.brk.EnableRequestLog(defaultRequestLog) // faults.go
-	}
-	return b, nil
-}
-
-// starting is what Start has opened so far, for release to close when a
-// later step fails.
-type starting struct {
-	own    net.Listener // WithListener's, until bindListeners adopts it
-	lns    []boundListener
-	unlock func() // the data dir lock
-	http   *httpSide
-	brk    *broker.Broker
-	b      *Broker // serving; its Close releases all of the above
-}
-
-// release closes what Start opened, each thing once, in the order Close
-// uses: listeners, then the broker, then the data dir lock.
-func (st *starting) release() {
-	if st.b != nil {
-		st.b.Close()
-		return
-	}
-	st.http.stop()
-	if st.own != nil {
-		st.own.Close()
-	}
-	closeListeners(st.lns)
-	if st.brk != nil {
-		st.brk.Close()
-	}
-	if st.unlock != nil {
-		st.unlock()
-	}
-}
-
-// lock takes the data dir's lock when the data is on the OS filesystem
-// (flock cannot lock a directory of another FS).
-func (st *starting) lock(s settings) error {
-	st.unlock = func() {}
-	if s.fsys != nil {
-		return nil
-	}
-	unlock, err := lockDataDir(s.dataDir)
-	if err != nil {
-		if !errors.Is(err, ErrDataDirLocked) {
-			err = fmt.Errorf("minikafka: locking data dir %s: %w", s.dataDir, err)
-		}
-		return err
-	}
-	st.unlock = unlock
-	return nil
-}
-
-// openBroker recovers the storage and opens the broker on it.
-func (st *starting) openBroker(c *config, s settings) error {
-	var listeners []broker.Listener
-	for _, l := range st.lns {
-		listeners = append(listeners, broker.Listener{Name: l.spec.Name, Host: l.host, Port: int32(l.port), SASL: l.preAuthMax > 0, Node: l.node})
-	}
-	var nodes []broker.NodeSpec
-	for i := range c.cluster.count() {
-		nodes = append(nodes, broker.NodeSpec{ID: c.nodeID + int32(i), Rack: c.cluster.rack(i)})
-	}
-	first := st.lns[0]
-	brk, err := broker.New(broker.Config{
-		DataDir:                      s.dataDir,
-		FS:                           s.brokerFS,
-		NodeID:                       c.nodeID,
-		Nodes:                        nodes,
-		DefaultReplicationFactor:     c.cluster.replicationFactor,
-		RackAwareReplicaSelector:     c.cluster.rackAwareSelector,
-		AutoLeaderRebalance:          c.cluster.autoRebalance > 0,
-		LeaderImbalanceCheckInterval: c.cluster.autoRebalance,
-		AdvertisedHost:               first.host,
-		AdvertisedPort:               int32(first.port),
-		Listeners:                    listeners,
-		ClusterID:                    c.clusterID,
-		DefaultPartitions:            c.partitions,
-		AutoCreateTopics:             c.autoCreate,
-		Sync:                         s.sync,
-		Logger:                       s.log,
-		GroupInitialRebalanceDelay:   c.rebalanceDelay,
-		Uplink:                       s.uplink,
-		SASL:                         s.sec.sasl,
-		Authorizer:                   c.authorizer,
-		SSLPrincipalMappingRules:     c.sslPrincipalMappingRules,
-		PassCompressedRecords:        c.validation.passthrough,
-		QuotaWindowSamples:           c.quotaWindow.samples,
-		QuotaWindowSize:              c.quotaWindow.size,
-		ClientMetrics:                c.clientMetrics.prefixes,
-		ClientMetricsInterval:        c.clientMetrics.interval,
-		CleanerBackoff:               c.cleaner.backoff,
-		CleanerDedupeBufferSize:      c.cleaner.dedupeBytes,
-
-		// The group coordinator settings (WithGroup*, WithOffsets*).
-		Groups: c.groups.GroupConfig,
-	})
-	if err != nil {
-		return fmt.Errorf("minikafka: opening data dir %s: %w", s.dataDir, err)
-	}
-	brk.SetAdvertised(first.host, int32(first.port))
-	st.brk = brk
-	return nil
-}
-
-// serve puts a protocol server on every listener and starts accepting;
-// from then on the returned Broker's Close releases everything.
-func (st *starting) serve(c *config, s settings) (*Broker, error) {
-	mx := newMetrics(st.brk) // counts requests on their way to the broker
-	var srvs []*protocol.Server
-	var infos []ListenerInfo
-	budget := protocol.NewBudget(c.validation.queuedMaxRequestBytes) // one for all listeners
-	for _, l := range st.lns {
-		srv, err := protocol.Listen(protocol.Config{
-			Budget:                 budget,
-			Listener:               l.ln,
-			ListenerName:           l.spec.Name,
-			Node:                   l.node,
-			MaxRequestBytes:        c.maxRequest,
-			SendBufferBytes:        c.sendBuffer,
-			IdleTimeout:            c.idleTimeout,
-			RequestReadTimeout:     c.validation.requestReadTimeout,
-			Logger:                 s.log,
-			TLS:                    l.tls,
-			PreAuthMaxRequestBytes: l.preAuthMax,
-			ConnThrottle:           st.brk.ConnectionThrottle,
-		}, mx)
-		if err != nil {
-			return nil, err
-		}
-		srvs = append(srvs, srv)
-		infos = append(infos, ListenerInfo{Name: l.spec.Name, Security: l.spec.Security, Addr: l.ln.Addr(),
-			Advertised: net.JoinHostPort(l.host, strconv.Itoa(l.port)), Node: l.node})
-	}
-	first := st.lns[0]
-	b := &Broker{
-		brk:        st.brk,
-		srv:        srvs[0],
-		log:        s.log,
-		listen:     first.ln.Addr(),
-		advertised: net.JoinHostPort(first.host, strconv.Itoa(first.port)),
-		served:     make(chan error, len(srvs)),
-		unlock:     st.unlock,
-		metrics:    mx,
-		listeners:  infos,
-		srvs:       srvs,
-		http:       st.http,
-		started:    time.Now(),
-		waitLimit:  c.waitLimit,
-		storage:    s.storage,
-	}
-	if c.dataDir != "" {
-		b.dataDir = s.dataDir
-		if s.fsys == nil {
-			b.osDataDir = s.dataDir
-		}
-	}
-	for _, srv := range srvs {
-		go func() {
-			err := srv.Serve()
-			if err != nil {
-				s.log.Error("accepting connections failed", "err", err)
-			}
-			b.served <- err
-		}()
-	}
-	st.b = b
-	return b, nil
 }
 
 // Addrs returns the bootstrap addresses clients should use (the advertised
@@ -320,9 +84,9 @@ func (b *Broker) DataDir() string { return b.dataDir }
 // the first call's result.
 func (b *Broker) Close() error {
 	b.closeOnce.Do(func() {
-		b.admin.stop()    // first: faults and waits are clients of the broker
-		b.http.stop()     // the console is one too, and reads the registry
-		b.registry.stop() // a client of the broker too
+		b.admin.stop(time.Second) // first: faults and waits are clients of the broker
+		b.http.stop()             // the console is one too, and reads the registry
+		b.registry.stop()         // a client of the broker too
 		b.metrics.stop()
 		ctx, cancel := context.WithTimeout(context.Background(), closeGrace)
 		defer cancel()
@@ -355,83 +119,53 @@ func (b *Broker) Close() error {
 // another process) uses the data dir.
 var ErrDataDirLocked = errors.New("minikafka: data dir locked")
 
-// embeddedAddr is the "remote address" of requests Start makes itself.
-type embeddedAddr struct{}
+// MetricsAddr is the bound address of the metrics endpoint, nil when
+// WithMetricsAddr was not given.
+func (b *Broker) MetricsAddr() net.Addr { return b.metrics.addr() }
 
-func (embeddedAddr) Network() string { return "embedded" }
-func (embeddedAddr) String() string  { return "minikafka.Start" }
+// AdminAddr is the bound address of the control API (WithAdminAddr), nil
+// without it.
+func (b *Broker) AdminAddr() net.Addr { return b.admin.addr() }
 
-// do sends one request straight to the broker's handler, as a client
-// connection would.
+// SchemaRegistryAddr is the bound address of WithSchemaRegistry's
+// listener, nil without one.
+func (b *Broker) SchemaRegistryAddr() net.Addr {
+	return b.registry.addr()
+}
+
+// SchemaRegistryURL is the registry's base URL (http://host:port) for
+// clients and serializers, "" without WithSchemaRegistry.
+func (b *Broker) SchemaRegistryURL() string {
+	a := b.SchemaRegistryAddr()
+	if a == nil {
+		return ""
+	}
+	return "http://" + a.String()
+}
+
+// Listeners returns every listener with its bound and advertised address,
+// in the order configured.
+func (b *Broker) Listeners() []ListenerInfo { return slices.Clone(b.listeners) }
+
+// Listener returns the listener named name (case insensitive).
+func (b *Broker) Listener(name string) (ListenerInfo, bool) {
+	for _, l := range b.listeners {
+		if strings.EqualFold(l.Name, name) {
+			return l, true
+		}
+	}
+	return ListenerInfo{}, false
+}
+
+// StorageFaults returns the switches of a broker started
+// WithStorageFaults, nil otherwise.
+func (b *Broker) StorageFaults() *StorageFaults { return b.storage }
+
+// HTTPAddr is the bound address of WithHTTPAddr's listener, nil without
+// one.
+func (b *Broker) HTTPAddr() net.Addr { return b.http.addr() }
+
+// do sends one request straight to the broker's handler.
 func (b *Broker) do(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
-	r := &protocol.Request{
-		Key:     req.Key(),
-		Version: req.GetVersion(),
-		Body:    req,
-		Conn:    &protocol.ConnInfo{Remote: embeddedAddr{}},
-	}
-	reply := b.brk.Serve(ctx, r)
-	switch {
-	case reply.Err != nil:
-		return nil, reply.Err
-	case reply.Response != nil:
-		return reply.Response, nil
-	case reply.Wait != nil:
-		return reply.Wait()
-	}
-	return nil, errors.New("no response")
-}
-
-// maxVersion asks the broker (ApiVersions) for the newest version of key
-// it supports, capped at what kmsg knows.
-func (b *Broker) maxVersion(ctx context.Context, key int16) (int16, error) {
-	resp, err := b.do(ctx, kmsg.NewPtrApiVersionsRequest())
-	if err != nil {
-		return 0, err
-	}
-	for _, k := range resp.(*kmsg.ApiVersionsResponse).ApiKeys {
-		if k.ApiKey == key {
-			return min(k.MaxVersion, kmsg.RequestForKey(key).MaxVersion()), nil
-		}
-	}
-	return 0, fmt.Errorf("broker does not support api key %d", key)
-}
-
-// createTopics creates the WithTopic topics that do not exist yet.
-func (b *Broker) createTopics(ctx context.Context, topics []TopicSpec) error {
-	if len(topics) == 0 {
-		return nil
-	}
-	v, err := b.maxVersion(ctx, 19)
-	if err != nil {
-		return fmt.Errorf("minikafka: creating topics: %w", err)
-	}
-	req := kmsg.NewPtrCreateTopicsRequest()
-	req.Version = v
-	req.TimeoutMillis = 30000
-	for _, t := range topics {
-		rt := kmsg.NewCreateTopicsRequestTopic()
-		rt.Topic = t.Name
-		rt.NumPartitions = t.Partitions
-		rt.ReplicationFactor = -1
-		req.Topics = append(req.Topics, rt)
-	}
-	resp, err := b.do(ctx, req)
-	if err != nil {
-		return fmt.Errorf("minikafka: creating topics: %w", err)
-	}
-	var errs []error
-	for _, t := range resp.(*kmsg.CreateTopicsResponse).Topics {
-		if err := kerr.ErrorForCode(t.ErrorCode); err != nil && err != kerr.TopicAlreadyExists {
-			msg := ""
-			if t.ErrorMessage != nil {
-				msg = ": " + *t.ErrorMessage
-			}
-			errs = append(errs, fmt.Errorf("topic %q: %w%s", t.Topic, err, msg))
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("minikafka: creating topics: %w", err)
-	}
-	return nil
+	return callBroker(ctx, b.brk, req)
 }

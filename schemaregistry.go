@@ -9,36 +9,32 @@ package minikafka
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
-	"net/http"
 	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-	"golang.org/x/net/netutil"
 
 	"github.com/minikafka/minikafka/broker"
+	"github.com/minikafka/minikafka/internal/console"
 	"github.com/minikafka/minikafka/internal/schemaregistry"
-	"github.com/minikafka/minikafka/protocol"
 )
 
 // registrySide is the registry, its HTTP listener and its Kafka pipe.
 type registrySide struct {
-	reg   *schemaregistry.Registry
-	ln    net.Listener
-	srv   *http.Server
-	done  chan struct{}
-	pipes *pipeListener
-	kafka *protocol.Server
-	kdone chan struct{}
-	once  sync.Once
+	reg    *schemaregistry.Registry
+	server *httpServer
+	kafka  *kafkaPipe
+	once   sync.Once
 }
 
 // startRegistry binds the registry's listener and serves it; nil when
 // cfg has no address. The registry reads its topic on the first request.
-func startRegistry(cfg schemaRegistryConfig, az *broker.AuthorizerConfig, b *Broker) (_ *registrySide, err error) {
+// With az, each request is decided by the broker's ACLs.
+func startRegistry(cfg schemaRegistryConfig, az *broker.AuthorizerConfig, brk *broker.Broker, log *slog.Logger) (_ *registrySide, err error) {
 	if cfg.addr == "" {
 		return nil, nil
 	}
@@ -46,28 +42,22 @@ func startRegistry(cfg schemaRegistryConfig, az *broker.AuthorizerConfig, b *Bro
 	if err != nil {
 		return nil, err
 	}
-	r := &registrySide{pipes: newPipeListener(), kdone: make(chan struct{}), done: make(chan struct{})}
+	r := &registrySide{}
 	defer func() {
 		if err != nil {
 			r.stop()
 		}
 	}()
-	r.kafka, err = protocol.Listen(protocol.Config{Listener: r.pipes, ListenerName: "schema-registry", Logger: b.log}, trusted{b.brk})
-	if err != nil {
-		close(r.kdone)
+	if r.kafka, err = openKafkaPipe("schema-registry", brk, log); err != nil {
 		return nil, err
 	}
-	go func() {
-		defer close(r.kdone)
-		_ = r.kafka.Serve()
-	}()
 	var authenticate func(user, pass string) bool
 	if cfg.auth {
-		authenticate = b.brk.CheckSCRAMPassword
+		authenticate = brk.CheckSCRAMPassword
 	}
 	var acls func(context.Context) (*schemaregistry.ACLSet, error)
 	if az != nil {
-		acls = func(ctx context.Context) (*schemaregistry.ACLSet, error) { return b.registryACLs(ctx, az) }
+		acls = func(ctx context.Context) (*schemaregistry.ACLSet, error) { return registryACLs(ctx, brk, az) }
 	}
 	r.reg, err = schemaregistry.New(schemaregistry.Config{
 		Authenticate: authenticate,
@@ -75,10 +65,10 @@ func startRegistry(cfg schemaRegistryConfig, az *broker.AuthorizerConfig, b *Bro
 		Kafka: []kgo.Opt{
 			// Every address the broker advertises leads to the same pipe.
 			kgo.SeedBrokers("schema-registry.internal:9092"),
-			kgo.Dialer(func(ctx context.Context, _, _ string) (net.Conn, error) { return r.pipes.dial(ctx) }),
+			kgo.Dialer(func(ctx context.Context, _, _ string) (net.Conn, error) { return r.kafka.dial(ctx) }),
 			kgo.ClientID("minikafka-schema-registry"),
 		},
-		Logger: b.log,
+		Logger: log,
 	})
 	if err != nil {
 		return nil, err
@@ -87,19 +77,7 @@ func startRegistry(cfg schemaRegistryConfig, az *broker.AuthorizerConfig, b *Bro
 	if err != nil {
 		return nil, fmt.Errorf("minikafka: schema registry: listen on %s: %w", addr, err)
 	}
-	r.ln = ln
-	r.srv = &http.Server{
-		Handler:           r.reg,
-		ReadHeaderTimeout: httpReadHeaderTimeout,
-		ReadTimeout:       httpReadTimeout,
-		WriteTimeout:      httpWriteTimeout,
-		IdleTimeout:       httpIdleTimeout,
-		MaxHeaderBytes:    httpMaxHeaderBytes,
-	}
-	go func() {
-		defer close(r.done)
-		_ = r.srv.Serve(netutil.LimitListener(ln, maxHTTPConns))
-	}()
+	r.server = serveHTTP(ln, r.reg, httpWriteTimeout, log)
 	return r, nil
 }
 
@@ -107,14 +85,14 @@ func startRegistry(cfg schemaRegistryConfig, az *broker.AuthorizerConfig, b *Bro
 // handler: nothing to encode, and no ACL of its own to pass) for the
 // registry to decide a request by. Read for every request, so that an ACL
 // created or deleted applies to the next one, as on the Kafka side.
-func (b *Broker) registryACLs(ctx context.Context, az *broker.AuthorizerConfig) (*schemaregistry.ACLSet, error) {
+func registryACLs(ctx context.Context, brk *broker.Broker, az *broker.AuthorizerConfig) (*schemaregistry.ACLSet, error) {
 	req := kmsg.NewPtrDescribeACLsRequest()
 	req.Version = 3
 	req.ResourceType = kmsg.ACLResourceTypeAny
 	req.ResourcePatternType = kmsg.ACLResourcePatternTypeAny
 	req.Operation = kmsg.ACLOperationAny
 	req.PermissionType = kmsg.ACLPermissionTypeAny
-	resp, err := b.do(ctx, req)
+	resp, err := callBroker(ctx, brk, req)
 	if err != nil {
 		return nil, err
 	}
@@ -140,37 +118,26 @@ func (r *registrySide) stop() {
 		return
 	}
 	r.once.Do(func() {
-		if r.srv != nil {
-			shutdownHTTP(r.srv, r.done, 2*time.Second)
-		}
+		r.server.stop(2 * time.Second)
 		if r.reg != nil {
 			r.reg.Close()
 		}
-		r.pipes.Close()
-		if r.kafka != nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			defer cancel()
-			_ = r.kafka.Close(ctx)
-			<-r.kdone
-		}
+		r.kafka.close()
 	})
 }
 
-// SchemaRegistryAddr is the bound address of WithSchemaRegistry's
-// listener, nil without one.
-func (b *Broker) SchemaRegistryAddr() net.Addr {
-	if b.registry == nil || b.registry.ln == nil {
+// addr is the bound address, nil when off.
+func (r *registrySide) addr() net.Addr {
+	if r == nil {
 		return nil
 	}
-	return b.registry.ln.Addr()
+	return r.server.addr()
 }
 
-// SchemaRegistryURL is the registry's base URL (http://host:port) for
-// clients and serializers, "" without WithSchemaRegistry.
-func (b *Broker) SchemaRegistryURL() string {
-	a := b.SchemaRegistryAddr()
-	if a == nil {
-		return ""
+// schemas is the registry for the console, nil when off.
+func (r *registrySide) schemas() console.Schemas {
+	if r == nil {
+		return nil
 	}
-	return "http://" + a.String()
+	return r.reg
 }

@@ -65,6 +65,14 @@
 // Kafka clients of the broker they run in (the registry keeps its state in
 // the _schemas topic through kgo), served by the root package.
 //
+// Inside the root package, files stand in layers (the map at the end of
+// its doc.go: start.go on top, options.go and the shared parts at the
+// bottom), and a file uses only names declared in files of its own layer
+// or below: the HTTP sides know no Broker, the options no check. The test
+// reads each file's syntax for the package-level names it does not
+// declare itself, and fails on a use that points up and on a file that is
+// in no layer.
+//
 // Why parse files rather than ask go list: go list evaluates build
 // constraints for one GOOS, so an import in a file built only elsewhere
 // (x_windows.go) would pass unseen, and it reports imports per package, not
