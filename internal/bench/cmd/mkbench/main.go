@@ -17,6 +17,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -55,19 +56,25 @@ func main() {
 	kafkaWarmMiB := flag.Int64("kafka-warmup-mib", 64, "MiB produced to Apache Kafka after each start, not measured (JVM warm-up)")
 	pauseIdle := flag.Bool("pause-idle", false, "stop (SIGSTOP) the other brokers while one is measured, continue them after (an idle JVM's background CPU otherwise inflates the others' figures on 2 cores)")
 	rdshare := flag.String("librdkafka-share", "", "in the share scenario, also read with librdkafka's share consumer: the `binary` internal/bench/cmd/rdshare/build.sh prints")
+	codecs := flag.String("codecs", "", "comma-separated codecs of the compression scenario (none, lz4, zstd, gzip, snappy); default all")
 	out := flag.String("o", "", "also write the markdown table to this `file`")
 	quiet := flag.Bool("q", false, "no per-run progress on stderr")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, *scenario, *runs, *produceMiB, *consumeMiB, *latRate, *latFor, *dir, *mkBin, *kfBin, mkArgs, others, *kafka, *kafkaWarmMiB, *rdshare, *pauseIdle, *out, *quiet); err != nil {
+	if err := run(ctx, *scenario, *runs, *produceMiB, *consumeMiB, *latRate, *latFor, *dir, *mkBin, *kfBin, mkArgs, others, *kafka, *kafkaWarmMiB, *rdshare, *pauseIdle, *codecs, *out, *quiet); err != nil {
 		fmt.Fprintf(os.Stderr, "mkbench: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, scenario string, runs int, produceMiB, consumeMiB int64, latRate int, latFor time.Duration, dir, mkBin, kfBin string, mkArgs []string, others []bench.NamedCmd, kafka string, kafkaWarmMiB int64, rdshare string, pauseIdle bool, out string, quiet bool) error {
+func run(ctx context.Context, scenario string, runs int, produceMiB, consumeMiB int64, latRate int, latFor time.Duration, dir, mkBin, kfBin string, mkArgs []string, others []bench.NamedCmd, kafka string, kafkaWarmMiB int64, rdshare string, pauseIdle bool, codecs, out string, quiet bool) error {
+	for _, c := range splitNonEmpty(codecs) {
+		if !slices.Contains([]string{"none", "lz4", "zstd", "gzip", "snappy"}, c) {
+			return fmt.Errorf("-codecs: unknown codec %q (want none, lz4, zstd, gzip, snappy)", c)
+		}
+	}
 	tmp, err := os.MkdirTemp(dir, "mkbench-")
 	if err != nil {
 		return err
@@ -100,6 +107,7 @@ func run(ctx context.Context, scenario string, runs int, produceMiB, consumeMiB 
 		LibrdkafkaShare: rdshare,
 		PauseIdle:       pauseIdle,
 		Scenarios:       strings.Split(scenario, ","),
+		Codecs:          splitNonEmpty(codecs),
 		Runs:            runs,
 		ProduceBytes:    produceMiB << 20,
 		ConsumeBytes:    consumeMiB << 20,
@@ -125,4 +133,12 @@ func run(ctx context.Context, scenario string, runs int, produceMiB, consumeMiB 
 		}
 	}
 	return err
+}
+
+// splitNonEmpty splits a comma-separated list; "" is none.
+func splitNonEmpty(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
 }
