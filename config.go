@@ -447,32 +447,41 @@ func (cc cleanerConfig) validate() []error {
 	return errs
 }
 
-// bindAddr is the address to listen on: a port alone means loopback
-// unless any is set; a wildcard needs any.
+// bindAddr is the address to listen on (openBindAddr).
 func (h httpConfig) bindAddr() (string, error) {
-	host, port, err := net.SplitHostPort(h.addr)
+	return openBindAddr("http", h.addr, h.any, "the console has no password: give WithHTTPAddrAny (-http-addr-any) to mean it")
+}
+
+// check reports what is wrong with the HTTP options.
+func (h httpConfig) check() []error { return checkBindAddr(h.addr, h.bindAddr) }
+
+// openBindAddr is the address to listen on for an endpoint that asks for
+// no password: a port alone means loopback unless any is set, and a
+// wildcard host needs any (why says what to give).
+func openBindAddr(what, addr string, any bool, why string) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return "", fmt.Errorf("http address %q: %w", h.addr, err)
+		return "", fmt.Errorf("%s address %q: %w", what, addr, err)
 	}
 	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
-		return "", fmt.Errorf("http address %q: bad port", h.addr)
+		return "", fmt.Errorf("%s address %q: bad port", what, addr)
 	}
 	wildcard := host == "0.0.0.0" || host == "::" || host == "[::]"
 	switch {
-	case host == "" && !h.any:
+	case host == "" && !any:
 		host = "127.0.0.1"
-	case wildcard && !h.any:
-		return "", fmt.Errorf("http address %q listens on every interface, and the console has no password: give WithHTTPAddrAny (-http-addr-any) to mean it, or a loopback address", h.addr)
+	case wildcard && !any:
+		return "", fmt.Errorf("%s address %q listens on every interface, and %s, or a loopback address", what, addr, why)
 	}
 	return net.JoinHostPort(host, port), nil
 }
 
-// check reports what is wrong with the HTTP options.
-func (h httpConfig) check() []error {
-	if h.addr == "" {
+// checkBindAddr is bind's error, if any, for an endpoint that is on.
+func checkBindAddr(addr string, bind func() (string, error)) []error {
+	if addr == "" {
 		return nil
 	}
-	if _, err := h.bindAddr(); err != nil {
+	if _, err := bind(); err != nil {
 		return []error{err}
 	}
 	return nil
@@ -508,41 +517,15 @@ func (a adminConfig) check() []error {
 		}
 		return nil
 	}
-	if _, err := a.bindAddr(); err != nil {
-		return []error{err}
-	}
-	return nil
+	return checkBindAddr(a.addr, a.bindAddr)
 }
 
-// bindAddr is the address to listen on: a port alone means loopback
-// unless any is set; a wildcard needs any.
+// bindAddr is the address to listen on (openBindAddr).
 func (s schemaRegistryConfig) bindAddr() (string, error) {
-	host, port, err := net.SplitHostPort(s.addr)
-	if err != nil {
-		return "", fmt.Errorf("schema registry address %q: %w", s.addr, err)
-	}
-	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
-		return "", fmt.Errorf("schema registry address %q: bad port", s.addr)
-	}
-	wildcard := host == "0.0.0.0" || host == "::" || host == "[::]"
-	switch {
-	case host == "" && !s.any:
-		host = "127.0.0.1"
-	case wildcard && !s.any:
-		return "", fmt.Errorf("schema registry address %q listens on every interface, and the registry has no password: give WithSchemaRegistryAny (-schema-registry-addr-any) to mean it, or a loopback address", s.addr)
-	}
-	return net.JoinHostPort(host, port), nil
+	return openBindAddr("schema registry", s.addr, s.any, "the registry has no password: give WithSchemaRegistryAny (-schema-registry-addr-any) to mean it")
 }
 
-func (s schemaRegistryConfig) check() []error {
-	if s.addr == "" {
-		return nil
-	}
-	if _, err := s.bindAddr(); err != nil {
-		return []error{err}
-	}
-	return nil
-}
+func (s schemaRegistryConfig) check() []error { return checkBindAddr(s.addr, s.bindAddr) }
 
 func (o clusterOptions) validate() []error {
 	var errs []error
