@@ -244,7 +244,8 @@ func Open(opts Options) (*Store, *RecoveryReport, error) {
 			return nil, nil, fmt.Errorf("groupstore: %w", err)
 		}
 		if rep.TornBytes > 0 {
-			if err := f.Truncate(validEnd); err == nil {
+			err := f.Truncate(validEnd)
+			if err == nil {
 				err = f.Sync()
 			}
 			if err != nil {

@@ -430,3 +430,30 @@ func TestGolden(t *testing.T) {
 		t.Fatalf("golden file decodes differently: %+v", rep)
 	}
 }
+
+// TestTornTailRepairFails: when the truncate or the fsync that cuts a
+// torn tail fails, Open fails with that error instead of carrying on with
+// the torn bytes still in the file, or with a cut that may not be on
+// disk; once the disk is back, Open repairs the tail.
+func TestTornTailRepairFails(t *testing.T) {
+	full, steps := buildHistory(t, t.TempDir())
+	cut := steps[len(steps)-1].size - 3 // the last frame torn
+	for _, op := range []vfs.Op{vfs.OpTruncate, vfs.OpSync} {
+		dir := t.TempDir()
+		must(t, os.WriteFile(filepath.Join(dir, logName(1)), full[:cut], 0o644))
+		fault := &vfs.FailNth{Op: op, N: 1}
+		if _, _, err := Open(Options{FS: vfs.NewFaultFS(vfs.Default, fault), Dir: dir, Sync: SyncAlways}); !errors.Is(err, vfs.ErrInjected) || !fault.Fired() {
+			t.Fatalf("%v failing while the torn tail is cut: open gave %v, want the injected error", op, err)
+		}
+		// A failed truncate left the tail for this open to cut; a failed
+		// fsync after a truncate that took leaves nothing torn.
+		s, rep, err := Open(Options{Dir: dir, Sync: SyncAlways})
+		if err != nil || (op == vfs.OpTruncate) != (rep.TornBytes > 0) {
+			t.Fatalf("%v: open once the disk is back: %v, report %+v", op, err, rep)
+		}
+		if got, want := state(s), steps[len(steps)-2].state; !reflect.DeepEqual(got, want) {
+			t.Fatalf("%v: after repair\n got %v\nwant %v", op, got, want)
+		}
+		must(t, s.Close())
+	}
+}
