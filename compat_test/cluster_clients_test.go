@@ -354,7 +354,7 @@ func (r *kafkaGoRun) finish(t *testing.T) ([]rec, []rec, error) {
 	}
 	r.wg.Wait()
 	acked, perr := r.tally.producerDone()
-	consumed := r.tally.waitFull(30 * time.Second)
+	r.tally.waitFull(30 * time.Second) // until the consumer saw every record, or the timeout
 	var cerr error
 	select {
 	case cerr = <-r.cons: // read everything and committed it
@@ -362,7 +362,7 @@ func (r *kafkaGoRun) finish(t *testing.T) ([]rec, []rec, error) {
 		cerr = fmt.Errorf("the consumer did not finish committing")
 	}
 	r.cancel()
-	consumed = r.tally.waitFull(0)
+	consumed := r.tally.waitFull(0)
 	if err := r.rd.Close(); cerr == nil {
 		cerr = err
 	}
@@ -555,13 +555,13 @@ func (r *kcatRun) finish(t *testing.T) ([]rec, []rec, error) {
 		r.tally.ack(i, x)
 	}
 	acked, _ := r.tally.producerDone()
-	consumed := r.tally.waitFull(30 * time.Second)
+	r.tally.waitFull(30 * time.Second) // until the consumer printed every record, or the timeout
 	_ = r.cons.Process.Signal(syscall.SIGTERM)
 	err := r.cons.Wait()
 	if rerr := <-r.read; err == nil {
 		err = rerr
 	}
-	consumed = r.tally.waitFull(0) // and what it printed on the way out
+	consumed := r.tally.waitFull(0) // and what it printed on the way out
 	if err != nil {
 		return acked, consumed, fmt.Errorf("kcat -G: %v: %s", err, lastLines(r.cerr.String(), 10))
 	}
