@@ -31,7 +31,7 @@ func Encode(s *Set) []byte {
 	for _, e := range entries {
 		f := fileEntry{Values: e.Values}
 		for _, p := range e.Entity {
-			f.Entity = append(f.Entity, filePart{p.Type, p.Name})
+			f.Entity = append(f.Entity, filePart(p)) // the same fields, with the file's JSON names
 		}
 		fe = append(fe, f)
 	}
@@ -64,7 +64,7 @@ func Decode(data []byte) (*Set, error) {
 	for i, f := range fe {
 		parts := make([]Part, len(f.Entity))
 		for j, p := range f.Entity {
-			parts[j] = Part{p.Type, p.Name}
+			parts[j] = Part(p)
 		}
 		e, err := NewEntity(parts)
 		if err != nil {
