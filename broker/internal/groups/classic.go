@@ -257,13 +257,12 @@ func (g *group) selectProtocol() string {
 	}
 	best, bestN := "", -1
 	// Iterate in the first member's preference order for a stable tie break.
-	for _, id := range g.memberIDs() {
-		for _, p := range g.members[id].protocols {
+	if ids := g.memberIDs(); len(ids) > 0 {
+		for _, p := range g.members[ids[0]].protocols {
 			if n, ok := votes[p.Name]; ok && n > bestN {
 				best, bestN = p.Name, n
 			}
 		}
-		break
 	}
 	return best
 }
