@@ -20,7 +20,7 @@ type httpSide struct {
 	server   *httpServer
 	loopback bool // bound to loopback: the console checks Host (DNS rebinding)
 
-	mx       atomic.Pointer[metrics] // set by attach: ready
+	mx       atomic.Pointer[metrics] // set by attach, after con: ready
 	stopping atomic.Bool
 
 	// The console and its in-process Kafka connection (attach).
@@ -90,7 +90,7 @@ func (h *httpSide) console(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "console on loopback: use localhost or 127.0.0.1 in the address", http.StatusMisdirectedRequest)
 		return
 	}
-	if h.mx.Load() == nil || h.con == nil {
+	if h.mx.Load() == nil { // attach sets con before mx
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusServiceUnavailable)
 		fmt.Fprintln(w, `{"error":"the broker is starting"}`)

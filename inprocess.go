@@ -1,5 +1,12 @@
 package minikafka
 
+// How the embedding program's own parts reach the broker without a
+// client: single requests straight to the handler (Start's topics, the
+// inspection methods, the registry's ACL reads), and an in-process Kafka
+// connection for the console and the schema registry, which are Kafka
+// clients of the broker. Both skip the listeners' SASL and ACLs: they are
+// the program's own, as kfake's control functions are.
+
 import (
 	"context"
 	"errors"
@@ -12,13 +19,6 @@ import (
 	"github.com/minikafka/minikafka/protocol"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
-
-// How the embedding program's own parts reach the broker without a
-// client: single requests straight to the handler (Start's topics, the
-// inspection methods, the registry's ACL reads), and an in-process Kafka
-// connection for the console and the schema registry, which are Kafka
-// clients of the broker. Both skip the listeners' SASL and ACLs: they are
-// the program's own, as kfake's control functions are.
 
 // embeddedAddr is the "remote address" of requests Start makes itself.
 type embeddedAddr struct{}
@@ -60,8 +60,8 @@ type kafkaPipe struct {
 // openKafkaPipe serves a pipe listener named name (it shows in the
 // broker's logs) on brk.
 func openKafkaPipe(name string, brk *broker.Broker, log *slog.Logger) (*kafkaPipe, error) {
-	p := &kafkaPipe{pipes: newPipeListener(), done: make(chan struct{})}
-	srv, err := protocol.Listen(protocol.Config{Listener: p.pipes, ListenerName: name, Logger: log}, trusted{brk})
+	p := &kafkaPipe{pipes: newPipeListener(pipeAddr(name)), done: make(chan struct{})}
+	srv, err := protocol.Listen(protocol.Config{Listener: p.pipes, ListenerName: name, Logger: log}, trusted{brk, pipeAddr(name)})
 	if err != nil {
 		p.pipes.Close()
 		return nil, err
@@ -95,30 +95,36 @@ func (p *kafkaPipe) close() {
 // the listeners' SASL does not apply (as for Start's own requests). They
 // bypass the metrics counters, so the console's reads do not show up as
 // client traffic in its own rate charts.
-type trusted struct{ brk *broker.Broker }
+type trusted struct {
+	brk  *broker.Broker
+	addr pipeAddr
+}
 
 func (t trusted) Serve(ctx context.Context, req *protocol.Request) protocol.Reply {
 	r := *req
-	r.Conn = &protocol.ConnInfo{ID: req.Conn.ID, Remote: pipeAddr{}}
+	r.Conn = &protocol.ConnInfo{ID: req.Conn.ID, Remote: t.addr}
 	return t.brk.Serve(ctx, &r)
 }
 
-type pipeAddr struct{}
+// pipeAddr is a pipe's address: its name, "console" or "schema-registry",
+// which the broker's logs show as the requests' remote address.
+type pipeAddr string
 
 func (pipeAddr) Network() string { return "pipe" }
 
-func (pipeAddr) String() string { return "console" }
+func (a pipeAddr) String() string { return string(a) }
 
 // pipeListener is a net.Listener whose connections are net.Pipes that
 // dial makes: a Kafka listener with no port.
 type pipeListener struct {
+	addr   pipeAddr
 	conns  chan net.Conn
 	closed chan struct{}
 	once   sync.Once
 }
 
-func newPipeListener() *pipeListener {
-	return &pipeListener{conns: make(chan net.Conn), closed: make(chan struct{})}
+func newPipeListener(addr pipeAddr) *pipeListener {
+	return &pipeListener{addr: addr, conns: make(chan net.Conn), closed: make(chan struct{})}
 }
 
 func (l *pipeListener) Accept() (net.Conn, error) {
@@ -135,7 +141,7 @@ func (l *pipeListener) Close() error {
 	return nil
 }
 
-func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
+func (l *pipeListener) Addr() net.Addr { return l.addr }
 
 func (l *pipeListener) dial(ctx context.Context) (net.Conn, error) {
 	server, client := net.Pipe()
