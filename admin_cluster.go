@@ -14,8 +14,8 @@ import (
 func init() {
 	adminRoutes = append(adminRoutes,
 		adminRoute{"GET /v1/cluster", adminCluster},
-		adminRoute{"POST /v1/cluster/nodes/{id}/stop", adminStopNode},
-		adminRoute{"POST /v1/cluster/nodes/{id}/start", adminStartNode},
+		adminRoute{"POST /v1/cluster/nodes/{id}/stop", adminNodeAction((*Broker).StopNode)},
+		adminRoute{"POST /v1/cluster/nodes/{id}/start", adminNodeAction((*Broker).StartNode)},
 		adminRoute{"POST /v1/cluster/move-leader", adminMoveLeader},
 		adminRoute{"POST /v1/cluster/move-coordinator", adminMoveCoordinator},
 		adminRoute{"POST /v1/cluster/isr", adminSetISR},
@@ -45,26 +45,19 @@ func clusterErr(err error) error {
 	return badRequest("%v", err)
 }
 
-func adminStopNode(b *Broker, r *http.Request) (any, error) {
-	id, err := nodeParam(r)
-	if err != nil {
-		return nil, err
+// adminNodeAction runs act (StopNode, StartNode) on the node the path
+// names and answers with every node's state.
+func adminNodeAction(act func(*Broker, int32) error) func(*Broker, *http.Request) (any, error) {
+	return func(b *Broker, r *http.Request) (any, error) {
+		id, err := nodeParam(r)
+		if err != nil {
+			return nil, err
+		}
+		if err := act(b, id); err != nil {
+			return nil, clusterErr(err)
+		}
+		return map[string]any{"nodes": b.Nodes()}, nil
 	}
-	if err := b.StopNode(id); err != nil {
-		return nil, clusterErr(err)
-	}
-	return map[string]any{"nodes": b.Nodes()}, nil
-}
-
-func adminStartNode(b *Broker, r *http.Request) (any, error) {
-	id, err := nodeParam(r)
-	if err != nil {
-		return nil, err
-	}
-	if err := b.StartNode(id); err != nil {
-		return nil, clusterErr(err)
-	}
-	return map[string]any{"nodes": b.Nodes()}, nil
 }
 
 // placementJSON is a partition's placement in the control API.
