@@ -3,9 +3,11 @@ package minikafka_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/minikafka/minikafka"
 )
@@ -47,5 +49,45 @@ func TestAdminListener(t *testing.T) {
 	}
 	if code, m := get("/v1/no-such-thing", "s3cret"); code != 404 || !strings.Contains(m["error"].(string), "/v1/no-such-thing") {
 		t.Fatalf("unknown path: %d %v", code, m)
+	}
+}
+
+// Close with a control API wait in flight: the wait (60 s to run) is cut
+// off at the listener's grace, its client sees the connection end, and
+// Close does not wait for the wait.
+func TestCloseCutsAdminWait(t *testing.T) {
+	b, err := minikafka.Start(context.Background(), minikafka.WithInMemory(), minikafka.WithListenAddr("127.0.0.1:0"),
+		minikafka.WithAdminAddr("127.0.0.1:0"), minikafka.WithTopic("t", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + b.AdminAddr().String() + "/v1/wait/high-watermark"
+	done := make(chan error, 1)
+	go func() {
+		resp, err := http.Post(url, "application/json", strings.NewReader(`{"topic":"t","partition":0,"offset":1000,"timeout_ms":60000}`))
+		if err == nil {
+			resp.Body.Close()
+			err = fmt.Errorf("the wait answered %s", resp.Status)
+		}
+		done <- err
+	}()
+	time.Sleep(300 * time.Millisecond) // the wait is in its handler
+	closed := make(chan error, 1)
+	go func() { closed <- b.Close() }()
+	select {
+	case err := <-done:
+		if err == nil || strings.Contains(err.Error(), "connection refused") || strings.Contains(err.Error(), "answered") {
+			t.Fatalf("the wait's client: %v, want its connection ended while it waited", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the wait's client still waiting 30 s after Close began (its own timeout is 60 s)")
+	}
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Close still running 30 s after it began")
 	}
 }

@@ -368,10 +368,12 @@ func TestFailedStartReleasesAll(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		setup func(t *testing.T, dir string) (undo func())
-		opts  func(addr string) []minikafka.Option // for the failing Start only
-		want  string
+		// opts are for the failing Start only; side is a free port that
+		// must be free again after it (the HTTP sides' listeners).
+		opts func(addr, side string) []minikafka.Option
+		want string
 	}{
-		{name: "second listener busy", want: "listener B", opts: func(addr string) []minikafka.Option {
+		{name: "second listener busy", want: "listener B", opts: func(addr, _ string) []minikafka.Option {
 			return []minikafka.Option{minikafka.WithListeners(
 				minikafka.ListenerSpec{Name: "A", Addr: addr, Security: "PLAINTEXT"},
 				minikafka.ListenerSpec{Name: "B", Addr: busy.Addr().String(), Security: "PLAINTEXT"})}
@@ -392,10 +394,21 @@ func TestFailedStartReleasesAll(t *testing.T) {
 			}
 			return func() { os.Remove(name) }
 		}},
-		{name: "metrics address busy", want: "metrics", opts: func(string) []minikafka.Option {
-			return []minikafka.Option{minikafka.WithMetricsAddr(busy.Addr().String())}
+		{name: "metrics address busy", want: "metrics", opts: func(_, side string) []minikafka.Option {
+			return []minikafka.Option{minikafka.WithHTTPAddr(side), minikafka.WithMetricsAddr(busy.Addr().String())}
 		}},
-		{name: "topic refused", want: "creating topics", opts: func(string) []minikafka.Option {
+		// The registry's step comes after the console's HTTP listener and
+		// the registry's own Kafka pipe are open.
+		{name: "schema registry address busy", want: "schema registry", opts: func(_, side string) []minikafka.Option {
+			return []minikafka.Option{minikafka.WithHTTPAddr(side), minikafka.WithSchemaRegistry(busy.Addr().String())}
+		}},
+		// The control API's is the last step: the console and the
+		// registry, with their pipes, are running when it fails.
+		{name: "admin address busy", want: "admin", opts: func(_, side string) []minikafka.Option {
+			return []minikafka.Option{minikafka.WithHTTPAddr(side), minikafka.WithSchemaRegistry("127.0.0.1:0"),
+				minikafka.WithAdminAddr(busy.Addr().String())}
+		}},
+		{name: "topic refused", want: "creating topics", opts: func(string, string) []minikafka.Option {
 			return []minikafka.Option{minikafka.WithTopic("no/slash", 1)}
 		}},
 	} {
@@ -407,13 +420,19 @@ func TestFailedStartReleasesAll(t *testing.T) {
 			}
 			addr := free.Addr().String()
 			free.Close()
+			free, err = net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			side := free.Addr().String()
+			free.Close()
 			undo := func() {}
 			if c.setup != nil {
 				undo = c.setup(t, dir)
 			}
 			opts := []minikafka.Option{minikafka.WithDataDir(dir), minikafka.WithListenAddr(addr)}
 			if c.opts != nil {
-				opts = append(opts, c.opts(addr)...)
+				opts = append(opts, c.opts(addr, side)...)
 			}
 			b, err := minikafka.Start(context.Background(), opts...)
 			if err == nil {
@@ -422,6 +441,11 @@ func TestFailedStartReleasesAll(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("Start: %v, want an error containing %q", err, c.want)
+			}
+			if ln, err := net.Listen("tcp", side); err != nil {
+				t.Fatalf("the HTTP port %s still taken after the failed Start: %v", side, err)
+			} else {
+				ln.Close()
 			}
 			undo()
 			b, err = minikafka.Start(context.Background(), minikafka.WithDataDir(dir), minikafka.WithListenAddr(addr))
