@@ -458,7 +458,7 @@ func (h httpConfig) check() []error { return checkBindAddr(h.addr, h.bindAddr) }
 // openBindAddr is the address to listen on for an endpoint that asks for
 // no password: a port alone means loopback unless any is set, and a
 // wildcard host needs any (why says what to give).
-func openBindAddr(what, addr string, any bool, why string) (string, error) {
+func openBindAddr(what, addr string, anyHost bool, why string) (string, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return "", fmt.Errorf("%s address %q: %w", what, addr, err)
@@ -468,9 +468,9 @@ func openBindAddr(what, addr string, any bool, why string) (string, error) {
 	}
 	wildcard := host == "0.0.0.0" || host == "::" || host == "[::]"
 	switch {
-	case host == "" && !any:
+	case host == "" && !anyHost:
 		host = "127.0.0.1"
-	case wildcard && !any:
+	case wildcard && !anyHost:
 		return "", fmt.Errorf("%s address %q listens on every interface, and %s, or a loopback address", what, addr, why)
 	}
 	return net.JoinHostPort(host, port), nil

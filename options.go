@@ -47,8 +47,7 @@ type config struct {
 	logger         *slog.Logger
 
 	// Storage and topics.
-	dataDir    string
-	inMemory   bool
+	dataDir    string // "": in memory
 	fs         vfs.FS
 	durability string
 	sync       *logstore.SyncPolicy
@@ -222,13 +221,13 @@ func OSFS() FS { return vfs.OS{} }
 
 // WithDataDir stores topics and state under dir (created if missing).
 func WithDataDir(dir string) Option {
-	return optionFunc(func(c *config) { c.dataDir, c.inMemory = dir, false })
+	return optionFunc(func(c *config) { c.dataDir = dir })
 }
 
 // WithInMemory keeps everything in memory: nothing survives Close. This
 // is the default when no data dir is given.
 func WithInMemory() Option {
-	return optionFunc(func(c *config) { c.dataDir, c.inMemory = "", true })
+	return optionFunc(func(c *config) { c.dataDir = "" })
 }
 
 // WithFS makes the broker keep its data in fsys; the data dir is a path in
