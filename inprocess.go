@@ -85,9 +85,8 @@ func (p *kafkaPipe) close() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	_ = p.srv.Close(ctx)
+	_ = p.srv.Close(ctx) // closes the pipe listener too: dial fails from here on
 	<-p.done
-	p.pipes.Close()
 }
 
 // trusted hands the pipe's requests to the broker as the embedding
