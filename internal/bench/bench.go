@@ -154,7 +154,8 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 		if err != nil {
 			return r.rows, fmt.Errorf("%s: %w", s, err)
 		}
-		fmt.Fprintf(cfg.Log, "   (%s took %s)\n", s, time.Since(t0).Round(time.Millisecond))
+		src, _ := cpuSource.Load().(string)
+		fmt.Fprintf(cfg.Log, "   (%s took %s; broker CPU from %s)\n", s, time.Since(t0).Round(time.Millisecond), src)
 	}
 	if len(r.mkStart) > 0 {
 		r.rows = append(r.rows, Row{Scenario: "start-up", Metric: fmt.Sprintf("fork → first Metadata, empty dir (median of %d/%d)", len(r.mkStart), len(r.kfStart)),

@@ -6,8 +6,10 @@
 //
 // Model: a scenario starts one process per broker, then runs the workload
 // Runs times on each, alternating which broker goes first each round, every
-// run on a new topic. The broker's CPU cost is the delta of utime+stime of
-// the broker process (/proc/<pid>/stat) across the timed part of the run,
+// run on a new topic. The broker's CPU cost is the delta of the CPU time of
+// the broker process across the timed part of the run (its own cpu
+// accounting cgroup where the harness may make one, in ns, else utime+stime
+// from /proc/<pid>/stat in 10 ms ticks),
 // divided by the payload bytes (record values) of that run; that figure does
 // not include the client, unlike the in-process benchmarks in broker/.
 // RSS is VmRSS of the broker process. Start-up time is measured from fork to

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -37,7 +38,12 @@ type proc struct {
 	stderr  *tailBuffer
 	done    chan struct{}
 	startup time.Duration // fork to first answered Metadata
+	cg      *cpuGroup     // nil: CPU in /proc's 10 ms ticks
 }
+
+// cpuSource says how the last started broker's CPU is counted, for the
+// scenario's summary line.
+var cpuSource atomic.Value // string
 
 // addrRE finds a broker's first address in its start line; a binary with
 // several nodes or listeners names each as SCHEME://host:port first.
@@ -58,7 +64,19 @@ func startProc(ctx context.Context, name string, c Cmd, args []string, dataDir s
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	go func() { cmd.Wait(); close(p.done) }()
+	if g, err := newCPUGroup(cmd.Process.Pid); err == nil {
+		p.cg = g
+		cpuSource.Store("a cpu accounting cgroup per broker (ns)")
+	} else {
+		cpuSource.Store(fmt.Sprintf("/proc/<pid>/stat in 10 ms ticks (no accounting cgroup: %.120v)", err))
+	}
+	go func() {
+		cmd.Wait()
+		if p.cg != nil {
+			p.cg.remove()
+		}
+		close(p.done)
+	}()
 	addrc := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
@@ -120,8 +138,12 @@ func (p *proc) stop() error {
 // clockTick is USER_HZ; 100 on every Linux platform Go supports.
 const clockTick = 100
 
-// cpu is the process's utime+stime from /proc/<pid>/stat.
+// cpu is the CPU time the process has used: its accounting group's usage
+// where it has one, else utime+stime from /proc/<pid>/stat.
 func (p *proc) cpu() (time.Duration, error) {
+	if p.cg != nil {
+		return p.cg.usage()
+	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
 	if err != nil {
 		return 0, err
