@@ -17,7 +17,9 @@ func TestMain(m *testing.M) {
 	case "minikafka":
 		os.Exit(ServeMinikafka(os.Args[1:], os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	closeFetchTargets()
+	os.Exit(code)
 }
 
 // TestRunTiny runs small versions of the consume (with its produce fill, RSS and

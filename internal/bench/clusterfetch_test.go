@@ -105,6 +105,18 @@ func clusterFetchTarget(tb testing.TB, nodes int) *fetchTarget {
 	return t
 }
 
+// closeFetchTargets stops the brokers clusterFetchTarget started and
+// removes their data.
+func closeFetchTargets() {
+	fetchTargetsMu.Lock()
+	defer fetchTargetsMu.Unlock()
+	for n, t := range fetchTargets {
+		t.b.Close()
+		os.RemoveAll(t.dir)
+		delete(fetchTargets, n)
+	}
+}
+
 // BenchmarkClusterFetch reads the whole partition with raw Fetch requests
 // (v12, 1 MiB each) sent to its leader on one node and on three, the
 // records left undecoded, so what it measures is the broker's fetch path,
