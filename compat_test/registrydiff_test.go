@@ -27,8 +27,8 @@ import (
 // in-memory storage; compat_test/apicurio/run.sh, from Maven Central) and to
 // minikafka's schema registry, in the same order, and compares what a
 // Confluent client reads from the answers: the status, the error_code, and
-// the body with schema IDs renamed in order of first sight (the two number
-// them their own way). Rows in registryDiffAccepted differ for a stated
+// the body with schema IDs renamed after the row that first showed them
+// (the two number them their own way). Rows in registryDiffAccepted differ for a stated
 // reason, checked against Confluent's documented behaviour; the test logs
 // them and fails if one stops differing, so the list stays true.
 //
@@ -116,6 +116,7 @@ var registryDiffAccepted = map[string]string{
 	"versions/zero":                "apicurio: version 0 is 40402 (as versions/not a number); Confluent: 42202, as minikafka",
 	"compat/incompatible verbose":  "apicurio: ignores verbose=true and sends no messages; Confluent's reference answers the reasons in \"messages\", as minikafka",
 	"register/unknown schema type": "apicurio: registers schemaType XML, one of its own artifact types; Confluent has no provider for it and refuses it as an invalid schema (422, 42201), as minikafka",
+	"register/no schema member":    "apicurio: a body without \"schema\" is a 500 (error_code 0); Confluent refuses an empty schema as invalid (422, 42201), as minikafka",
 	"register/body not JSON":       "apicurio: a body that is not JSON is 400 with a text/plain message; Confluent answers its JSON error shape (error_code 400), as minikafka",
 
 	// Deletes: Confluent's 40404-40407 are RestNotFoundExceptions, 404s.
@@ -138,6 +139,10 @@ type regRow struct {
 	// raw keeps the body as text (the /schema endpoints answer the schema
 	// itself, not JSON).
 	raw bool
+	// idList marks an answer that is a list of schema IDs (referencedby).
+	idList bool
+	// ctype, when set, replaces Confluent's media type as Content-Type.
+	ctype string
 	// after runs on each side once its answer is in: it puts the two back
 	// in the same state after a row where they legitimately differ, so
 	// that difference does not spill into the rows after it.
@@ -150,7 +155,7 @@ type regSide struct {
 	base string
 	cl   *http.Client
 	// saved is row save names → this side's IDs; seen is this side's IDs
-	// → the name they compare as ("id1", "id2", … in order of first sight).
+	// → the name they compare as (see idName).
 	saved map[string]int64
 	seen  map[int64]string
 }
@@ -175,7 +180,7 @@ func (s *regSide) run(t *testing.T, ctx context.Context, row regRow) string {
 		}
 		return strconv.FormatInt(id, 10)
 	})
-	status, b, err := s.do(ctx, row.method, path, row.body)
+	status, b, err := s.doType(ctx, row.method, path, row.body, row.ctype)
 	if err != nil {
 		return fmt.Sprintf(`{"request error":%q}`, err.Error())
 	}
@@ -205,7 +210,11 @@ func (s *regSide) run(t *testing.T, ctx context.Context, row regRow) string {
 				s.saved[row.save] = int64(id)
 			}
 		}
-		out["body"] = s.normalize(v, "")
+		key := ""
+		if row.idList {
+			key = "ids"
+		}
+		out["body"] = s.normalize(v, key, row.name)
 	}
 	r, err := json.Marshal(out)
 	if err != nil {
@@ -215,23 +224,23 @@ func (s *regSide) run(t *testing.T, ctx context.Context, row regRow) string {
 }
 
 // normalize renames schema IDs (an "id" member, or the elements of an
-// "ids" one) in order of first sight, and parses a "schema" member that is
+// "ids" one or of an idList answer) with idName, and parses a "schema" member that is
 // JSON, so the text's layout does not count.
-func (s *regSide) normalize(v any, key string) any {
+func (s *regSide) normalize(v any, key, row string) any {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, e := range x {
-			x[k] = s.normalize(e, k)
+			x[k] = s.normalize(e, k, row)
 		}
 		return x
 	case []any:
 		for i, e := range x {
-			x[i] = s.normalize(e, key)
+			x[i] = s.normalize(e, key, row)
 		}
 		return x
 	case float64:
 		if key == "id" || key == "ids" {
-			return s.idName(int64(x))
+			return s.idName(int64(x), row)
 		}
 		return x
 	case string:
@@ -249,6 +258,14 @@ func (s *regSide) normalize(v any, key string) any {
 // do sends one request with Confluent's media type and returns the status
 // and body of the answer.
 func (s *regSide) do(ctx context.Context, method, path, body string) (int, []byte, error) {
+	return s.doType(ctx, method, path, body, "")
+}
+
+// doType is do with the body sent as ctype ("" for Confluent's own).
+func (s *regSide) doType(ctx context.Context, method, path, body, ctype string) (int, []byte, error) {
+	if ctype == "" {
+		ctype = "application/vnd.schemaregistry.v1+json"
+	}
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
@@ -259,7 +276,7 @@ func (s *regSide) do(ctx context.Context, method, path, body string) (int, []byt
 	}
 	req.Header.Set("Accept", "application/vnd.schemaregistry.v1+json")
 	if rd != nil {
-		req.Header.Set("Content-Type", "application/vnd.schemaregistry.v1+json")
+		req.Header.Set("Content-Type", ctype)
 	}
 	resp, err := s.cl.Do(req)
 	if err != nil {
@@ -270,10 +287,13 @@ func (s *regSide) do(ctx context.Context, method, path, body string) (int, []byt
 	return resp.StatusCode, b, err
 }
 
-func (s *regSide) idName(id int64) string {
+// idName names id after the row it was first seen in: a name that does not
+// shift when one side hands out an ID the other does not (a row where they
+// legitimately differ).
+func (s *regSide) idName(id int64, row string) string {
 	n, ok := s.seen[id]
 	if !ok {
-		n = "id" + strconv.Itoa(len(s.seen)+1)
+		n = "id of " + row
 		s.seen[id] = n
 	}
 	return n
@@ -287,12 +307,28 @@ const (
 	// A field added with a default: backward compatible.
 	avroV2 = `{"type":"record","name":"User","namespace":"diff","fields":[{"name":"id","type":"long"},{"name":"email","type":"string","default":""}]}`
 	// A field added without a default: not backward compatible.
-	avroBad   = `{"type":"record","name":"User","namespace":"diff","fields":[{"name":"id","type":"long"},{"name":"age","type":"int"}]}`
-	jsonV1    = `{"type":"object","properties":{"id":{"type":"integer"}},"additionalProperties":false}`
-	protoV1   = "syntax = \"proto3\";\npackage diff;\n\nmessage Order {\n  int64 id = 1;\n  string note = 2;\n}\n"
-	protoBad  = "syntax = \"proto3\";\npackage diff;\n\nmessage Order {\n  string id = 1;\n  string note = 2;\n}\n"
-	protoNote = "syntax = \"proto3\";\npackage diff;\n\nmessage Order {\n  int64 id = 1;\n  string note = 2;\n  int32 qty = 3;\n}\n"
+	avroBad  = `{"type":"record","name":"User","namespace":"diff","fields":[{"name":"id","type":"long"},{"name":"age","type":"int"}]}`
+	jsonV1   = `{"type":"object","properties":{"id":{"type":"integer"}},"additionalProperties":false}`
+	protoV1  = "syntax = \"proto3\";\npackage diff;\n\nmessage Order {\n  int64 id = 1;\n  string note = 2;\n}\n"
+	protoBad = "syntax = \"proto3\";\npackage diff;\n\nmessage Order {\n  string id = 1;\n  string note = 2;\n}\n"
+	// A property added to the closed JSON Schema.
+	jsonV2 = `{"type":"object","properties":{"id":{"type":"integer"},"name":{"type":"string"}},"additionalProperties":false}`
+	// The property's type changed.
+	jsonBad = `{"type":"object","properties":{"id":{"type":"string"}},"additionalProperties":false}`
+	// Another record, for a subject of its own.
+	avroPlain = `{"type":"record","name":"Plain","namespace":"diff","fields":[{"name":"p","type":"string"}]}`
+	// A record another one names, and that one (a schema reference).
+	avroAddress = `{"type":"record","name":"Address","namespace":"diff","fields":[{"name":"city","type":"string"}]}`
+	avroPerson  = `{"type":"record","name":"Person","namespace":"diff","fields":[{"name":"home","type":"diff.Address"}]}`
+	protoNote   = "syntax = \"proto3\";\npackage diff;\n\nmessage Order {\n  int64 id = 1;\n  string note = 2;\n  int32 qty = 3;\n}\n"
 )
+
+// refBody is schemaBody for an Avro schema naming one reference.
+func refBody(schema, name, subject string, version int) string {
+	b, _ := json.Marshal(map[string]any{"schema": schema, "references": []any{
+		map[string]any{"name": name, "subject": subject, "version": version}}})
+	return string(b)
+}
 
 // schemaBody is a register, lookup or compatibility request's body.
 func schemaBody(typ, schema string) string {
@@ -313,6 +349,7 @@ func registryDiffRows() []regRow {
 	put := func(name, path, body string) regRow { return regRow{name: name, method: "PUT", path: path, body: body} }
 	saving := func(r regRow, save string) regRow { r.save = save; return r }
 	raw := func(r regRow) regRow { r.raw = true; return r }
+	withIDList := func(r regRow) regRow { r.idList = true; return r }
 	withAfter := func(r regRow, after func(*regSide, context.Context)) regRow { r.after = after; return r }
 
 	return []regRow{
@@ -388,6 +425,35 @@ func registryDiffRows() []regRow {
 		post("register/body not JSON", "/subjects/bad-value/versions", `{"schema":`),
 		get("subjects/after invalid", "/subjects"),
 
+		// More of registering and reading.
+		regRow{name: "register/plain application/json", method: "POST", path: "/subjects/plain-value/versions",
+			body: schemaBody("", avroPlain), ctype: "application/json"},
+		post("register/empty schema", "/subjects/bad-value/versions", schemaBody("", "")),
+		post("register/no schema member", "/subjects/bad-value/versions", `{"schemaType":"AVRO"}`),
+		post("register/normalize", "/subjects/users-value/versions?normalize=true", schemaBody("", avroV1Spaced)),
+		raw(get("ids/json schema", "/schemas/ids/{J1}/schema")),
+		raw(get("versions/protobuf latest schema", "/subjects/proto-value/versions/latest/schema")),
+		get("versions/protobuf list", "/subjects/proto-value/versions"),
+		get("ids/protobuf versions", "/schemas/ids/{P1}/versions"),
+
+		// JSON Schema compatibility (BACKWARD).
+		post("compat/json property added to closed model", "/compatibility/subjects/json-value/versions/latest", schemaBody("JSON", jsonV2)),
+		post("compat/json property type changed", "/compatibility/subjects/json-value/versions/latest", schemaBody("JSON", jsonBad)),
+		post("register/json incompatible", "/subjects/json-value/versions", schemaBody("JSON", jsonBad)),
+
+		// Schema references.
+		saving(post("refs/register referenced", "/subjects/addr-value/versions", schemaBody("", avroAddress)), "R1"),
+		saving(post("refs/register referencing", "/subjects/person-value/versions", refBody(avroPerson, "diff.Address", "addr-value", 1)), "R2"),
+		post("refs/register referencing again", "/subjects/person-value/versions", refBody(avroPerson, "diff.Address", "addr-value", 1)),
+		post("refs/register unresolved name", "/subjects/orphan-value/versions", schemaBody("", avroPerson)),
+		post("refs/register unknown referenced subject", "/subjects/orphan-value/versions", refBody(avroPerson, "diff.Address", "nope-value", 1)),
+		withIDList(get("refs/referencedby", "/subjects/addr-value/versions/1/referencedby")),
+		get("refs/ids referencing", "/schemas/ids/{R2}"),
+		get("refs/version referencing", "/subjects/person-value/versions/1"),
+		post("refs/lookup referencing", "/subjects/person-value", refBody(avroPerson, "diff.Address", "addr-value", 1)),
+		del("refs/delete referenced version", "/subjects/addr-value/versions/1"),
+		del("refs/delete referenced subject", "/subjects/addr-value"),
+
 		// Config.
 		put("config/subject set FULL", "/config/users-value", `{"compatibility":"FULL"}`),
 		get("config/subject get", "/config/users-value"),
@@ -425,6 +491,8 @@ func registryDiffRows() []regRow {
 		del("delete/version hard", "/subjects/users-value/versions/1?permanent=true"),
 		get("delete/versions deleted=true after hard", "/subjects/users-value/versions?deleted=true"),
 		del("delete/version unknown", "/subjects/users-value/versions/9"),
+		del("delete/version latest", "/subjects/proto-value/versions/latest"),
+		get("delete/versions after latest", "/subjects/proto-value/versions"),
 		del("delete/version unknown subject", "/subjects/nope-value/versions/1"),
 
 		// Soft and hard delete of subjects.
