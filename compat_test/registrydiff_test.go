@@ -95,12 +95,18 @@ func TestRegistryDiffApicurio(t *testing.T) {
 // "finding:" a minikafka gap not fixed yet.
 var registryDiffAccepted = map[string]string{
 	// Defaults and echoes.
-	"config/global default":          "apicurio: its global compatibility defaults to NONE; Confluent's default is BACKWARD, as minikafka's",
-	"config/global set BACKWARD":     "apicurio: PUT /config echoes \"normalize\":false beside the level; Confluent's reference answers {\"compatibility\": …} alone, as minikafka (clients ignore the extra member)",
-	"config/global set NONE":         "apicurio: PUT /config echoes \"normalize\":false (as config/global set BACKWARD)",
-	"config/global back to BACKWARD": "apicurio: PUT /config echoes \"normalize\":false (as config/global set BACKWARD)",
-	"config/subject set FULL":        "apicurio: PUT /config/{subject} echoes \"normalize\":false (as config/global set BACKWARD)",
-	"lookup/protobuf found":          "apicurio: omits schemaType from POST /subjects/{subject}'s answer for a Protobuf schema; Confluent's answer is its Schema entity, which leaves schemaType out only for AVRO, as minikafka",
+	"config/global default":                   "apicurio: its global compatibility defaults to NONE; Confluent's default is BACKWARD, as minikafka's",
+	"config/global set BACKWARD":              "apicurio: PUT /config echoes \"normalize\":false beside the level; Confluent's reference answers {\"compatibility\": …} alone, as minikafka (clients ignore the extra member)",
+	"config/global set NONE":                  "apicurio: PUT /config echoes \"normalize\":false (as config/global set BACKWARD)",
+	"config/global back to BACKWARD":          "apicurio: PUT /config echoes \"normalize\":false (as config/global set BACKWARD)",
+	"config/subject set FULL":                 "apicurio: PUT /config/{subject} echoes \"normalize\":false (as config/global set BACKWARD)",
+	"config/subject set FORWARD":              "apicurio: PUT /config/{subject} echoes \"normalize\":false (as config/global set BACKWARD)",
+	"config/subject set FULL_TRANSITIVE":      "apicurio: PUT /config/{subject} echoes \"normalize\":false (as config/global set BACKWARD)",
+	"delete/lookup soft-deleted deleted=true": "apicurio: omits schemaType JSON from the lookup's answer (as lookup/protobuf found)",
+	"subjects/prefix":                         "apicurio: ignores subjectPrefix and lists every subject; Confluent's reference lists only the subjects starting with it, as minikafka",
+	"contexts":                                "apicurio: names the default context \":.:\"; Confluent's GET /contexts answers [\".\"], as minikafka",
+	"mode/IMPORT with subjects":               "apicurio: takes global IMPORT with subjects registered; Confluent (and Redpanda, which documents it) refuses IMPORT on a registry that is not empty unless force=true (42205), as minikafka",
+	"lookup/protobuf found":                   "apicurio: omits schemaType from POST /subjects/{subject}'s answer for a Protobuf schema; Confluent's answer is its Schema entity, which leaves schemaType out only for AVRO, as minikafka",
 
 	// Subject-level settings that are not set.
 	"config/subject unset":        "apicurio: answers its own default level (NONE, not even the global BACKWARD) for a subject with no level of its own; Confluent answers 404 with 40408 (subject-level compatibility not configured) unless defaultToGlobal=true, as minikafka",
@@ -466,8 +472,23 @@ func registryDiffRows() []regRow {
 		post("compat/incompatible under NONE", "/compatibility/subjects/users-value/versions/latest", schemaBody("", avroBad)),
 		put("config/global back to BACKWARD", "/config", `{"compatibility":"BACKWARD"}`),
 
+		// Other levels: FORWARD (the old schema reads the new) and
+		// FULL_TRANSITIVE (both ways, every version).
+		put("config/subject set FORWARD", "/config/users-value", `{"compatibility":"FORWARD"}`),
+		post("compat/FORWARD field with default removed", "/compatibility/subjects/users-value/versions/latest", schemaBody("", avroV1)),
+		post("compat/FORWARD field without default removed", "/compatibility/subjects/users-value/versions/latest",
+			schemaBody("", `{"type":"record","name":"User","namespace":"diff","fields":[{"name":"email","type":"string","default":""}]}`)),
+		put("config/subject set FULL_TRANSITIVE", "/config/users-value", `{"compatibility":"FULL_TRANSITIVE"}`),
+		post("compat/FULL_TRANSITIVE against all versions", "/compatibility/subjects/users-value/versions", schemaBody("", avroBad)),
+		del("config/subject delete again", "/config/users-value"),
+		get("subjects/prefix", "/subjects?subjectPrefix=pro"),
+		get("contexts", "/contexts"),
+
 		// Mode.
 		get("mode/subject unset", "/mode/users-value"),
+		// Apicurio takes IMPORT here; put it back.
+		withAfter(put("mode/IMPORT with subjects", "/mode", `{"mode":"IMPORT"}`),
+			func(s *regSide, ctx context.Context) { _, _, _ = s.do(ctx, "PUT", "/mode", `{"mode":"READWRITE"}`) }),
 		put("mode/global READONLY", "/mode", `{"mode":"READONLY"}`),
 		// Apicurio registers here; take that subject away again (soft,
 		// then hard; minikafka has none and answers 40401 to both).
@@ -507,6 +528,8 @@ func registryDiffRows() []regRow {
 		del("delete/subject hard", "/subjects/copy-value?permanent=true"),
 		get("delete/subjects deleted=true after hard", "/subjects?deleted=true"),
 		del("delete/subject unknown", "/subjects/nope-value"),
+		get("delete/hard-deleted version deleted=true", "/subjects/users-value/versions/1?deleted=true"),
+		post("delete/lookup soft-deleted deleted=true", "/subjects/json-value?deleted=true", schemaBody("JSON", jsonV1)),
 		del("delete/subject hard not soft first", "/subjects/json-value?permanent=true"),
 		get("ids/avro after its subjects went", "/schemas/ids/{A1}"),
 
