@@ -77,6 +77,16 @@ fi
 # TestKafkaDiff, which runs a real Kafka node next to minikafka.
 bash ../scripts/kafka-broker.sh --fetch
 
+# Apicurio Registry 3.3.3, Maven Central's runnable distribution (into
+# ~/.cache/minikafka), for TestRegistryDiffApicurio, which sends the same
+# Confluent API requests to it and to minikafka's registry. It needs Java 21
+# or later (Debian's default here is 17; the machines carry a Temurin 25).
+if bash apicurio/run.sh --java >/dev/null 2>&1; then
+  bash apicurio/run.sh --fetch
+else
+  echo "compat_test/install.sh: no Java 21+ found; TestRegistryDiffApicurio will skip"
+fi
+
 kcat -V >/dev/null
 /usr/bin/python3 -c 'import confluent_kafka, kafka, snappy, lz4, zstandard, pytest'
 node -e "require('kafkajs'); require('kafkajs-snappy'); require('kafkajs-lz4'); require('@mongodb-js/zstd'); require('@kafkajs/confluent-schema-registry'); require('@confluentinc/schemaregistry')"
