@@ -430,6 +430,95 @@ func (s *Scanner) varint() (int64, error) {
 	return v, nil
 }
 
+// decodeWhole decodes the next record when all of it is in buf and it is
+// well formed, which is every record of an uncompressed batch a client
+// sent, and most of a decoded chunk's. Anything else (a record running past
+// buf, a bad field) it leaves untouched for decodeStream, which
+// refills across chunks and says what is wrong; so the two accept the same
+// records. For small records the field walk is most of validation's cost:
+// this path reads each field with no refill checks and one-byte varints
+// inline.
+func (s *Scanner) decodeWhole() bool {
+	b := s.buf[s.r:]
+	length, n := wholeVarint(b)
+	if n <= 0 || length <= 0 || length > int64(len(b)-n) {
+		return false
+	}
+	rec := b[n : n+int(length)]
+	attrs := rec[0]
+	i := 1
+	ts, k := wholeVarint(rec[i:])
+	if k <= 0 {
+		return false
+	}
+	i += k
+	od, k := wholeVarint(rec[i:])
+	if k <= 0 || od < -1<<31 || od > 1<<31-1 {
+		return false
+	}
+	i += k
+	keyLen, i, ok := wholeField(rec, i, true)
+	if !ok {
+		return false
+	}
+	valueLen, i, ok := wholeField(rec, i, true)
+	if !ok {
+		return false
+	}
+	nh, k := wholeVarint(rec[i:])
+	if k <= 0 || nh < 0 || nh > length {
+		return false
+	}
+	i += k
+	for range nh {
+		if _, i, ok = wholeField(rec, i, false); !ok {
+			return false
+		}
+		if _, i, ok = wholeField(rec, i, true); !ok {
+			return false
+		}
+	}
+	if i != len(rec) {
+		return false
+	}
+	r := &s.rec
+	r.Attributes, r.TimestampDelta, r.OffsetDelta = int8(attrs), ts, int32(od)
+	r.KeyLen, r.ValueLen, r.Headers = keyLen, valueLen, int32(nh)
+	s.r += n + len(rec)
+	return true
+}
+
+// wholeField reads the length-prefixed field at rec[i:] and returns its
+// length and the index after it; ok is false when it is not a field
+// decode would accept or does not end inside rec.
+func wholeField(rec []byte, i int, nullOK bool) (l32 int32, next int, ok bool) {
+	l, k := wholeVarint(rec[i:])
+	if k <= 0 || l < -1 || (l == -1 && !nullOK) || l > int64(len(rec)-i-k) {
+		return 0, i, false
+	}
+	i += k
+	if l > 0 {
+		i += int(l)
+	}
+	return int32(l), i, true
+}
+
+// wholeVarint is binary.Varint with the one- and two-byte cases inline
+// (lengths, deltas and counts of small records); n <= 0 when b holds no
+// whole, valid varint.
+func wholeVarint(b []byte) (int64, int) {
+	if len(b) >= 2 {
+		if b[0] < 0x80 {
+			return int64(b[0]>>1) ^ -int64(b[0]&1), 1
+		}
+		if b[1] < 0x80 {
+			u := uint64(b[0]&0x7f) | uint64(b[1])<<7
+			return int64(u>>1) ^ -int64(u&1), 2
+		}
+	}
+	return binary.Varint(b)
+}
+
 // skip discards n decoded bytes.
 func (s *Scanner) skip(n int64) error {
 	for {
@@ -449,6 +538,15 @@ func (s *Scanner) skip(n int64) error {
 // decode reads one record, as Kafka's DefaultRecord does, checking that
 // its fields fill exactly its declared length.
 func (s *Scanner) decode() error {
+	if s.decodeWhole() {
+		return nil
+	}
+	return s.decodeStream()
+}
+
+// decodeStream decodes the next record wherever its bytes are: in buf, or
+// still to come from src.
+func (s *Scanner) decodeStream() error {
 	fail := func(err error) error {
 		switch {
 		case err == errEOF:
