@@ -1190,8 +1190,24 @@ func startKafkaNode(t *testing.T, ctx context.Context) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Both held until chosen so they differ, then freed for Kafka to bind.
-	ports := make([]int, 2)
+	ports := freePorts(t, 2)
+	dir := t.TempDir()
+	cmd := exec.Command("bash", script, strconv.Itoa(ports[0]), dir, strconv.Itoa(ports[1]))
+	return startKafkaCmd(t, ctx, cmd, ports[0])
+}
+
+func startKafkaCmd(t *testing.T, ctx context.Context, cmd *exec.Cmd, port int) string {
+	cmd.Env = append(os.Environ(), "KAFKA_HEAP_OPTS=-Xms256m -Xmx512m")
+	start := time.Now()
+	runUntilListening(t, ctx, cmd, "kafka-broker.sh")
+	t.Logf("Apache Kafka listening on 127.0.0.1:%d after %.1f s", port, time.Since(start).Seconds())
+	return "127.0.0.1:" + strconv.Itoa(port)
+}
+
+// freePorts returns n distinct free ports on 127.0.0.1: each is held until
+// all are chosen, so they differ, then freed for a child to bind.
+func freePorts(t *testing.T, n int) []int {
+	ports := make([]int, n)
 	var held []net.Listener
 	for i := range ports {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -1204,20 +1220,21 @@ func startKafkaNode(t *testing.T, ctx context.Context) string {
 	for _, l := range held {
 		l.Close()
 	}
-	dir := t.TempDir()
-	cmd := exec.Command("bash", script, strconv.Itoa(ports[0]), dir, strconv.Itoa(ports[1]))
-	return startKafkaCmd(t, ctx, cmd, ports[0])
+	return ports
 }
 
-func startKafkaCmd(t *testing.T, ctx context.Context, cmd *exec.Cmd, port int) string {
-	cmd.Env = append(os.Environ(), "KAFKA_HEAP_OPTS=-Xms256m -Xmx512m")
-	var stderr lockedBuf
-	cmd.Stderr = &stderr
+// runUntilListening starts a script that runs a JVM service in the
+// foreground and prints "listening on ..." once it serves (kafka-broker.sh,
+// apicurio/run.sh), and returns once that line is out. The service is
+// stopped (SIGTERM, then kill after 30 s) when the test ends; what it
+// printed is returned for failure messages.
+func runUntilListening(t *testing.T, ctx context.Context, cmd *exec.Cmd, name string) *lockedBuf {
+	var out lockedBuf
+	cmd.Stderr = &out
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -1232,26 +1249,26 @@ func startKafkaCmd(t *testing.T, ctx context.Context, cmd *exec.Cmd, port int) s
 			<-done
 		}
 	})
-	up := make(chan bool, 1)
+	up := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
 			if strings.HasPrefix(sc.Text(), "listening on ") {
-				up <- true
+				close(up)
 				break
 			}
+			fmt.Fprintln(&out, sc.Text())
 		}
 		_, _ = io.Copy(io.Discard, stdout)
 	}()
 	select {
 	case <-up:
 	case <-done:
-		t.Fatalf("kafka-broker.sh exited before listening:\n%s", stderr.String())
+		t.Fatalf("%s exited before listening:\n%s", name, out.String())
 	case <-ctx.Done():
-		t.Fatalf("kafka-broker.sh not listening in time:\n%s", stderr.String())
+		t.Fatalf("%s not listening in time:\n%s", name, out.String())
 	}
-	t.Logf("Apache Kafka listening on 127.0.0.1:%d after %.1f s", port, time.Since(start).Seconds())
-	return "127.0.0.1:" + strconv.Itoa(port)
+	return &out
 }
 
 // lockedBuf collects a child's stderr while the test may read it.

@@ -1,13 +1,11 @@
 package compat_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,7 +13,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -557,60 +554,9 @@ func startApicurio(t *testing.T, ctx context.Context) string {
 	if out, err := exec.Command("bash", script, "--java").CombinedOutput(); err != nil {
 		t.Skipf("Apicurio Registry cannot run here: %s", bytes.TrimSpace(out))
 	}
-	ports := make([]int, 2)
-	var held []net.Listener
-	for i := range ports {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		held = append(held, l)
-		ports[i] = l.Addr().(*net.TCPAddr).Port
-	}
-	for _, l := range held {
-		l.Close()
-	}
-	cmd := exec.Command("bash", script, strconv.Itoa(ports[0]), strconv.Itoa(ports[1]))
-	var stderr lockedBuf
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ports := freePorts(t, 2)
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
-	// Quarkus logs to stdout; the script's "listening" line is among it.
-	up := make(chan bool, 1)
-	var log lockedBuf
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if strings.HasPrefix(sc.Text(), "listening on ") {
-				up <- true
-			}
-			fmt.Fprintln(&log, sc.Text())
-		}
-	}()
-	select {
-	case <-up:
-	case <-done:
-		t.Fatalf("apicurio/run.sh exited before listening:\n%s\n%s", log.String(), stderr.String())
-	case <-ctx.Done():
-		t.Fatalf("apicurio/run.sh not listening in time:\n%s\n%s", log.String(), stderr.String())
-	}
+	log := runUntilListening(t, ctx, exec.Command("bash", script, strconv.Itoa(ports[0]), strconv.Itoa(ports[1])), "apicurio/run.sh")
 	base := "http://127.0.0.1:" + strconv.Itoa(ports[0])
 	for {
 		resp, err := http.Get(base + "/apis/ccompat/v7/subjects")
