@@ -247,17 +247,10 @@ func BenchmarkScan(b *testing.B) {
 	recs := benchRecords()
 	for _, c := range allCodecs {
 		batch := mustBatch(b, BatchSpec{Codec: c, ProducerID: -1}, recs)
-		h, _ := Validate(batch)
 		b.Run(c.String(), func(b *testing.B) {
 			b.SetBytes(64 * int64(len(recs[0].Value)))
 			b.ReportAllocs()
-			for b.Loop() {
-				sc := p.Scan(h, batch[BatchHeaderLen:], 64<<20)
-				if err := sc.AllRecords(); err != nil {
-					b.Fatal(err)
-				}
-				sc.Close()
-			}
+			scanLoop(b, p, batch)
 		})
 	}
 }
@@ -360,9 +353,17 @@ func BenchmarkScanSmall(b *testing.B) {
 		recs[i].Value = bytes.Repeat([]byte{byte('a' + i%26)}, 100)
 	}
 	batch := mustBatch(b, BatchSpec{ProducerID: -1}, recs)
-	h, _ := Validate(batch)
 	b.SetBytes(int64(len(recs) * 100))
 	b.ReportAllocs()
+	scanLoop(b, p, batch)
+}
+
+// scanLoop scans batch with p for every b.Loop iteration.
+func scanLoop(b *testing.B, p *ScanPool, batch []byte) {
+	h, err := Validate(batch)
+	if err != nil {
+		b.Fatal(err)
+	}
 	for b.Loop() {
 		sc := p.Scan(h, batch[BatchHeaderLen:], 64<<20)
 		if err := sc.AllRecords(); err != nil {
