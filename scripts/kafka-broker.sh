@@ -122,17 +122,8 @@ if [ ! -f "$data/log/meta.properties" ]; then
 	java "${jvm[@]}" kafka.tools.StorageTool format -t "$id" -c "$data/server.properties" ${KAFKA_FORMAT_ARGS:-} >&2
 fi
 
-# Announce the port once it accepts connections (bounded: 120 s), from a
-# child, since the script itself becomes the JVM below.
-(
-	for _ in $(seq 1200); do
-		if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-			echo "listening on 127.0.0.1:$port"
-			exit 0
-		fi
-		sleep 0.1
-	done
-	echo "kafka-broker.sh: port $port not open after 120 s" >&2
-) &
+# shellcheck source=scripts/announce-port.sh
+. "$(dirname "$0")/announce-port.sh"
+announce_port kafka-broker.sh "$port"
 
 exec java "${jvm[@]}" kafka.Kafka "$data/server.properties"

@@ -83,18 +83,9 @@ if ! java=$(find_java); then
 	exit 3
 fi
 
-# Announce the port once it accepts connections (bounded: 120 s), from a
-# child, since the script itself becomes the JVM below.
-(
-	for _ in $(seq 1200); do
-		if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-			echo "listening on 127.0.0.1:$port"
-			exit 0
-		fi
-		sleep 0.1
-	done
-	echo "run.sh: port $port not open after 120 s" >&2
-) &
+# shellcheck source=scripts/announce-port.sh
+. "$here/../../scripts/announce-port.sh"
+announce_port run.sh "$port"
 
 # Apicurio's defaults (storage kind sql on an in-memory H2 database, no
 # authentication, global compatibility NONE) except: loopback only, the
