@@ -20,13 +20,16 @@ import (
 // cgroupRoots are the places a per-process accounting group can be made:
 // cgroup v1's cpuacct hierarchy (usage in cpuacct.usage, ns) and a cgroup v2
 // hierarchy (usage_usec in cpu.stat).
-var cgroupRoots = []struct {
-	dir string
-	v2  bool
-}{
+var cgroupRoots = []cgroupRoot{
 	{"/sys/fs/cgroup/cpuacct", false},
 	{"/sys/fs/cgroup", true},
 	{"/sys/fs/cgroup/unified", true},
+}
+
+// cgroupRoot is a hierarchy's mount point and its version.
+type cgroupRoot struct {
+	dir string
+	v2  bool
 }
 
 // cpuGroup is one process's accounting group.
@@ -51,14 +54,17 @@ func newCPUGroup(pid int) (*cpuGroup, error) {
 			errs = append(errs, err)
 			continue
 		}
-		if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644); err != nil {
+		// The usage is read before pid moves in: a group that cannot be
+		// read is still empty, so it can be removed, and the process
+		// stays where it was.
+		g := &cpuGroup{dir: dir, v2: r.v2}
+		if _, err := g.usage(); err != nil {
 			os.Remove(dir)
 			errs = append(errs, err)
 			continue
 		}
-		g := &cpuGroup{dir: dir, v2: r.v2}
-		if _, err := g.usage(); err != nil {
-			g.remove()
+		if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644); err != nil {
+			os.Remove(dir)
 			errs = append(errs, err)
 			continue
 		}

@@ -3,6 +3,8 @@ package bench
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -47,5 +49,31 @@ func assertGone(t *testing.T, dir string) {
 	t.Helper()
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("accounting group %s left behind (%v)", dir, err)
+	}
+}
+
+// A hierarchy where the new group's usage cannot be read (here a plain
+// directory that looks like cgroup v1's cpuacct root): newCPUGroup fails,
+// leaves no group behind and moves nothing, so the harness counts /proc's
+// ticks instead. With no hierarchy at all it says so.
+func TestCPUGroupFailsClean(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "cpuacct.usage"), []byte("0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	saved := cgroupRoots
+	defer func() { cgroupRoots = saved }()
+	cgroupRoots = []cgroupRoot{{root, false}}
+	if g, err := newCPUGroup(os.Getpid()); err == nil {
+		t.Fatalf("a group whose usage cannot be read: %+v, want an error", g)
+	}
+	left, err := filepath.Glob(filepath.Join(root, "mkbench-*"))
+	if err != nil || len(left) != 0 {
+		t.Fatalf("groups left behind: %v (%v)", left, err)
+	}
+
+	cgroupRoots = nil
+	if _, err := newCPUGroup(os.Getpid()); err == nil || !strings.Contains(err.Error(), "no cgroup hierarchy") {
+		t.Fatalf("no hierarchy: %v", err)
 	}
 }
