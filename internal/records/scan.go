@@ -436,8 +436,8 @@ func (s *Scanner) varint() (int64, error) {
 // buf, a bad field) it leaves untouched for decodeStream, which
 // refills across chunks and says what is wrong; so the two accept the same
 // records. For small records the field walk is most of validation's cost:
-// this path reads each field with no refill checks and one-byte varints
-// inline.
+// this path reads each field with no refill check, and one- and two-byte
+// varints without binary.Varint's loop.
 func (s *Scanner) decodeWhole() bool {
 	b := s.buf[s.r:]
 	length, n := wholeVarint(b)
@@ -503,9 +503,9 @@ func wholeField(rec []byte, i int, nullOK bool) (l32 int32, next int, ok bool) {
 	return int32(l), i, true
 }
 
-// wholeVarint is binary.Varint with the one- and two-byte cases inline
-// (lengths, deltas and counts of small records); n <= 0 when b holds no
-// whole, valid varint.
+// wholeVarint is binary.Varint with the one- and two-byte cases (the
+// lengths, deltas and counts of small records) decoded before its loop;
+// n <= 0 when b holds no whole, valid varint.
 func wholeVarint(b []byte) (int64, int) {
 	if len(b) >= 2 {
 		if b[0] < 0x80 {

@@ -373,6 +373,35 @@ func scanLoop(b *testing.B, p *ScanPool, batch []byte) {
 	}
 }
 
+// wellFormedRecords are single records, each whole and valid.
+var wellFormedRecords = [][]byte{
+	{0x0e, 0x00, 0x02, 0x00, 0x01, 0x02, 0x61, 0x00},                   // null key, 1-byte value
+	{0x10, 0x00, 0x80, 0x00, 0x00, 0x01, 0x02, 0x61, 0x00},             // its timestamp delta an overlong (2-byte) zero
+	{0x14, 0x00, 0x00, 0x02, 0x02, 0x6b, 0x00, 0x02, 0x02, 0x68, 0x01}, // empty value, one header with a null value
+}
+
+// TestDecodeWholeTakesWellFormed: the in-buffer path takes whole, valid
+// records itself (so the fast path is the one small batches use), with the
+// fields decodeStream reads; a record cut short it declines untouched.
+func TestDecodeWholeTakesWellFormed(t *testing.T) {
+	for i, b := range wellFormedRecords {
+		whole, stream := &Scanner{buf: b}, &Scanner{buf: b}
+		if !whole.decodeWhole() {
+			t.Fatalf("record %d declined", i)
+		}
+		if err := stream.decodeStream(); err != nil {
+			t.Fatalf("record %d: decodeStream: %v", i, err)
+		}
+		if whole.r != len(b) || whole.r != stream.r || whole.rec != stream.rec {
+			t.Fatalf("record %d: decodeWhole %+v after %d bytes, decodeStream %+v after %d", i, whole.rec, whole.r, stream.rec, stream.r)
+		}
+		cut := &Scanner{buf: b[:len(b)-1]}
+		if cut.decodeWhole() || cut.r != 0 || cut.rec != (RecordInfo{}) {
+			t.Fatalf("record %d cut short: taken or moved (r=%d rec=%+v)", i, cut.r, cut.rec)
+		}
+	}
+}
+
 // FuzzDecodeWhole: the in-buffer path and the streaming path agree. On
 // any bytes, when decodeWhole accepts a record, decodeStream accepts it too,
 // with the same fields and the same length; whatever decodeWhole declines
@@ -382,8 +411,9 @@ func FuzzDecodeWhole(f *testing.F) {
 		b := mustBatch(f, BatchSpec{ProducerID: -1}, sampleRecords(n))
 		f.Add(b[BatchHeaderLen:])
 	}
-	f.Add([]byte{0x10, 0x00, 0x02, 0x00, 0x01, 0x02, 0x61, 0x00})       // one record, null key, 1-byte value
-	f.Add([]byte{0x0c, 0x00, 0x80, 0x00, 0x00, 0x01, 0x02, 0x61, 0x00}) // an overlong (2-byte) zero
+	for _, b := range wellFormedRecords {
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		whole := &Scanner{buf: b}
 		ok := whole.decodeWhole()
