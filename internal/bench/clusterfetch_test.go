@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/minikafka/minikafka"
+	"github.com/minikafka/minikafka/internal/records"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -207,14 +208,13 @@ func readFetch(r *bufio.Reader, version int16, buf *[]byte) (int64, error) {
 		return 0, fmt.Errorf("fetch: error %d", p.ErrorCode)
 	}
 	recs, next := p.RecordBatches, int64(-1)
-	for len(recs) >= 27 {
-		base := int64(binary.BigEndian.Uint64(recs))
-		length := int(binary.BigEndian.Uint32(recs[8:]))
-		if 12+length > len(recs) {
-			break
+	for {
+		h, err := records.ParseHeader(recs)
+		if err != nil || h.Size() > len(recs) {
+			break // the end, or a batch the response cut short
 		}
-		next = base + int64(binary.BigEndian.Uint32(recs[23:])) + 1
-		recs = recs[12+length:]
+		next = h.LastOffset() + 1
+		recs = recs[h.Size():]
 	}
 	if next < 0 {
 		return 0, fmt.Errorf("fetch returned no whole batch (%d bytes)", len(p.RecordBatches))
