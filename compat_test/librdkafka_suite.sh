@@ -161,11 +161,10 @@ echo "bootstrap.servers=$seeds" >"$work/run/test.conf"
 # Apache Kafka's command-line tools, for the tests that call them through
 # $KAFKA_PATH/bin as librdkafka's own test cluster provides them
 # (kafka-topics.sh in 0052 and 0077, kafka-acls.sh in 0109, 0115 and 0119):
-# wrappers over the Kafka 4.4 jars that scripts/kafka-broker.sh --fetch
-# keeps (compat_test/install.sh fetches them). BROKERS is the bootstrap list
+# wrappers over the Kafka 4.4 jars scripts/kafka-broker.sh keeps
+# (compat_test/install.sh fetches them). BROKERS is the bootstrap list
 # those calls take, as trivup exports it.
-kafka_libs=${KAFKA_CACHE:-$HOME/.cache/minikafka/kafka-4.4.0}/libs
-if [ -f "$kafka_libs/kafka-tools-4.4.0.jar" ] && command -v java >/dev/null; then
+if command -v java >/dev/null && kafka_libs=$(bash scripts/kafka-broker.sh --libs); then
   mkdir -p "$work/kafka/bin"
   for tool in acls:AclCommand topics:TopicCommand configs:ConfigCommand; do
     printf '#!/bin/sh\nexec java -Xmx256m -XX:TieredStopAtLevel=1 -cp "%s/*" org.apache.kafka.tools.%s "$@"\n' \
@@ -174,7 +173,7 @@ if [ -f "$kafka_libs/kafka-tools-4.4.0.jar" ] && command -v java >/dev/null; the
   done
   export KAFKA_PATH=$work/kafka BROKERS=$seeds
 else
-  echo "librdkafka_suite: no Kafka 4.4 jars ($kafka_libs) or no java: the tests that run Kafka's tools fail"
+  echo "librdkafka_suite: no java or no Kafka 4.4 jars (scripts/kafka-broker.sh --libs): the tests that run Kafka's tools fail"
 fi
 
 allowed=$(grep -v '^\s*#' "$allowfile" | awk '{print $1}' | grep -E '^[0-9]{4}$' | sort -u)

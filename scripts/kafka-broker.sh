@@ -5,6 +5,7 @@
 #
 #   scripts/kafka-broker.sh PORT DATA_DIR [CONTROLLER_PORT] [key=value ...]
 #   scripts/kafka-broker.sh --fetch    # resolve the jars only, then exit
+#   scripts/kafka-broker.sh --libs     # resolve them, print their directory
 #
 # PORT is the PLAINTEXT listener on 127.0.0.1; CONTROLLER_PORT (default
 # PORT+1) the KRaft controller listener. Extra key=value pairs are appended
@@ -22,12 +23,14 @@
 # start script).
 set -euo pipefail
 
-# --fetch only resolves the jars (compat_test/install.sh, ahead of CI).
+# --fetch only resolves the jars (compat_test/install.sh, ahead of CI);
+# --libs also prints where they are (Kafka's command-line tools for
+# compat_test/librdkafka_suite.sh run from the same jars).
 fetch_only=
-if [ "${1:-}" = "--fetch" ]; then
-	fetch_only=1
+if [ "${1:-}" = "--fetch" ] || [ "${1:-}" = "--libs" ]; then
+	fetch_only=$1
 elif [ $# -lt 2 ]; then
-	echo "usage: $0 PORT DATA_DIR [CONTROLLER_PORT] [key=value ...] | --fetch" >&2
+	echo "usage: $0 PORT DATA_DIR [CONTROLLER_PORT] [key=value ...] | --fetch | --libs" >&2
 	exit 2
 else
 	port=$1
@@ -61,6 +64,9 @@ if [ ! -f "$cache/stamp" ] || [ "$(cat "$cache/stamp")" != "$artifacts" ]; then
 	rm -rf "$libs"
 	mvn -q -B -f "$cache/pom.xml" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$libs" >&2
 	echo "$artifacts" >"$cache/stamp"
+fi
+if [ "$fetch_only" = --libs ]; then
+	echo "$libs"
 fi
 if [ -n "$fetch_only" ]; then
 	exit 0
