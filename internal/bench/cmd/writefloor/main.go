@@ -5,10 +5,15 @@
 //
 // It appends -total bytes in -chunk sized writes, round robin over each
 // count of -files, to files in -dir, with pwrite or by copying into a
-// shared mapping of the file (sized up front, with -fallocate or as a
+// shared mapping of the file (-mmap: sized up front, fallocated or as a
 // sparse file), and prints its own CPU (utime+stime from getrusage) per
 // write and per GiB. The same bytes in the same chunks cost more over more
 // files: that part of the per-partition cost is the kernel's.
+//
+// -presize adds pwrite into files whose blocks or size are set before the
+// writes: sparse (ftruncate), fallocated, fallocated beyond the end
+// (FALLOC_FL_KEEP_SIZE, the file's size still grows with each write), and
+// reserved 1 MiB ahead of the end as the file grows, as a log could.
 //
 //	go run ./internal/bench/cmd/writefloor -files 8,1000 -chunk 4096,16384
 package main
@@ -31,6 +36,7 @@ func main() {
 	total := flag.Int64("total", 256<<20, "bytes written per measurement")
 	rounds := flag.Int("rounds", 2, "times each measurement is repeated (alternating)")
 	mmap := flag.Bool("mmap", false, "also copy into shared mappings (sparse and fallocated) instead of pwrite")
+	presize := flag.Bool("presize", false, "also pwrite into files sized up front (sparse and fallocated), so no write extends a file")
 	flag.Parse()
 	if *dir == "" {
 		d, err := os.MkdirTemp("", "writefloor")
@@ -42,6 +48,9 @@ func main() {
 	}
 	files, chunks := ints(*filesFlag), ints(*chunkFlag)
 	modes := []string{"pwrite"}
+	if *presize {
+		modes = append(modes, "pwrite-sparse", "pwrite-fallocate", "pwrite-keepsize", "pwrite-ahead")
+	}
 	if *mmap {
 		modes = append(modes, "mmap-sparse", "mmap-fallocate")
 	}
@@ -78,15 +87,17 @@ func measure(dir, mode string, n, chunk int, total int64) (time.Duration, int64)
 		defer f.Close()
 		fds[i] = int(f.Fd())
 		switch mode {
-		case "mmap-sparse":
+		case "mmap-sparse", "pwrite-sparse":
 			err = f.Truncate(per)
-		case "mmap-fallocate":
+		case "mmap-fallocate", "pwrite-fallocate":
 			err = syscall.Fallocate(fds[i], 0, 0, per)
+		case "pwrite-keepsize":
+			err = syscall.Fallocate(fds[i], 1, 0, per) // FALLOC_FL_KEEP_SIZE
 		}
 		if err != nil {
 			fail(err)
 		}
-		if mode != "pwrite" {
+		if strings.HasPrefix(mode, "mmap") {
 			m, err := syscall.Mmap(fds[i], 0, int(per), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
 			if err != nil {
 				fail(err)
@@ -100,11 +111,20 @@ func measure(dir, mode string, n, chunk int, total int64) (time.Duration, int64)
 		buf[i] = byte(i)
 	}
 	offs := make([]int64, n)
+	ahead := make([]int64, n)
 	writes := total / int64(chunk)
 	c0 := cpuNow()
 	for k := int64(0); k < writes; k++ {
 		i := int(k % int64(n))
-		if mode == "pwrite" {
+		if mode == "pwrite-ahead" && offs[i]+int64(chunk) > ahead[i] {
+			// Reserve the next 1 MiB beyond the end, as a log could
+			// while it grows, without changing the file's size.
+			if err := syscall.Fallocate(fds[i], 1, ahead[i], 1<<20); err != nil {
+				fail(err)
+			}
+			ahead[i] += 1 << 20
+		}
+		if strings.HasPrefix(mode, "pwrite") {
 			if _, err := syscall.Pwrite(fds[i], buf, offs[i]); err != nil {
 				fail(err)
 			}
