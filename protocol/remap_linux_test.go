@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"golang.org/x/sys/unix"
 )
 
 // mappedFrame charges and maps a produce frame buffer of n bytes for a new
@@ -189,5 +190,57 @@ func sendGrowingProduce(t *testing.T) {
 	mustReadFrame(t, c)
 	if !<-got {
 		t.Fatal("the handler saw different record bytes than were sent")
+	}
+}
+
+// BenchmarkFramePages is what a large frame's buffer costs by where its
+// pages come from, per GiB of buffer filled in 64 KiB reads' worth of
+// copies: a new mapping faulted in page by page (a new connection's first
+// large frame, read in growth mode), the same prefaulted with
+// MADV_POPULATE_WRITE, and a cached buffer reused (every later frame of a
+// prompt connection).
+//
+//	go test ./protocol -run XXX -bench FramePages -benchtime 20x
+func BenchmarkFramePages(b *testing.B) {
+	const n = 32 << 20
+	chunk := make([]byte, 64<<10)
+	fill := func(m []byte) {
+		for off := 0; off < n; off += len(chunk) {
+			copy(m[off:], chunk)
+		}
+	}
+	for _, mode := range []string{"fresh", "populated", "reused"} {
+		b.Run(mode, func(b *testing.B) {
+			var kept []byte
+			if mode == "reused" {
+				var ok bool
+				if kept, ok = mapFrame(n); !ok {
+					b.Fatal("mapFrame failed")
+				}
+				defer unmapFrame(kept)
+				fill(kept)
+			}
+			b.SetBytes(n)
+			cpu0 := processCPU()
+			for b.Loop() {
+				m := kept
+				if m == nil {
+					var ok bool
+					if m, ok = mapFrame(n); !ok {
+						b.Fatal("mapFrame failed")
+					}
+				}
+				if mode == "populated" {
+					if err := unix.Madvise(m, unix.MADV_POPULATE_WRITE); err != nil {
+						b.Skip("MADV_POPULATE_WRITE:", err)
+					}
+				}
+				fill(m)
+				if kept == nil {
+					unmapFrame(m)
+				}
+			}
+			b.ReportMetric((processCPU()-cpu0).Seconds()/(float64(b.N)*n/(1<<30)), "CPU-s/GiB")
+		})
 	}
 }
