@@ -44,6 +44,8 @@ func init() {
 			fresh: func(t *testing.T, addrs []string) groupConsumer {
 				return newScriptClient(t, addrs, "node", "kafkajs_client.js")
 			}},
+		clusterCase{name: "java", start: startJavaRun, idempotent: true,
+			fresh: func(t *testing.T, addrs []string) groupConsumer { return javaGroupClient{addrs} }},
 	)
 }
 
@@ -575,6 +577,7 @@ func (r *kcatRun) finish(t *testing.T) ([]rec, []rec, error) {
 // record, commits, and prints {"acked": [...], "consumed": [...]}.
 
 type scriptRun struct {
+	name   string // for messages: the script, or the Java class
 	cmd    *exec.Cmd
 	in     io.WriteCloser
 	stdout *strings.Builder
@@ -591,7 +594,7 @@ func scriptRunStarter(interp, script string) func(t *testing.T, addrs []string, 
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := &scriptRun{cmd: cmd, in: in, stdout: &strings.Builder{}, stderr: &strings.Builder{}, enc: json.NewEncoder(in), start: time.Now()}
+		r := &scriptRun{name: script, cmd: cmd, in: in, stdout: &strings.Builder{}, stderr: &strings.Builder{}, enc: json.NewEncoder(in), start: time.Now()}
 		cmd.Stdout, cmd.Stderr = r.stdout, r.stderr
 		cmd.Env = append(cmd.Environ(), "PYTHONDONTWRITEBYTECODE=1")
 		if err := cmd.Start(); err != nil {
@@ -618,7 +621,7 @@ func (r *scriptRun) finish(t *testing.T) ([]rec, []rec, error) {
 		r.cmd.Process.Kill()
 		err = fmt.Errorf("no answer in 60 s")
 	}
-	name := r.cmd.Args[1]
+	name := r.name
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s cluster_run (%v): %v: %s", name, time.Since(r.start).Round(time.Millisecond), err, lastLines(r.stderr.String(), 15))
 	}
@@ -644,4 +647,60 @@ func (r *scriptRun) finish(t *testing.T) ([]rec, []rec, error) {
 		out.Acked[i].TS = -1
 	}
 	return out.Acked, out.Consumed, nil
+}
+
+// Apache Kafka's Java client (java/.../ClusterRun.java): its run takes one
+// record per stdin line, "partition TAB key TAB value", and answers as the
+// scripts' cluster_run does.
+
+type javaRun struct{ *scriptRun }
+
+func javaCommand(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	javaTools(t)
+	cp, err := buildJava()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exec.Command("java", append([]string{"-cp", cp, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
+		"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "minikafka.compat.ClusterRun"}, args...)...)
+}
+
+func startJavaRun(t *testing.T, addrs []string, topic, group string) clusterRun {
+	cmd := javaCommand(t, "run", strings.Join(addrs, ","), topic, group)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &scriptRun{name: "ClusterRun.java", cmd: cmd, in: in, stdout: &strings.Builder{}, stderr: &strings.Builder{}, start: time.Now()}
+	cmd.Stdout, cmd.Stderr = r.stdout, r.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return javaRun{r}
+}
+
+func (r javaRun) send(x rec) error {
+	_, err := fmt.Fprintf(r.in, "%d\t%s\t%s\n", x.P, *x.K, *x.V)
+	return err
+}
+
+// javaGroupClient is a new Java group member reading from the group's
+// commits.
+type javaGroupClient struct{ addrs []string }
+
+func (c javaGroupClient) groupConsume(t *testing.T, topic, group string, count int) ([]rec, error) {
+	cmd := javaCommand(t, "group", strings.Join(c.addrs, ","), topic, group, strconv.Itoa(count))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("ClusterRun.java group: %v: %s", err, lastLines(stderr.String(), 15))
+	}
+	var got []rec
+	if err := json.Unmarshal(out, &got); err != nil {
+		return nil, fmt.Errorf("ClusterRun.java group: bad answer %q: %v", out, err)
+	}
+	return got, nil
 }
