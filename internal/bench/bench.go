@@ -36,6 +36,12 @@ type Config struct {
 	// minikafka's and kfake's CPU-s/GiB by up to 1.7x in runs with Kafka.
 	PauseIdle bool
 
+	// DeleteTopics deletes each produce and compression run's topic once
+	// the run is measured. kfake keeps every record it is sent in memory,
+	// so without it kfake's heap grows run by run (the peer at its worst);
+	// with it every run starts from the same state (the peer at its best).
+	DeleteTopics bool
+
 	// LibrdkafkaShare, when set, is cmd/rdshare (librdkafka's share
 	// consumer): the share scenario also runs it against minikafka and
 	// kfake, alternating.
@@ -313,6 +319,7 @@ func (r *runner) pauseOthers(all []*proc, p *proc) (resume func()) {
 func (r *runner) produce(ctx context.Context, name, desc string, spec produceSpec, always bool, target string) error {
 	spec.bytes = r.cfg.ProduceBytes
 	spec.codec = kgo.NoCompression()
+	spec.deleteAfter = r.cfg.DeleteTopics
 	mk, kf, cleanup, err := r.pair(ctx, always)
 	if err != nil {
 		return err
@@ -381,7 +388,7 @@ func (r *runner) compression(ctx context.Context) error {
 			continue
 		}
 		fmt.Fprintf(r.cfg.Log, "  codec %s\n", c.name)
-		spec := produceSpec{recSize: 1024, parts: 8, producers: 2, bytes: r.cfg.ProduceBytes, codec: c.codec, compressible: true}
+		spec := produceSpec{recSize: 1024, parts: 8, producers: 2, bytes: r.cfg.ProduceBytes, codec: c.codec, compressible: true, deleteAfter: r.cfg.DeleteTopics}
 		mks, kfs, err := r.alternate(mk, kf, func(p *proc, topic string) (sample, error) {
 			return runProduce(ctx, p, c.name+"-"+topic, spec)
 		})

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // TestMain doubles as the broker children of TestRunTiny: with
@@ -94,5 +97,55 @@ func TestPercentiles(t *testing.T) {
 	}
 	if got := median([]float64{4, 1, 2, 3}); got != 2.5 {
 		t.Errorf("median = %v", got)
+	}
+}
+
+// TestProduceDeleteAfter: with Config.DeleteTopics a produce run's topic is
+// gone once the run is measured, on both brokers (so kfake races at its
+// best); without it the topic stays.
+func TestProduceDeleteAfter(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, child := range []string{"minikafka", "kfake"} {
+		t.Run(child, func(t *testing.T) {
+			dir := t.TempDir()
+			args := []string{"-listen", "127.0.0.1:0", "-data", dir, "-durability", "never", "-log-level", "warn"}
+			if child == "kfake" {
+				args = []string{"-data-dir", dir}
+			}
+			p, err := startProc(ctx, child, Cmd{Path: self, Env: []string{"MKBENCH_CHILD=" + child}}, args, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.stop()
+			spec := produceSpec{recSize: 1024, parts: 2, producers: 1, bytes: 64 << 10, codec: kgo.NoCompression()}
+			if _, err := runProduce(ctx, p, "kept", spec); err != nil {
+				t.Fatal(err)
+			}
+			spec.deleteAfter = true
+			s, err := runProduce(ctx, p, "dropped", spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.records != 64 {
+				t.Errorf("the deleted topic's run measured %d records, want 64", s.records)
+			}
+			cl, err := kgo.NewClient(kgo.SeedBrokers(p.addr))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cl.Close()
+			topics, err := kadm.NewClient(cl).ListTopics(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !topics.Has("kept") || topics.Has("dropped") {
+				t.Errorf("topics after the runs: %v; want kept and not dropped", topics.Names())
+			}
+		})
 	}
 }

@@ -100,6 +100,7 @@ type produceSpec struct {
 	codec        kgo.CompressionCodec
 	compressible bool
 	rf           int16 // replication factor of the topic (0: 1)
+	deleteAfter  bool  // delete the topic once the run is measured (Config.DeleteTopics)
 }
 
 // runProduce produces spec.bytes of records with acks=all (kgo's default,
@@ -166,6 +167,11 @@ func runProduce(ctx context.Context, p *proc, topic string, spec produceSpec) (s
 	}
 	if f := failed.Load(); f > 0 {
 		return sample{}, fmt.Errorf("%d of %d records failed: %v", f, n, firstErr.Load())
+	}
+	if spec.deleteAfter {
+		if err := deleteTopic(ctx, p.addr, topic); err != nil {
+			return sample{}, fmt.Errorf("deleting %s after the run: %w", topic, err)
+		}
 	}
 	return sample{secs: secs, bytes: n * int64(spec.recSize), records: n, cpu: (cpu1 - cpu0).Seconds()}, nil
 }

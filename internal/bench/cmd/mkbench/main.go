@@ -54,6 +54,7 @@ func main() {
 	})
 	kafka := flag.String("kafka", "", "also race Apache Kafka: a `script` taking PORT DATA_DIR CONTROLLER_PORT [key=value...] (scripts/kafka-broker.sh) in the produce-*, compression, latency, consume and share runs")
 	kafkaWarmMiB := flag.Int64("kafka-warmup-mib", 64, "MiB produced to Apache Kafka after each start, not measured (JVM warm-up)")
+	deleteTopics := flag.Bool("delete-topics", false, "delete each produce and compression run's topic after it: kfake keeps every record in memory, so with this it races at its best, and without it its heap grows run by run (its worst case)")
 	pauseIdle := flag.Bool("pause-idle", false, "stop (SIGSTOP) the other brokers while one is measured, continue them after (an idle JVM's background CPU otherwise inflates the others' figures on 2 cores)")
 	rdshare := flag.String("librdkafka-share", "", "in the share scenario, also read with librdkafka's share consumer: the `binary` internal/bench/cmd/rdshare/build.sh prints")
 	codecs := flag.String("codecs", "", "comma-separated codecs of the compression scenario (none, lz4, zstd, gzip, snappy); default all")
@@ -63,13 +64,13 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, *scenario, *runs, *produceMiB, *consumeMiB, *latRate, *latFor, *dir, *mkBin, *kfBin, mkArgs, others, *kafka, *kafkaWarmMiB, *rdshare, *pauseIdle, *codecs, *out, *quiet); err != nil {
+	if err := run(ctx, *scenario, *runs, *produceMiB, *consumeMiB, *latRate, *latFor, *dir, *mkBin, *kfBin, mkArgs, others, *kafka, *kafkaWarmMiB, *rdshare, *pauseIdle, *deleteTopics, *codecs, *out, *quiet); err != nil {
 		fmt.Fprintf(os.Stderr, "mkbench: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, scenario string, runs int, produceMiB, consumeMiB int64, latRate int, latFor time.Duration, dir, mkBin, kfBin string, mkArgs []string, others []bench.NamedCmd, kafka string, kafkaWarmMiB int64, rdshare string, pauseIdle bool, codecs, out string, quiet bool) error {
+func run(ctx context.Context, scenario string, runs int, produceMiB, consumeMiB int64, latRate int, latFor time.Duration, dir, mkBin, kfBin string, mkArgs []string, others []bench.NamedCmd, kafka string, kafkaWarmMiB int64, rdshare string, pauseIdle, deleteTopics bool, codecs, out string, quiet bool) error {
 	for _, c := range splitNonEmpty(codecs) {
 		if !slices.Contains([]string{"none", "lz4", "zstd", "gzip", "snappy"}, c) {
 			return fmt.Errorf("-codecs: unknown codec %q (want none, lz4, zstd, gzip, snappy)", c)
@@ -106,6 +107,7 @@ func run(ctx context.Context, scenario string, runs int, produceMiB, consumeMiB 
 		KafkaWarmup:     kafkaWarmMiB << 20,
 		LibrdkafkaShare: rdshare,
 		PauseIdle:       pauseIdle,
+		DeleteTopics:    deleteTopics,
 		Scenarios:       strings.Split(scenario, ","),
 		Codecs:          splitNonEmpty(codecs),
 		Runs:            runs,
