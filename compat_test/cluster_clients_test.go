@@ -629,7 +629,7 @@ func (r *scriptRun) finish(t *testing.T) ([]rec, []rec, error) {
 	if err := json.Unmarshal([]byte(r.stdout.String()), &out); err != nil {
 		return nil, nil, fmt.Errorf("%s cluster_run: bad answer %q: %v", name, r.stdout.String(), err)
 	}
-	// kafkajs' replays after a rejoin (kafkajs_client.js): each must be a
+	// Replays after a rejoin (kafkajs_client.js, ClusterRun.java): each must be a
 	// record it had read, as it was.
 	seen := map[[2]int64]rec{}
 	for _, x := range out.Consumed {

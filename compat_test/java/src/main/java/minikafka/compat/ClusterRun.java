@@ -5,12 +5,15 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Properties;
+import java.util.Set;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -29,10 +32,12 @@ import org.apache.kafka.common.serialization.StringSerializer;
  *
  * run: reads one record per stdin line ("partition TAB key TAB value") and
  * produces it (acks=all, idempotent) as it comes, while a group member reads
- * the topic. At the end of its input it flushes, reads until it has as many
- * records as were acknowledged, commits, leaves, and prints
- * {"acked":[...],"consumed":[...]}, the acknowledged records in input order
- * with their offsets and the read ones in the order they were read.
+ * the topic, committing as it goes. At the end of its input it flushes,
+ * reads until it has as many records as were acknowledged, commits, leaves,
+ * and prints {"acked":[...],"consumed":[...],"replayed":[...]}: the
+ * acknowledged records in input order with their offsets, the read ones in
+ * the order they were first read, and those read again after a rebalance
+ * (at-least-once: the test checks each is a record read before, as it was).
  *
  * group: a new member of GROUP reads COUNT records from where the group
  * committed, commits, leaves, and prints them as a JSON array.
@@ -65,12 +70,14 @@ public final class ClusterRun {
         ConcurrentSkipListMap<Integer, Rec> acked = new ConcurrentSkipListMap<>();
         List<String> failures = new CopyOnWriteArrayList<>();
         List<Rec> consumed = new CopyOnWriteArrayList<>();
+        List<Rec> replayed = new CopyOnWriteArrayList<>();
         AtomicInteger target = new AtomicInteger(-1);
         List<Throwable> consumerFailed = new CopyOnWriteArrayList<>();
 
         // The consumer is not thread-safe: it lives on its own thread, which
         // reads until the producer's acknowledged count is known and reached.
         Thread reader = new Thread(() -> {
+            Set<Long> seen = new HashSet<>();
             try (KafkaConsumer<String, String> cons = consumer(bootstrap, group)) {
                 cons.subscribe(List.of(topic));
                 long deadline = Long.MAX_VALUE;
@@ -86,8 +93,12 @@ public final class ClusterRun {
                             throw new IllegalStateException("read " + consumed.size() + " of " + want + " acknowledged records");
                         }
                     }
-                    for (ConsumerRecord<String, String> cr : cons.poll(Duration.ofMillis(100))) {
-                        consumed.add(Rec.from(cr));
+                    ConsumerRecords<String, String> rs = cons.poll(Duration.ofMillis(100));
+                    for (ConsumerRecord<String, String> cr : rs) {
+                        (seen.add(((long) cr.partition() << 40) | cr.offset()) ? consumed : replayed).add(Rec.from(cr));
+                    }
+                    if (!rs.isEmpty()) {
+                        cons.commitAsync();
                     }
                 }
                 cons.commitSync();
@@ -125,7 +136,8 @@ public final class ClusterRun {
             consumerFailed.get(0).printStackTrace();
             System.exit(1);
         }
-        System.out.println("{\"acked\":" + array(new ArrayList<>(acked.values())) + ",\"consumed\":" + array(consumed) + "}");
+        System.out.println("{\"acked\":" + array(new ArrayList<>(acked.values())) + ",\"consumed\":" + array(consumed)
+                + ",\"replayed\":" + array(replayed) + "}");
         System.out.flush();
         System.exit(0);
     }
