@@ -258,6 +258,11 @@ func startKafkaGoRun(t *testing.T, addrs []string, topic, group string) clusterR
 	r := &kafkaGoRun{tally: newRunTally(), cons: make(chan error, 1)}
 	r.w = &kafkago.Writer{
 		Addr: kafkago.TCP(addrs...), Topic: topic,
+		// kafka-go refreshes metadata on a timer only (MetadataTTL, 6 s
+		// by default), never on NOT_LEADER_OR_FOLLOWER, so its retries
+		// go to the old leader until then: a second, as a kafka-go user
+		// whose leaders move would set it.
+		Transport:    &kafkago.Transport{MetadataTTL: time.Second},
 		Balancer:     kafkago.BalancerFunc(func(m kafkago.Message, _ ...int) int { return m.Partition }),
 		RequiredAcks: kafkago.RequireAll, BatchTimeout: 5 * time.Millisecond, MaxAttempts: 50,
 		WriteBackoffMin: 20 * time.Millisecond, WriteBackoffMax: 200 * time.Millisecond,
