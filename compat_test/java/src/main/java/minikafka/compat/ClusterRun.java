@@ -143,6 +143,11 @@ public final class ClusterRun {
     }
 
     static KafkaConsumer<String, String> consumer(String bootstrap, String group) {
+        return new KafkaConsumer<>(consumerProps(bootstrap, group));
+    }
+
+    /** A group member that commits by hand and notices a moved coordinator within a second. */
+    static Properties consumerProps(String bootstrap, String group) {
         Properties cp = new Properties();
         cp.put("bootstrap.servers", bootstrap);
         cp.put("group.id", group);
@@ -153,7 +158,7 @@ public final class ClusterRun {
         cp.put("fetch.max.wait.ms", "100");
         cp.put("key.deserializer", StringDeserializer.class.getName());
         cp.put("value.deserializer", StringDeserializer.class.getName());
-        return new KafkaConsumer<>(cp);
+        return cp;
     }
 
     static void readUntil(KafkaConsumer<String, String> cons, List<Rec> got, int count, Duration limit) {

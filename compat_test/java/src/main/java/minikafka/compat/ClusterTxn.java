@@ -12,7 +12,6 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
@@ -30,17 +29,8 @@ public final class ClusterTxn {
     public static void main(String[] args) throws Exception {
         String bootstrap = args[0], in = args[1], out = args[2], group = args[3], txid = args[4];
         int total = Integer.parseInt(args[5]);
-        Properties cp = new Properties();
-        cp.put("bootstrap.servers", bootstrap);
-        cp.put("group.id", group);
+        Properties cp = ClusterRun.consumerProps(bootstrap, group);
         cp.put("isolation.level", "read_committed");
-        cp.put("enable.auto.commit", "false");
-        cp.put("auto.offset.reset", "earliest");
-        cp.put("heartbeat.interval.ms", "500");
-        cp.put("session.timeout.ms", "10000");
-        cp.put("fetch.max.wait.ms", "100");
-        cp.put("key.deserializer", StringDeserializer.class.getName());
-        cp.put("value.deserializer", StringDeserializer.class.getName());
         Properties pp = new Properties();
         pp.put("bootstrap.servers", bootstrap);
         pp.put("transactional.id", txid);
