@@ -41,7 +41,12 @@ func TestAppendReadReopen(t *testing.T) {
 			if n := len(l.segments()); n < 3 {
 				t.Fatalf("expected rolls, have %d segments", n)
 			}
-			if l.files.head == nil || l.files.Open() == 0 {
+			// The seal goroutine may be releasing a handle into the
+			// cache right now: look at its list under its lock.
+			l.files.mu.Lock()
+			noHandles := l.files.head == nil
+			l.files.mu.Unlock()
+			if noHandles || l.files.Open() == 0 {
 				t.Fatal("no cached handles")
 			}
 			if err := l.Close(); err != nil {
